@@ -1,1 +1,13 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+
+mod array;
+pub mod data_type;
+mod error;
+pub mod ext;
+mod fill_value;
+
+pub use array::{ArrayMetadata, GroupMetadata, NodeMetadata};
+pub use data_type::{DataKind, DataType};
+pub use error::{MetaError, Result};
+pub use ext::{ExtensionDef, ExtensionPoint, Registry, Resolved};
+pub use fill_value::FillValue;

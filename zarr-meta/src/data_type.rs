@@ -1,0 +1,366 @@
+//! The core data types of Zarr v3 and the comparison "equal to the fill value".
+
+use std::fmt;
+use std::num::NonZeroUsize;
+
+use crate::error::{MetaError, Result};
+use crate::ext::{ExtensionDef, ExtensionPoint, Registry};
+
+/// A Zarr v3 core data type.
+///
+/// In memory, elements are held in the machine's native byte order (the `bytes` codec
+/// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DataType {
+    /// `bool`
+    Bool,
+    /// `int8`
+    Int8,
+    /// `int16`
+    Int16,
+    /// `int32`
+    Int32,
+    /// `int64`
+    Int64,
+    /// `uint8`
+    UInt8,
+    /// `uint16`
+    UInt16,
+    /// `uint32`
+    UInt32,
+    /// `uint64`
+    UInt64,
+    /// `float16`
+    Float16,
+    /// `float32`
+    Float32,
+    /// `float64`
+    Float64,
+    /// `complex64` (two float32)
+    Complex64,
+    /// `complex128` (two float64)
+    Complex128,
+    /// `r<N>`: raw bits, N a positive multiple of 8; the value is the byte count N/8.
+    RawBits(NonZeroUsize),
+}
+
+/// The broad kind of a data type, for code that dispatches on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DataKind {
+    /// `bool`
+    Bool,
+    /// signed integers
+    Int,
+    /// unsigned integers
+    UInt,
+    /// IEEE floats
+    Float,
+    /// complex numbers
+    Complex,
+    /// raw bits
+    Raw,
+}
+
+/// The core data type names, in the order of the spec.
+pub const CORE_DATA_TYPES: [DataType; 14] = [
+    DataType::Bool,
+    DataType::Int8,
+    DataType::Int16,
+    DataType::Int32,
+    DataType::Int64,
+    DataType::UInt8,
+    DataType::UInt16,
+    DataType::UInt32,
+    DataType::UInt64,
+    DataType::Float16,
+    DataType::Float32,
+    DataType::Float64,
+    DataType::Complex64,
+    DataType::Complex128,
+];
+
+impl DataType {
+    /// The name written in metadata (`"int32"`, `"r16"`).
+    pub fn name(&self) -> String {
+        match self {
+            DataType::RawBits(n) => format!("r{}", n.get() * 8),
+            other => other.static_name().unwrap_or_default().to_string(),
+        }
+    }
+
+    fn static_name(&self) -> Option<&'static str> {
+        Some(match self {
+            DataType::Bool => "bool",
+            DataType::Int8 => "int8",
+            DataType::Int16 => "int16",
+            DataType::Int32 => "int32",
+            DataType::Int64 => "int64",
+            DataType::UInt8 => "uint8",
+            DataType::UInt16 => "uint16",
+            DataType::UInt32 => "uint32",
+            DataType::UInt64 => "uint64",
+            DataType::Float16 => "float16",
+            DataType::Float32 => "float32",
+            DataType::Float64 => "float64",
+            DataType::Complex64 => "complex64",
+            DataType::Complex128 => "complex128",
+            DataType::RawBits(_) => return None,
+        })
+    }
+
+    /// Parses a core name or `r<N>`; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<DataType> {
+        if let Some(t) = CORE_DATA_TYPES.iter().find(|t| t.static_name() == Some(name)) {
+            return Some(*t);
+        }
+        let bits = name.strip_prefix('r')?;
+        if bits.is_empty() || bits.starts_with('0') || !bits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let bits: usize = bits.parse().ok()?;
+        if bits % 8 != 0 {
+            return None;
+        }
+        NonZeroUsize::new(bits / 8).map(DataType::RawBits)
+    }
+
+    /// Size of one element in bytes.
+    pub fn size(&self) -> usize {
+        match self {
+            DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
+            DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+            DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
+            DataType::RawBits(n) => n.get(),
+        }
+    }
+
+    /// The size of one component that the `bytes` codec swaps for big-endian
+    /// (`None` for types of one byte and for raw bits, which have no byte order).
+    pub fn endian_component_size(&self) -> Option<usize> {
+        match self {
+            DataType::Bool | DataType::Int8 | DataType::UInt8 | DataType::RawBits(_) => None,
+            DataType::Complex64 => Some(4),
+            DataType::Complex128 => Some(8),
+            other => Some(other.size()),
+        }
+    }
+
+    /// The broad kind.
+    pub fn kind(&self) -> DataKind {
+        match self {
+            DataType::Bool => DataKind::Bool,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => DataKind::Int,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+                DataKind::UInt
+            }
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => DataKind::Float,
+            DataType::Complex64 | DataType::Complex128 => DataKind::Complex,
+            DataType::RawBits(_) => DataKind::Raw,
+        }
+    }
+
+    /// The float component width in bytes (2, 4 or 8) for floats and complex numbers.
+    pub fn float_component_size(&self) -> Option<usize> {
+        match self {
+            DataType::Float16 => Some(2),
+            DataType::Float32 | DataType::Complex64 => Some(4),
+            DataType::Float64 | DataType::Complex128 => Some(8),
+            _ => None,
+        }
+    }
+
+    /// Whether two elements (native byte order) are "equal" in the sense Zarr uses for fill
+    /// values: the same bit pattern, except that every NaN equals every NaN (per component
+    /// for complex numbers). `-0.0` is not `0.0`.
+    pub fn elements_equal(&self, a: &[u8], b: &[u8]) -> bool {
+        if a.len() != b.len() {
+            return false;
+        }
+        match self.float_component_size() {
+            None => a == b,
+            Some(w) => a
+                .chunks_exact(w)
+                .zip(b.chunks_exact(w))
+                .all(|(x, y)| x == y || (is_nan(x) && is_nan(y))),
+        }
+    }
+
+    /// Whether every element of `chunk` (native byte order) equals `fill`, in the sense of
+    /// [`DataType::elements_equal`]. A chunk whose length is not a multiple of the element
+    /// size is never all fill.
+    pub fn all_equal(&self, chunk: &[u8], fill: &[u8]) -> bool {
+        let size = self.size();
+        if fill.len() != size || chunk.len() % size != 0 {
+            return false;
+        }
+        let fill_has_nan = self
+            .float_component_size()
+            .is_some_and(|w| fill.chunks_exact(w).any(is_nan));
+        if !fill_has_nan {
+            // bit-pattern comparison; a NaN in the chunk never equals a non-NaN fill
+            return all_repeat(chunk, fill);
+        }
+        chunk
+            .chunks_exact(size)
+            .all(|e| self.elements_equal(e, fill))
+    }
+
+    /// Resolves a `data_type` definition through a data type registry.
+    ///
+    /// # Errors
+    /// Unknown names, a `must_understand` field, or a configuration on a core type.
+    pub fn from_def(def: &ExtensionDef, registry: &Registry<DataTypeFactory>) -> Result<DataType> {
+        // r<N> is a family of names; it resolves through the entry "r*".
+        let factory = match registry.resolve_required(def) {
+            Ok(f) => f,
+            Err(MetaError::UnknownExtension { .. })
+                if DataType::from_name(&def.name).is_some_and(|t| t.kind() == DataKind::Raw) =>
+            {
+                match registry.get(RAW_BITS_ENTRY) {
+                    Some(f) => f,
+                    None => {
+                        return Err(MetaError::UnknownExtension {
+                            point: ExtensionPoint::DataType,
+                            name: def.name.clone(),
+                        })
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        factory(def)
+    }
+}
+
+/// The registry entry that stands for the whole `r<N>` family.
+pub const RAW_BITS_ENTRY: &str = "r*";
+
+/// Builds a data type from its definition.
+pub type DataTypeFactory = fn(&ExtensionDef) -> Result<DataType>;
+
+fn core_factory(def: &ExtensionDef) -> Result<DataType> {
+    if def.configuration.as_ref().is_some_and(|c| !c.is_empty()) {
+        return Err(def.invalid_configuration(
+            ExtensionPoint::DataType,
+            "core data types take no configuration",
+        ));
+    }
+    DataType::from_name(&def.name).ok_or_else(|| MetaError::UnknownExtension {
+        point: ExtensionPoint::DataType,
+        name: def.name.clone(),
+    })
+}
+
+/// Registers the core data types and the `r<N>` family.
+///
+/// # Errors
+/// If one of the names is already registered.
+pub fn register_defaults(registry: &mut Registry<DataTypeFactory>) -> Result<()> {
+    for t in CORE_DATA_TYPES {
+        registry.register(t.name(), core_factory as DataTypeFactory)?;
+    }
+    registry.register(RAW_BITS_ENTRY, core_factory as DataTypeFactory)
+}
+
+/// A registry holding every data type of this crate.
+pub fn default_registry() -> Registry<DataTypeFactory> {
+    let mut r = Registry::new(ExtensionPoint::DataType);
+    // cannot fail: the registry is new and the names are distinct
+    let _ = register_defaults(&mut r);
+    r
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+fn is_nan(component: &[u8]) -> bool {
+    match component.len() {
+        2 => {
+            let bits = u16::from_ne_bytes([component[0], component[1]]);
+            (bits & 0x7c00) == 0x7c00 && (bits & 0x03ff) != 0
+        }
+        4 => {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(component);
+            f32::from_ne_bytes(b).is_nan()
+        }
+        8 => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(component);
+            f64::from_ne_bytes(b).is_nan()
+        }
+        _ => false,
+    }
+}
+
+/// Whether `chunk` is `pattern` repeated (chunk.len() a multiple of pattern.len()).
+fn all_repeat(chunk: &[u8], pattern: &[u8]) -> bool {
+    if pattern.len() <= 8 && 8 % pattern.len() == 0 {
+        // compare eight bytes at a time against the pattern repeated to a word
+        let mut word = [0u8; 8];
+        for (i, b) in word.iter_mut().enumerate() {
+            *b = pattern[i % pattern.len()];
+        }
+        let word = u64::from_ne_bytes(word);
+        let mut words = chunk.chunks_exact(8);
+        let body = words
+            .by_ref()
+            .all(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == word);
+        return body && words.remainder().chunks_exact(pattern.len()).all(|e| e == pattern);
+    }
+    chunk.chunks_exact(pattern.len()).all(|e| e == pattern)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in CORE_DATA_TYPES {
+            assert_eq!(DataType::from_name(&t.name()), Some(t));
+        }
+        assert_eq!(DataType::from_name("r8").map(|t| t.size()), Some(1));
+        assert_eq!(DataType::from_name("r24").map(|t| t.name()), Some("r24".into()));
+        for bad in ["r0", "r7", "r", "r08", "r-8", "int33", "Int32", "float", "r8x"] {
+            assert_eq!(DataType::from_name(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn nan_equals_nan_but_negative_zero_is_not_zero() {
+        let t = DataType::Float32;
+        let nan1 = f32::NAN.to_ne_bytes();
+        let nan2 = f32::from_bits(0x7fc0_0001).to_ne_bytes();
+        assert!(t.elements_equal(&nan1, &nan2));
+        assert!(!t.elements_equal(&(-0.0f32).to_ne_bytes(), &0.0f32.to_ne_bytes()));
+        let chunk: Vec<u8> = [f32::NAN, -f32::NAN].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert!(t.all_equal(&chunk, &nan1));
+        let zeros: Vec<u8> = [0.0f32, -0.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert!(!t.all_equal(&zeros, &0.0f32.to_ne_bytes()));
+        assert!(t.all_equal(&[0u8; 16], &0.0f32.to_ne_bytes()));
+        let f16_nan = 0x7e00u16.to_ne_bytes();
+        let f16_nan2 = 0xfe01u16.to_ne_bytes();
+        assert!(DataType::Float16.elements_equal(&f16_nan, &f16_nan2));
+        // complex: per component
+        let c = |a: f64, b: f64| [a.to_ne_bytes(), b.to_ne_bytes()].concat();
+        assert!(DataType::Complex128.elements_equal(&c(f64::NAN, 1.0), &c(-f64::NAN, 1.0)));
+        assert!(!DataType::Complex128.elements_equal(&c(f64::NAN, 1.0), &c(f64::NAN, 2.0)));
+    }
+
+    #[test]
+    fn registry_resolves_core_and_raw_bits() {
+        let r = default_registry();
+        let t = DataType::from_def(&ExtensionDef::short("r16"), &r).unwrap();
+        assert_eq!(t.size(), 2);
+        let err = DataType::from_def(&ExtensionDef::short("int33"), &r).unwrap_err();
+        assert_eq!(err.to_string(), "unknown data type \"int33\"");
+    }
+}

@@ -1,0 +1,294 @@
+//! Fill values: every JSON form Zarr v3 allows, held as the element's bytes.
+
+use serde_json::{Number, Value};
+
+use crate::data_type::{DataKind, DataType};
+use crate::error::{MetaError, Result};
+
+/// A fill value: one element of the array's data type, in native byte order.
+///
+/// It reads every JSON form the spec allows: integers exact over the whole range of
+/// `int64`/`uint64`; floats as numbers, `"NaN"`, `"Infinity"`, `"-Infinity"` or a hex bit
+/// pattern (`"0x7fc00000"`); complex numbers as `[re, im]`; `bool` as `true`/`false`;
+/// `r<N>` as an array of N/8 byte values.
+///
+/// ```
+/// use zarr_meta::{DataType, FillValue};
+/// use serde_json::json;
+///
+/// let f = FillValue::from_json(&json!("0x7fc00001"), DataType::Float32).unwrap();
+/// assert!(f32::from_ne_bytes(f.as_bytes().try_into().unwrap()).is_nan());
+/// // a non-canonical NaN keeps its bits when written back
+/// assert_eq!(f.to_json(DataType::Float32), json!("0x7fc00001"));
+/// let f = FillValue::from_json(&json!(18446744073709551615u64), DataType::UInt64).unwrap();
+/// assert_eq!(f.as_bytes(), u64::MAX.to_ne_bytes());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FillValue {
+    bytes: Vec<u8>,
+}
+
+impl FillValue {
+    /// A fill value from an element's native-order bytes.
+    ///
+    /// # Errors
+    /// If the length is not the data type's size.
+    pub fn from_ne_bytes(data_type: DataType, bytes: impl Into<Vec<u8>>) -> Result<Self> {
+        let bytes = bytes.into();
+        if bytes.len() != data_type.size() {
+            return Err(MetaError::InvalidFillValue {
+                data_type: data_type.name(),
+                value: format!("{bytes:?}"),
+                reason: format!("expected {} bytes", data_type.size()),
+            });
+        }
+        Ok(FillValue { bytes })
+    }
+
+    /// The all-zero fill value (`false`, `0`, `0.0`, zero bytes).
+    pub fn zero(data_type: DataType) -> Self {
+        FillValue {
+            bytes: vec![0; data_type.size()],
+        }
+    }
+
+    /// The element's bytes, native byte order.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Parses a JSON fill value for `data_type`.
+    ///
+    /// # Errors
+    /// [`MetaError::InvalidFillValue`] naming the value, the type and what is wrong.
+    pub fn from_json(value: &Value, data_type: DataType) -> Result<Self> {
+        let err = |reason: &str| MetaError::InvalidFillValue {
+            data_type: data_type.name(),
+            value: value.to_string(),
+            reason: reason.to_string(),
+        };
+        let bytes = match data_type.kind() {
+            DataKind::Bool => match value {
+                Value::Bool(b) => vec![u8::from(*b)],
+                _ => return Err(err("expected true or false")),
+            },
+            DataKind::Int => {
+                let v = value.as_i64().ok_or_else(|| err("expected an integer"))?;
+                let size = data_type.size();
+                let min = i64::MIN >> (64 - 8 * size);
+                let max = i64::MAX >> (64 - 8 * size);
+                if v < min || v > max {
+                    return Err(err("out of range"));
+                }
+                v.to_ne_bytes_sized(size)
+            }
+            DataKind::UInt => {
+                let v = value.as_u64().ok_or_else(|| err("expected a non-negative integer"))?;
+                let size = data_type.size();
+                if size < 8 && v >> (8 * size) != 0 {
+                    return Err(err("out of range"));
+                }
+                v.to_ne_bytes_sized(size)
+            }
+            DataKind::Float => float_from_json(value, data_type.size()).map_err(|r| err(r))?,
+            DataKind::Complex => {
+                let w = data_type.size() / 2;
+                match value {
+                    Value::Array(parts) if parts.len() == 2 => {
+                        let mut b = float_from_json(&parts[0], w).map_err(|r| err(r))?;
+                        b.extend(float_from_json(&parts[1], w).map_err(|r| err(r))?);
+                        b
+                    }
+                    _ => return Err(err("expected [real, imaginary]")),
+                }
+            }
+            DataKind::Raw => match value {
+                Value::Array(items) if items.len() == data_type.size() => items
+                    .iter()
+                    .map(|i| {
+                        i.as_u64()
+                            .and_then(|v| u8::try_from(v).ok())
+                            .ok_or_else(|| err("expected byte values 0..=255"))
+                    })
+                    .collect::<Result<Vec<u8>>>()?,
+                _ => return Err(err("expected an array with one value per byte")),
+            },
+        };
+        Ok(FillValue { bytes })
+    }
+
+    /// The JSON form zarr-python writes for this fill value.
+    pub fn to_json(&self, data_type: DataType) -> Value {
+        let b = &self.bytes;
+        match data_type.kind() {
+            DataKind::Bool => Value::Bool(b.first().is_some_and(|&x| x != 0)),
+            DataKind::Int => {
+                let mut w = [0u8; 8];
+                let n = b.len().min(8);
+                w[..n].copy_from_slice(&b[..n]);
+                // sign-extend from the element's width
+                let shift = 64 - 8 * n as u32;
+                Value::from((i64::from_le_bytes(native_to_le(w, n)) << shift) >> shift)
+            }
+            DataKind::UInt => {
+                let mut w = [0u8; 8];
+                let n = b.len().min(8);
+                w[..n].copy_from_slice(&b[..n]);
+                Value::from(u64::from_le_bytes(native_to_le(w, n)))
+            }
+            DataKind::Float => float_to_json(b),
+            DataKind::Complex => {
+                let h = b.len() / 2;
+                Value::Array(vec![float_to_json(&b[..h]), float_to_json(&b[h..])])
+            }
+            DataKind::Raw => Value::Array(b.iter().map(|&x| Value::from(x)).collect()),
+        }
+    }
+}
+
+/// Converts the first `n` native-order bytes of `w` to little-endian order.
+fn native_to_le(mut w: [u8; 8], n: usize) -> [u8; 8] {
+    if cfg!(target_endian = "big") {
+        w[..n].reverse();
+    }
+    w
+}
+
+trait SizedBytes {
+    fn to_ne_bytes_sized(self, size: usize) -> Vec<u8>;
+}
+
+impl SizedBytes for i64 {
+    fn to_ne_bytes_sized(self, size: usize) -> Vec<u8> {
+        let le = self.to_le_bytes();
+        let mut v = le[..size].to_vec();
+        if cfg!(target_endian = "big") {
+            v.reverse();
+        }
+        v
+    }
+}
+
+impl SizedBytes for u64 {
+    fn to_ne_bytes_sized(self, size: usize) -> Vec<u8> {
+        (self as i64).to_ne_bytes_sized(size)
+    }
+}
+
+fn float_from_json(value: &Value, width: usize) -> std::result::Result<Vec<u8>, &'static str> {
+    let x: f64 = match value {
+        Value::Number(n) => n.as_f64().ok_or("not a finite number")?,
+        Value::String(s) => match s.as_str() {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            hex => {
+                let digits = hex
+                    .strip_prefix("0x")
+                    .ok_or("expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\"")?;
+                if digits.len() != 2 * width || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+                    return Err("a hex bit pattern needs exactly two hex digits per byte");
+                }
+                let bits = u64::from_str_radix(digits, 16).map_err(|_| "bad hex bit pattern")?;
+                return Ok(match width {
+                    2 => (bits as u16).to_ne_bytes().to_vec(),
+                    4 => (bits as u32).to_ne_bytes().to_vec(),
+                    _ => bits.to_ne_bytes().to_vec(),
+                });
+            }
+        },
+        _ => return Err("expected a number or a string"),
+    };
+    Ok(match width {
+        2 => half::f16::from_f64(x).to_ne_bytes().to_vec(),
+        4 => (x as f32).to_ne_bytes().to_vec(),
+        _ => x.to_ne_bytes().to_vec(),
+    })
+}
+
+fn float_to_json(b: &[u8]) -> Value {
+    let (x, bits, canonical_nan, hex_width): (f64, u64, u64, usize) = match b.len() {
+        2 => {
+            let bits = u16::from_ne_bytes([b[0], b[1]]);
+            (half::f16::from_bits(bits).to_f64(), u64::from(bits), 0x7e00, 4)
+        }
+        4 => {
+            let bits = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+            (f64::from(f32::from_bits(bits)), u64::from(bits), 0x7fc0_0000, 8)
+        }
+        8 => {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(b);
+            let bits = u64::from_ne_bytes(w);
+            (f64::from_bits(bits), bits, 0x7ff8_0000_0000_0000, 16)
+        }
+        _ => return Value::Null,
+    };
+    if x.is_nan() {
+        if bits == canonical_nan {
+            Value::String("NaN".into())
+        } else {
+            Value::String(format!("0x{bits:0hex_width$x}"))
+        }
+    } else if x.is_infinite() {
+        Value::String(if x > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        Number::from_f64(x).map_or(Value::Null, Value::Number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rt(v: Value, t: DataType) -> Value {
+        FillValue::from_json(&v, t).unwrap().to_json(t)
+    }
+
+    #[test]
+    fn integer_extremes_are_exact() {
+        assert_eq!(rt(json!(i64::MIN), DataType::Int64), json!(i64::MIN));
+        assert_eq!(rt(json!(u64::MAX), DataType::UInt64), json!(u64::MAX));
+        assert_eq!(rt(json!(-128), DataType::Int8), json!(-128));
+        assert_eq!(rt(json!(65535), DataType::UInt16), json!(65535));
+        for (v, t) in [
+            (json!(128), DataType::Int8),
+            (json!(-129), DataType::Int8),
+            (json!(-1), DataType::UInt8),
+            (json!(256), DataType::UInt8),
+            (json!(1.5), DataType::Int32),
+            (json!("1"), DataType::Int32),
+            (json!(true), DataType::Int32),
+            (json!(1), DataType::Bool),
+        ] {
+            assert!(FillValue::from_json(&v, t).is_err(), "{v} {t}");
+        }
+    }
+
+    #[test]
+    fn float_forms() {
+        assert_eq!(rt(json!("NaN"), DataType::Float64), json!("NaN"));
+        assert_eq!(rt(json!("Infinity"), DataType::Float16), json!("Infinity"));
+        assert_eq!(rt(json!("-Infinity"), DataType::Float32), json!("-Infinity"));
+        assert_eq!(rt(json!("0x7fc00000"), DataType::Float32), json!("NaN"));
+        assert_eq!(rt(json!("0x3ff0000000000000"), DataType::Float64), json!(1.0));
+        assert_eq!(rt(json!(0.5), DataType::Float16), json!(0.5));
+        assert_eq!(rt(json!(-0.0), DataType::Float64), json!(-0.0));
+        let f = FillValue::from_json(&json!(-0.0), DataType::Float64).unwrap();
+        assert_eq!(f.as_bytes(), (-0.0f64).to_ne_bytes());
+        for bad in [json!("nan"), json!("0x7fc0"), json!("0xzzzzzzzz"), json!(null), json!([1])] {
+            assert!(FillValue::from_json(&bad, DataType::Float32).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn complex_and_raw() {
+        assert_eq!(rt(json!([1.0, "NaN"]), DataType::Complex64), json!([1.0, "NaN"]));
+        assert!(FillValue::from_json(&json!(1.0), DataType::Complex128).is_err());
+        let r16 = DataType::from_name("r16").unwrap();
+        assert_eq!(rt(json!([1, 255]), r16), json!([1, 255]));
+        assert!(FillValue::from_json(&json!([1]), r16).is_err());
+        assert!(FillValue::from_json(&json!([1, 256]), r16).is_err());
+    }
+}
