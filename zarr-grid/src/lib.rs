@@ -1,1 +1,2 @@
-//! placeholder
+//! Chunk grids and chunk geometry for Zarr v3 (work in progress; see README).
+pub mod geometry;
