@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Read one Zarr v3 array with a peer implementation, for interoperability tests.
+
+    read_with.py PEER ARRAY_PATH OUT.npy
+
+PEER is ``zarr-python`` or ``tensorstore``.  The whole array is read and saved to
+OUT.npy (NumPy format, C order, little-endian); the array's metadata as the peer
+sees it is printed to stdout as one JSON document:
+
+* zarr-python: ``arr.metadata.to_dict()`` (made JSON-serialisable: tuples become
+  lists, non-finite floats the Zarr spellings "NaN", "Infinity", "-Infinity",
+  NumPy scalars plain numbers);
+* tensorstore: ``store.spec().to_json()``.
+
+Exit codes: 0 read; 3 the peer refused to open the array (one line on stderr,
+``refused: ...``); 1 any other error (bad arguments, a failure while reading).
+
+Run it with the peers' venv:  $(scripts/peers-venv | tail -n1) conformance/peers/read_with.py ...
+"""
+from __future__ import annotations
+
+import enum
+import json
+import math
+import os
+import sys
+import warnings
+
+PEERS = ("zarr-python", "tensorstore")
+
+
+class Refused(Exception):
+    """The peer would not open the array."""
+
+
+def jsonable(x):
+    """Turn what a peer reports into plain JSON (NaN etc. spelled as Zarr does)."""
+    import numpy as np
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, enum.Enum):
+        return jsonable(x.value)
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "NaN"
+        if math.isinf(x):
+            return "Infinity" if x > 0 else "-Infinity"
+        return x
+    if isinstance(x, complex):
+        return [jsonable(x.real), jsonable(x.imag)]
+    if isinstance(x, (bytes, bytearray)):
+        return x.hex()
+    if hasattr(x, "to_dict"):
+        return jsonable(x.to_dict())
+    return str(x)
+
+
+def read_zarr_python(path):
+    warnings.filterwarnings("ignore")
+    import zarr
+    try:
+        arr = zarr.open_array(path, mode="r")
+    except Exception as e:  # noqa: BLE001 - any failure to open is a refusal
+        raise Refused(f"{type(e).__name__}: {e}") from e
+    return arr[...], jsonable(arr.metadata.to_dict())
+
+
+def read_tensorstore(path):
+    import tensorstore as ts
+    try:
+        store = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}},
+                        open=True, read=True).result()
+    except Exception as e:  # noqa: BLE001
+        raise Refused(f"{type(e).__name__}: {e}") from e
+    return store.read().result(), store.spec().to_json()
+
+
+def main(argv) -> int:
+    if len(argv) != 3 or argv[0] not in PEERS:
+        print(f"usage: read_with.py {{{'|'.join(PEERS)}}} ARRAY_PATH OUT.npy", file=sys.stderr)
+        return 1
+    peer, path, out = argv
+    if not os.path.isdir(path):
+        print(f"error: no such directory: {path}", file=sys.stderr)
+        return 1
+    import numpy as np
+    try:
+        data, meta = (read_zarr_python if peer == "zarr-python" else read_tensorstore)(path)
+    except Refused as e:
+        print("refused: " + " ".join(str(e).split()), file=sys.stderr)
+        return 3
+    except Exception as e:  # noqa: BLE001
+        print(f"error: {type(e).__name__}: " + " ".join(str(e).split()), file=sys.stderr)
+        return 1
+    data = np.array(data, order="C")  # keeps 0-d arrays 0-d
+    if data.dtype.byteorder == ">":
+        data = data.astype(data.dtype.newbyteorder("<"))
+    np.save(out, data, allow_pickle=False)
+    json.dump(meta, sys.stdout, indent=1, allow_nan=False)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
