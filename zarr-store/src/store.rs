@@ -1,0 +1,206 @@
+//! The `Store` trait and its blanket extension `StoreExt`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Result, StoreError};
+use crate::key::validate_key;
+use crate::range::ByteRange;
+
+/// A key-value store: the storage layer under Zarr, which it knows nothing about.
+///
+/// Keys are relative `/`-separated paths (`a/b/zarr.json`, `arr/c/0/-1/2`) checked by
+/// [`validate_key`]; prefixes are `""` or a key followed by `/` (`arr/c/`), checked by
+/// [`validate_prefix`](crate::validate_prefix). Every method refuses an invalid key or prefix
+/// with [`StoreError::InvalidKey`] or [`StoreError::InvalidPrefix`] before touching anything.
+///
+/// A missing key is not an error: reads return `Ok(None)` and deletes succeed. A store may
+/// refuse a key that is also a prefix of other keys (`a` and `a/b`) with
+/// [`StoreError::KeyConflict`]; [`MemoryStore`](crate::MemoryStore) and
+/// [`FilesystemStore`](crate::FilesystemStore) both do, so they behave alike.
+///
+/// The trait is object safe (`&dyn Store`, `Arc<dyn Store>`, also stores themselves through
+/// `&S`, `Box<S>` and `Arc<S>`); convenience methods live in [`StoreExt`], implemented for
+/// every store. Stores are `Debug` so that types holding one can derive it. Every implementation should pass
+/// `zarr_store::testing::run_store_conformance` (cargo feature `testing`).
+pub trait Store: Send + Sync + fmt::Debug {
+    /// The whole value of `key`, or `None` when it does not exist.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Several byte ranges of the value of `key` in one call, in the order asked, or `None`
+    /// when the key does not exist.
+    ///
+    /// Every range must lie inside the value, otherwise the call fails with
+    /// [`StoreError::RangeOutOfBounds`] and returns nothing. Only the bytes asked for are read.
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>>;
+
+    /// The size of the value of `key` in bytes, or `None` when it does not exist.
+    fn size(&self, key: &str) -> Result<Option<u64>>;
+
+    /// Stores `value` under `key`, replacing any previous value atomically: a reader sees the
+    /// old value or the new one, never a mix.
+    fn set(&self, key: &str, value: &[u8]) -> Result<()>;
+
+    /// Deletes `key`; deleting a missing key succeeds.
+    fn delete(&self, key: &str) -> Result<()>;
+
+    /// Deletes every key under `prefix` (`""` deletes everything); a prefix with no keys
+    /// succeeds.
+    fn delete_prefix(&self, prefix: &str) -> Result<()>;
+
+    /// Every key under `prefix` (full keys, `""` lists the whole store), sorted by byte order.
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
+
+    /// One level under `prefix`, like an S3 listing with delimiter `/`: the keys directly under
+    /// it and the prefixes (ending with `/`) that hold further keys, all full and sorted.
+    fn list_dir(&self, prefix: &str) -> Result<ListDir>;
+}
+
+/// The result of [`Store::list_dir`]: one level of the key hierarchy.
+///
+/// For keys `a/zarr.json`, `a/b/zarr.json` and `a/b/c/0`, `list_dir("a/")` gives the keys
+/// `["a/zarr.json"]` and the prefixes `["a/b/"]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListDir {
+    /// The keys directly under the prefix, sorted.
+    pub keys: Vec<String>,
+    /// The prefixes one level down that hold at least one key, each ending with `/`, sorted.
+    pub prefixes: Vec<String>,
+}
+
+impl ListDir {
+    /// Splits sorted keys that all start with `prefix` into one listing level.
+    pub(crate) fn from_sorted_keys<'a>(
+        prefix: &str,
+        keys: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let mut listing = Self::default();
+        for key in keys {
+            let rest = key.get(prefix.len()..).unwrap_or_default();
+            match rest.find('/') {
+                None => listing.keys.push(key.to_owned()),
+                Some(slash) => {
+                    let sub = &key[..prefix.len() + slash + 1];
+                    // Keys sharing a prefix are adjacent in sorted order.
+                    if listing.prefixes.last().map(String::as_str) != Some(sub) {
+                        listing.prefixes.push(sub.to_owned());
+                    }
+                }
+            }
+        }
+        listing
+    }
+}
+
+/// Conveniences on top of [`Store`], implemented for every store (`dyn Store` included).
+pub trait StoreExt: Store {
+    /// Whether `key` exists.
+    fn exists(&self, key: &str) -> Result<bool> {
+        Ok(self.size(key)?.is_some())
+    }
+
+    /// One byte range of the value of `key`, or `None` when the key does not exist.
+    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .get_ranges(key, &[range])?
+            .and_then(|mut parts| parts.pop()))
+    }
+
+    /// The value of `key`, with a missing key an error ([`StoreError::NotFound`]).
+    fn get_or_err(&self, key: &str) -> Result<Vec<u8>> {
+        self.get(key)?.ok_or_else(|| StoreError::NotFound {
+            key: key.to_owned(),
+        })
+    }
+
+    /// Stores several values. Every key is validated before anything is written; the writes
+    /// then happen in order and stop at the first error (earlier writes stay).
+    fn set_many<'a, I>(&self, items: I) -> Result<()>
+    where
+        I: IntoIterator<Item = (&'a str, &'a [u8])>,
+    {
+        let items: Vec<_> = items.into_iter().collect();
+        for (key, _) in &items {
+            validate_key(key)?;
+        }
+        items
+            .into_iter()
+            .try_for_each(|(key, value)| self.set(key, value))
+    }
+
+    /// Copies every key under `prefix` to `dest` (same keys), returning how many were copied.
+    /// Keys deleted from `self` during the copy are skipped.
+    fn copy_prefix_to<D: Store + ?Sized>(&self, prefix: &str, dest: &D) -> Result<usize> {
+        let mut copied = 0;
+        for key in self.list_prefix(prefix)? {
+            if let Some(value) = self.get(&key)? {
+                dest.set(&key, &value)?;
+                copied += 1;
+            }
+        }
+        Ok(copied)
+    }
+}
+
+impl<S: Store + ?Sized> StoreExt for S {}
+
+/// Forwards every method of `Store` to the store behind a pointer.
+macro_rules! forward_store {
+    ($($pointer:ty),*) => {$(
+        impl<S: Store + ?Sized> Store for $pointer {
+            fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+                (**self).get(key)
+            }
+            fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+                (**self).get_ranges(key, ranges)
+            }
+            fn size(&self, key: &str) -> Result<Option<u64>> {
+                (**self).size(key)
+            }
+            fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+                (**self).set(key, value)
+            }
+            fn delete(&self, key: &str) -> Result<()> {
+                (**self).delete(key)
+            }
+            fn delete_prefix(&self, prefix: &str) -> Result<()> {
+                (**self).delete_prefix(prefix)
+            }
+            fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+                (**self).list_prefix(prefix)
+            }
+            fn list_dir(&self, prefix: &str) -> Result<ListDir> {
+                (**self).list_dir(prefix)
+            }
+        }
+    )*};
+}
+
+forward_store!(&S, Box<S>, Arc<S>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_and_errors_are_shareable() {
+        fn shareable<T: Send + Sync + 'static + ?Sized>() {}
+        shareable::<dyn Store>();
+        shareable::<crate::MemoryStore>();
+        shareable::<crate::FilesystemStore>();
+        shareable::<StoreError>();
+        let store: Arc<dyn Store> = Arc::new(crate::MemoryStore::new());
+        assert_eq!(store.exists("a").ok(), Some(false));
+    }
+
+    #[test]
+    fn list_dir_from_sorted_keys() {
+        let keys = ["g/a.x", "g/a/b", "g/a/c/d", "g/b", "g/c/0", "g/c/1"];
+        let listing = ListDir::from_sorted_keys("g/", keys);
+        assert_eq!(listing.keys, ["g/a.x", "g/b"]);
+        assert_eq!(listing.prefixes, ["g/a/", "g/c/"]);
+        let root = ListDir::from_sorted_keys("", keys);
+        assert!(root.keys.is_empty());
+        assert_eq!(root.prefixes, ["g/"]);
+    }
+}

@@ -1,0 +1,41 @@
+//! Every store in this crate passes the conformance suite.
+
+use std::sync::Arc;
+
+use zarr_store::testing::run_store_conformance;
+use zarr_store::{FilesystemStore, MemoryStore, Store};
+
+#[test]
+fn memory_store() {
+    run_store_conformance(&MemoryStore::new());
+}
+
+#[test]
+fn filesystem_store() -> zarr_store::Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| zarr_store::StoreError::Root {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let store = FilesystemStore::create(dir.path().join("store"))?;
+    run_store_conformance(&store);
+    Ok(())
+}
+
+#[test]
+fn durable_filesystem_store() -> zarr_store::Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| zarr_store::StoreError::Root {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let store = FilesystemStore::open(dir.path())?.durable(true);
+    run_store_conformance(&store);
+    Ok(())
+}
+
+#[test]
+fn shared_pointers_forward() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    run_store_conformance(&store);
+    let boxed: Box<dyn Store> = Box::new(MemoryStore::new());
+    run_store_conformance(&boxed);
+}
