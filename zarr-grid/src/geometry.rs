@@ -150,9 +150,8 @@ pub fn regular_chunks_in_region<'a>(
     region: &'a Region,
 ) -> impl Iterator<Item = ChunkPart> + 'a {
     let rank = region.rank();
-    let valid = chunk_shape.len() == rank
-        && !region.is_empty()
-        && chunk_shape.iter().all(|&c| c > 0);
+    let valid =
+        chunk_shape.len() == rank && !region.is_empty() && chunk_shape.iter().all(|&c| c > 0);
     let (first, last): (Vec<u64>, Vec<u64>) = if valid {
         (0..rank)
             .map(|d| {
@@ -234,6 +233,8 @@ pub fn indices(shape: &[u64]) -> impl Iterator<Item = Vec<u64>> + '_ {
 /// The caller guarantees that both blocks lie inside their buffers and that the buffers have
 /// the lengths their shapes say; a violation panics in debug builds (slice indexing), so
 /// callers check untrusted shapes before calling.
+// Each of the two buffers needs its data, shape and start; a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 pub fn copy_region(
     src: &[u8],
     src_shape: &[u64],
@@ -299,7 +300,7 @@ mod tests {
     #[test]
     fn chunks_cover_region_once() {
         let region = Region::new(vec![3, 1], vec![7, 9]).unwrap();
-        let mut seen = vec![0u8; 7 * 9];
+        let mut seen = [0u8; 7 * 9];
         for p in regular_chunks_in_region(&[4, 5], &region) {
             for i in indices(&p.in_region.shape) {
                 let y = p.in_region.start[0] + i[0];
@@ -317,10 +318,28 @@ mod tests {
     fn copy_region_copies_the_block() {
         let src: Vec<u8> = (0..24).collect(); // shape 4x6
         let mut dst = vec![0u8; 9]; // shape 3x3
-        copy_region(&src, &[4, 6], &[1, 2], &mut dst, &[3, 3], &[1, 0], &[2, 3], 1);
+        copy_region(
+            &src,
+            &[4, 6],
+            &[1, 2],
+            &mut dst,
+            &[3, 3],
+            &[1, 0],
+            &[2, 3],
+            1,
+        );
         assert_eq!(dst, vec![0, 0, 0, 8, 9, 10, 14, 15, 16]);
         let mut whole = vec![0u8; 24];
-        copy_region(&src, &[4, 6], &[0, 0], &mut whole, &[4, 6], &[0, 0], &[4, 6], 1);
+        copy_region(
+            &src,
+            &[4, 6],
+            &[0, 0],
+            &mut whole,
+            &[4, 6],
+            &[0, 0],
+            &[4, 6],
+            1,
+        );
         assert_eq!(whole, src);
     }
 

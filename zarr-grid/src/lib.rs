@@ -1,2 +1,25 @@
-//! Chunk grids and chunk geometry for Zarr v3 (work in progress; see README).
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+mod error;
 pub mod geometry;
+pub mod grid;
+pub mod key_encoding;
+pub mod regular;
+#[cfg(feature = "regular-bounded")]
+pub mod regular_bounded;
+pub mod resize;
+
+pub use error::GridError;
+pub use grid::{
+    build_grid, default_registry, register_defaults, ChunkGrid, ChunkGridFactory, ChunkIndices,
+    GridChunkPart,
+};
+pub use key_encoding::{
+    build_key_encoding, default_key_encoding_registry, register_key_encodings, ChunkKeyEncoding,
+    ChunkKeyEncodingFactory, Separator,
+};
+pub use regular::{RegularChunkGrid, RegularConfig};
+#[cfg(feature = "regular-bounded")]
+pub use regular_bounded::{prepend, RegularBoundedChunkGrid, RegularBoundedConfig};
+pub use resize::{append, chunks_outside, resize, ChunkSet, Resize};

@@ -122,10 +122,8 @@ impl ArrayMetadata {
         let data_type_def = ExtensionDef::from_value(required(obj, "data_type")?, "data_type")?;
         let data_type = DataType::from_def(&data_type_def, data_types)?;
         let chunk_grid = ExtensionDef::from_value(required(obj, "chunk_grid")?, "chunk_grid")?;
-        let chunk_key_encoding = ExtensionDef::from_value(
-            required(obj, "chunk_key_encoding")?,
-            "chunk_key_encoding",
-        )?;
+        let chunk_key_encoding =
+            ExtensionDef::from_value(required(obj, "chunk_key_encoding")?, "chunk_key_encoding")?;
         let fill_value = FillValue::from_json(required(obj, "fill_value")?, data_type)?;
         let codecs = parse_def_list(required(obj, "codecs")?, "codecs")?;
         if codecs.is_empty() {
@@ -192,7 +190,10 @@ impl ArrayMetadata {
         m.insert("shape".into(), Value::from(self.shape.clone()));
         m.insert("data_type".into(), Value::String(self.data_type.name()));
         m.insert("chunk_grid".into(), self.chunk_grid.to_value());
-        m.insert("chunk_key_encoding".into(), self.chunk_key_encoding.to_value());
+        m.insert(
+            "chunk_key_encoding".into(),
+            self.chunk_key_encoding.to_value(),
+        );
         m.insert("fill_value".into(), self.fill_value.to_json(self.data_type));
         m.insert(
             "codecs".into(),
@@ -214,7 +215,12 @@ impl ArrayMetadata {
         m.insert("node_type".into(), Value::String("array".into()));
         m.insert(
             "storage_transformers".into(),
-            Value::Array(self.storage_transformers.iter().map(ExtensionDef::to_value).collect()),
+            Value::Array(
+                self.storage_transformers
+                    .iter()
+                    .map(ExtensionDef::to_value)
+                    .collect(),
+            ),
         );
         for (k, v) in &self.extra_fields {
             m.insert(k.clone(), v.clone());
@@ -245,7 +251,12 @@ pub struct GroupMetadata {
     pub extra_fields: Map<String, Value>,
 }
 
-const GROUP_FIELDS: [&str; 4] = ["zarr_format", "node_type", "attributes", "consolidated_metadata"];
+const GROUP_FIELDS: [&str; 4] = [
+    "zarr_format",
+    "node_type",
+    "attributes",
+    "consolidated_metadata",
+];
 
 impl GroupMetadata {
     /// Parses `zarr.json` bytes of a group.
@@ -343,7 +354,9 @@ fn check_format_and_node(obj: &Map<String, Value>, expected: &'static str) -> Re
         Value::String(s) if s == expected => Ok(()),
         other => Err(MetaError::WrongNodeType {
             expected,
-            found: other.as_str().map_or_else(|| other.to_string(), str::to_string),
+            found: other
+                .as_str()
+                .map_or_else(|| other.to_string(), str::to_string),
         }),
     }
 }

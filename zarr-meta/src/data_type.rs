@@ -112,7 +112,10 @@ impl DataType {
 
     /// Parses a core name or `r<N>`; `None` for anything else.
     pub fn from_name(name: &str) -> Option<DataType> {
-        if let Some(t) = CORE_DATA_TYPES.iter().find(|t| t.static_name() == Some(name)) {
+        if let Some(t) = CORE_DATA_TYPES
+            .iter()
+            .find(|t| t.static_name() == Some(name))
+        {
             return Some(*t);
         }
         let bits = name.strip_prefix('r')?;
@@ -120,7 +123,7 @@ impl DataType {
             return None;
         }
         let bits: usize = bits.parse().ok()?;
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             return None;
         }
         NonZeroUsize::new(bits / 8).map(DataType::RawBits)
@@ -194,7 +197,7 @@ impl DataType {
     /// size is never all fill.
     pub fn all_equal(&self, chunk: &[u8], fill: &[u8]) -> bool {
         let size = self.size();
-        if fill.len() != size || chunk.len() % size != 0 {
+        if fill.len() != size || !chunk.len().is_multiple_of(size) {
             return false;
         }
         let fill_has_nan = self
@@ -313,7 +316,11 @@ fn all_repeat(chunk: &[u8], pattern: &[u8]) -> bool {
         let body = words
             .by_ref()
             .all(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == word);
-        return body && words.remainder().chunks_exact(pattern.len()).all(|e| e == pattern);
+        return body
+            && words
+                .remainder()
+                .chunks_exact(pattern.len())
+                .all(|e| e == pattern);
     }
     chunk.chunks_exact(pattern.len()).all(|e| e == pattern)
 }
@@ -328,8 +335,13 @@ mod tests {
             assert_eq!(DataType::from_name(&t.name()), Some(t));
         }
         assert_eq!(DataType::from_name("r8").map(|t| t.size()), Some(1));
-        assert_eq!(DataType::from_name("r24").map(|t| t.name()), Some("r24".into()));
-        for bad in ["r0", "r7", "r", "r08", "r-8", "int33", "Int32", "float", "r8x"] {
+        assert_eq!(
+            DataType::from_name("r24").map(|t| t.name()),
+            Some("r24".into())
+        );
+        for bad in [
+            "r0", "r7", "r", "r08", "r-8", "int33", "Int32", "float", "r8x",
+        ] {
             assert_eq!(DataType::from_name(bad), None, "{bad}");
         }
     }
@@ -341,9 +353,15 @@ mod tests {
         let nan2 = f32::from_bits(0x7fc0_0001).to_ne_bytes();
         assert!(t.elements_equal(&nan1, &nan2));
         assert!(!t.elements_equal(&(-0.0f32).to_ne_bytes(), &0.0f32.to_ne_bytes()));
-        let chunk: Vec<u8> = [f32::NAN, -f32::NAN].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let chunk: Vec<u8> = [f32::NAN, -f32::NAN]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
         assert!(t.all_equal(&chunk, &nan1));
-        let zeros: Vec<u8> = [0.0f32, -0.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let zeros: Vec<u8> = [0.0f32, -0.0]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
         assert!(!t.all_equal(&zeros, &0.0f32.to_ne_bytes()));
         assert!(t.all_equal(&[0u8; 16], &0.0f32.to_ne_bytes()));
         let f16_nan = 0x7e00u16.to_ne_bytes();

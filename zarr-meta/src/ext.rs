@@ -63,7 +63,10 @@ impl ExtensionPoint {
     /// Whether an unknown extension at this point may be skipped when it carries
     /// `"must_understand": false`. Data types, chunk grids and chunk key encodings never may.
     pub fn may_be_ignored(self) -> bool {
-        matches!(self, ExtensionPoint::Codec | ExtensionPoint::StorageTransformer)
+        matches!(
+            self,
+            ExtensionPoint::Codec | ExtensionPoint::StorageTransformer
+        )
     }
 
     /// The metadata field this extension point lives in.
@@ -165,7 +168,11 @@ impl ExtensionDef {
     }
 
     /// An [`MetaError::InvalidConfiguration`] for this extension.
-    pub fn invalid_configuration(&self, point: ExtensionPoint, reason: impl Into<String>) -> MetaError {
+    pub fn invalid_configuration(
+        &self,
+        point: ExtensionPoint,
+        reason: impl Into<String>,
+    ) -> MetaError {
         MetaError::InvalidConfiguration {
             point,
             name: self.name.clone(),
@@ -207,7 +214,10 @@ impl ExtensionDef {
                     }
                 }
                 if !have_name {
-                    return Err(MetaError::invalid(field, "extension definition has no \"name\""));
+                    return Err(MetaError::invalid(
+                        field,
+                        "extension definition has no \"name\"",
+                    ));
                 }
                 if def.name.is_empty() {
                     return Err(MetaError::invalid(field, "extension name is empty"));
@@ -421,9 +431,14 @@ mod tests {
             let r = reg(point);
             for flag in ["true", "false"] {
                 for name in ["known", "unknown"] {
-                    let d = def(&format!(r#"{{"name": "{name}", "must_understand": {flag}}}"#));
+                    let d = def(&format!(
+                        r#"{{"name": "{name}", "must_understand": {flag}}}"#
+                    ));
                     let err = r.resolve(&d).unwrap_err();
-                    assert!(matches!(err, MetaError::MustUnderstandNotAllowed { .. }), "{err}");
+                    assert!(
+                        matches!(err, MetaError::MustUnderstandNotAllowed { .. }),
+                        "{err}"
+                    );
                     assert!(err.to_string().contains(name));
                 }
             }
@@ -434,16 +449,20 @@ mod tests {
     fn unknown_optional_codec_is_skipped_and_required_is_refused() {
         let r = reg(ExtensionPoint::Codec);
         assert!(matches!(
-            r.resolve(&def(r#"{"name": "x", "must_understand": false}"#)).unwrap(),
+            r.resolve(&def(r#"{"name": "x", "must_understand": false}"#))
+                .unwrap(),
             Resolved::Skipped
         ));
-        let err = r.resolve(&def(r#"{"name": "x", "must_understand": true}"#)).unwrap_err();
+        let err = r
+            .resolve(&def(r#"{"name": "x", "must_understand": true}"#))
+            .unwrap_err();
         assert_eq!(err.to_string(), "unknown codec \"x\"");
         let err = r.resolve(&def(r#""x""#)).unwrap_err();
         assert_eq!(err.to_string(), "unknown codec \"x\"");
         // a known codec is used even when it says it may be skipped
         assert!(matches!(
-            r.resolve(&def(r#"{"name": "known", "must_understand": false}"#)).unwrap(),
+            r.resolve(&def(r#"{"name": "known", "must_understand": false}"#))
+                .unwrap(),
             Resolved::Known(1)
         ));
     }
@@ -451,12 +470,23 @@ mod tests {
     #[test]
     fn unknown_grid_key_encoding_and_transformer_name_themselves() {
         for (point, text) in [
-            (ExtensionPoint::ChunkGrid, "unknown chunk grid \"hexagonal\""),
-            (ExtensionPoint::ChunkKeyEncoding, "unknown chunk key encoding \"hexagonal\""),
-            (ExtensionPoint::StorageTransformer, "unknown storage transformer \"hexagonal\""),
+            (
+                ExtensionPoint::ChunkGrid,
+                "unknown chunk grid \"hexagonal\"",
+            ),
+            (
+                ExtensionPoint::ChunkKeyEncoding,
+                "unknown chunk key encoding \"hexagonal\"",
+            ),
+            (
+                ExtensionPoint::StorageTransformer,
+                "unknown storage transformer \"hexagonal\"",
+            ),
             (ExtensionPoint::Codec, "unknown codec \"hexagonal\""),
         ] {
-            let err = reg(point).resolve(&def(r#"{"name": "hexagonal"}"#)).unwrap_err();
+            let err = reg(point)
+                .resolve(&def(r#"{"name": "hexagonal"}"#))
+                .unwrap_err();
             assert_eq!(err.to_string(), text);
         }
     }
@@ -465,7 +495,9 @@ mod tests {
     fn compiled_out_names_the_feature() {
         let mut r = reg(ExtensionPoint::ChunkGrid);
         r.register_compiled_out("regular_bounded", "regular-bounded");
-        let err = r.resolve(&def(r#"{"name": "regular_bounded"}"#)).unwrap_err();
+        let err = r
+            .resolve(&def(r#"{"name": "regular_bounded"}"#))
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "unsupported chunk grid \"regular_bounded\" (enable cargo feature \"regular-bounded\")"
@@ -509,7 +541,10 @@ mod tests {
             "7",
             "null",
         ] {
-            assert!(serde_json::from_str::<ExtensionDef>(text).is_err(), "{text}");
+            assert!(
+                serde_json::from_str::<ExtensionDef>(text).is_err(),
+                "{text}"
+            );
         }
     }
 }

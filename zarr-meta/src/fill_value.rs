@@ -83,20 +83,22 @@ impl FillValue {
                 v.to_ne_bytes_sized(size)
             }
             DataKind::UInt => {
-                let v = value.as_u64().ok_or_else(|| err("expected a non-negative integer"))?;
+                let v = value
+                    .as_u64()
+                    .ok_or_else(|| err("expected a non-negative integer"))?;
                 let size = data_type.size();
                 if size < 8 && v >> (8 * size) != 0 {
                     return Err(err("out of range"));
                 }
                 v.to_ne_bytes_sized(size)
             }
-            DataKind::Float => float_from_json(value, data_type.size()).map_err(|r| err(r))?,
+            DataKind::Float => float_from_json(value, data_type.size()).map_err(err)?,
             DataKind::Complex => {
                 let w = data_type.size() / 2;
                 match value {
                     Value::Array(parts) if parts.len() == 2 => {
-                        let mut b = float_from_json(&parts[0], w).map_err(|r| err(r))?;
-                        b.extend(float_from_json(&parts[1], w).map_err(|r| err(r))?);
+                        let mut b = float_from_json(&parts[0], w).map_err(err)?;
+                        b.extend(float_from_json(&parts[1], w).map_err(err)?);
                         b
                     }
                     _ => return Err(err("expected [real, imaginary]")),
@@ -183,9 +185,9 @@ fn float_from_json(value: &Value, width: usize) -> std::result::Result<Vec<u8>, 
             "Infinity" => f64::INFINITY,
             "-Infinity" => f64::NEG_INFINITY,
             hex => {
-                let digits = hex
-                    .strip_prefix("0x")
-                    .ok_or("expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\"")?;
+                let digits = hex.strip_prefix("0x").ok_or(
+                    "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\"",
+                )?;
                 if digits.len() != 2 * width || !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
                     return Err("a hex bit pattern needs exactly two hex digits per byte");
                 }
@@ -210,11 +212,21 @@ fn float_to_json(b: &[u8]) -> Value {
     let (x, bits, canonical_nan, hex_width): (f64, u64, u64, usize) = match b.len() {
         2 => {
             let bits = u16::from_ne_bytes([b[0], b[1]]);
-            (half::f16::from_bits(bits).to_f64(), u64::from(bits), 0x7e00, 4)
+            (
+                half::f16::from_bits(bits).to_f64(),
+                u64::from(bits),
+                0x7e00,
+                4,
+            )
         }
         4 => {
             let bits = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
-            (f64::from(f32::from_bits(bits)), u64::from(bits), 0x7fc0_0000, 8)
+            (
+                f64::from(f32::from_bits(bits)),
+                u64::from(bits),
+                0x7fc0_0000,
+                8,
+            )
         }
         8 => {
             let mut w = [0u8; 8];
@@ -270,21 +282,39 @@ mod tests {
     fn float_forms() {
         assert_eq!(rt(json!("NaN"), DataType::Float64), json!("NaN"));
         assert_eq!(rt(json!("Infinity"), DataType::Float16), json!("Infinity"));
-        assert_eq!(rt(json!("-Infinity"), DataType::Float32), json!("-Infinity"));
+        assert_eq!(
+            rt(json!("-Infinity"), DataType::Float32),
+            json!("-Infinity")
+        );
         assert_eq!(rt(json!("0x7fc00000"), DataType::Float32), json!("NaN"));
-        assert_eq!(rt(json!("0x3ff0000000000000"), DataType::Float64), json!(1.0));
+        assert_eq!(
+            rt(json!("0x3ff0000000000000"), DataType::Float64),
+            json!(1.0)
+        );
         assert_eq!(rt(json!(0.5), DataType::Float16), json!(0.5));
         assert_eq!(rt(json!(-0.0), DataType::Float64), json!(-0.0));
         let f = FillValue::from_json(&json!(-0.0), DataType::Float64).unwrap();
         assert_eq!(f.as_bytes(), (-0.0f64).to_ne_bytes());
-        for bad in [json!("nan"), json!("0x7fc0"), json!("0xzzzzzzzz"), json!(null), json!([1])] {
-            assert!(FillValue::from_json(&bad, DataType::Float32).is_err(), "{bad}");
+        for bad in [
+            json!("nan"),
+            json!("0x7fc0"),
+            json!("0xzzzzzzzz"),
+            json!(null),
+            json!([1]),
+        ] {
+            assert!(
+                FillValue::from_json(&bad, DataType::Float32).is_err(),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn complex_and_raw() {
-        assert_eq!(rt(json!([1.0, "NaN"]), DataType::Complex64), json!([1.0, "NaN"]));
+        assert_eq!(
+            rt(json!([1.0, "NaN"]), DataType::Complex64),
+            json!([1.0, "NaN"])
+        );
         assert!(FillValue::from_json(&json!(1.0), DataType::Complex128).is_err());
         let r16 = DataType::from_name("r16").unwrap();
         assert_eq!(rt(json!([1, 255]), r16), json!([1, 255]));

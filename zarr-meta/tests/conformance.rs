@@ -11,10 +11,13 @@ use zarr_meta::{ArrayMetadata, ExtensionPoint, FillValue, GroupMetadata, MetaErr
 
 fn corpora() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    [root.join("conformance/v3"), root.join("../shared/conformance/v3")]
-        .into_iter()
-        .filter(|p| p.join("manifest.json").exists())
-        .collect()
+    [
+        root.join("conformance/v3"),
+        root.join("../shared/conformance/v3"),
+    ]
+    .into_iter()
+    .filter(|p| p.join("manifest.json").exists())
+    .collect()
 }
 
 fn fixtures(dir: &Path) -> Vec<Value> {
@@ -36,7 +39,16 @@ fn check_extensions(meta: &ArrayMetadata) -> Result<(), MetaError> {
     reg(ExtensionPoint::ChunkKeyEncoding, &["default", "v2"]).resolve(&meta.chunk_key_encoding)?;
     let codecs = reg(
         ExtensionPoint::Codec,
-        &["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c", "sharding_indexed", "sparse_layout"],
+        &[
+            "bytes",
+            "transpose",
+            "gzip",
+            "zstd",
+            "blosc",
+            "crc32c",
+            "sharding_indexed",
+            "sparse_layout",
+        ],
     );
     for c in &meta.codecs {
         codecs.resolve(c)?;
@@ -51,9 +63,11 @@ fn check_extensions(meta: &ArrayMetadata) -> Result<(), MetaError> {
 /// Fields zarr-python always writes and other writers may leave out.
 fn normalize(mut v: Value) -> Value {
     if let Some(o) = v.as_object_mut() {
-        o.entry("attributes").or_insert_with(|| Value::Object(Default::default()));
+        o.entry("attributes")
+            .or_insert_with(|| Value::Object(Default::default()));
         if o.get("node_type") == Some(&Value::from("array")) {
-            o.entry("storage_transformers").or_insert_with(|| Value::Array(vec![]));
+            o.entry("storage_transformers")
+                .or_insert_with(|| Value::Array(vec![]));
         }
     }
     v
@@ -109,8 +123,8 @@ fn corpus_documents_parse_write_back_and_reject() {
             let written = if is_group {
                 GroupMetadata::from_slice(&bytes).unwrap().to_value()
             } else {
-                let meta = ArrayMetadata::from_slice(&bytes)
-                    .unwrap_or_else(|e| panic!("{path}: {e}"));
+                let meta =
+                    ArrayMetadata::from_slice(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
                 check_extensions(&meta).unwrap_or_else(|e| panic!("{path}: {e}"));
                 let again = ArrayMetadata::from_slice(&meta.to_vec_pretty()).unwrap();
                 assert_eq!(again, meta, "{path}");
@@ -152,13 +166,19 @@ fn refusals_name_the_problem() {
         (with("zarr_format", "2"), "zarr_format 2"),
         (with("shape", "[-4, 4]"), "shape"),
         (with("fill_value", "\"lots\""), "fill_value \"lots\""),
-        (with("data_type", "\"int33\""), "unknown data type \"int33\""),
+        (
+            with("data_type", "\"int33\""),
+            "unknown data type \"int33\"",
+        ),
         (with("new_core_feature", r#"{"x": 1}"#), "new_core_feature"),
         (with("node_type", "\"group\""), "node_type"),
         (with("codecs", "[]"), "codecs"),
         (with("dimension_names", "[\"a\"]"), "dimension_names"),
         (with("attributes", "[]"), "attributes"),
-        (with("data_type", r#"{"name": "int32", "must_understand": true}"#), "must not carry"),
+        (
+            with("data_type", r#"{"name": "int32", "must_understand": true}"#),
+            "must not carry",
+        ),
     ];
     for (doc, needle) in cases {
         let err = ArrayMetadata::from_slice(&doc).unwrap_err().to_string();
