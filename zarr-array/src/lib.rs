@@ -1,1 +1,27 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+
+mod array;
+mod builder;
+mod element;
+mod error;
+mod extensions;
+mod group;
+mod grow;
+mod path;
+mod select;
+pub mod selection;
+mod source;
+
+pub use array::{Array, WriteOptions};
+pub use builder::ArrayBuilder;
+pub use element::{Element, InvalidValue};
+pub use error::{ArrayError, Result};
+pub use extensions::{Extensions, StorageTransformerFactory};
+pub use group::{Group, NodeKind};
+pub use path::NodePath;
+pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
+pub use source::StoreSource;
+
+pub use zarr_meta::{DataType, ExtensionDef, FillValue};
+/// The layers below, re-exported so that one dependency is enough.
+pub use {ndarray, zarr_codecs, zarr_grid, zarr_layout_sparse, zarr_meta, zarr_store};

@@ -1,0 +1,688 @@
+//! [`Array`]: open, create, read and write Zarr v3 arrays.
+
+use std::sync::Arc;
+
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use zarr_codecs::{ChunkRepr, CodecChain};
+use zarr_grid::geometry::{buffer_len, copy_region, Region};
+use zarr_grid::{ChunkGrid, ChunkKeyEncoding, GridChunkPart};
+use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
+use zarr_store::Store;
+
+use crate::element::Element;
+use crate::error::{ArrayError, Result};
+use crate::extensions::Extensions;
+use crate::path::NodePath;
+use crate::source::StoreSource;
+
+/// How an array writes chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Store chunks that hold only the fill value (default `false`: such chunks are deleted,
+    /// as zarr-python does by default).
+    pub write_empty_chunks: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            write_empty_chunks: false,
+        }
+    }
+}
+
+/// A Zarr v3 array in a store.
+///
+/// Cheap to clone (the store, registries and codec chain are shared). Reads and writes work
+/// chunk by chunk in parallel (rayon); missing chunks read as the fill value.
+#[derive(Debug, Clone)]
+pub struct Array {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) path: NodePath,
+    pub(crate) meta: ArrayMetadata,
+    pub(crate) grid: Arc<dyn ChunkGrid>,
+    pub(crate) keys: Arc<dyn ChunkKeyEncoding>,
+    pub(crate) chain: Arc<CodecChain>,
+    pub(crate) extensions: Arc<Extensions>,
+    pub(crate) options: WriteOptions,
+}
+
+impl Array {
+    /// Opens the array at `path` with every extension this build supports.
+    ///
+    /// # Errors
+    /// No node, a group, malformed metadata or an unsupported extension.
+    pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Array> {
+        Self::open_with(store, path, &Extensions::default())
+    }
+
+    /// Opens the array at `path`, resolving extensions through `extensions`.
+    ///
+    /// # Errors
+    /// No node, a group, malformed metadata or an extension `extensions` lacks (the error
+    /// names it).
+    pub fn open_with(store: Arc<dyn Store>, path: &str, extensions: &Extensions) -> Result<Array> {
+        let path = NodePath::new(path)?;
+        let key = path.key("zarr.json");
+        let bytes = store.get(&key)?.ok_or_else(|| ArrayError::NotFound {
+            path: path.to_string(),
+        })?;
+        let meta = match NodeMetadata::from_slice_with(&bytes, &extensions.data_types) {
+            Ok(NodeMetadata::Array(m)) => *m,
+            Ok(NodeMetadata::Group(_)) => {
+                return Err(ArrayError::WrongNodeType {
+                    path: path.to_string(),
+                    expected: "array",
+                    found: "group",
+                })
+            }
+            Err(source) => {
+                return Err(ArrayError::Metadata {
+                    path: path.to_string(),
+                    source,
+                })
+            }
+        };
+        Self::from_metadata(store, path, meta, Arc::new(extensions.clone()))
+    }
+
+    /// Builds the array object for `meta` (validating every extension) without touching the
+    /// store.
+    pub(crate) fn from_metadata(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        meta: ArrayMetadata,
+        extensions: Arc<Extensions>,
+    ) -> Result<Array> {
+        let meta_err = |source| ArrayError::Metadata {
+            path: path.to_string(),
+            source,
+        };
+        extensions
+            .check_storage_transformers(&meta.storage_transformers)
+            .map_err(meta_err)?;
+        let grid: Arc<dyn ChunkGrid> =
+            zarr_grid::build_grid(&extensions.chunk_grids, &meta.chunk_grid, &meta.shape)?.into();
+        let keys: Arc<dyn ChunkKeyEncoding> = zarr_grid::build_key_encoding(
+            &extensions.chunk_key_encodings,
+            &meta.chunk_key_encoding,
+        )?
+        .into();
+        let repr = ChunkRepr::new(
+            grid.chunk_shape_u64(),
+            meta.data_type,
+            meta.fill_value.clone(),
+        );
+        let chain =
+            CodecChain::from_defs(&meta.codecs, &repr, &extensions.codecs).map_err(|source| {
+                ArrayError::Codec {
+                    context: path.to_string(),
+                    source,
+                }
+            })?;
+        Ok(Array {
+            store,
+            path,
+            meta,
+            grid,
+            keys,
+            chain: Arc::new(chain),
+            extensions,
+            options: WriteOptions::default(),
+        })
+    }
+
+    /// The same array with other write options.
+    #[must_use]
+    pub fn with_options(mut self, options: WriteOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The metadata document.
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.meta
+    }
+
+    /// The node path.
+    pub fn path(&self) -> &str {
+        self.path.as_str()
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The registries the array was opened with.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// The shape (positions `0..shape[d]`).
+    pub fn shape(&self) -> &[u64] {
+        &self.meta.shape
+    }
+
+    /// The rank.
+    pub fn rank(&self) -> usize {
+        self.meta.shape.len()
+    }
+
+    /// The domain `[L, L + n)` per dimension (`L = 0` unless the grid is `regular_bounded`).
+    pub fn domain(&self) -> Vec<(i64, i64)> {
+        self.grid.domain()
+    }
+
+    /// The data type.
+    pub fn data_type(&self) -> DataType {
+        self.meta.data_type
+    }
+
+    /// The fill value.
+    pub fn fill_value(&self) -> &FillValue {
+        &self.meta.fill_value
+    }
+
+    /// The chunk grid.
+    pub fn grid(&self) -> &dyn ChunkGrid {
+        &*self.grid
+    }
+
+    /// The chunk shape (of every chunk buffer; for a sharded array, the shard shape).
+    pub fn chunk_shape(&self) -> Vec<u64> {
+        self.grid.chunk_shape_u64()
+    }
+
+    /// The codec chain.
+    pub fn codecs(&self) -> &CodecChain {
+        &self.chain
+    }
+
+    /// The dimension names, if any.
+    pub fn dimension_names(&self) -> Option<&[Option<String>]> {
+        self.meta.dimension_names.as_deref()
+    }
+
+    /// The user attributes.
+    pub fn attributes(&self) -> &Map<String, Value> {
+        &self.meta.attributes
+    }
+
+    /// Replaces the user attributes and writes the metadata.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn set_attributes(&mut self, attributes: Map<String, Value>) -> Result<()> {
+        self.meta.attributes = attributes;
+        self.write_metadata()
+    }
+
+    /// Merges `updates` into the user attributes (a `null` value removes a key) and writes
+    /// the metadata.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn update_attributes(&mut self, updates: Map<String, Value>) -> Result<()> {
+        for (k, v) in updates {
+            if v.is_null() {
+                self.meta.attributes.shift_remove(&k);
+            } else {
+                self.meta.attributes.insert(k, v);
+            }
+        }
+        self.write_metadata()
+    }
+
+    pub(crate) fn write_metadata(&self) -> Result<()> {
+        self.store
+            .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;
+        Ok(())
+    }
+
+    /// The store key of a chunk (grid indices may be negative).
+    pub fn chunk_key(&self, chunk: &[i64]) -> String {
+        self.path.key(&self.keys.encode(chunk))
+    }
+
+    /// The grid indices of the chunks present in the store, sorted. Keys that do not decode,
+    /// or decode to a chunk outside the array's grid, are left out.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn stored_chunks(&self) -> Result<Vec<Vec<i64>>> {
+        let prefix = self.path.prefix();
+        let mut out: Vec<Vec<i64>> = self
+            .store
+            .list_prefix(&prefix)?
+            .into_iter()
+            .filter_map(|k| {
+                let rel = k.get(prefix.len()..)?;
+                let idx = self.keys.decode(rel, self.rank()).ok()?;
+                self.grid.contains_chunk(&idx).then_some(idx)
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// The decoded chunk buffer of a chunk (the full chunk shape, C order, native byte
+    /// order), or `None` when the chunk is not stored.
+    ///
+    /// # Errors
+    /// The store's, or a corrupt chunk.
+    pub fn read_chunk_bytes(&self, chunk: &[i64]) -> Result<Option<zarr_codecs::AlignedBuffer>> {
+        let key = self.chunk_key(chunk);
+        match self.store.get(&key)? {
+            None => Ok(None),
+            Some(bytes) => {
+                self.chain
+                    .decode(&bytes)
+                    .map(Some)
+                    .map_err(|source| ArrayError::Codec {
+                        context: key,
+                        source,
+                    })
+            }
+        }
+    }
+
+    fn chunk_byte_len(&self) -> Result<usize> {
+        buffer_len(&self.chunk_shape(), self.meta.data_type.size()).map_err(|_| {
+            ArrayError::TooLarge {
+                what: "a chunk",
+                shape: self.chunk_shape(),
+            }
+        })
+    }
+
+    /// Checks a region against the shape and returns its byte length.
+    pub(crate) fn region_byte_len(&self, region: &Region) -> Result<usize> {
+        if region.rank() != self.rank() {
+            return Err(ArrayError::InvalidSelection {
+                reason: format!(
+                    "region has {} dimensions but the array has {}",
+                    region.rank(),
+                    self.rank()
+                ),
+            });
+        }
+        for d in 0..self.rank() {
+            if region.start[d].saturating_add(region.shape[d]) > self.meta.shape[d] {
+                return Err(ArrayError::InvalidSelection {
+                    reason: format!(
+                        "region {:?}+{:?} exceeds the shape {:?}",
+                        region.start, region.shape, self.meta.shape
+                    ),
+                });
+            }
+        }
+        buffer_len(&region.shape, self.meta.data_type.size()).map_err(|_| ArrayError::TooLarge {
+            what: "a region",
+            shape: region.shape.clone(),
+        })
+    }
+
+    /// Reads a region into `out` (C order, native byte order; `out.len()` must be the
+    /// region's byte length).
+    ///
+    /// Chunks are fetched and decoded in parallel; a chunk that the region covers only in
+    /// part is decoded in part when its codec allows it (sharding reads only the inner chunks
+    /// needed).
+    ///
+    /// # Errors
+    /// A region outside the array, a wrong buffer length, the store's errors, corrupt chunks.
+    pub fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
+        let len = self.region_byte_len(region)?;
+        if out.len() != len {
+            return Err(ArrayError::InvalidArgument {
+                what: "output buffer",
+                reason: format!("{} bytes for a region of {len} bytes", out.len()),
+            });
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let parts: Vec<GridChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        let chunk_shape = self.chunk_shape();
+        let chunk_len = self.chunk_byte_len()?;
+        let elem = self.meta.data_type.size();
+        let out_ptr = SharedOut::new(out);
+        let fill = self.meta.fill_value.as_bytes();
+        parts.par_iter().try_for_each_init(
+            || Vec::<u8>::new(),
+            |scratch, part| -> Result<()> {
+                let key = self.chunk_key(&part.chunk);
+                let whole_chunk = part.in_chunk.shape == chunk_shape;
+                let codec_err = |source| ArrayError::Codec {
+                    context: key.clone(),
+                    source,
+                };
+                if !whole_chunk && self.chain.supports_partial_decode() {
+                    let plen = buffer_len(&part.in_chunk.shape, elem)?;
+                    scratch.resize(plen, 0);
+                    let source = StoreSource::new(&*self.store, &key);
+                    let found = self
+                        .chain
+                        .decode_region(&source, &part.in_chunk, scratch)
+                        .map_err(codec_err)?;
+                    if !found {
+                        // SAFETY: parts cover disjoint parts of the region (the grid
+                        // guarantees each position is covered exactly once).
+                        unsafe { out_ptr.fill(&region.shape, &part.in_region, fill, elem) };
+                        return Ok(());
+                    }
+                    let zero = vec![0; part.in_chunk.rank()];
+                    // SAFETY: as above, disjoint parts.
+                    unsafe {
+                        out_ptr.copy_in(
+                            scratch,
+                            &part.in_chunk.shape,
+                            &zero,
+                            &region.shape,
+                            &part.in_region,
+                            elem,
+                        )
+                    };
+                    return Ok(());
+                }
+                match self.store.get(&key)? {
+                    None => {
+                        // SAFETY: disjoint parts, as above.
+                        unsafe { out_ptr.fill(&region.shape, &part.in_region, fill, elem) };
+                    }
+                    Some(bytes) => {
+                        scratch.resize(chunk_len, 0);
+                        self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
+                        // SAFETY: disjoint parts, as above.
+                        unsafe {
+                            out_ptr.copy_in(
+                                scratch,
+                                &chunk_shape,
+                                &part.in_chunk.start,
+                                &region.shape,
+                                &part.in_region,
+                                elem,
+                            )
+                        };
+                    }
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Writes `data` (C order, native byte order, the region's shape) into a region.
+    ///
+    /// Chunks the region covers wholly are encoded from the data alone; others are read,
+    /// modified and written. A chunk that ends up all fill value is deleted unless
+    /// [`WriteOptions::write_empty_chunks`] is set. Chunks are encoded and stored in parallel.
+    ///
+    /// # Errors
+    /// A region outside the array, a wrong data length, the store's errors.
+    pub fn write_region_bytes(&self, region: &Region, data: &[u8]) -> Result<()> {
+        let len = self.region_byte_len(region)?;
+        if data.len() != len {
+            return Err(ArrayError::ShapeMismatch {
+                expected: region.shape.clone(),
+                got: vec![(data.len() / self.meta.data_type.size().max(1)) as u64],
+            });
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let parts: Vec<GridChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        parts
+            .par_iter()
+            .try_for_each(|part| self.write_chunk_part(part, &region.shape, data))
+    }
+
+    fn write_chunk_part(
+        &self,
+        part: &GridChunkPart,
+        data_shape: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
+        let chunk_shape = self.chunk_shape();
+        let chunk_len = self.chunk_byte_len()?;
+        let elem = self.meta.data_type.size();
+        let key = self.chunk_key(&part.chunk);
+        // Every array position of this chunk, in its buffer.
+        let covered = self
+            .grid
+            .chunk_part(&part.chunk)
+            .map(|p| p.in_chunk)
+            .ok_or_else(|| ArrayError::InvalidSelection {
+                reason: format!("chunk {:?} lies outside the grid", part.chunk),
+            })?;
+        let mut chunk = if part.in_chunk == covered {
+            // the write replaces every array position of the chunk: start from fill
+            let mut c = vec![0u8; chunk_len];
+            fill_with(&mut c, self.meta.fill_value.as_bytes());
+            c
+        } else {
+            match self.store.get(&key)? {
+                Some(bytes) => self
+                    .chain
+                    .decode(&bytes)
+                    .map_err(|source| ArrayError::Codec {
+                        context: key.clone(),
+                        source,
+                    })?
+                    .to_vec(),
+                None => {
+                    let mut c = vec![0u8; chunk_len];
+                    fill_with(&mut c, self.meta.fill_value.as_bytes());
+                    c
+                }
+            }
+        };
+        copy_region(
+            data,
+            data_shape,
+            &part.in_region.start,
+            &mut chunk,
+            &chunk_shape,
+            &part.in_chunk.start,
+            &part.in_region.shape,
+            elem,
+        );
+        self.store_chunk(&key, &chunk)
+    }
+
+    /// Encodes and stores one whole chunk buffer, or deletes the key when it is all fill.
+    pub(crate) fn store_chunk(&self, key: &str, chunk: &[u8]) -> Result<()> {
+        let codec_err = |source| ArrayError::Codec {
+            context: key.to_string(),
+            source,
+        };
+        let encoded = if self.options.write_empty_chunks {
+            Some(self.chain.encode(chunk).map_err(codec_err)?)
+        } else {
+            // None when the chunk is all fill value (bit patterns, NaN equal to NaN)
+            self.chain.encode_chunk(chunk).map_err(codec_err)?
+        };
+        match encoded {
+            Some(bytes) => self.store.set(key, &bytes)?,
+            None => self.store.delete(key)?,
+        }
+        Ok(())
+    }
+
+    fn check_type<T: Element>(&self) -> Result<()> {
+        if T::DATA_TYPE != self.meta.data_type {
+            return Err(ArrayError::DataTypeMismatch {
+                expected: self.meta.data_type,
+                got: T::NAME,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads a region into an `ndarray` of the matching element type.
+    ///
+    /// # Errors
+    /// A data type other than `T`'s, a region outside the array, store or codec errors.
+    pub fn read_region<T: Element>(&self, region: &Region) -> Result<ArrayD<T>> {
+        self.check_type::<T>()?;
+        let len = self.region_byte_len(region)?;
+        let n = len / self.meta.data_type.size();
+        let mut items = vec![T::default(); n];
+        match T::as_bytes_mut(&mut items) {
+            Some(bytes) => self.read_region_into(region, bytes)?,
+            None => {
+                let mut bytes = vec![0u8; len];
+                self.read_region_into(region, &mut bytes)?;
+                T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
+                    reason: e.to_string(),
+                })?;
+            }
+        }
+        to_ndarray(&region.shape, items)
+    }
+
+    /// Reads the whole array.
+    ///
+    /// # Errors
+    /// As [`Array::read_region`].
+    pub fn read_all<T: Element>(&self) -> Result<ArrayD<T>> {
+        self.read_region(&Region::whole(self.shape()))
+    }
+
+    /// Writes an `ndarray` at `start` (its shape is the region's).
+    ///
+    /// # Errors
+    /// A data type other than `T`'s, a region outside the array, store or codec errors.
+    pub fn write_region<T: Element>(&self, start: &[u64], data: ArrayViewD<'_, T>) -> Result<()> {
+        self.check_type::<T>()?;
+        let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        let region = Region::new(start.to_vec(), shape)?;
+        match data.as_slice() {
+            Some(items) => self.write_region_bytes(&region, T::as_bytes(items)),
+            None => {
+                let items: Vec<T> = data.iter().copied().collect();
+                self.write_region_bytes(&region, T::as_bytes(&items))
+            }
+        }
+    }
+}
+
+pub(crate) fn to_ndarray<T>(shape: &[u64], items: Vec<T>) -> Result<ArrayD<T>> {
+    let dims: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+    ArrayD::from_shape_vec(IxDyn(&dims), items).map_err(|e| ArrayError::InvalidArgument {
+        what: "shape",
+        reason: e.to_string(),
+    })
+}
+
+/// A raw view of an output buffer that parallel chunk tasks write disjoint parts of.
+#[derive(Clone, Copy)]
+pub(crate) struct SharedOut {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the pointer is only written through `copy_in`/`fill`, whose callers guarantee that
+// concurrent calls touch disjoint bytes.
+unsafe impl Send for SharedOut {}
+// SAFETY: as above.
+unsafe impl Sync for SharedOut {}
+
+impl SharedOut {
+    pub(crate) fn new(out: &mut [u8]) -> Self {
+        SharedOut {
+            ptr: out.as_mut_ptr(),
+            len: out.len(),
+        }
+    }
+
+    /// # Safety
+    /// No other thread may access the bytes of `dst_part` at the same time, and the buffer
+    /// must outlive the call.
+    pub(crate) unsafe fn bytes(&self) -> &mut [u8] {
+        // SAFETY: ptr/len come from a live &mut [u8] (caller's contract).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// Copies a block of `src` (shape `src_shape`, block at `src_start`) to `dst_part` of
+    /// the output (shape `dst_shape`).
+    ///
+    /// # Safety
+    /// Concurrent calls must write disjoint `dst_part`s.
+    pub(crate) unsafe fn copy_in(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        dst_shape: &[u64],
+        dst_part: &Region,
+        elem: usize,
+    ) {
+        // SAFETY: the caller guarantees exclusive access to the bytes of dst_part.
+        let dst = unsafe { self.bytes() };
+        copy_region(
+            src,
+            src_shape,
+            src_start,
+            dst,
+            dst_shape,
+            &dst_part.start,
+            &dst_part.shape,
+            elem,
+        );
+    }
+
+    /// Fills `dst_part` of the output with the element `fill`.
+    ///
+    /// # Safety
+    /// Concurrent calls must write disjoint `dst_part`s.
+    pub(crate) unsafe fn fill(
+        &self,
+        dst_shape: &[u64],
+        dst_part: &Region,
+        fill: &[u8],
+        elem: usize,
+    ) {
+        // a one-row pattern of the block's last axis, copied with a zero stride elsewhere
+        let row = dst_part.shape.last().copied().unwrap_or(1) as usize;
+        let mut pattern = vec![0u8; row * elem];
+        fill_with(&mut pattern, fill);
+        // SAFETY: exclusive access to dst_part (caller's contract).
+        let dst = unsafe { self.bytes() };
+        fill_block(dst, dst_shape, dst_part, &pattern, elem);
+    }
+}
+
+/// Writes `row` (one last-axis row of the block) into every row of `part` of `dst`.
+fn fill_block(dst: &mut [u8], dst_shape: &[u64], part: &Region, row: &[u8], elem: usize) {
+    let rank = dst_shape.len();
+    if rank == 0 {
+        dst[..elem].copy_from_slice(&row[..elem]);
+        return;
+    }
+    let mut strides = vec![elem; rank];
+    for d in (0..rank - 1).rev() {
+        strides[d] = strides[d + 1] * dst_shape[d + 1] as usize;
+    }
+    let outer = &part.shape[..rank - 1];
+    for idx in zarr_grid::geometry::indices(outer) {
+        let mut off = part.start[rank - 1] as usize * elem;
+        for d in 0..rank - 1 {
+            off += (part.start[d] + idx[d]) as usize * strides[d];
+        }
+        dst[off..off + row.len()].copy_from_slice(row);
+    }
+}
+
+/// Fills `out` with `pattern` repeated (`out.len()` a multiple of `pattern.len()`).
+pub(crate) fn fill_with(out: &mut [u8], pattern: &[u8]) {
+    if pattern.iter().all(|&b| b == 0) {
+        out.fill(0);
+    } else if !pattern.is_empty() {
+        for c in out.chunks_exact_mut(pattern.len()) {
+            c.copy_from_slice(pattern);
+        }
+    }
+}

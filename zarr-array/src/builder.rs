@@ -1,0 +1,349 @@
+//! [`ArrayBuilder`]: create arrays with zarr-python's defaults.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+use zarr_meta::{ArrayMetadata, DataType, ExtensionDef, FillValue};
+use zarr_store::Store;
+
+use crate::array::{Array, WriteOptions};
+use crate::error::{ArrayError, Result};
+use crate::extensions::Extensions;
+use crate::path::NodePath;
+
+/// Creates an array. Defaults match zarr-python 3: codecs `bytes` (little endian) + `zstd`
+/// (level 0, no checksum), `default` chunk keys with `/`, fill value zero.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarr_array::{ArrayBuilder, DataType};
+/// use zarr_store::MemoryStore;
+///
+/// let store = Arc::new(MemoryStore::new());
+/// let array = ArrayBuilder::new(vec![6, 4], DataType::Int32)
+///     .chunk_shape(vec![4, 4])
+///     .dimension_names(vec!["y".into(), "x".into()])
+///     .create(store, "a")?;
+/// assert_eq!(array.shape(), &[6, 4]);
+/// assert_eq!(array.metadata().codecs[1].name, "zstd");
+/// # Ok::<(), zarr_array::ArrayError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ArrayBuilder {
+    shape: Vec<u64>,
+    data_type: DataType,
+    chunk_shape: Option<Vec<u64>>,
+    shard_shape: Option<Vec<u64>>,
+    fill_value: Option<FillValue>,
+    filters: Vec<ExtensionDef>,
+    serializer: Option<ExtensionDef>,
+    compressors: Option<Vec<ExtensionDef>>,
+    key_encoding: Option<ExtensionDef>,
+    dimension_names: Option<Vec<Option<String>>>,
+    attributes: Map<String, Value>,
+    lower_bound: Option<Vec<i64>>,
+    origin: Option<Vec<i64>>,
+    overwrite: bool,
+    options: WriteOptions,
+}
+
+impl ArrayBuilder {
+    /// A builder for an array of `shape` and `data_type`.
+    pub fn new(shape: Vec<u64>, data_type: DataType) -> Self {
+        ArrayBuilder {
+            shape,
+            data_type,
+            chunk_shape: None,
+            shard_shape: None,
+            fill_value: None,
+            filters: Vec::new(),
+            serializer: None,
+            compressors: None,
+            key_encoding: None,
+            dimension_names: None,
+            attributes: Map::new(),
+            lower_bound: None,
+            origin: None,
+            overwrite: false,
+            options: WriteOptions::default(),
+        }
+    }
+
+    /// The chunk shape (with [`ArrayBuilder::shards`], the inner chunk shape). Default: a
+    /// shape of about 1 MiB.
+    #[must_use]
+    pub fn chunk_shape(mut self, shape: Vec<u64>) -> Self {
+        self.chunk_shape = Some(shape);
+        self
+    }
+
+    /// Stores chunks in shards of this shape (`sharding_indexed`, index at the end with
+    /// crc32c, as zarr-python writes it); the codecs then apply to the inner chunks.
+    #[must_use]
+    pub fn shards(mut self, shape: Vec<u64>) -> Self {
+        self.shard_shape = Some(shape);
+        self
+    }
+
+    /// The fill value.
+    #[must_use]
+    pub fn fill_value(mut self, fill: FillValue) -> Self {
+        self.fill_value = Some(fill);
+        self
+    }
+
+    /// The fill value from its JSON form.
+    ///
+    /// # Errors
+    /// A value that does not fit the data type.
+    pub fn fill_value_json(mut self, value: &Value) -> Result<Self> {
+        self.fill_value = Some(
+            FillValue::from_json(value, self.data_type).map_err(|source| ArrayError::Metadata {
+                path: "fill_value".into(),
+                source,
+            })?,
+        );
+        Ok(self)
+    }
+
+    /// Array->array codecs (e.g. `transpose`) before the serializer.
+    #[must_use]
+    pub fn filters(mut self, filters: Vec<ExtensionDef>) -> Self {
+        self.filters = filters;
+        self
+    }
+
+    /// The array->bytes codec (default `bytes`, little endian).
+    #[must_use]
+    pub fn serializer(mut self, serializer: ExtensionDef) -> Self {
+        self.serializer = Some(serializer);
+        self
+    }
+
+    /// Bytes->bytes codecs (default `zstd` level 0; an empty list stores raw bytes).
+    #[must_use]
+    pub fn compressors(mut self, compressors: Vec<ExtensionDef>) -> Self {
+        self.compressors = Some(compressors);
+        self
+    }
+
+    /// The chunk key encoding (default `default` with `/`).
+    #[must_use]
+    pub fn key_encoding(mut self, encoding: ExtensionDef) -> Self {
+        self.key_encoding = Some(encoding);
+        self
+    }
+
+    /// Dimension names.
+    #[must_use]
+    pub fn dimension_names(mut self, names: Vec<Option<String>>) -> Self {
+        self.dimension_names = Some(names);
+        self
+    }
+
+    /// User attributes.
+    #[must_use]
+    pub fn attributes(mut self, attributes: Map<String, Value>) -> Self {
+        self.attributes = attributes;
+        self
+    }
+
+    /// Creates a `regular_bounded` array from the start: position 0 is coordinate
+    /// `lower_bound[d]` (the domain is `[L, L + n)`).
+    #[must_use]
+    pub fn lower_bound(mut self, lower_bound: Vec<i64>) -> Self {
+        self.lower_bound = Some(lower_bound);
+        self
+    }
+
+    /// The grid origin of a `regular_bounded` array (default 0 on every axis).
+    #[must_use]
+    pub fn origin(mut self, origin: Vec<i64>) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// Replace a node already at the path (its keys are deleted first).
+    #[must_use]
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// Write options of the created array.
+    #[must_use]
+    pub fn write_options(mut self, options: WriteOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    fn default_chunks(&self) -> Vec<u64> {
+        // halve the longest axis until a chunk holds at most ~1 MiB
+        let target = (1u64 << 20) / self.data_type.size().max(1) as u64;
+        let mut c: Vec<u64> = self.shape.iter().map(|&n| n.max(1)).collect();
+        while c.iter().product::<u64>() > target {
+            let Some((i, _)) = c.iter().enumerate().max_by_key(|(_, &v)| v) else {
+                break;
+            };
+            c[i] = c[i].div_ceil(2);
+        }
+        c
+    }
+
+    fn bytes_codec(&self) -> ExtensionDef {
+        if self.data_type.endian_component_size().is_some() {
+            ExtensionDef::with_configuration("bytes", obj(json!({"endian": "little"})))
+        } else {
+            ExtensionDef::new("bytes")
+        }
+    }
+
+    /// The metadata document this builder creates.
+    ///
+    /// # Errors
+    /// Inconsistent ranks.
+    pub fn metadata(&self) -> Result<ArrayMetadata> {
+        let rank = self.shape.len();
+        let chunks = self
+            .chunk_shape
+            .clone()
+            .unwrap_or_else(|| self.default_chunks());
+        let check = |what: &'static str, n: usize| {
+            if n == rank {
+                Ok(())
+            } else {
+                Err(ArrayError::InvalidArgument {
+                    what,
+                    reason: format!("has {n} dimensions but the shape has {rank}"),
+                })
+            }
+        };
+        check("chunk shape", chunks.len())?;
+        let compressors = self.compressors.clone().unwrap_or_else(|| {
+            vec![ExtensionDef::with_configuration(
+                "zstd",
+                obj(json!({"level": 0, "checksum": false})),
+            )]
+        });
+        let mut inner = self.filters.clone();
+        inner.push(
+            self.serializer
+                .clone()
+                .unwrap_or_else(|| self.bytes_codec()),
+        );
+        inner.extend(compressors);
+        let (grid_chunks, codecs) = match &self.shard_shape {
+            None => (chunks, inner),
+            Some(shards) => {
+                check("shard shape", shards.len())?;
+                let to_values = |v: &[ExtensionDef]| {
+                    Value::Array(v.iter().map(ExtensionDef::to_value).collect())
+                };
+                let config = json!({
+                    "chunk_shape": chunks,
+                    "codecs": to_values(&inner),
+                    "index_codecs": [
+                        {"name": "bytes", "configuration": {"endian": "little"}},
+                        {"name": "crc32c"}
+                    ],
+                    "index_location": "end"
+                });
+                (
+                    shards.clone(),
+                    vec![ExtensionDef::with_configuration(
+                        "sharding_indexed",
+                        obj(config),
+                    )],
+                )
+            }
+        };
+        let chunk_grid = match (&self.lower_bound, &self.origin) {
+            (None, None) => ExtensionDef::with_configuration(
+                "regular",
+                obj(json!({"chunk_shape": grid_chunks})),
+            ),
+            (lower, origin) => {
+                let lower = lower.clone().unwrap_or_else(|| vec![0; rank]);
+                let origin = origin.clone().unwrap_or_else(|| vec![0; rank]);
+                check("lower bound", lower.len())?;
+                check("origin", origin.len())?;
+                ExtensionDef::with_configuration(
+                    "regular_bounded",
+                    obj(
+                        json!({"chunk_shape": grid_chunks, "origin": origin, "lower_bound": lower}),
+                    ),
+                )
+            }
+        };
+        let mut meta = ArrayMetadata::new(
+            self.shape.clone(),
+            self.data_type,
+            chunk_grid,
+            self.fill_value
+                .clone()
+                .unwrap_or_else(|| FillValue::zero(self.data_type)),
+            codecs,
+        );
+        if let Some(k) = &self.key_encoding {
+            meta.chunk_key_encoding = k.clone();
+        }
+        if let Some(names) = &self.dimension_names {
+            check("dimension names", names.len())?;
+            meta.dimension_names = Some(names.clone());
+        }
+        meta.attributes = self.attributes.clone();
+        Ok(meta)
+    }
+
+    /// Creates the array at `path` with every extension this build supports.
+    ///
+    /// # Errors
+    /// A node already at the path (unless overwriting), invalid settings, store errors.
+    pub fn create(&self, store: Arc<dyn Store>, path: &str) -> Result<Array> {
+        self.create_with(store, path, &Extensions::default())
+    }
+
+    /// Creates the array at `path`, validating it against `extensions`.
+    ///
+    /// # Errors
+    /// As [`ArrayBuilder::create`], and extensions that `extensions` lacks.
+    pub fn create_with(
+        &self,
+        store: Arc<dyn Store>,
+        path: &str,
+        extensions: &Extensions,
+    ) -> Result<Array> {
+        let node = NodePath::new(path)?;
+        let meta = self.metadata()?;
+        // validate everything before touching the store
+        let array = Array::from_metadata(
+            store.clone(),
+            node.clone(),
+            meta,
+            Arc::new(extensions.clone()),
+        )?
+        .with_options(self.options);
+        if store.get(&node.key("zarr.json"))?.is_some() {
+            if !self.overwrite {
+                return Err(ArrayError::AlreadyExists {
+                    path: node.to_string(),
+                });
+            }
+            let prefix = node.prefix();
+            if prefix.is_empty() {
+                store.delete_prefix("")?;
+            } else {
+                store.delete_prefix(&prefix)?;
+            }
+        }
+        array.write_metadata()?;
+        Ok(array)
+    }
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}

@@ -1,0 +1,327 @@
+//! Reading and writing through [`Selection`]s: the per-axis index sets are split by chunk,
+//! and each chunk is decoded once, in parallel.
+
+use std::collections::BTreeMap;
+
+use ndarray::{ArrayD, ArrayViewD};
+use rayon::prelude::*;
+use zarr_grid::geometry::{buffer_len, indices, Region};
+
+use crate::array::{to_ndarray, Array, SharedOut};
+use crate::element::Element;
+use crate::error::{ArrayError, Result};
+use crate::selection::{normalize, AxisIndex, Indexer, Selection};
+
+/// For one axis: the chunks it touches, each with (offset in the chunk buffer, output index)
+/// pairs.
+type AxisGroups = Vec<(i64, Vec<(u64, u64)>)>;
+
+impl Array {
+    pub(crate) fn indexer(&self, sel: &Selection) -> Result<Indexer> {
+        let grid = &self.grid;
+        let shape = self.shape().to_vec();
+        let blocks = |axis: usize| -> Vec<(u64, u64)> {
+            let ranges = grid.grid_range();
+            ranges[axis]
+                .clone()
+                .filter_map(|g| {
+                    let mut chunk: Vec<i64> = ranges.iter().map(|r| r.start).collect();
+                    chunk[axis] = g;
+                    grid.chunk_region(&chunk)
+                        .map(|r| (r.start[axis], r.shape[axis]))
+                })
+                .collect()
+        };
+        normalize(sel, &shape, &blocks)
+    }
+
+    /// The shape of the data `sel` reads (and a write through it takes).
+    ///
+    /// # Errors
+    /// A selection that does not fit the array.
+    pub fn selection_shape(&self, sel: &Selection) -> Result<Vec<u64>> {
+        Ok(self.indexer(sel)?.output_shape())
+    }
+
+    /// Splits one axis's positions by chunk: (grid index, [(buffer offset, output index)]).
+    fn axis_groups(&self, axis: usize, ix: &AxisIndex) -> Result<AxisGroups> {
+        let mut probe = vec![0u64; self.rank()];
+        let mut groups: BTreeMap<i64, Vec<(u64, u64)>> = BTreeMap::new();
+        for i in 0..ix.len() {
+            probe[axis] = ix.get(i);
+            let (chunk, offset) = self.grid.chunk_of(&probe)?;
+            groups
+                .entry(chunk[axis])
+                .or_default()
+                .push((offset[axis], i));
+        }
+        Ok(groups.into_iter().collect())
+    }
+
+    /// Reads a selection into raw bytes of its output shape (C order, native byte order).
+    ///
+    /// # Errors
+    /// A selection that does not fit, store or codec errors.
+    pub fn read_selection_bytes(&self, sel: &Selection) -> Result<(Vec<u64>, Vec<u8>)> {
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let elem = self.data_type().size();
+        let len = buffer_len(&out_shape, elem).map_err(|_| ArrayError::TooLarge {
+            what: "a selection",
+            shape: out_shape.clone(),
+        })?;
+        let mut out = vec![0u8; len];
+        if len == 0 {
+            return Ok((out_shape, out));
+        }
+        match &ix {
+            Indexer::Orthogonal(axes) => {
+                if let Some(region) = contiguous_region(axes) {
+                    self.read_region_into(&region, &mut out)?;
+                } else {
+                    self.read_orthogonal(axes, &mut out)?;
+                }
+            }
+            Indexer::Points(points) => self.read_points(points, &mut out)?,
+        }
+        Ok((out_shape, out))
+    }
+
+    fn read_orthogonal(&self, axes: &[AxisIndex], out: &mut [u8]) -> Result<()> {
+        let elem = self.data_type().size();
+        let full_shape: Vec<u64> = axes.iter().map(AxisIndex::len).collect();
+        let groups: Vec<AxisGroups> = axes
+            .iter()
+            .enumerate()
+            .map(|(d, a)| self.axis_groups(d, a))
+            .collect::<Result<_>>()?;
+        let counts: Vec<u64> = groups.iter().map(|g| g.len() as u64).collect();
+        let combos: Vec<Vec<u64>> = indices(&counts).collect();
+        let chunk_shape = self.chunk_shape();
+        let fill = self.fill_value().as_bytes().to_vec();
+        let shared = SharedOut::new(out);
+        combos.par_iter().try_for_each(|combo| -> Result<()> {
+            let chunk: Vec<i64> = combo
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| groups[d][i as usize].0)
+                .collect();
+            let decoded = self.read_chunk_bytes(&chunk)?;
+            let per_axis: Vec<&Vec<(u64, u64)>> = combo
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| &groups[d][i as usize].1)
+                .collect();
+            let lens: Vec<u64> = per_axis.iter().map(|v| v.len() as u64).collect();
+            for pos in indices(&lens) {
+                let mut src = 0usize;
+                let mut dst = 0usize;
+                for d in 0..pos.len() {
+                    let (off, o) = per_axis[d][pos[d] as usize];
+                    src = src * chunk_shape[d] as usize + off as usize;
+                    dst = dst * full_shape[d] as usize + o as usize;
+                }
+                let value = match &decoded {
+                    Some(buf) => &buf.as_bytes()[src * elem..(src + 1) * elem],
+                    None => &fill[..],
+                };
+                // SAFETY: each output element belongs to exactly one chunk combination (the
+                // per-axis groups partition the output indices), so writes are disjoint.
+                unsafe { shared.write_element(dst * elem, value) };
+            }
+            Ok(())
+        })
+    }
+
+    fn read_points(&self, points: &[Vec<u64>], out: &mut [u8]) -> Result<()> {
+        let elem = self.data_type().size();
+        let mut by_chunk: BTreeMap<Vec<i64>, Vec<(Vec<u64>, usize)>> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            let (chunk, offset) = self.grid.chunk_of(p)?;
+            by_chunk.entry(chunk).or_default().push((offset, i));
+        }
+        let chunk_shape = self.chunk_shape();
+        let fill = self.fill_value().as_bytes().to_vec();
+        let shared = SharedOut::new(out);
+        let work: Vec<_> = by_chunk.into_iter().collect();
+        work.par_iter().try_for_each(|(chunk, pts)| -> Result<()> {
+            let decoded = self.read_chunk_bytes(chunk)?;
+            for (offset, i) in pts {
+                let src = linear(offset, &chunk_shape);
+                let value = match &decoded {
+                    Some(buf) => &buf.as_bytes()[src * elem..(src + 1) * elem],
+                    None => &fill[..],
+                };
+                // SAFETY: every point index i appears once, so writes are disjoint.
+                unsafe { shared.write_element(i * elem, value) };
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes raw bytes (the selection's output shape, C order, native byte order) through a
+    /// selection. Repeated positions in an integer selection take the last value, as NumPy.
+    ///
+    /// # Errors
+    /// A selection that does not fit, data of the wrong length, store or codec errors.
+    pub fn write_selection_bytes(&self, sel: &Selection, data: &[u8]) -> Result<()> {
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let elem = self.data_type().size();
+        let len = buffer_len(&out_shape, elem).map_err(|_| ArrayError::TooLarge {
+            what: "a selection",
+            shape: out_shape.clone(),
+        })?;
+        if data.len() != len {
+            return Err(ArrayError::ShapeMismatch {
+                expected: out_shape,
+                got: vec![(data.len() / elem) as u64],
+            });
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // (chunk) -> [(offset in chunk buffer, index into data)]
+        let mut by_chunk: BTreeMap<Vec<i64>, Vec<(usize, usize)>> = BTreeMap::new();
+        let chunk_shape = self.chunk_shape();
+        match &ix {
+            Indexer::Orthogonal(axes) => {
+                if let Some(region) = contiguous_region(axes) {
+                    return self.write_region_bytes(&region, data);
+                }
+                let full_shape: Vec<u64> = axes.iter().map(AxisIndex::len).collect();
+                let groups: Vec<AxisGroups> = axes
+                    .iter()
+                    .enumerate()
+                    .map(|(d, a)| self.axis_groups(d, a))
+                    .collect::<Result<_>>()?;
+                let counts: Vec<u64> = groups.iter().map(|g| g.len() as u64).collect();
+                for combo in indices(&counts) {
+                    let chunk: Vec<i64> = combo
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &i)| groups[d][i as usize].0)
+                        .collect();
+                    let per_axis: Vec<&Vec<(u64, u64)>> = combo
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &i)| &groups[d][i as usize].1)
+                        .collect();
+                    let lens: Vec<u64> = per_axis.iter().map(|v| v.len() as u64).collect();
+                    let entry = by_chunk.entry(chunk).or_default();
+                    for pos in indices(&lens) {
+                        let mut src = 0usize;
+                        let mut dst = 0usize;
+                        for d in 0..pos.len() {
+                            let (off, o) = per_axis[d][pos[d] as usize];
+                            dst = dst * chunk_shape[d] as usize + off as usize;
+                            src = src * full_shape[d] as usize + o as usize;
+                        }
+                        entry.push((dst, src));
+                    }
+                }
+            }
+            Indexer::Points(points) => {
+                for (i, p) in points.iter().enumerate() {
+                    let (chunk, offset) = self.grid.chunk_of(p)?;
+                    by_chunk
+                        .entry(chunk)
+                        .or_default()
+                        .push((linear(&offset, &chunk_shape), i));
+                }
+            }
+        }
+        let work: Vec<_> = by_chunk.into_iter().collect();
+        work.par_iter()
+            .try_for_each(|(chunk, entries)| -> Result<()> {
+                let key = self.chunk_key(chunk);
+                let mut buf = match self.read_chunk_bytes(chunk)? {
+                    Some(b) => b.to_vec(),
+                    None => {
+                        let len = buffer_len(&chunk_shape, elem)?;
+                        let mut b = vec![0u8; len];
+                        crate::array::fill_with(&mut b, self.fill_value().as_bytes());
+                        b
+                    }
+                };
+                for &(dst, src) in entries {
+                    buf[dst * elem..(dst + 1) * elem]
+                        .copy_from_slice(&data[src * elem..(src + 1) * elem]);
+                }
+                self.store_chunk(&key, &buf)
+            })
+    }
+
+    /// Reads a selection into an `ndarray` (NumPy semantics; see [`Selection`]).
+    ///
+    /// # Errors
+    /// A data type other than `T`'s, a selection that does not fit, store or codec errors.
+    pub fn read<T: Element>(&self, sel: &Selection) -> Result<ArrayD<T>> {
+        if T::DATA_TYPE != self.data_type() {
+            return Err(ArrayError::DataTypeMismatch {
+                expected: self.data_type(),
+                got: T::NAME,
+            });
+        }
+        let (shape, bytes) = self.read_selection_bytes(sel)?;
+        let n = bytes.len() / self.data_type().size();
+        let mut items = vec![T::default(); n];
+        T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
+            reason: e.to_string(),
+        })?;
+        to_ndarray(&shape, items)
+    }
+
+    /// Writes an `ndarray` through a selection; its shape must be the selection's.
+    ///
+    /// # Errors
+    /// A data type other than `T`'s, a shape mismatch, store or codec errors.
+    pub fn write<T: Element>(&self, sel: &Selection, data: ArrayViewD<'_, T>) -> Result<()> {
+        if T::DATA_TYPE != self.data_type() {
+            return Err(ArrayError::DataTypeMismatch {
+                expected: self.data_type(),
+                got: T::NAME,
+            });
+        }
+        let want = self.selection_shape(sel)?;
+        let got: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        if want != got {
+            return Err(ArrayError::ShapeMismatch {
+                expected: want,
+                got,
+            });
+        }
+        let items: Vec<T> = data.iter().copied().collect();
+        self.write_selection_bytes(sel, T::as_bytes(&items))
+    }
+}
+
+fn linear(pos: &[u64], shape: &[u64]) -> usize {
+    pos.iter()
+        .zip(shape)
+        .fold(0usize, |acc, (&p, &n)| acc * n as usize + p as usize)
+}
+
+/// The region an orthogonal selection covers when every axis is contiguous.
+fn contiguous_region(axes: &[AxisIndex]) -> Option<Region> {
+    let mut start = Vec::with_capacity(axes.len());
+    let mut shape = Vec::with_capacity(axes.len());
+    for a in axes {
+        let (s, n) = a.as_contiguous()?;
+        start.push(s);
+        shape.push(n);
+    }
+    Some(Region { start, shape })
+}
+
+impl SharedOut {
+    /// Writes one element at byte offset `at`.
+    ///
+    /// # Safety
+    /// Concurrent calls must write disjoint offsets, inside the buffer.
+    pub(crate) unsafe fn write_element(&self, at: usize, value: &[u8]) {
+        // SAFETY: the caller guarantees exclusive access to these bytes.
+        let dst = unsafe { self.bytes() };
+        dst[at..at + value.len()].copy_from_slice(value);
+    }
+}

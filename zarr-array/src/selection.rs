@@ -1,0 +1,499 @@
+//! Selections with NumPy semantics, and their normalisation into per-axis index sets.
+//!
+//! - [`Selection::Basic`]: integers, slices with positive steps, full axes and one ellipsis;
+//! - [`Selection::Orthogonal`]: per axis an integer, a slice, an integer array or a boolean
+//!   mask (the outer product of the per-axis selections, like zarr-python's `oindex`);
+//! - [`Selection::Points`]: coordinate (point) selection, one output element per point
+//!   (zarr-python's `vindex` with integer arrays);
+//! - [`Selection::Blocks`]: whole chunks by chunk index per axis (zarr-python's `blocks`).
+//!
+//! Negative integers count from the end of the axis, as in NumPy. Indices are positions
+//! (zero-based), never domain coordinates.
+
+use std::fmt;
+
+use crate::error::ArrayError;
+
+/// A slice `start:stop:step` with NumPy semantics (`step` > 0; bounds clamp; negatives count
+/// from the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Slice {
+    /// First position (default 0).
+    pub start: Option<i64>,
+    /// One past the last position (default the axis length).
+    pub stop: Option<i64>,
+    /// The step (default 1; must be positive).
+    pub step: Option<i64>,
+}
+
+impl Slice {
+    /// `start..stop` with step 1.
+    pub fn new(start: i64, stop: i64) -> Self {
+        Slice {
+            start: Some(start),
+            stop: Some(stop),
+            step: None,
+        }
+    }
+
+    /// `start..stop` with a step.
+    pub fn with_step(start: i64, stop: i64, step: i64) -> Self {
+        Slice {
+            start: Some(start),
+            stop: Some(stop),
+            step: Some(step),
+        }
+    }
+
+    /// The whole axis.
+    pub fn full() -> Self {
+        Slice::default()
+    }
+
+    /// (start, count, step) on an axis of length `len`.
+    fn resolve(&self, len: u64, axis: usize) -> Result<(u64, u64, u64), ArrayError> {
+        let step = self.step.unwrap_or(1);
+        if step <= 0 {
+            return Err(ArrayError::InvalidSelection {
+                reason: format!(
+                    "slice step {step} on axis {axis}: only positive steps are supported"
+                ),
+            });
+        }
+        let len_i = i128::from(len);
+        let clamp = |v: Option<i64>, default: i128| -> i128 {
+            match v {
+                None => default,
+                Some(v) => {
+                    let v = i128::from(v);
+                    let v = if v < 0 { v + len_i } else { v };
+                    v.clamp(0, len_i)
+                }
+            }
+        };
+        let start = clamp(self.start, 0);
+        let stop = clamp(self.stop, len_i);
+        let step = i128::from(step);
+        let count = if stop > start {
+            (stop - start + step - 1) / step
+        } else {
+            0
+        };
+        // all three fit in u64: 0 <= start, count <= len and step > 0
+        Ok((start as u64, count as u64, step as u64))
+    }
+}
+
+impl From<std::ops::Range<i64>> for Slice {
+    fn from(r: std::ops::Range<i64>) -> Self {
+        Slice::new(r.start, r.end)
+    }
+}
+
+/// One item of a basic selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BasicItem {
+    /// One position (the axis is dropped from the output).
+    Index(i64),
+    /// A slice.
+    Slice(Slice),
+    /// As many full axes as needed (at most one per selection).
+    Ellipsis,
+}
+
+/// One axis of an orthogonal selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AxisSelection {
+    /// One position (the axis is dropped from the output).
+    Index(i64),
+    /// A slice.
+    Slice(Slice),
+    /// Positions in any order, repeats allowed.
+    Indices(Vec<i64>),
+    /// A boolean mask as long as the axis.
+    Mask(Vec<bool>),
+}
+
+/// One axis of a block selection: chunk indices counted from the array's first chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockSelection {
+    /// One chunk (the axis is kept, with the chunk's length).
+    Index(i64),
+    /// A range of chunks with step 1.
+    Range(Option<i64>, Option<i64>),
+}
+
+/// What to read or write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Basic indexing (missing trailing axes are full).
+    Basic(Vec<BasicItem>),
+    /// Orthogonal (outer) indexing, one entry per axis.
+    Orthogonal(Vec<AxisSelection>),
+    /// Coordinate (point) selection: `points[i]` is one position tuple.
+    Points(Vec<Vec<i64>>),
+    /// Whole chunks, one entry per axis (missing trailing axes are full).
+    Blocks(Vec<BlockSelection>),
+}
+
+impl Selection {
+    /// Every element.
+    pub fn all() -> Self {
+        Selection::Basic(Vec::new())
+    }
+}
+
+impl fmt::Display for Selection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+/// One axis, normalised: the positions it selects, in output order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AxisIndex {
+    /// `start, start+step, ...` (`count` of them); kept in the output.
+    Range { start: u64, count: u64, step: u64 },
+    /// Explicit positions; kept in the output.
+    List(Vec<u64>),
+    /// One position; dropped from the output.
+    Single(u64),
+}
+
+impl AxisIndex {
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            AxisIndex::Range { count, .. } => *count,
+            AxisIndex::List(v) => v.len() as u64,
+            AxisIndex::Single(_) => 1,
+        }
+    }
+
+    pub(crate) fn get(&self, i: u64) -> u64 {
+        match self {
+            AxisIndex::Range { start, step, .. } => start + i * step,
+            AxisIndex::List(v) => v[i as usize],
+            AxisIndex::Single(p) => *p,
+        }
+    }
+
+    /// The contiguous range this axis selects, if it is one.
+    pub(crate) fn as_contiguous(&self) -> Option<(u64, u64)> {
+        match self {
+            AxisIndex::Range { start, count, step } if *step == 1 || *count <= 1 => {
+                Some((*start, *count))
+            }
+            AxisIndex::Single(p) => Some((*p, 1)),
+            _ => None,
+        }
+    }
+}
+
+/// A normalised selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Indexer {
+    /// The outer product of per-axis index sets.
+    Orthogonal(Vec<AxisIndex>),
+    /// Points (each a full position tuple), in output order.
+    Points(Vec<Vec<u64>>),
+}
+
+impl Indexer {
+    /// The shape of the data this selection reads or writes.
+    pub(crate) fn output_shape(&self) -> Vec<u64> {
+        match self {
+            Indexer::Orthogonal(axes) => axes
+                .iter()
+                .filter(|a| !matches!(a, AxisIndex::Single(_)))
+                .map(AxisIndex::len)
+                .collect(),
+            Indexer::Points(p) => vec![p.len() as u64],
+        }
+    }
+}
+
+fn position(i: i64, len: u64, axis: usize) -> Result<u64, ArrayError> {
+    let p = if i < 0 {
+        i128::from(len) + i128::from(i)
+    } else {
+        i128::from(i)
+    };
+    if p < 0 || p >= i128::from(len) {
+        return Err(ArrayError::OutOfBounds {
+            axis,
+            index: i,
+            len,
+        });
+    }
+    Ok(p as u64)
+}
+
+/// Normalises a selection against an array shape. `block_range(axis, first, last)` gives the
+/// positions `(start, len)` covered by the chunks `first..=last` (indices from the first
+/// chunk) and `num_blocks(axis)` the number of chunks, for block selections.
+pub(crate) fn normalize(
+    sel: &Selection,
+    shape: &[u64],
+    blocks: &dyn Fn(usize) -> Vec<(u64, u64)>,
+) -> Result<Indexer, ArrayError> {
+    let rank = shape.len();
+    let too_many = |n: usize| ArrayError::InvalidSelection {
+        reason: format!("selection has {n} axes but the array has {rank}"),
+    };
+    match sel {
+        Selection::Basic(items) => {
+            let ellipses = items
+                .iter()
+                .filter(|i| matches!(i, BasicItem::Ellipsis))
+                .count();
+            if ellipses > 1 {
+                return Err(ArrayError::InvalidSelection {
+                    reason: "at most one ellipsis".into(),
+                });
+            }
+            let explicit = items.len() - ellipses;
+            if explicit > rank {
+                return Err(too_many(explicit));
+            }
+            let mut axes = Vec::with_capacity(rank);
+            for item in items {
+                match item {
+                    BasicItem::Ellipsis => {
+                        for _ in 0..rank - explicit {
+                            let d = axes.len();
+                            axes.push(full_axis(shape[d]));
+                        }
+                    }
+                    BasicItem::Index(i) => {
+                        let d = axes.len();
+                        axes.push(AxisIndex::Single(position(*i, shape[d], d)?));
+                    }
+                    BasicItem::Slice(s) => {
+                        let d = axes.len();
+                        let (start, count, step) = s.resolve(shape[d], d)?;
+                        axes.push(AxisIndex::Range { start, count, step });
+                    }
+                }
+            }
+            while axes.len() < rank {
+                let d = axes.len();
+                axes.push(full_axis(shape[d]));
+            }
+            Ok(Indexer::Orthogonal(axes))
+        }
+        Selection::Orthogonal(per_axis) => {
+            if per_axis.len() != rank {
+                return Err(ArrayError::InvalidSelection {
+                    reason: format!(
+                        "orthogonal selection has {} axes but the array has {rank}",
+                        per_axis.len()
+                    ),
+                });
+            }
+            let mut axes = Vec::with_capacity(rank);
+            for (d, a) in per_axis.iter().enumerate() {
+                axes.push(match a {
+                    AxisSelection::Index(i) => AxisIndex::Single(position(*i, shape[d], d)?),
+                    AxisSelection::Slice(s) => {
+                        let (start, count, step) = s.resolve(shape[d], d)?;
+                        AxisIndex::Range { start, count, step }
+                    }
+                    AxisSelection::Indices(v) => AxisIndex::List(
+                        v.iter()
+                            .map(|&i| position(i, shape[d], d))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    AxisSelection::Mask(m) => {
+                        if m.len() as u64 != shape[d] {
+                            return Err(ArrayError::InvalidSelection {
+                                reason: format!(
+                                    "boolean mask of length {} on axis {d} of length {}",
+                                    m.len(),
+                                    shape[d]
+                                ),
+                            });
+                        }
+                        AxisIndex::List(
+                            m.iter()
+                                .enumerate()
+                                .filter(|(_, &b)| b)
+                                .map(|(i, _)| i as u64)
+                                .collect(),
+                        )
+                    }
+                });
+            }
+            Ok(Indexer::Orthogonal(axes))
+        }
+        Selection::Points(points) => {
+            let mut out = Vec::with_capacity(points.len());
+            for p in points {
+                if p.len() != rank {
+                    return Err(ArrayError::InvalidSelection {
+                        reason: format!(
+                            "a point has {} coordinates but the array has {rank} axes",
+                            p.len()
+                        ),
+                    });
+                }
+                out.push(
+                    p.iter()
+                        .enumerate()
+                        .map(|(d, &i)| position(i, shape[d], d))
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
+            }
+            Ok(Indexer::Points(out))
+        }
+        Selection::Blocks(per_axis) => {
+            if per_axis.len() > rank {
+                return Err(too_many(per_axis.len()));
+            }
+            let mut axes = Vec::with_capacity(rank);
+            for d in 0..rank {
+                let spans = blocks(d);
+                let n = spans.len() as u64;
+                let (first, count) = match per_axis.get(d) {
+                    None => (0, n),
+                    Some(BlockSelection::Index(i)) => (position(*i, n, d)?, 1),
+                    Some(BlockSelection::Range(a, b)) => {
+                        let (s, c, _) = Slice {
+                            start: *a,
+                            stop: *b,
+                            step: None,
+                        }
+                        .resolve(n, d)?;
+                        (s, c)
+                    }
+                };
+                if count == 0 {
+                    axes.push(AxisIndex::Range {
+                        start: 0,
+                        count: 0,
+                        step: 1,
+                    });
+                    continue;
+                }
+                let (start, _) = spans[first as usize];
+                let (last_start, last_len) = spans[(first + count - 1) as usize];
+                axes.push(AxisIndex::Range {
+                    start,
+                    count: last_start + last_len - start,
+                    step: 1,
+                });
+            }
+            Ok(Indexer::Orthogonal(axes))
+        }
+    }
+}
+
+fn full_axis(len: u64) -> AxisIndex {
+    AxisIndex::Range {
+        start: 0,
+        count: len,
+        step: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_blocks(_: usize) -> Vec<(u64, u64)> {
+        Vec::new()
+    }
+
+    #[test]
+    fn slices_follow_numpy() {
+        let cases = [
+            (Slice::new(1, 8), 10, (1, 7, 1)),
+            (Slice::with_step(1, 8, 3), 10, (1, 3, 3)),
+            (Slice::new(-3, 100), 10, (7, 3, 1)),
+            (Slice::new(5, 2), 10, (5, 0, 1)),
+            (Slice::full(), 0, (0, 0, 1)),
+            (
+                Slice {
+                    start: Some(-100),
+                    stop: Some(-8),
+                    step: Some(2),
+                },
+                10,
+                (0, 1, 2),
+            ),
+        ];
+        for (s, len, want) in cases {
+            assert_eq!(s.resolve(len, 0).unwrap(), want, "{s:?}");
+        }
+        assert!(Slice::with_step(0, 5, 0).resolve(10, 0).is_err());
+        assert!(Slice::with_step(5, 0, -1).resolve(10, 0).is_err());
+    }
+
+    #[test]
+    fn basic_with_ellipsis_and_index() {
+        let sel = Selection::Basic(vec![BasicItem::Ellipsis, BasicItem::Index(-1)]);
+        let ix = normalize(&sel, &[4, 5, 6], &no_blocks).unwrap();
+        assert_eq!(ix.output_shape(), vec![4, 5]);
+        assert!(normalize(
+            &Selection::Basic(vec![BasicItem::Index(6)]),
+            &[6],
+            &no_blocks
+        )
+        .is_err());
+        let two = Selection::Basic(vec![BasicItem::Ellipsis, BasicItem::Ellipsis]);
+        assert!(normalize(&two, &[6], &no_blocks).is_err());
+    }
+
+    #[test]
+    fn masks_and_points() {
+        let sel = Selection::Orthogonal(vec![
+            AxisSelection::Mask(vec![true, false, true]),
+            AxisSelection::Indices(vec![-1, 0, 0]),
+        ]);
+        let ix = normalize(&sel, &[3, 4], &no_blocks).unwrap();
+        assert_eq!(ix.output_shape(), vec![2, 3]);
+        let bad_mask = Selection::Orthogonal(vec![
+            AxisSelection::Mask(vec![true]),
+            AxisSelection::Index(0),
+        ]);
+        assert!(normalize(&bad_mask, &[3, 4], &no_blocks).is_err());
+        let pts = Selection::Points(vec![vec![0, 1], vec![2, -1]]);
+        assert_eq!(
+            normalize(&pts, &[3, 4], &no_blocks).unwrap(),
+            Indexer::Points(vec![vec![0, 1], vec![2, 3]])
+        );
+        assert!(normalize(&Selection::Points(vec![vec![3, 0]]), &[3, 4], &no_blocks).is_err());
+    }
+
+    #[test]
+    fn blocks_cover_whole_chunks() {
+        // a partly filled first chunk: 3 positions, then 4, then 2
+        let spans = |_: usize| vec![(0, 3), (3, 4), (7, 2)];
+        let ix = normalize(
+            &Selection::Blocks(vec![BlockSelection::Index(1)]),
+            &[9],
+            &spans,
+        )
+        .unwrap();
+        assert_eq!(
+            ix,
+            Indexer::Orthogonal(vec![AxisIndex::Range {
+                start: 3,
+                count: 4,
+                step: 1
+            }])
+        );
+        let ix = normalize(
+            &Selection::Blocks(vec![BlockSelection::Range(Some(1), None)]),
+            &[9],
+            &spans,
+        )
+        .unwrap();
+        assert_eq!(ix.output_shape(), vec![6]);
+        assert!(normalize(
+            &Selection::Blocks(vec![BlockSelection::Index(3)]),
+            &[9],
+            &spans
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,43 @@
+//! The byte-range source of zarr-codecs, implemented for a key of any store.
+
+use zarr_codecs::{ByteRange, ByteRangeSource, SourceError};
+use zarr_store::Store;
+
+/// One stored value (a chunk or shard) read through a store, range by range.
+#[derive(Debug)]
+pub struct StoreSource<'a> {
+    store: &'a dyn Store,
+    key: &'a str,
+}
+
+impl<'a> StoreSource<'a> {
+    /// The value at `key` of `store`.
+    pub fn new(store: &'a dyn Store, key: &'a str) -> Self {
+        StoreSource { store, key }
+    }
+}
+
+fn to_store_range(r: &ByteRange) -> zarr_store::ByteRange {
+    match *r {
+        ByteRange::Range { start, end } => zarr_store::ByteRange::Range { start, end },
+        ByteRange::FromStart(o) => zarr_store::ByteRange::FromStart(o),
+        ByteRange::Suffix(n) => zarr_store::ByteRange::Suffix(n),
+    }
+}
+
+impl ByteRangeSource for StoreSource<'_> {
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
+        let ranges: Vec<_> = ranges.iter().map(to_store_range).collect();
+        self.store
+            .get_ranges(self.key, &ranges)
+            .map_err(SourceError::new)
+    }
+
+    fn size(&self) -> Result<Option<u64>, SourceError> {
+        self.store.size(self.key).map_err(SourceError::new)
+    }
+
+    fn get(&self) -> Result<Option<Vec<u8>>, SourceError> {
+        self.store.get(self.key).map_err(SourceError::new)
+    }
+}

@@ -1,0 +1,123 @@
+//! Test support: a small `.npy` reader and element-wise comparison with NaN equal to NaN.
+#![allow(dead_code)] // each test binary uses a part of it
+
+use zarr_array::DataType;
+
+/// A parsed `.npy` file: shape, data type and the data in C order, native byte order.
+#[derive(Debug)]
+pub struct Npy {
+    pub shape: Vec<u64>,
+    pub data_type: Option<DataType>,
+    pub data: Vec<u8>,
+}
+
+/// Reads a `.npy` file (versions 1-3, C or Fortran order, either byte order).
+pub fn read_npy(bytes: &[u8]) -> Npy {
+    assert_eq!(&bytes[..6], b"\x93NUMPY", "not an npy file");
+    let major = bytes[6];
+    let (hlen, start) = if major == 1 {
+        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
+    } else {
+        (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        )
+    };
+    let header = std::str::from_utf8(&bytes[start..start + hlen]).unwrap();
+    let descr = field(header, "'descr':")
+        .trim()
+        .trim_matches('\'')
+        .to_string();
+    let fortran = field(header, "'fortran_order':").trim().starts_with("True");
+    let shape_text = header
+        .split("'shape':")
+        .nth(1)
+        .unwrap()
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    let shape: Vec<u64> = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let (order, code) = descr.split_at(1);
+    let data_type = match code {
+        "b1" => Some(DataType::Bool),
+        "i1" => Some(DataType::Int8),
+        "i2" => Some(DataType::Int16),
+        "i4" => Some(DataType::Int32),
+        "i8" => Some(DataType::Int64),
+        "u1" => Some(DataType::UInt8),
+        "u2" => Some(DataType::UInt16),
+        "u4" => Some(DataType::UInt32),
+        "u8" => Some(DataType::UInt64),
+        "f2" => Some(DataType::Float16),
+        "f4" => Some(DataType::Float32),
+        "f8" => Some(DataType::Float64),
+        "c8" => Some(DataType::Complex64),
+        "c16" => Some(DataType::Complex128),
+        _ => None,
+    };
+    let mut data = bytes[start + hlen..].to_vec();
+    if let Some(t) = data_type {
+        if order == ">" {
+            if let Some(w) = t.endian_component_size() {
+                for c in data.chunks_exact_mut(w) {
+                    c.reverse();
+                }
+            }
+        }
+        if fortran && shape.len() > 1 {
+            data = fortran_to_c(&data, &shape, t.size());
+        }
+    }
+    Npy {
+        shape,
+        data_type,
+        data,
+    }
+}
+
+fn field<'a>(header: &'a str, name: &str) -> &'a str {
+    header
+        .split(name)
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+}
+
+fn fortran_to_c(data: &[u8], shape: &[u64], elem: usize) -> Vec<u8> {
+    let n: u64 = shape.iter().product();
+    let mut out = vec![0u8; data.len()];
+    for c_index in 0..n {
+        // position of c_index in C order, then its Fortran offset
+        let mut rem = c_index;
+        let mut pos = vec![0u64; shape.len()];
+        for d in (0..shape.len()).rev() {
+            pos[d] = rem % shape[d];
+            rem /= shape[d];
+        }
+        let mut f = 0u64;
+        for d in (0..shape.len()).rev() {
+            f = f * shape[d] + pos[d];
+        }
+        let (ci, fi) = (c_index as usize * elem, f as usize * elem);
+        out[ci..ci + elem].copy_from_slice(&data[fi..fi + elem]);
+    }
+    out
+}
+
+/// Element-wise equality in the Zarr sense (bit patterns, NaN equal to NaN).
+pub fn same_elements(t: DataType, a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && a.chunks_exact(t.size())
+            .zip(b.chunks_exact(t.size()))
+            .all(|(x, y)| t.elements_equal(x, y))
+}

@@ -1,0 +1,158 @@
+//! One table-driven test over the conformance corpora: the project's own `conformance/v3`,
+//! and `../shared/conformance/v3` and `../shared/conformance/extensions` when present. Every
+//! `read` fixture decodes exactly to its `.npy`; every `reject` fixture is refused with an
+//! error; every group opens with its attributes and children.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use zarr_array::{Array, Group};
+use zarr_store::FilesystemStore;
+
+fn corpora() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let own = root.join("conformance/v3");
+    assert!(
+        own.join("manifest.json").exists(),
+        "the project's own corpus is missing"
+    );
+    let mut all = vec![own];
+    for shared in [
+        "../shared/conformance/v3",
+        "../shared/conformance/extensions",
+    ] {
+        let p = root.join(shared);
+        if p.join("manifest.json").exists() {
+            all.push(p);
+        }
+    }
+    all
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    read: usize,
+    rejected: usize,
+    groups: usize,
+    refused_unsupported: usize,
+    failures: Vec<String>,
+}
+
+fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
+    let path = f["path"].as_str().unwrap();
+    let store = Arc::new(FilesystemStore::open(dir).unwrap());
+    let expect = f["expect"].as_str().unwrap();
+    let node = f["node"].as_str().unwrap_or("array");
+    let name = format!("{}:{path}", dir.display());
+    if node == "group" {
+        match Group::open(store, path) {
+            Ok(g) if expect == "read" => {
+                // children open too, and attributes are an object
+                match g.members() {
+                    Ok(_) => tally.groups += 1,
+                    Err(e) => tally.failures.push(format!("{name}: members: {e}")),
+                }
+            }
+            Ok(_) => tally
+                .failures
+                .push(format!("{name}: group should be refused")),
+            Err(e) if expect == "reject" => {
+                assert!(!e.to_string().is_empty());
+                tally.rejected += 1;
+            }
+            Err(e) => tally.failures.push(format!("{name}: {e}")),
+        }
+        return;
+    }
+    let opened = Array::open(store, path);
+    match (expect, opened) {
+        ("reject", Ok(a)) => {
+            // some faults only show when data is read (none expected); count as failure
+            tally
+                .failures
+                .push(format!("{name}: should be refused, opened {:?}", a.shape()));
+        }
+        ("reject", Err(e)) => {
+            assert!(!e.to_string().is_empty());
+            tally.rejected += 1;
+        }
+        // a build without an extension must refuse its arrays by name, never misread them
+        (_, Err(e))
+            if uses_missing_extension(dir, path).is_some_and(|n| e.to_string().contains(&n)) =>
+        {
+            tally.refused_unsupported += 1;
+        }
+        (_, Err(e)) => tally.failures.push(format!("{name}: {e}")),
+        (_, Ok(array)) => {
+            let npy_path = dir.join(f["data"].as_str().unwrap());
+            let npy = common::read_npy(&std::fs::read(&npy_path).unwrap());
+            if npy.shape != array.shape() {
+                tally.failures.push(format!(
+                    "{name}: shape {:?} vs {:?}",
+                    array.shape(),
+                    npy.shape
+                ));
+                return;
+            }
+            let sel = zarr_array::Selection::all();
+            match array.read_selection_bytes(&sel) {
+                Ok((_, bytes)) => {
+                    if common::same_elements(array.data_type(), &bytes, &npy.data) {
+                        tally.read += 1;
+                    } else {
+                        tally.failures.push(format!("{name}: data differs"));
+                    }
+                }
+                Err(e) => tally.failures.push(format!("{name}: read: {e}")),
+            }
+        }
+    }
+}
+
+/// The name of a codec the array uses that this build's registry lacks.
+fn uses_missing_extension(dir: &Path, path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(path).join("zarr.json")).ok()?;
+    let meta: Value = serde_json::from_str(&text).ok()?;
+    let registry = zarr_array::Extensions::default().codecs;
+    let mut names = Vec::new();
+    collect_codec_names(&meta["codecs"], &mut names);
+    names.into_iter().find(|n| !registry.contains(n))
+}
+
+fn collect_codec_names(codecs: &Value, out: &mut Vec<String>) {
+    for c in codecs.as_array().into_iter().flatten() {
+        if let Some(n) = c["name"].as_str() {
+            out.push(n.to_string());
+        }
+        collect_codec_names(&c["configuration"]["codecs"], out);
+    }
+}
+
+#[test]
+fn every_fixture_reads_exactly_or_is_refused() {
+    let mut tally = Tally::default();
+    for dir in corpora() {
+        let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+        let manifest: Value = serde_json::from_str(&text).unwrap();
+        for f in manifest["fixtures"].as_array().unwrap() {
+            run_fixture(&dir, f, &mut tally);
+        }
+    }
+    eprintln!(
+        "{} arrays read exactly, {} documents refused, {} groups opened, {} arrays refused for a codec this build lacks",
+        tally.read, tally.rejected, tally.groups, tally.refused_unsupported
+    );
+    assert!(
+        tally.failures.is_empty(),
+        "{} failures:\n{}",
+        tally.failures.len(),
+        tally.failures.join("\n")
+    );
+    assert!(
+        tally.read > 100 && tally.rejected > 50 && tally.groups > 3,
+        "{tally:?}"
+    );
+}

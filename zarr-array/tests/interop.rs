@@ -1,0 +1,240 @@
+//! Interop with zarr-python 3.1.6 and TensorStore 0.1.86: arrays this project writes (every
+//! data type, codecs, sharding, both key encodings, groups) are read by both peers with
+//! identical data; both refuse an array after `prepend`, and both read its `regular` copy.
+//!
+//! Runs when `ZARR_INTEROP=1` (set by `scripts/test`, which also creates the peers' venv and
+//! exports `ZARR_PEERS_PYTHON_BIN`); then a missing peer fails the test instead of skipping.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::json;
+use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Group};
+use zarr_meta::data_type::CORE_DATA_TYPES;
+use zarr_store::{FilesystemStore, Store};
+
+fn python() -> Option<PathBuf> {
+    if std::env::var("ZARR_INTEROP").ok().as_deref() != Some("1") {
+        eprintln!("interop tests skipped: set ZARR_INTEROP=1 (scripts/test does)");
+        return None;
+    }
+    let py = std::env::var("ZARR_PEERS_PYTHON_BIN")
+        .expect("ZARR_INTEROP=1 needs ZARR_PEERS_PYTHON_BIN (the peers' venv python)");
+    Some(PathBuf::from(py))
+}
+
+/// Runs the peer reader; `Ok(bytes of the .npy)` or `Err(exit code)`.
+fn peer_read(py: &Path, peer: &str, array: &Path) -> Result<Vec<u8>, i32> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/peers/read_with.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let out_path = tmp.path().join("out.npy");
+    let status = Command::new(py)
+        .arg(script)
+        .arg(peer)
+        .arg(array)
+        .arg(&out_path)
+        .output()
+        .expect("run the peer reader");
+    match status.status.code() {
+        Some(0) => Ok(std::fs::read(&out_path).unwrap()),
+        Some(code) => Err(code),
+        None => Err(-1),
+    }
+}
+
+fn expect_same(py: &Path, peers: &[&str], array: &Array, root: &Path) {
+    let (_, ours) = array
+        .read_selection_bytes(&zarr_array::Selection::all())
+        .unwrap();
+    for peer in peers {
+        let npy = peer_read(py, peer, &root.join(array.path()))
+            .unwrap_or_else(|code| panic!("{peer} could not read {} (exit {code})", array.path()));
+        let npy = common::read_npy(&npy);
+        assert_eq!(npy.shape, array.shape(), "{peer} {}", array.path());
+        assert!(
+            common::same_elements(array.data_type(), &npy.data, &ours),
+            "{peer} reads {} differently",
+            array.path()
+        );
+    }
+}
+
+fn random_bytes(n: usize, t: DataType, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out: Vec<u8> = (0..n * t.size())
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    match t {
+        DataType::Bool => out.iter_mut().for_each(|b| *b &= 1),
+        // keep floats finite and not NaN so both sides compare exactly
+        DataType::Float16 => out.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3f),
+        DataType::Float32 | DataType::Complex64 => {
+            out.chunks_exact_mut(4).for_each(|c| c[3] &= 0x3f)
+        }
+        DataType::Float64 | DataType::Complex128 => {
+            out.chunks_exact_mut(8).for_each(|c| c[7] &= 0x3f)
+        }
+        _ => {}
+    }
+    out
+}
+
+fn def(name: &str, config: serde_json::Value) -> ExtensionDef {
+    match config {
+        serde_json::Value::Object(m) => ExtensionDef::with_configuration(name, m),
+        _ => ExtensionDef::new(name),
+    }
+}
+
+#[test]
+fn peers_read_what_we_write() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
+    let both = ["zarr-python", "tensorstore"];
+    let mut arrays = Vec::new();
+    // every core data type, default codecs (bytes + zstd)
+    for (i, t) in CORE_DATA_TYPES.iter().enumerate() {
+        let a = ArrayBuilder::new(vec![11, 7], *t)
+            .chunk_shape(vec![4, 3])
+            .create(store.clone(), &format!("dtype_{}", t.name()))
+            .unwrap();
+        a.write_region_bytes(
+            &zarr_grid::geometry::Region::whole(&[11, 7]),
+            &random_bytes(77, *t, i as u64 + 1),
+        )
+        .unwrap();
+        arrays.push((a, both.to_vec()));
+    }
+    let codecs: Vec<(&str, Vec<ExtensionDef>, Vec<ExtensionDef>)> = vec![
+        ("raw", vec![], vec![]),
+        ("gzip", vec![], vec![def("gzip", json!({"level": 5}))]),
+        (
+            "zstd_checksum",
+            vec![],
+            vec![def("zstd", json!({"level": 3, "checksum": true}))],
+        ),
+        (
+            "blosc",
+            vec![],
+            vec![def(
+                "blosc",
+                json!({"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}),
+            )],
+        ),
+        ("crc32c", vec![], vec![def("crc32c", json!(null))]),
+        (
+            "transpose",
+            vec![def("transpose", json!({"order": [1, 0]}))],
+            vec![def("zstd", json!({"level": 1, "checksum": false}))],
+        ),
+    ];
+    for (i, (name, filters, compressors)) in codecs.into_iter().enumerate() {
+        let a = ArrayBuilder::new(vec![13, 9], DataType::Int32)
+            .chunk_shape(vec![5, 4])
+            .filters(filters)
+            .compressors(compressors)
+            .create(store.clone(), &format!("codec_{name}"))
+            .unwrap();
+        a.write_region_bytes(
+            &zarr_grid::geometry::Region::whole(&[13, 9]),
+            &random_bytes(117, DataType::Int32, 100 + i as u64),
+        )
+        .unwrap();
+        arrays.push((a, both.to_vec()));
+    }
+    // sharding, partial edge shards, an empty inner chunk
+    let a = ArrayBuilder::new(vec![20, 13], DataType::Float32)
+        .chunk_shape(vec![4, 4])
+        .shards(vec![8, 8])
+        .create(store.clone(), "shard")
+        .unwrap();
+    a.write_region_bytes(
+        &zarr_grid::geometry::Region::new(vec![0, 0], vec![12, 13]).unwrap(),
+        &random_bytes(156, DataType::Float32, 7),
+    )
+    .unwrap();
+    arrays.push((a, both.to_vec()));
+    // key encodings
+    for (name, enc) in [
+        (
+            "keys_default_dot",
+            def("default", json!({"separator": "."})),
+        ),
+        ("keys_v2_dot", def("v2", json!({"separator": "."}))),
+        ("keys_v2_slash", def("v2", json!({"separator": "/"}))),
+    ] {
+        let a = ArrayBuilder::new(vec![6, 5], DataType::UInt16)
+            .chunk_shape(vec![4, 2])
+            .key_encoding(enc)
+            .create(store.clone(), name)
+            .unwrap();
+        a.write_region_bytes(
+            &zarr_grid::geometry::Region::whole(&[6, 5]),
+            &random_bytes(30, DataType::UInt16, 9),
+        )
+        .unwrap();
+        arrays.push((a, both.to_vec()));
+    }
+    // groups with attributes, an array inside
+    let mut attrs = serde_json::Map::new();
+    attrs.insert("title".into(), json!("root"));
+    let g = Group::create(store.clone(), "grp", attrs).unwrap();
+    let leaf = g
+        .create_group("sub", Default::default())
+        .unwrap()
+        .create_array(
+            "leaf",
+            &ArrayBuilder::new(vec![4], DataType::Float64)
+                .fill_value_json(&json!("NaN"))
+                .unwrap(),
+        )
+        .unwrap();
+    leaf.write_region_bytes(
+        &zarr_grid::geometry::Region::new(vec![1], vec![2]).unwrap(),
+        &random_bytes(2, DataType::Float64, 3),
+    )
+    .unwrap();
+    arrays.push((leaf, both.to_vec()));
+
+    for (array, peers) in &arrays {
+        expect_same(&py, peers, array, dir.path());
+    }
+}
+
+#[test]
+fn peers_refuse_prepended_arrays_and_read_the_regular_copy() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
+    let mut z = ArrayBuilder::new(vec![6, 4], DataType::Int32)
+        .chunk_shape(vec![4, 4])
+        .create(store.clone(), "z")
+        .unwrap();
+    z.write_region(&[0, 0], ndarray::ArrayD::from_elem(vec![6, 4], 1i32).view())
+        .unwrap();
+    z.prepend(ndarray::ArrayD::from_elem(vec![3, 4], 2i32).view(), 0)
+        .unwrap();
+    for peer in ["zarr-python", "tensorstore"] {
+        assert_eq!(
+            peer_read(&py, peer, &dir.path().join("z")).err(),
+            Some(3),
+            "{peer} must refuse"
+        );
+    }
+    let copy = z.to_regular(store.clone(), "z_regular").unwrap();
+    expect_same(&py, &["zarr-python", "tensorstore"], &copy, dir.path());
+    let reopened = Array::open(store, "z_regular").unwrap();
+    assert_eq!(
+        reopened.read_all::<i32>().unwrap(),
+        z.read_all::<i32>().unwrap()
+    );
+}
