@@ -74,6 +74,47 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The store is read-only (for example one opened from an `http(s)://` url), so the key
+    /// (or prefix) cannot be written or deleted.
+    #[error("cannot write {key:?}: the store is read-only")]
+    ReadOnly {
+        /// The key (or prefix) being written or deleted.
+        key: String,
+    },
+    /// A request to a remote object store failed (network, permissions, server error...).
+    ///
+    /// With cargo feature `object-store` the source is an `object_store::Error` (downcast it
+    /// to look closer), or a message when the answer itself was inconsistent.
+    #[error("object store {op} of {key:?} failed: {source}")]
+    Remote {
+        /// The key (or prefix) being accessed.
+        key: String,
+        /// What was being done: `get`, `get_ranges`, `size`, `set`, `delete`, `list`...
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A store url (see [`open_url`](crate::open_url)) cannot be parsed, or the store it names
+    /// cannot be configured from it (a missing bucket, bad credentials configuration...).
+    #[error("invalid store url {url:?}: {source}")]
+    InvalidUrl {
+        /// The url as given.
+        url: String,
+        /// What is wrong with it.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A store url names a kind of store compiled out of this build.
+    #[error("unsupported store url {url:?}: no {scheme}:// stores in this build (enable cargo feature {feature:?})")]
+    UnsupportedUrl {
+        /// The url as given.
+        url: String,
+        /// Its scheme (`s3`, `gs`, ...).
+        scheme: String,
+        /// The cargo feature of zarr-store that supports it.
+        feature: &'static str,
+    },
     /// An I/O error while accessing a key (or prefix).
     #[error("i/o error on key {key:?}: {source}")]
     Io {

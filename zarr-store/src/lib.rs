@@ -1,17 +1,29 @@
 #![doc = include_str!("../README.md")]
 
+mod counting;
 mod error;
 mod filesystem;
 mod key;
 mod memory;
+#[cfg(feature = "object-store")]
+mod object;
+mod open;
 mod range;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use counting::{CountingStore, StoreCounts};
 pub use error::{Result, StoreError};
 pub use filesystem::FilesystemStore;
 pub use key::{validate_key, validate_prefix, TEMP_PREFIX};
 pub use memory::MemoryStore;
+#[cfg(feature = "object-store")]
+pub use object::{CountingObjectStore, ObjectStoreBackend, RequestCounts, MAX_CONCURRENT_REQUESTS};
+/// The `object_store` crate this crate builds on (cargo feature `object-store`), re-exported so
+/// that callers build their `Arc<dyn ObjectStore>` with the same version.
+#[cfg(feature = "object-store")]
+pub use object_store;
+pub use open::open_url;
 pub use range::ByteRange;
 pub use store::{ListDir, Store, StoreExt};

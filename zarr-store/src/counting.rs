@@ -1,0 +1,221 @@
+//! A store wrapper that counts calls, for tests that assert how many requests a read costs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::Result;
+use crate::range::ByteRange;
+use crate::store::{ListDir, Store};
+
+/// Wraps a store and counts the calls made to it, method by method, and the bytes moved.
+///
+/// Tests use it to pin down the cost of an operation ("reading one inner chunk of a shard
+/// costs one `get_ranges` call for the index and one for the chunk"). Every call is counted,
+/// failed ones included. For the HTTP requests under a remote store, see
+/// `CountingObjectStore` (cargo feature `object-store`).
+///
+/// ```
+/// use zarr_store::{ByteRange, CountingStore, MemoryStore, Store, StoreExt};
+///
+/// let store = CountingStore::new(MemoryStore::new());
+/// store.set("a/c/0", b"0123456789")?;
+/// store.get_range("a/c/0", ByteRange::Suffix(4))?;
+/// store.get("a/c/1")?;
+/// let counts = store.counts();
+/// assert_eq!((counts.set, counts.get_ranges, counts.get), (1, 1, 1));
+/// assert_eq!((counts.bytes_written, counts.bytes_read), (10, 4));
+/// assert_eq!(counts.reads(), 2);
+/// store.reset();
+/// assert_eq!(store.counts().total(), 0);
+/// # Ok::<(), zarr_store::StoreError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct CountingStore<S> {
+    inner: S,
+    counters: Counters,
+}
+
+/// A snapshot of the counts of a [`CountingStore`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct StoreCounts {
+    /// Calls of [`Store::get`].
+    pub get: u64,
+    /// Calls of [`Store::get_ranges`] (and so of `StoreExt::get_range`).
+    pub get_ranges: u64,
+    /// Byte ranges asked for in all `get_ranges` calls.
+    pub ranges: u64,
+    /// Calls of [`Store::size`] (and so of `StoreExt::exists`).
+    pub size: u64,
+    /// Calls of [`Store::set`].
+    pub set: u64,
+    /// Calls of [`Store::delete`].
+    pub delete: u64,
+    /// Calls of [`Store::delete_prefix`].
+    pub delete_prefix: u64,
+    /// Calls of [`Store::list_prefix`].
+    pub list_prefix: u64,
+    /// Calls of [`Store::list_dir`].
+    pub list_dir: u64,
+    /// Bytes returned by successful `get` and `get_ranges` calls.
+    pub bytes_read: u64,
+    /// Bytes passed to successful `set` calls.
+    pub bytes_written: u64,
+}
+
+impl StoreCounts {
+    /// Calls that read values: `get`, `get_ranges` and `size`.
+    #[must_use]
+    pub fn reads(&self) -> u64 {
+        self.get + self.get_ranges + self.size
+    }
+
+    /// Calls that change the store: `set`, `delete` and `delete_prefix`.
+    #[must_use]
+    pub fn writes(&self) -> u64 {
+        self.set + self.delete + self.delete_prefix
+    }
+
+    /// Listing calls: `list_prefix` and `list_dir`.
+    #[must_use]
+    pub fn lists(&self) -> u64 {
+        self.list_prefix + self.list_dir
+    }
+
+    /// Every call.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.reads() + self.writes() + self.lists()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    get: AtomicU64,
+    get_ranges: AtomicU64,
+    ranges: AtomicU64,
+    size: AtomicU64,
+    set: AtomicU64,
+    delete: AtomicU64,
+    delete_prefix: AtomicU64,
+    list_prefix: AtomicU64,
+    list_dir: AtomicU64,
+    bytes_read: AtomicU64,
+    bytes_written: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+impl<S> CountingStore<S> {
+    /// Wraps `inner`, with every count at zero.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            counters: Counters::default(),
+        }
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Unwraps the store.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> StoreCounts {
+        let c = &self.counters;
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        StoreCounts {
+            get: load(&c.get),
+            get_ranges: load(&c.get_ranges),
+            ranges: load(&c.ranges),
+            size: load(&c.size),
+            set: load(&c.set),
+            delete: load(&c.delete),
+            delete_prefix: load(&c.delete_prefix),
+            list_prefix: load(&c.list_prefix),
+            list_dir: load(&c.list_dir),
+            bytes_read: load(&c.bytes_read),
+            bytes_written: load(&c.bytes_written),
+        }
+    }
+
+    /// Sets every count back to zero.
+    pub fn reset(&self) {
+        let c = &self.counters;
+        for counter in [
+            &c.get,
+            &c.get_ranges,
+            &c.ranges,
+            &c.size,
+            &c.set,
+            &c.delete,
+            &c.delete_prefix,
+            &c.list_prefix,
+            &c.list_dir,
+            &c.bytes_read,
+            &c.bytes_written,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<S: Store> Store for CountingStore<S> {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        bump(&self.counters.get, 1);
+        let value = self.inner.get(key)?;
+        if let Some(value) = &value {
+            bump(&self.counters.bytes_read, value.len() as u64);
+        }
+        Ok(value)
+    }
+
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+        bump(&self.counters.get_ranges, 1);
+        bump(&self.counters.ranges, ranges.len() as u64);
+        let parts = self.inner.get_ranges(key, ranges)?;
+        if let Some(parts) = &parts {
+            let read: usize = parts.iter().map(Vec::len).sum();
+            bump(&self.counters.bytes_read, read as u64);
+        }
+        Ok(parts)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        bump(&self.counters.size, 1);
+        self.inner.size(key)
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        bump(&self.counters.set, 1);
+        self.inner.set(key, value)?;
+        bump(&self.counters.bytes_written, value.len() as u64);
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        bump(&self.counters.delete, 1);
+        self.inner.delete(key)
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        bump(&self.counters.delete_prefix, 1);
+        self.inner.delete_prefix(prefix)
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        bump(&self.counters.list_prefix, 1);
+        self.inner.list_prefix(prefix)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<ListDir> {
+        bump(&self.counters.list_dir, 1);
+        self.inner.list_dir(prefix)
+    }
+}

@@ -1,0 +1,967 @@
+//! Object stores (S3, Google Cloud Storage, Azure, HTTP, in-memory...) through the
+//! `object_store` crate, behind the synchronous [`Store`] trait (cargo feature `object-store`).
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
+    RenameOptions,
+};
+use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
+
+use crate::error::{Result, StoreError};
+use crate::key::{validate_key, validate_prefix};
+use crate::open::{invalid, percent_decode};
+use crate::range::ByteRange;
+use crate::store::{ListDir, Store};
+
+/// The most requests one call of an [`ObjectStoreBackend`] keeps in flight (the byte ranges of
+/// one `get_ranges` call).
+pub const MAX_CONCURRENT_REQUESTS: usize = 16;
+
+/// Byte ranges of one key closer than this are fetched by one request, as `object_store`'s
+/// own `get_ranges` does.
+const COALESCE_GAP: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
+
+/// A [`Store`] over any [`object_store::ObjectStore`] (S3, GCS, Azure, HTTP, in-memory...),
+/// under a key prefix.
+///
+/// Key `a/c/0` is the object `<prefix>/a/c/0`, verbatim (no escaping), so other Zarr
+/// implementations see the same object names. Listing skips objects whose names are not valid
+/// store keys.
+///
+/// **Synchronous over async.** The Zarr layers above are synchronous and parallelise with
+/// rayon, so this store blocks on a tokio runtime of its own (one multi-thread runtime shared
+/// by every `ObjectStoreBackend` in the process, started at first use) and is safe to call
+/// from any number of threads, rayon's included. Inside one call it works concurrently: the
+/// byte ranges of a [`get_ranges`](Store::get_ranges) call are fetched in parallel (at most
+/// [`MAX_CONCURRENT_REQUESTS`] at once, close ranges merged into one request), and
+/// [`delete_prefix`](Store::delete_prefix) deletes in batches. Calling it from async code
+/// works but blocks the calling thread for the whole call: on a multi-thread tokio runtime
+/// through [`tokio::task::block_in_place`], on a current-thread runtime by running the call on
+/// a helper thread. Async code should rather call it through `spawn_blocking`.
+///
+/// **Requests.** `get` is one GET; `size` one HEAD; `set` one PUT; `delete` one request;
+/// `get_ranges` of one range is one ranged GET (a [`ByteRange::Suffix`] is one suffix request,
+/// `bytes=-n`, with no HEAD first, and the response's `Content-Range` tells the size that
+/// bounds checking needs); `list_prefix` and `delete_prefix` one LIST per page of 1000 keys;
+/// `list_dir` one delimited LIST per page.
+///
+/// Unlike [`MemoryStore`](crate::MemoryStore) and [`FilesystemStore`](crate::FilesystemStore),
+/// an object store holds a key and keys under it (`a` and `a/b`) side by side: it never
+/// returns [`StoreError::KeyConflict`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarr_store::object_store::memory::InMemory;
+/// use zarr_store::{ByteRange, ObjectStoreBackend, Store, StoreExt};
+///
+/// let store = ObjectStoreBackend::new(Arc::new(InMemory::new()), "data/my.zarr")?;
+/// store.set("arr/c/0", b"0123456789")?;
+/// assert_eq!(store.get_range("arr/c/0", ByteRange::Suffix(3))?, Some(b"789".to_vec()));
+/// assert_eq!(store.list_prefix("")?, ["arr/c/0"]);
+/// # Ok::<(), zarr_store::StoreError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ObjectStoreBackend {
+    store: Arc<dyn ObjectStore>,
+    /// `""` or a valid key: the objects of this store are `<prefix>/<key>`.
+    prefix: String,
+    read_only: bool,
+}
+
+impl ObjectStoreBackend {
+    /// A store over `store`, with every key under `prefix` (`""` for the whole bucket, or a
+    /// `/`-separated path such as `data/my.zarr`; a trailing `/` is ignored).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidPrefix`] when `prefix` is not `""` or a valid key.
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Self> {
+        let trimmed = prefix.trim_end_matches('/');
+        if !trimmed.is_empty() {
+            validate_prefix(&format!("{trimmed}/")).map_err(|_| StoreError::InvalidPrefix {
+                prefix: prefix.to_owned(),
+                reason: "an object store prefix must be \"\" or a valid key",
+            })?;
+        }
+        Ok(Self {
+            store,
+            prefix: trimmed.to_owned(),
+            read_only: false,
+        })
+    }
+
+    /// Opens the object store a url names: `s3://bucket/prefix`, `gs://bucket/prefix`,
+    /// `az://container/prefix` (or `azure://`), `http(s)://host/path` (read-only).
+    ///
+    /// Endpoint, region and credentials come from the environment, as `object_store`'s
+    /// `from_env` builders read it: `AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_ALLOW_HTTP`...; `GOOGLE_*`;
+    /// `AZURE_*`. Nothing is contacted until the first operation.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidUrl`] when the url is malformed, its scheme is not one of these,
+    /// or the store cannot be configured (no bucket, unreadable credentials file...).
+    pub fn from_url(url: &str) -> Result<Self> {
+        // Url parsing resolves `.` and `..` segments (`s3://b/x/../y` is `s3://b/y`): refuse
+        // them first, as keys refuse them.
+        let raw_path = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split_once('/'))
+            .map_or("", |(_, path)| path);
+        let dot_segment = raw_path
+            .split(['/', '?', '#'])
+            .any(|segment| matches!(percent_decode(segment).as_deref(), Some("." | "..")));
+        if dot_segment {
+            return Err(invalid(url, "'.' and '..' segments are not allowed"));
+        }
+        let parsed = url::Url::parse(url).map_err(|e| invalid(url, e.to_string()))?;
+        if parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(invalid(url, "a store url takes no query or fragment"));
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(invalid(
+                url,
+                "no bucket, container or host (expected scheme://bucket/prefix)",
+            ));
+        }
+        let path = parsed.path().trim_matches('/');
+        let prefix =
+            percent_decode(path).ok_or_else(|| invalid(url, "bad percent-encoding in the path"))?;
+        if !prefix.is_empty() {
+            validate_key(&prefix).map_err(|e| invalid(url, format!("bad prefix: {e}")))?;
+        }
+        let base = &parsed[..url::Position::BeforePath];
+        let built = |result: object_store::Result<Arc<dyn ObjectStore>>| {
+            result.map_err(|e| StoreError::InvalidUrl {
+                url: url.to_owned(),
+                source: Box::new(e),
+            })
+        };
+        // The HTTP clients are made inside the runtime that will drive them.
+        let _runtime = runtime()?.enter();
+        let (store, read_only) = match parsed.scheme() {
+            "s3" => (
+                built(
+                    object_store::aws::AmazonS3Builder::from_env()
+                        .with_url(base)
+                        .build()
+                        .map(|s| Arc::new(s) as _),
+                )?,
+                false,
+            ),
+            "gs" => (
+                built(
+                    object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                        .with_url(base)
+                        .build()
+                        .map(|s| Arc::new(s) as _),
+                )?,
+                false,
+            ),
+            "az" | "azure" => (
+                built(
+                    object_store::azure::MicrosoftAzureBuilder::from_env()
+                        .with_url(base)
+                        .build()
+                        .map(|s| Arc::new(s) as _),
+                )?,
+                false,
+            ),
+            "http" | "https" => (
+                built(
+                    object_store::http::HttpBuilder::new()
+                        .with_url(base)
+                        .with_client_options(
+                            object_store::ClientOptions::new().with_allow_http(true),
+                        )
+                        .build()
+                        .map(|s| Arc::new(s) as _),
+                )?,
+                true,
+            ),
+            other => {
+                return Err(invalid(
+                    url,
+                    format!("unknown object store scheme {other:?} (expected s3, gs, az, azure, http or https)"),
+                ))
+            }
+        };
+        Ok(Self::new(store, &prefix)?.read_only(read_only))
+    }
+
+    /// Whether writes and deletes are refused with [`StoreError::ReadOnly`] (stores opened
+    /// from `http(s)://` urls are read-only).
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Whether the store refuses writes and deletes.
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The object store underneath.
+    #[must_use]
+    pub fn object_store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The prefix of every key (`""` or a path without a trailing `/`).
+    #[must_use]
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The same store with its object store wrapped in a [`CountingObjectStore`], and that
+    /// counter, so that tests can count the requests an operation costs.
+    #[must_use]
+    pub fn with_request_counter(self) -> (Self, Arc<CountingObjectStore>) {
+        let counter = Arc::new(CountingObjectStore::new(self.store));
+        let store = Self {
+            store: counter.clone(),
+            prefix: self.prefix,
+            read_only: self.read_only,
+        };
+        (store, counter)
+    }
+
+    /// The object of `key` (already validated).
+    fn location(&self, key: &str) -> Result<Path> {
+        let full = if self.prefix.is_empty() {
+            Path::parse(key)
+        } else {
+            Path::parse(format!("{}/{key}", self.prefix))
+        };
+        full.map_err(|_| StoreError::InvalidKey {
+            key: key.to_owned(),
+            reason: "control characters are not allowed in object store keys",
+        })
+    }
+
+    /// The object prefix of `prefix` (already validated); `None` for the whole bucket.
+    fn prefix_location(&self, prefix: &str) -> Result<Option<Path>> {
+        let inner = prefix.trim_end_matches('/');
+        let full = match (self.prefix.is_empty(), inner.is_empty()) {
+            (true, true) => return Ok(None),
+            (false, true) => self.prefix.clone(),
+            (true, false) => inner.to_owned(),
+            (false, false) => format!("{}/{inner}", self.prefix),
+        };
+        Path::parse(full)
+            .map(Some)
+            .map_err(|_| StoreError::InvalidPrefix {
+                prefix: prefix.to_owned(),
+                reason: "control characters are not allowed in object store keys",
+            })
+    }
+
+    /// The store key of an object, or `None` when it lies outside the store's prefix or its
+    /// name is not a valid key.
+    fn key_of<'a>(&self, location: &'a Path) -> Option<&'a str> {
+        let raw = location.as_ref();
+        let key = if self.prefix.is_empty() {
+            raw
+        } else {
+            raw.strip_prefix(self.prefix.as_str())?.strip_prefix('/')?
+        };
+        validate_key(key).is_ok().then_some(key)
+    }
+
+    fn check_writable(&self, key: &str) -> Result<()> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly {
+                key: key.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Fetches `ranges` of `location`, every request in parallel.
+    async fn fetch(&self, location: &Path, ranges: &[ByteRange]) -> FetchResult {
+        let requests = plan_requests(ranges);
+        if requests.is_empty() {
+            return Ok(Fetched::Nothing);
+        }
+        let results: Vec<object_store::Result<Piece>> = stream::iter(requests)
+            .map(|range| async move {
+                let result = self
+                    .store
+                    .get_opts(location, GetOptions::new().with_range(Some(range)))
+                    .await?;
+                Piece::read(result).await
+            })
+            .buffer_unordered(MAX_CONCURRENT_REQUESTS)
+            .collect()
+            .await;
+        // A missing key wins over any other failure (the responses come in any order).
+        if results
+            .iter()
+            .any(|r| matches!(r, Err(object_store::Error::NotFound { .. })))
+        {
+            return Ok(Fetched::Missing);
+        }
+        results
+            .into_iter()
+            .collect::<object_store::Result<Vec<Piece>>>()
+            .map(Fetched::Pieces)
+    }
+
+    /// The size of `location` by a HEAD request, `None` when it does not exist.
+    async fn head_size(&self, location: &Path) -> object_store::Result<Option<u64>> {
+        match self.store.head(location).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn read_ranges(
+        &self,
+        key: &str,
+        location: &Path,
+        ranges: &[ByteRange],
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        let remote = |e| remote(key, "get_ranges", e);
+        match self.fetch(location, ranges).await {
+            Ok(Fetched::Missing) => Ok(None),
+            Ok(Fetched::Pieces(pieces)) => assemble(key, ranges, &pieces).map(Some),
+            Ok(Fetched::Nothing) => {
+                // Only empty ranges: the size alone decides.
+                let Some(size) = self.head_size(location).await.map_err(remote)? else {
+                    return Ok(None);
+                };
+                ByteRange::resolve_all(key, ranges, size)?;
+                Ok(Some(vec![Vec::new(); ranges.len()]))
+            }
+            Err(object_store::Error::NotSupported { .. }) => {
+                // A plain HTTP server that ignores `Range` (it answered 200 with everything):
+                // read the whole value and cut the ranges out of it.
+                let value = match self.store.get(location).await {
+                    Ok(result) => result.bytes().await.map_err(remote)?,
+                    Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                    Err(e) => return Err(remote(e)),
+                };
+                let resolved = ByteRange::resolve_all(key, ranges, value.len() as u64)?;
+                Ok(Some(
+                    resolved
+                        .into_iter()
+                        .map(|range| value[range].to_vec())
+                        .collect(),
+                ))
+            }
+            Err(error) => {
+                // A range the server refused (it starts past the end, or it is a suffix of an
+                // empty value) or a real failure: the size tells which.
+                let Ok(size) = self.head_size(location).await else {
+                    return Err(remote(error));
+                };
+                let Some(size) = size else {
+                    return Ok(None);
+                };
+                let exact: Vec<ByteRange> = ByteRange::resolve_all(key, ranges, size)?
+                    .into_iter()
+                    .map(|r| ByteRange::from(r.start as u64..r.end as u64))
+                    .collect();
+                match self.fetch(location, &exact).await.map_err(remote)? {
+                    Fetched::Missing => Ok(None),
+                    Fetched::Nothing => Ok(Some(vec![Vec::new(); ranges.len()])),
+                    Fetched::Pieces(pieces) => assemble(key, &exact, &pieces).map(Some),
+                }
+            }
+        }
+    }
+}
+
+type FetchResult = object_store::Result<Fetched>;
+
+/// The outcome of fetching the ranges of one key.
+enum Fetched {
+    /// The key does not exist.
+    Missing,
+    /// No range needed a request (all of them are empty).
+    Nothing,
+    /// The responses, in no particular order.
+    Pieces(Vec<Piece>),
+}
+
+/// One ranged response: the bytes of `range` of a value of `size` bytes.
+struct Piece {
+    range: Range<u64>,
+    size: u64,
+    bytes: Vec<u8>,
+}
+
+impl Piece {
+    async fn read(result: GetResult) -> object_store::Result<Self> {
+        let range = result.range.clone();
+        let size = result.meta.size;
+        let bytes = Vec::from(result.bytes().await?);
+        Ok(Self { range, size, bytes })
+    }
+}
+
+/// The requests that fetch `ranges`: non-empty bounded ranges merged when closer than
+/// [`COALESCE_GAP`], each offset and each non-empty suffix as one request of its own (no HEAD
+/// is needed: every ranged response carries the size).
+fn plan_requests(ranges: &[ByteRange]) -> Vec<GetRange> {
+    let mut bounded: Vec<Range<u64>> = ranges
+        .iter()
+        .filter_map(|range| match *range {
+            ByteRange::Range { start, end } if start < end => Some(start..end),
+            _ => None,
+        })
+        .collect();
+    bounded.sort_unstable_by_key(|r| (r.start, r.end));
+    let mut requests: Vec<GetRange> = Vec::new();
+    let mut current: Option<Range<u64>> = None;
+    for range in bounded {
+        match &mut current {
+            Some(group) if range.start <= group.end.saturating_add(COALESCE_GAP) => {
+                group.end = group.end.max(range.end);
+            }
+            _ => {
+                if let Some(group) = current.replace(range) {
+                    requests.push(GetRange::Bounded(group));
+                }
+            }
+        }
+    }
+    if let Some(group) = current {
+        requests.push(GetRange::Bounded(group));
+    }
+    for range in ranges {
+        let request = match *range {
+            ByteRange::FromStart(offset) => GetRange::Offset(offset),
+            ByteRange::Suffix(len) if len > 0 => GetRange::Suffix(len),
+            _ => continue,
+        };
+        if !requests.contains(&request) {
+            requests.push(request);
+        }
+    }
+    requests
+}
+
+/// Cuts `ranges` out of the responses, after checking them against the value's size.
+fn assemble(key: &str, ranges: &[ByteRange], pieces: &[Piece]) -> Result<Vec<Vec<u8>>> {
+    let inconsistent = |what: String| StoreError::Remote {
+        key: key.to_owned(),
+        op: "get_ranges",
+        source: what.into(),
+    };
+    let Some(size) = pieces.first().map(|p| p.size) else {
+        return Err(inconsistent("no response".to_owned()));
+    };
+    if let Some(other) = pieces.iter().find(|p| p.size != size) {
+        return Err(inconsistent(format!(
+            "the value changed during the read ({size} bytes, then {} bytes)",
+            other.size
+        )));
+    }
+    for piece in pieces {
+        if piece.bytes.len() as u64 != piece.range.end.saturating_sub(piece.range.start) {
+            return Err(inconsistent(format!(
+                "the response for bytes {}..{} holds {} bytes",
+                piece.range.start,
+                piece.range.end,
+                piece.bytes.len()
+            )));
+        }
+    }
+    let resolved = ByteRange::resolve_all(key, ranges, size)?;
+    resolved
+        .into_iter()
+        .map(|range| {
+            if range.is_empty() {
+                return Ok(Vec::new());
+            }
+            let (start, end) = (range.start as u64, range.end as u64);
+            let piece = pieces
+                .iter()
+                .find(|p| p.range.start <= start && end <= p.range.end)
+                .ok_or_else(|| inconsistent(format!("no response covers bytes {start}..{end}")))?;
+            let offset = (start - piece.range.start) as usize;
+            Ok(piece.bytes[offset..offset + range.len()].to_vec())
+        })
+        .collect()
+}
+
+/// A [`StoreError::Remote`].
+fn remote(key: &str, op: &'static str, source: object_store::Error) -> StoreError {
+    StoreError::Remote {
+        key: key.to_owned(),
+        op,
+        source: Box::new(source),
+    }
+}
+
+/// The tokio runtime every [`ObjectStoreBackend`] blocks on, started at first use.
+fn runtime() -> Result<&'static Runtime> {
+    static RUNTIME: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("zarr-store-io")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    });
+    runtime.as_ref().map_err(|message| StoreError::Io {
+        key: String::new(),
+        source: std::io::Error::other(format!(
+            "cannot start the tokio runtime of the object store: {message}"
+        )),
+    })
+}
+
+/// Runs `future` to completion on the shared runtime, from any thread.
+///
+/// `Runtime::block_on` panics when the calling thread is already inside a runtime, so from a
+/// multi-thread runtime's thread the call goes through `block_in_place`, and from a
+/// current-thread runtime (which cannot block in place) through a helper thread.
+fn block_on<F>(future: F) -> Result<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    let runtime = runtime()?;
+    Ok(match Handle::try_current() {
+        Err(_) => runtime.block_on(future),
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| runtime.block_on(future))
+        }
+        Ok(_) => std::thread::scope(|scope| {
+            scope
+                .spawn(|| runtime.block_on(future))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }),
+    })
+}
+
+impl Store for ObjectStoreBackend {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        validate_key(key)?;
+        let location = self.location(key)?;
+        block_on(async {
+            match self.store.get(&location).await {
+                Ok(result) => result.bytes().await.map(|b| Some(Vec::from(b))),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })?
+        .map_err(|e| remote(key, "get", e))
+    }
+
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+        validate_key(key)?;
+        let location = self.location(key)?;
+        block_on(self.read_ranges(key, &location, ranges))?
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        validate_key(key)?;
+        let location = self.location(key)?;
+        block_on(self.head_size(&location))?.map_err(|e| remote(key, "size", e))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        self.check_writable(key)?;
+        let location = self.location(key)?;
+        let payload = PutPayload::from(value.to_vec());
+        block_on(self.store.put(&location, payload))?
+            .map(drop)
+            .map_err(|e| remote(key, "set", e))
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        validate_key(key)?;
+        self.check_writable(key)?;
+        let location = self.location(key)?;
+        match block_on(self.store.delete(&location))? {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(remote(key, "delete", e)),
+        }
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        validate_prefix(prefix)?;
+        self.check_writable(prefix)?;
+        let location = self.prefix_location(prefix)?;
+        block_on(async {
+            let doomed = self
+                .store
+                .list(location.as_ref())
+                .map_ok(|meta| meta.location)
+                .boxed();
+            let mut deleted = self.store.delete_stream(doomed);
+            while let Some(result) = deleted.next().await {
+                match result {
+                    Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        })?
+        .map_err(|e| remote(prefix, "delete_prefix", e))
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        validate_prefix(prefix)?;
+        let location = self.prefix_location(prefix)?;
+        let objects: Vec<ObjectMeta> = block_on(self.store.list(location.as_ref()).try_collect())?
+            .map_err(|e| remote(prefix, "list", e))?;
+        let mut keys: Vec<String> = objects
+            .iter()
+            .filter_map(|meta| self.key_of(&meta.location))
+            .filter(|key| key.starts_with(prefix))
+            .map(str::to_owned)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<ListDir> {
+        validate_prefix(prefix)?;
+        let location = self.prefix_location(prefix)?;
+        let listing = block_on(self.store.list_with_delimiter(location.as_ref()))?
+            .map_err(|e| remote(prefix, "list_dir", e))?;
+        let mut keys: Vec<String> = listing
+            .objects
+            .iter()
+            .filter_map(|meta| self.key_of(&meta.location))
+            .filter(|key| {
+                key.strip_prefix(prefix)
+                    .is_some_and(|rest| !rest.contains('/'))
+            })
+            .map(str::to_owned)
+            .collect();
+        let mut prefixes: Vec<String> = listing
+            .common_prefixes
+            .iter()
+            .filter_map(|location| self.key_of(location))
+            .filter(|sub| {
+                sub.strip_prefix(prefix)
+                    .is_some_and(|rest| !rest.contains('/'))
+            })
+            .map(|sub| format!("{sub}/"))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        Ok(ListDir { keys, prefixes })
+    }
+}
+
+/// An [`ObjectStore`] wrapper that counts the requests made to the store it wraps.
+///
+/// Each `get_opts` is one GET (or one HEAD), each `put_opts` one PUT, and so on, so the counts
+/// are the HTTP requests of a remote store, with two approximations: a listing counts once
+/// however many pages it takes, and deletes count the objects deleted (S3 and Azure batch
+/// them, up to 1000 and 256 a request). Wrap the object store under an
+/// [`ObjectStoreBackend`] with [`ObjectStoreBackend::with_request_counter`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarr_store::object_store::memory::InMemory;
+/// use zarr_store::{ByteRange, ObjectStoreBackend, Store, StoreExt};
+///
+/// let (store, requests) = ObjectStoreBackend::new(Arc::new(InMemory::new()), "")?
+///     .with_request_counter();
+/// store.set("shard", &[7; 1000])?;
+/// requests.reset();
+/// store.get_range("shard", ByteRange::Suffix(16))?; // the index of a shard
+/// assert_eq!(requests.counts().get, 1);
+/// assert_eq!(requests.counts().head, 0);
+/// # Ok::<(), zarr_store::StoreError>(())
+/// ```
+#[derive(Debug)]
+pub struct CountingObjectStore {
+    inner: Arc<dyn ObjectStore>,
+    counters: Arc<RequestCounters>,
+}
+
+/// A snapshot of the counts of a [`CountingObjectStore`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RequestCounts {
+    /// GET requests, whole or ranged.
+    pub get: u64,
+    /// HEAD requests.
+    pub head: u64,
+    /// PUT requests (single-part uploads).
+    pub put: u64,
+    /// Objects deleted (or asked to be).
+    pub delete: u64,
+    /// Recursive listings.
+    pub list: u64,
+    /// Listings of one level (with a delimiter).
+    pub list_with_delimiter: u64,
+    /// Everything else: copies, renames, multipart uploads started.
+    pub other: u64,
+}
+
+impl RequestCounts {
+    /// Every request counted.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.get
+            + self.head
+            + self.put
+            + self.delete
+            + self.list
+            + self.list_with_delimiter
+            + self.other
+    }
+}
+
+#[derive(Debug, Default)]
+struct RequestCounters {
+    get: AtomicU64,
+    head: AtomicU64,
+    put: AtomicU64,
+    delete: AtomicU64,
+    list: AtomicU64,
+    list_with_delimiter: AtomicU64,
+    other: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+impl CountingObjectStore {
+    /// Wraps `inner`, with every count at zero.
+    #[must_use]
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            inner,
+            counters: Arc::default(),
+        }
+    }
+
+    /// The wrapped object store.
+    #[must_use]
+    pub fn inner(&self) -> &Arc<dyn ObjectStore> {
+        &self.inner
+    }
+
+    /// The counts so far.
+    #[must_use]
+    pub fn counts(&self) -> RequestCounts {
+        let c = &self.counters;
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        RequestCounts {
+            get: load(&c.get),
+            head: load(&c.head),
+            put: load(&c.put),
+            delete: load(&c.delete),
+            list: load(&c.list),
+            list_with_delimiter: load(&c.list_with_delimiter),
+            other: load(&c.other),
+        }
+    }
+
+    /// Sets every count back to zero.
+    pub fn reset(&self) {
+        let c = &self.counters;
+        for counter in [
+            &c.get,
+            &c.head,
+            &c.put,
+            &c.delete,
+            &c.list,
+            &c.list_with_delimiter,
+            &c.other,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl fmt::Display for CountingObjectStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Counting({})", self.inner)
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for CountingObjectStore {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        bump(&self.counters.put);
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        bump(&self.counters.other);
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        bump(if options.head {
+            &self.counters.head
+        } else {
+            &self.counters.get
+        });
+        self.inner.get_opts(location, options).await
+    }
+
+    // `get_ranges` is left to the trait's default, which coalesces the ranges and fetches
+    // them through `get_opts` above, so every request is counted.
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        let counters = self.counters.clone();
+        let counted = locations
+            .inspect(move |location| {
+                if location.is_ok() {
+                    bump(&counters.delete);
+                }
+            })
+            .boxed();
+        self.inner.delete_stream(counted)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        bump(&self.counters.list);
+        self.inner.list(prefix)
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        bump(&self.counters.list);
+        self.inner.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        bump(&self.counters.list_with_delimiter);
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        bump(&self.counters.other);
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        bump(&self.counters.other);
+        self.inner.rename_opts(from, to, options).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_planned_and_merged() {
+        let r = |start, end| ByteRange::Range { start, end };
+        assert_eq!(
+            plan_requests(&[ByteRange::Suffix(16)]),
+            [GetRange::Suffix(16)]
+        );
+        assert!(plan_requests(&[ByteRange::Suffix(0), r(5, 5)]).is_empty());
+        assert_eq!(
+            plan_requests(&[r(100, 200), r(0, 10), r(150, 300), ByteRange::FromStart(7)]),
+            [GetRange::Bounded(0..300), GetRange::Offset(7)]
+        );
+        let far = COALESCE_GAP * 4;
+        assert_eq!(
+            plan_requests(&[
+                r(far, far + 1),
+                r(0, 1),
+                ByteRange::Suffix(3),
+                ByteRange::Suffix(3)
+            ]),
+            [
+                GetRange::Bounded(0..1),
+                GetRange::Bounded(far..far + 1),
+                GetRange::Suffix(3)
+            ]
+        );
+        // Out-of-order or inverted ranges fetch nothing: they fail the bounds check.
+        assert!(plan_requests(&[r(9, 3)]).is_empty());
+    }
+
+    #[test]
+    fn prefixes_and_keys() {
+        let memory = Arc::new(object_store::memory::InMemory::new());
+        let store = ObjectStoreBackend::new(memory.clone(), "data/x.zarr/").unwrap();
+        assert_eq!(store.prefix(), "data/x.zarr");
+        assert_eq!(
+            store.location("a/c/0").unwrap().as_ref(),
+            "data/x.zarr/a/c/0"
+        );
+        assert_eq!(
+            store.prefix_location("a/").unwrap().unwrap().as_ref(),
+            "data/x.zarr/a"
+        );
+        assert_eq!(
+            store.prefix_location("").unwrap().unwrap().as_ref(),
+            "data/x.zarr"
+        );
+        let other = Path::from("data/x.zarrr/k");
+        assert_eq!(store.key_of(&other), None);
+        let inside = Path::from("data/x.zarr/a/k");
+        assert_eq!(store.key_of(&inside), Some("a/k"));
+        assert!(matches!(
+            store.location("a\tb"),
+            Err(StoreError::InvalidKey { .. })
+        ));
+        let root = ObjectStoreBackend::new(memory, "").unwrap();
+        assert_eq!(root.prefix_location("").unwrap(), None);
+        for bad in ["../x", "a//b", "a/./b", ".tmp-x"] {
+            let memory = Arc::new(object_store::memory::InMemory::new());
+            assert!(
+                matches!(
+                    ObjectStoreBackend::new(memory, bad),
+                    Err(StoreError::InvalidPrefix { .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}
