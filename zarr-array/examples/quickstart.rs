@@ -15,7 +15,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .overwrite(true)
         .create(store.clone(), "temperature")?;
     z.write_region(&[0, 0], ndarray::ArrayD::from_elem(vec![6, 4], 1i32).view())?;
-    println!("created {dir}/temperature: shape {:?}, chunks {:?}", z.shape(), z.chunk_shape());
+    println!(
+        "created {dir}/temperature: shape {:?}, chunks {:?}",
+        z.shape(),
+        z.chunk_shape()
+    );
 
     z.prepend(ndarray::ArrayD::from_elem(vec![3, 4], 2i32).view(), 0)?;
     println!(

@@ -18,19 +18,11 @@ use crate::path::NodePath;
 use crate::source::StoreSource;
 
 /// How an array writes chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WriteOptions {
     /// Store chunks that hold only the fill value (default `false`: such chunks are deleted,
     /// as zarr-python does by default).
     pub write_empty_chunks: bool,
-}
-
-impl Default for WriteOptions {
-    fn default() -> Self {
-        WriteOptions {
-            write_empty_chunks: false,
-        }
-    }
 }
 
 /// A Zarr v3 array in a store.
@@ -351,9 +343,9 @@ impl Array {
         let elem = self.meta.data_type.size();
         let out_ptr = SharedOut::new(out);
         let fill = self.meta.fill_value.as_bytes();
-        parts.par_iter().try_for_each_init(
-            || Vec::<u8>::new(),
-            |scratch, part| -> Result<()> {
+        parts
+            .par_iter()
+            .try_for_each_init(Vec::<u8>::new, |scratch, part| -> Result<()> {
                 let key = self.chunk_key(&part.chunk);
                 let whole_chunk = part.in_chunk.shape == chunk_shape;
                 let codec_err = |source| ArrayError::Codec {
@@ -410,8 +402,7 @@ impl Array {
                     }
                 }
                 Ok(())
-            },
-        )
+            })
     }
 
     /// Writes `data` (C order, native byte order, the region's shape) into a region.
@@ -601,6 +592,8 @@ impl SharedOut {
     /// # Safety
     /// No other thread may access the bytes of `dst_part` at the same time, and the buffer
     /// must outlive the call.
+    // a shared handle handing out `&mut` is the point: parallel tasks write disjoint parts
+    #[allow(clippy::mut_from_ref)]
     pub(crate) unsafe fn bytes(&self) -> &mut [u8] {
         // SAFETY: ptr/len come from a live &mut [u8] (caller's contract).
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }

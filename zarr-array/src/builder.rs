@@ -22,7 +22,7 @@ use crate::path::NodePath;
 /// let store = Arc::new(MemoryStore::new());
 /// let array = ArrayBuilder::new(vec![6, 4], DataType::Int32)
 ///     .chunk_shape(vec![4, 4])
-///     .dimension_names(vec!["y".into(), "x".into()])
+///     .dimension_names(vec![Some("y".into()), Some("x".into())])
 ///     .create(store, "a")?;
 /// assert_eq!(array.shape(), &[6, 4]);
 /// assert_eq!(array.metadata().codecs[1].name, "zstd");

@@ -1,1 +1,33 @@
-//! placeholder
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+mod buffer;
+mod chain;
+mod codec;
+mod error;
+mod registry;
+mod repr;
+mod source;
+
+#[cfg(feature = "blosc")]
+pub mod blosc;
+pub mod bytes;
+#[cfg(feature = "crc32c")]
+pub mod crc32c;
+#[cfg(feature = "gzip")]
+pub mod gzip;
+#[cfg(feature = "sharding")]
+pub mod sharding;
+pub mod transpose;
+#[cfg(feature = "zstd")]
+pub mod zstd;
+// #[cfg(feature = "sparse")]
+// pub mod sparse;   <- the `sparse_layout` codec (array -> bytes)
+
+pub use buffer::AlignedBuffer;
+pub use chain::CodecChain;
+pub use codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded};
+pub use error::{CodecError, Result};
+pub use registry::{default_registry, register_defaults, CodecFactory, CodecRegistry};
+pub use repr::ChunkRepr;
+pub use source::{ByteRange, ByteRangeSource, SourceError};

@@ -1,0 +1,359 @@
+//! The `bytes` codec (array -> bytes): the chunk's elements in C order, in a fixed byte order.
+//!
+//! Name: `bytes`. Configuration: `endian`, `"little"` or `"big"`; it may be left out for data
+//! types with no byte order (one-byte types and `r<N>` raw bits), as zarr-python does.
+//! See the [Zarr v3 spec](https://zarr-specs.readthedocs.io/en/latest/v3/codecs/bytes/index.html).
+//!
+//! On a little-endian machine, `little` is a plain copy (and decoding writes straight into the
+//! caller's buffer); `big` swaps each component (the two halves of a complex number swap
+//! separately).
+//!
+//! ```
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_meta::{DataType, FillValue};
+//!
+//! let repr = ChunkRepr::new(vec![2], DataType::UInt16, FillValue::zero(DataType::UInt16));
+//! let json = r#"[{"name": "bytes", "configuration": {"endian": "big"}}]"#;
+//! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
+//! let chunk: Vec<u8> = [1u16, 0x0203].iter().flat_map(|v| v.to_ne_bytes()).collect();
+//! let encoded = chain.encode(&chunk)?;
+//! assert_eq!(encoded, [0, 1, 2, 3]);
+//! assert_eq!(chain.decode(&encoded)?.as_bytes(), &chunk[..]);
+//! assert_eq!(serde_json::to_string(&chain.to_defs())?, json.replace(' ', ""));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use serde::{Deserialize, Serialize};
+use zarr_meta::{ExtensionDef, ExtensionPoint, MetaError};
+
+use crate::codec::{ArrayToBytesCodec, Codec};
+use crate::error::{CodecError, Result};
+use crate::registry::CodecRegistry;
+use crate::repr::ChunkRepr;
+
+/// The codec's name.
+pub const NAME: &str = "bytes";
+
+/// A byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endian {
+    /// Least significant byte first.
+    Little,
+    /// Most significant byte first.
+    Big,
+}
+
+impl Endian {
+    /// The byte order of this machine.
+    pub const fn native() -> Endian {
+        if cfg!(target_endian = "big") {
+            Endian::Big
+        } else {
+            Endian::Little
+        }
+    }
+}
+
+/// The configuration of `bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BytesConfig {
+    /// The byte order; required for data types that have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endian: Option<Endian>,
+}
+
+/// The `bytes` codec, built for one chunk representation.
+#[derive(Debug, Clone)]
+pub struct BytesCodec {
+    repr: ChunkRepr,
+    endian: Option<Endian>,
+    /// The component width to swap, when the byte order differs from the machine's.
+    swap: Option<usize>,
+    len: usize,
+}
+
+impl BytesCodec {
+    /// The codec for `repr` with byte order `endian`.
+    ///
+    /// # Errors
+    /// [`MetaError::InvalidConfiguration`] if `endian` is missing for a data type with a byte
+    /// order; [`CodecError::ChunkTooLarge`] for a chunk that does not fit in memory.
+    pub fn new(repr: ChunkRepr, endian: Option<Endian>) -> Result<Self> {
+        let len = repr.validate()?;
+        let component = repr.data_type.endian_component_size();
+        let swap = match (component, endian) {
+            (Some(_), None) => {
+                return Err(ExtensionDef::new(NAME)
+                    .invalid_configuration(
+                        ExtensionPoint::Codec,
+                        format!(
+                            "\"endian\" is required for data type {} (\"little\" or \"big\")",
+                            repr.data_type
+                        ),
+                    )
+                    .into())
+            }
+            (Some(width), Some(e)) if e != Endian::native() => Some(width),
+            _ => None,
+        };
+        Ok(BytesCodec {
+            repr,
+            endian,
+            swap,
+            len,
+        })
+    }
+
+    /// The configured byte order (`None` if it was left out).
+    pub fn endian(&self) -> Option<Endian> {
+        self.endian
+    }
+
+    fn check_len(&self, what: &'static str, got: usize) -> Result<()> {
+        if got == self.len {
+            Ok(())
+        } else {
+            Err(CodecError::BufferLength {
+                what,
+                expected: self.len as u64,
+                got: got as u64,
+            })
+        }
+    }
+}
+
+/// Builds `bytes` from its definition.
+pub(crate) fn factory(def: &ExtensionDef, repr: &ChunkRepr, _: &CodecRegistry) -> Result<Codec> {
+    let config: BytesConfig = def.parse_configuration(ExtensionPoint::Codec)?;
+    let codec = BytesCodec::new(repr.clone(), config.endian).map_err(|e| rename(e, def))?;
+    Ok(Codec::ArrayToBytes(Box::new(codec)))
+}
+
+/// Reports a configuration error under the definition's own name.
+fn rename(e: CodecError, def: &ExtensionDef) -> CodecError {
+    match e {
+        CodecError::Metadata(MetaError::InvalidConfiguration { reason, .. }) => def
+            .invalid_configuration(ExtensionPoint::Codec, reason)
+            .into(),
+        other => other,
+    }
+}
+
+impl ArrayToBytesCodec for BytesCodec {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn to_def(&self) -> ExtensionDef {
+        match self.endian {
+            None => ExtensionDef::new(NAME),
+            Some(endian) => ExtensionDef::from_config(
+                NAME,
+                &BytesConfig {
+                    endian: Some(endian),
+                },
+            )
+            .unwrap_or_else(|_| ExtensionDef::new(NAME)),
+        }
+    }
+
+    fn decoded_repr(&self) -> &ChunkRepr {
+        &self.repr
+    }
+
+    fn encoded_size_bound(&self) -> u64 {
+        self.len as u64
+    }
+
+    fn fixed_encoded_size(&self) -> Option<u64> {
+        Some(self.len as u64)
+    }
+
+    fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
+        self.check_len("the chunk", input.len())?;
+        match self.swap {
+            None => Ok(input.to_vec()),
+            Some(width) => {
+                let mut out = vec![0u8; input.len()];
+                copy_swapped(input, &mut out, width);
+                Ok(out)
+            }
+        }
+    }
+
+    fn encode_owned(&self, mut input: Vec<u8>) -> Result<Vec<u8>> {
+        self.check_len("the chunk", input.len())?;
+        if let Some(width) = self.swap {
+            swap_in_place(&mut input, width);
+        }
+        Ok(input)
+    }
+
+    fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
+        self.check_len("the output buffer", out.len())?;
+        if input.len() != self.len {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: self.len as u64,
+                got: input.len() as u64,
+            });
+        }
+        match self.swap {
+            None => out.copy_from_slice(input),
+            Some(width) => copy_swapped(input, out, width),
+        }
+        Ok(())
+    }
+
+    fn decodes_in_place(&self) -> bool {
+        true
+    }
+
+    fn decode_in_place(&self, data: &mut [u8]) -> Result<()> {
+        if data.len() != self.len {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: self.len as u64,
+                got: data.len() as u64,
+            });
+        }
+        if let Some(width) = self.swap {
+            swap_in_place(data, width);
+        }
+        Ok(())
+    }
+}
+
+/// Reverses the bytes of every `width`-byte component of `data`.
+pub(crate) fn swap_in_place(data: &mut [u8], width: usize) {
+    fn swap_n<const N: usize>(data: &mut [u8]) {
+        for c in data.chunks_exact_mut(N) {
+            let mut a = [0u8; N];
+            a.copy_from_slice(c);
+            a.reverse();
+            c.copy_from_slice(&a);
+        }
+    }
+    match width {
+        2 => swap_n::<2>(data),
+        4 => swap_n::<4>(data),
+        8 => swap_n::<8>(data),
+        w if w > 1 => data.chunks_exact_mut(w).for_each(<[u8]>::reverse),
+        _ => {}
+    }
+}
+
+/// Copies `src` to `dst` reversing the bytes of every `width`-byte component.
+pub(crate) fn copy_swapped(src: &[u8], dst: &mut [u8], width: usize) {
+    fn copy_n<const N: usize>(src: &[u8], dst: &mut [u8]) {
+        for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(N)) {
+            let mut a = [0u8; N];
+            a.copy_from_slice(s);
+            a.reverse();
+            d.copy_from_slice(&a);
+        }
+    }
+    match width {
+        2 => copy_n::<2>(src, dst),
+        4 => copy_n::<4>(src, dst),
+        8 => copy_n::<8>(src, dst),
+        w if w > 1 => {
+            for (d, s) in dst.chunks_exact_mut(w).zip(src.chunks_exact(w)) {
+                d.copy_from_slice(s);
+                d.reverse();
+            }
+        }
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::default_registry;
+    use proptest::prelude::*;
+    use zarr_meta::{DataType, FillValue};
+
+    fn repr(t: DataType, shape: Vec<u64>) -> ChunkRepr {
+        ChunkRepr::new(shape, t, FillValue::zero(t))
+    }
+
+    fn build(json: &str, r: &ChunkRepr) -> Result<Codec> {
+        let def: ExtensionDef = serde_json::from_str(json).unwrap();
+        factory(&def, r, &default_registry())
+    }
+
+    #[test]
+    fn config_round_trips_and_endian_is_required_for_multibyte() {
+        for json in [
+            r#"{"name":"bytes","configuration":{"endian":"little"}}"#,
+            r#"{"name":"bytes"}"#,
+        ] {
+            let c = build(json, &repr(DataType::UInt8, vec![3])).unwrap();
+            assert_eq!(serde_json::to_string(&c.to_def()).unwrap(), json);
+        }
+        let err = build(r#"{"name":"bytes"}"#, &repr(DataType::Int32, vec![3])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid configuration for codec \"bytes\": \"endian\" is required for data type int32 (\"little\" or \"big\")"
+        );
+        assert!(build(
+            r#"{"name":"bytes","configuration":{"endian":"middle"}}"#,
+            &repr(DataType::Int32, vec![3])
+        )
+        .is_err());
+        assert!(build(
+            r#"{"name":"bytes","configuration":{"endian":"big","x":1}}"#,
+            &repr(DataType::Int32, vec![3])
+        )
+        .is_err());
+        // raw bits have no byte order
+        let r8 = DataType::from_name("r24").unwrap();
+        assert!(build(r#"{"name":"bytes"}"#, &repr(r8, vec![3])).is_ok());
+    }
+
+    #[test]
+    fn big_endian_swaps_complex_components_separately() {
+        let r = repr(DataType::Complex64, vec![1]);
+        let Codec::ArrayToBytes(c) =
+            build(r#"{"name":"bytes","configuration":{"endian":"big"}}"#, &r).unwrap()
+        else {
+            panic!()
+        };
+        let chunk: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let enc = c.encode(&chunk).unwrap();
+        let want: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+        assert_eq!(enc, want);
+        let mut out = vec![0u8; 8];
+        c.decode_into(&enc, &mut out).unwrap();
+        assert_eq!(out, chunk);
+        assert!(matches!(
+            c.decode_into(&enc[1..], &mut out),
+            Err(CodecError::SizeMismatch { .. })
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(width in prop::sample::select(vec![1usize, 2, 4, 8, 16, 3]), n in 0usize..40, big in any::<bool>(), seed in any::<u64>()) {
+            let t = match width {
+                1 => DataType::UInt8, 2 => DataType::Int16, 4 => DataType::Float32,
+                8 => DataType::Float64, 16 => DataType::Complex128,
+                _ => DataType::from_name("r24").unwrap(),
+            };
+            let r = repr(t, vec![n as u64]);
+            let codec = BytesCodec::new(r, Some(if big { Endian::Big } else { Endian::Little })).unwrap();
+            let data: Vec<u8> = (0..n * width).map(|i| (seed.wrapping_mul(i as u64 + 1) >> 13) as u8).collect();
+            let enc = codec.encode(&data).unwrap();
+            let mut out = vec![0u8; data.len()];
+            codec.decode_into(&enc, &mut out).unwrap();
+            prop_assert_eq!(&out, &data);
+            let mut inplace = enc.clone();
+            codec.decode_in_place(&mut inplace).unwrap();
+            prop_assert_eq!(&inplace, &data);
+            prop_assert_eq!(codec.encode_owned(data.clone()).unwrap(), enc);
+        }
+    }
+}

@@ -1,0 +1,568 @@
+//! [`CodecChain`]: a validated list of codecs that encodes and decodes whole chunks, or reads
+//! a region of a stored chunk.
+
+use zarr_grid::geometry::{copy_region, Region};
+use zarr_meta::{ExtensionDef, MetaError};
+
+use crate::buffer::AlignedBuffer;
+use crate::codec::{
+    decode_a2b_into, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded,
+};
+use crate::error::{CodecError, Result};
+use crate::registry::{build_codec, CodecRegistry};
+use crate::repr::ChunkRepr;
+use crate::source::ByteRangeSource;
+
+/// A codec chain built for one chunk representation: `array->array*`, exactly one
+/// `array->bytes`, `bytes->bytes*`.
+///
+/// Building it ([`CodecChain::from_defs`]) resolves every definition through the registry
+/// (skipping unknown codecs marked `"must_understand": false`), lets each codec check the
+/// representation it sees, checks the order, and computes the bound every decoder is held to.
+///
+/// ```
+/// # #[cfg(all(feature = "zstd", feature = "crc32c"))]
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+/// use zarr_meta::{DataType, FillValue};
+///
+/// let repr = ChunkRepr::new(vec![4, 4], DataType::Float64, FillValue::zero(DataType::Float64));
+/// let json = r#"[{"name": "transpose", "configuration": {"order": [1, 0]}},
+///                {"name": "bytes", "configuration": {"endian": "big"}},
+///                {"name": "zstd", "configuration": {"level": 1, "checksum": false}},
+///                {"name": "crc32c"}]"#;
+/// let chain = CodecChain::from_json(json, &repr, &default_registry())?;
+/// let chunk: Vec<u8> = (0..16).flat_map(|i| f64::from(i).to_ne_bytes()).collect();
+/// let encoded = chain.encode(&chunk)?;
+/// let mut out = vec![0u8; chain.decoded_len()];
+/// chain.decode_into(&encoded, &mut out)?;
+/// assert_eq!(out, chunk);
+/// // an all-fill chunk need not be stored
+/// assert!(chain.encode_chunk(&vec![0u8; 128])?.is_none());
+/// # Ok(())
+/// # }
+/// # #[cfg(not(all(feature = "zstd", feature = "crc32c")))]
+/// # fn main() {}
+/// ```
+#[derive(Debug)]
+pub struct CodecChain {
+    repr: ChunkRepr,
+    len: usize,
+    /// The array->array codecs with the byte length of what each produces.
+    array_to_array: Vec<(Box<dyn ArrayToArrayCodec>, usize)>,
+    array_to_bytes: Box<dyn ArrayToBytesCodec>,
+    /// The byte length of the representation the array->bytes codec serializes.
+    a2b_len: usize,
+    bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>>,
+    /// `bounds[0]`: the array->bytes codec's bound; `bounds[i + 1]`: after bytes->bytes `i`.
+    bounds: Vec<u64>,
+}
+
+impl CodecChain {
+    /// Builds the chain that `defs` (an array's `codecs`) describe, for chunks of `repr`.
+    ///
+    /// # Errors
+    /// - [`CodecError::Metadata`] for an unknown or compiled-out codec or an invalid
+    ///   configuration (a transpose order that is not a permutation of the chunk's axes, a
+    ///   `bytes` without `endian` for a multi-byte type, a shard shape the inner chunk shape
+    ///   does not divide, ...);
+    /// - [`CodecError::InvalidChain`] when the chain does not have exactly one array->bytes
+    ///   codec, or has codecs on the wrong side of it;
+    /// - [`CodecError::ChunkTooLarge`] for chunks that do not fit in memory.
+    pub fn from_defs(
+        defs: &[ExtensionDef],
+        repr: &ChunkRepr,
+        registry: &CodecRegistry,
+    ) -> Result<Self> {
+        let len = repr.validate()?;
+        let mut current = repr.clone();
+        let mut array_to_array = Vec::new();
+        let mut array_to_bytes: Option<Box<dyn ArrayToBytesCodec>> = None;
+        let mut bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>> = Vec::new();
+        let mut a2b_len = len;
+        for def in defs {
+            let Some(codec) = build_codec(def, &current, registry)? else {
+                continue;
+            };
+            match codec {
+                Codec::ArrayToArray(c) => {
+                    if let Some(a2b) = &array_to_bytes {
+                        return Err(order_error(c.name(), "array -> array", a2b.name()));
+                    }
+                    current = c.encoded_repr().clone();
+                    let n = current.byte_len()?;
+                    array_to_array.push((c, n));
+                    a2b_len = n;
+                }
+                Codec::ArrayToBytes(c) => {
+                    if let Some(first) = &array_to_bytes {
+                        return Err(CodecError::InvalidChain {
+                            reason: format!(
+                                "it has two array -> bytes codecs, {:?} and {:?} (exactly one is required)",
+                                first.name(),
+                                c.name()
+                            ),
+                        });
+                    }
+                    if let Some(b2b) = bytes_to_bytes.first() {
+                        return Err(CodecError::InvalidChain {
+                            reason: format!(
+                                "bytes -> bytes codec {:?} comes before the array -> bytes codec {:?}",
+                                b2b.name(),
+                                c.name()
+                            ),
+                        });
+                    }
+                    array_to_bytes = Some(c);
+                }
+                Codec::BytesToBytes(c) => bytes_to_bytes.push(c),
+            }
+        }
+        let Some(array_to_bytes) = array_to_bytes else {
+            return Err(CodecError::InvalidChain {
+                reason: "it has no array -> bytes codec (such as {\"name\": \"bytes\"})".into(),
+            });
+        };
+        let mut bounds = vec![array_to_bytes.encoded_size_bound()];
+        for c in &bytes_to_bytes {
+            let last = bounds[bounds.len() - 1];
+            bounds.push(c.encoded_size_bound(last));
+        }
+        Ok(CodecChain {
+            repr: repr.clone(),
+            len,
+            array_to_array,
+            array_to_bytes,
+            a2b_len,
+            bytes_to_bytes,
+            bounds,
+        })
+    }
+
+    /// Builds the chain from the JSON text of a `codecs` list.
+    ///
+    /// # Errors
+    /// Invalid JSON, or as [`CodecChain::from_defs`].
+    pub fn from_json(json: &str, repr: &ChunkRepr, registry: &CodecRegistry) -> Result<Self> {
+        let defs: Vec<ExtensionDef> =
+            serde_json::from_str(json).map_err(|source| MetaError::Json { source })?;
+        CodecChain::from_defs(&defs, repr, registry)
+    }
+
+    /// The representation of the chunks this chain encodes.
+    pub fn repr(&self) -> &ChunkRepr {
+        &self.repr
+    }
+
+    /// The decoded chunk's size in bytes.
+    pub fn decoded_len(&self) -> usize {
+        self.len
+    }
+
+    /// The definitions of the codecs applied, as written back to metadata (configurations
+    /// filled in as zarr-python writes them; skipped unknown codecs are not included).
+    pub fn to_defs(&self) -> Vec<ExtensionDef> {
+        let mut defs: Vec<ExtensionDef> = self
+            .array_to_array
+            .iter()
+            .map(|(c, _)| c.to_def())
+            .collect();
+        defs.push(self.array_to_bytes.to_def());
+        defs.extend(self.bytes_to_bytes.iter().map(|c| c.to_def()));
+        defs
+    }
+
+    /// The largest encoding this chain can produce for a chunk (and so the largest stored
+    /// value a decoder accepts).
+    pub fn encoded_size_bound(&self) -> u64 {
+        self.bounds[self.bounds.len() - 1]
+    }
+
+    /// The exact encoded size, when every chunk encodes to the same size (`bytes`, optionally
+    /// followed by `crc32c`; what a shard index needs).
+    pub fn fixed_encoded_size(&self) -> Option<u64> {
+        let mut size = self.array_to_bytes.fixed_encoded_size()?;
+        for c in &self.bytes_to_bytes {
+            size = c.fixed_encoded_size(size)?;
+        }
+        Some(size)
+    }
+
+    /// The array->bytes codec.
+    pub fn array_to_bytes(&self) -> &dyn ArrayToBytesCodec {
+        &*self.array_to_bytes
+    }
+
+    /// Whether [`CodecChain::decode_region`] reads only part of a stored chunk (a chain that
+    /// is just `sharding_indexed`).
+    pub fn supports_partial_decode(&self) -> bool {
+        self.array_to_array.is_empty()
+            && self.bytes_to_bytes.is_empty()
+            && self.array_to_bytes.supports_partial_decode()
+    }
+
+    /// The inner chunk shape when the chain is sharded (`[sharding_indexed]` alone): the
+    /// smallest unit [`CodecChain::decode_region`] reads.
+    pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        if self.supports_partial_decode() {
+            self.array_to_bytes.inner_chunk_shape()
+        } else {
+            None
+        }
+    }
+
+    fn check_chunk_len(&self, got: usize) -> Result<()> {
+        if got == self.len {
+            Ok(())
+        } else {
+            Err(CodecError::BufferLength {
+                what: "the chunk",
+                expected: self.len as u64,
+                got: got as u64,
+            })
+        }
+    }
+
+    /// Runs the array->array encoders; `None` when there are none.
+    fn encode_arrays(&self, chunk: &[u8]) -> Result<Option<AlignedBuffer>> {
+        let mut owned: Option<AlignedBuffer> = None;
+        for (c, n) in &self.array_to_array {
+            let mut out = AlignedBuffer::zeroed(*n);
+            c.encode(owned.as_deref().unwrap_or(chunk), &mut out)?;
+            owned = Some(out);
+        }
+        Ok(owned)
+    }
+
+    fn encode_bytes(&self, mut bytes: Vec<u8>) -> Result<Vec<u8>> {
+        for c in &self.bytes_to_bytes {
+            bytes = c.encode_owned(bytes)?;
+        }
+        Ok(bytes)
+    }
+
+    /// Encodes a whole chunk (native byte order, C order). Always produces bytes, even for a
+    /// chunk of fill values (see [`CodecChain::encode_chunk`]).
+    ///
+    /// # Errors
+    /// A chunk of the wrong length, or a codec's failure.
+    pub fn encode(&self, chunk: &[u8]) -> Result<Vec<u8>> {
+        self.check_chunk_len(chunk.len())?;
+        let bytes = match self.encode_arrays(chunk)? {
+            Some(arr) => self.array_to_bytes.encode(&arr)?,
+            None => self.array_to_bytes.encode(chunk)?,
+        };
+        self.encode_bytes(bytes)
+    }
+
+    /// Encodes a chunk held in an owned buffer, reusing it where possible (`[bytes]` on a
+    /// machine of the same byte order returns the buffer itself).
+    ///
+    /// # Errors
+    /// As [`CodecChain::encode`].
+    pub fn encode_owned(&self, chunk: Vec<u8>) -> Result<Vec<u8>> {
+        self.check_chunk_len(chunk.len())?;
+        let bytes = match self.encode_arrays(&chunk)? {
+            Some(arr) => self.array_to_bytes.encode(&arr)?,
+            None => self.array_to_bytes.encode_owned(chunk)?,
+        };
+        self.encode_bytes(bytes)
+    }
+
+    /// Encodes a chunk, or returns `None` when it need not be stored: every element equals
+    /// the fill value (for a sharded chain: every inner chunk does, so the shard would hold
+    /// no data). The caller then deletes the stored chunk instead of writing it.
+    ///
+    /// # Errors
+    /// As [`CodecChain::encode`].
+    pub fn encode_chunk(&self, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_chunk_len(chunk.len())?;
+        let bytes = match self.encode_arrays(chunk)? {
+            Some(arr) => {
+                if self.repr.is_fill(chunk) {
+                    return Ok(None);
+                }
+                self.array_to_bytes.encode_or_skip(&arr)?
+            }
+            None => self.array_to_bytes.encode_or_skip(chunk)?,
+        };
+        bytes.map(|b| self.encode_bytes(b)).transpose()
+    }
+
+    /// Runs the bytes->bytes decoders from the last down to `first` (inclusive).
+    fn decode_bytes<'a>(&self, bytes: &'a [u8], first: usize) -> Result<Decoded<'a>> {
+        let mut cur = Decoded::Borrowed(bytes);
+        for i in (first..self.bytes_to_bytes.len()).rev() {
+            cur = self.bytes_to_bytes[i].decode(cur, self.bounds[i])?;
+        }
+        Ok(cur)
+    }
+
+    /// Decodes down to the representation the array->bytes codec serializes.
+    fn decode_to_array(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
+        let a2b = &*self.array_to_bytes;
+        match self.decode_bytes(bytes, 0)? {
+            Decoded::Owned(mut buf) if a2b.decodes_in_place() && buf.len() == self.a2b_len => {
+                a2b.decode_in_place(&mut buf)?;
+                Ok(buf)
+            }
+            other => {
+                let mut out = AlignedBuffer::zeroed(self.a2b_len);
+                decode_a2b_into(a2b, other.as_slice(), &mut out)?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// Decodes a stored chunk into a new 8-byte-aligned buffer (native byte order, C order).
+    ///
+    /// The input is untrusted: corrupt or oversized data is an error, and no decoder
+    /// allocates past the chain's bounds.
+    ///
+    /// # Errors
+    /// Corrupt, truncated or oversized data, a checksum mismatch, an invalid shard index.
+    pub fn decode(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
+        let mut arr = self.decode_to_array(bytes)?;
+        for (i, (c, _)) in self.array_to_array.iter().enumerate().rev() {
+            let n = if i == 0 {
+                self.len
+            } else {
+                self.array_to_array[i - 1].1
+            };
+            let mut out = AlignedBuffer::zeroed(n);
+            c.decode(&arr, &mut out)?;
+            arr = out;
+        }
+        Ok(arr)
+    }
+
+    /// Decodes a stored chunk straight into `out` (the decoded chunk's length), without an
+    /// intermediate buffer where the chain allows: `[bytes]` copies (or swaps) into `out`,
+    /// `[bytes, zstd]` decompresses into it.
+    ///
+    /// # Errors
+    /// As [`CodecChain::decode`], and [`CodecError::BufferLength`] for an `out` of the wrong
+    /// length.
+    pub fn decode_into(&self, bytes: &[u8], out: &mut [u8]) -> Result<()> {
+        if out.len() != self.len {
+            return Err(CodecError::BufferLength {
+                what: "the output buffer",
+                expected: self.len as u64,
+                got: out.len() as u64,
+            });
+        }
+        let a2b = &*self.array_to_bytes;
+        if self.array_to_array.is_empty() {
+            if self.bytes_to_bytes.is_empty() {
+                return decode_a2b_into(a2b, bytes, out);
+            }
+            if a2b.decodes_in_place() {
+                // the innermost bytes->bytes decoder writes into `out`, then the array->bytes
+                // codec finishes in place
+                let cur = self.decode_bytes(bytes, 1)?;
+                self.bytes_to_bytes[0].decode_into(cur.as_slice(), out)?;
+                return a2b.decode_in_place(out);
+            }
+            let cur = self.decode_bytes(bytes, 0)?;
+            return decode_a2b_into(a2b, cur.as_slice(), out);
+        }
+        let mut arr = self.decode_to_array(bytes)?;
+        for (i, (c, _)) in self.array_to_array.iter().enumerate().rev() {
+            if i == 0 {
+                c.decode(&arr, out)?;
+            } else {
+                let mut next = AlignedBuffer::zeroed(self.array_to_array[i - 1].1);
+                c.decode(&arr, &mut next)?;
+                arr = next;
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes the part `region` of the chunk stored in `source` into `out` (C order, the
+    /// region's shape, native byte order). Returns `false`, leaving `out` untouched, when the
+    /// chunk is not stored.
+    ///
+    /// A sharded chain (`[sharding_indexed]` alone) reads the shard index with one request
+    /// and then, in one more request, only the inner chunks the region touches (byte ranges
+    /// that are adjacent in the shard coalesced); inner chunks are decoded in parallel and
+    /// missing ones read as the fill value. Any other chain reads the whole chunk.
+    ///
+    /// # Errors
+    /// [`CodecError::RegionOutOfBounds`], [`CodecError::BufferLength`] for an `out` of the
+    /// wrong length, a failing source, or corrupt data.
+    pub fn decode_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        check_region(&self.repr, region, out.len())?;
+        if region.is_empty() {
+            return Ok(source.size()?.is_some());
+        }
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            return self.array_to_bytes.decode_region(source, region, out);
+        }
+        let Some(bytes) = source.get()? else {
+            return Ok(false);
+        };
+        if region.shape == self.repr.shape {
+            self.decode_into(&bytes, out)?;
+        } else {
+            let chunk = self.decode(&bytes)?;
+            copy_region(
+                &chunk,
+                &self.repr.shape,
+                &region.start,
+                out,
+                &region.shape,
+                &vec![0; region.rank()],
+                &region.shape,
+                self.repr.element_size(),
+            );
+        }
+        Ok(true)
+    }
+}
+
+fn order_error(codec: &str, kind: &str, a2b: &str) -> CodecError {
+    CodecError::InvalidChain {
+        reason: format!("{kind} codec {codec:?} comes after the array -> bytes codec {a2b:?}"),
+    }
+}
+
+/// Checks that `region` lies inside the chunk and that `out_len` is its byte length.
+pub(crate) fn check_region(repr: &ChunkRepr, region: &Region, out_len: usize) -> Result<()> {
+    let inside = region.rank() == repr.rank()
+        && region.start.len() == region.shape.len()
+        && (0..repr.rank()).all(|d| {
+            region.start[d]
+                .checked_add(region.shape[d])
+                .is_some_and(|end| end <= repr.shape[d])
+        });
+    if !inside {
+        return Err(CodecError::RegionOutOfBounds {
+            start: region.start.clone(),
+            shape: region.shape.clone(),
+            chunk_shape: repr.shape.clone(),
+        });
+    }
+    let expected = repr.with_shape(region.shape.clone()).byte_len()?;
+    if out_len != expected {
+        return Err(CodecError::BufferLength {
+            what: "the output buffer",
+            expected: expected as u64,
+            got: out_len as u64,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::default_registry;
+    use zarr_meta::{DataType, FillValue};
+
+    fn repr(t: DataType, shape: Vec<u64>) -> ChunkRepr {
+        ChunkRepr::new(shape, t, FillValue::zero(t))
+    }
+
+    fn chain(json: &str, r: &ChunkRepr) -> Result<CodecChain> {
+        CodecChain::from_json(json, r, &default_registry())
+    }
+
+    #[cfg(feature = "crc32c")]
+    #[test]
+    fn order_is_checked() {
+        let r = repr(DataType::Int32, vec![2, 2]);
+        let err = chain(r#"[{"name":"crc32c"}]"#, &r).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid codec chain: it has no array -> bytes codec (such as {\"name\": \"bytes\"})"
+        );
+        for bad in [
+            r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"bytes","configuration":{"endian":"little"}}]"#,
+            r#"[{"name":"crc32c"},{"name":"bytes","configuration":{"endian":"little"}}]"#,
+            r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"transpose","configuration":{"order":[1,0]}}]"#,
+        ] {
+            assert!(
+                matches!(chain(bad, &r), Err(CodecError::InvalidChain { .. })),
+                "{bad}"
+            );
+        }
+        let err = chain(
+            r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"mystery"}]"#,
+            &r,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "unknown codec \"mystery\"");
+        assert!(chain("[1]", &r).is_err());
+    }
+
+    #[test]
+    fn chains_are_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<CodecChain>();
+        assert_send_sync::<crate::CodecError>();
+        assert_send_sync::<AlignedBuffer>();
+    }
+
+    #[test]
+    fn optional_unknown_codec_is_skipped() {
+        let r = repr(DataType::UInt8, vec![3]);
+        let c = chain(
+            r#"[{"name":"bytes"},{"name":"mystery","must_understand":false}]"#,
+            &r,
+        )
+        .unwrap();
+        assert_eq!(c.encode(&[1, 2, 3]).unwrap(), vec![1, 2, 3]);
+        assert_eq!(c.to_defs().len(), 1);
+        assert_eq!(c.fixed_encoded_size(), Some(3));
+    }
+
+    #[test]
+    fn wrong_lengths_are_errors() {
+        let r = repr(DataType::UInt16, vec![3]);
+        let c = chain(r#"[{"name":"bytes","configuration":{"endian":"big"}}]"#, &r).unwrap();
+        assert!(matches!(
+            c.encode(&[0; 5]),
+            Err(CodecError::BufferLength { .. })
+        ));
+        assert!(matches!(
+            c.decode(&[0; 5]),
+            Err(CodecError::SizeMismatch { .. })
+        ));
+        let mut out = [0u8; 5];
+        assert!(matches!(
+            c.decode_into(&[0; 6], &mut out),
+            Err(CodecError::BufferLength { .. })
+        ));
+        let region = Region::new(vec![1], vec![3]).unwrap();
+        let src: &[u8] = &[0; 6];
+        assert!(matches!(
+            c.decode_region(&src, &region, &mut [0; 6]),
+            Err(CodecError::RegionOutOfBounds { .. })
+        ));
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn region_of_a_plain_chunk() {
+        let r = repr(DataType::UInt8, vec![3, 4]);
+        let c = chain(
+            r#"[{"name":"bytes"},{"name":"gzip","configuration":{"level":1}}]"#,
+            &r,
+        )
+        .unwrap();
+        let chunk: Vec<u8> = (0..12).collect();
+        let stored = c.encode(&chunk).unwrap();
+        let region = Region::new(vec![1, 1], vec![2, 2]).unwrap();
+        let mut out = [0u8; 4];
+        assert!(c.decode_region(&stored, &region, &mut out).unwrap());
+        assert_eq!(out, [5, 6, 9, 10]);
+        let missing: Option<&[u8]> = None;
+        assert!(!c.decode_region(&missing, &region, &mut out).unwrap());
+    }
+}

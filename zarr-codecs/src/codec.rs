@@ -1,0 +1,343 @@
+//! The three kinds of codec and the values that pass between them.
+//!
+//! A Zarr v3 codec chain is `array->array* array->bytes bytes->bytes*`:
+//!
+//! - an [`ArrayToArrayCodec`] (`transpose`) turns one array representation into another;
+//! - the one [`ArrayToBytesCodec`] (`bytes`, `sharding_indexed`) serializes the array;
+//! - [`BytesToBytesCodec`]s (`gzip`, `zstd`, `blosc`, `crc32c`) transform the bytes.
+//!
+//! A codec is built for one [`ChunkRepr`] (the factory receives it), so its methods need no
+//! representation argument. Every decoder treats its input as untrusted and is given a bound
+//! on what it may produce.
+
+use std::fmt;
+
+use zarr_grid::geometry::{copy_region, Region};
+use zarr_meta::ExtensionDef;
+
+use crate::buffer::{is_aligned, AlignedBuffer};
+use crate::error::{CodecError, Result};
+use crate::repr::ChunkRepr;
+use crate::source::ByteRangeSource;
+
+/// Bytes passed between decoders: borrowed from the caller's input (a checksum codec only
+/// strips its suffix) or owned by an earlier decoder (8-byte aligned).
+#[derive(Debug)]
+pub enum Decoded<'a> {
+    /// A slice of the input.
+    Borrowed(&'a [u8]),
+    /// A buffer a decoder produced.
+    Owned(AlignedBuffer),
+}
+
+impl Decoded<'_> {
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Decoded::Borrowed(b) => b,
+            Decoded::Owned(b) => b.as_bytes(),
+        }
+    }
+
+    /// The length in bytes.
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An owned, aligned buffer (copies a borrowed slice).
+    pub fn into_owned(self) -> AlignedBuffer {
+        match self {
+            Decoded::Borrowed(b) => AlignedBuffer::from_slice(b),
+            Decoded::Owned(b) => b,
+        }
+    }
+
+    /// Keeps the first `len` bytes.
+    pub fn truncated(self, len: usize) -> Self {
+        match self {
+            Decoded::Borrowed(b) => Decoded::Borrowed(&b[..len.min(b.len())]),
+            Decoded::Owned(mut b) => {
+                b.truncate(len);
+                Decoded::Owned(b)
+            }
+        }
+    }
+}
+
+/// A codec that maps an array representation to another (`transpose`).
+pub trait ArrayToArrayCodec: fmt::Debug + Send + Sync {
+    /// The codec's name in metadata.
+    fn name(&self) -> &'static str;
+
+    /// The definition to write back to metadata.
+    fn to_def(&self) -> ExtensionDef;
+
+    /// The representation this codec encodes (what it was built for).
+    fn decoded_repr(&self) -> &ChunkRepr;
+
+    /// The representation it produces, seen by the next codec.
+    fn encoded_repr(&self) -> &ChunkRepr;
+
+    /// Encodes `input` (the decoded representation's bytes) into `out` (the encoded
+    /// representation's bytes).
+    ///
+    /// # Errors
+    /// [`CodecError::BufferLength`] if a buffer has the wrong length.
+    fn encode(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+
+    /// Decodes `input` (the encoded representation's bytes) into `out`.
+    ///
+    /// # Errors
+    /// [`CodecError::BufferLength`] if a buffer has the wrong length.
+    fn decode(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+}
+
+/// The codec that serializes an array to bytes (`bytes`, `sharding_indexed`).
+pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
+    /// The codec's name in metadata.
+    fn name(&self) -> &'static str;
+
+    /// The definition to write back to metadata.
+    fn to_def(&self) -> ExtensionDef;
+
+    /// The representation this codec serializes.
+    fn decoded_repr(&self) -> &ChunkRepr;
+
+    /// The largest encoding this codec can produce for a chunk: the allocation limit for the
+    /// decoders that run before it.
+    fn encoded_size_bound(&self) -> u64;
+
+    /// The exact encoded size when every chunk encodes to the same size (`bytes`).
+    fn fixed_encoded_size(&self) -> Option<u64> {
+        None
+    }
+
+    /// Encodes a chunk (native byte order, C order).
+    ///
+    /// # Errors
+    /// A wrong input length, or a failure of a nested codec.
+    fn encode(&self, input: &[u8]) -> Result<Vec<u8>>;
+
+    /// Encodes a chunk held in an owned buffer, reusing it where possible.
+    ///
+    /// # Errors
+    /// As [`ArrayToBytesCodec::encode`].
+    fn encode_owned(&self, input: Vec<u8>) -> Result<Vec<u8>> {
+        self.encode(&input)
+    }
+
+    /// Encodes a chunk, or returns `None` when nothing needs to be stored because the chunk
+    /// reads back as the fill value (every element equal to it; for `sharding_indexed`, every
+    /// inner chunk).
+    ///
+    /// # Errors
+    /// As [`ArrayToBytesCodec::encode`].
+    fn encode_or_skip(&self, input: &[u8]) -> Result<Option<Vec<u8>>> {
+        if self.decoded_repr().is_fill(input) {
+            Ok(None)
+        } else {
+            self.encode(input).map(Some)
+        }
+    }
+
+    /// Whether [`ArrayToBytesCodec::decode_into`] must be handed an 8-byte-aligned input
+    /// (the chain copies an unaligned input first).
+    fn needs_aligned_input(&self) -> bool {
+        false
+    }
+
+    /// Decodes `input` into `out`, which has the decoded representation's length.
+    ///
+    /// # Errors
+    /// A wrong length or corrupt input.
+    fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+
+    /// Whether decoding is an equal-length transformation that
+    /// [`ArrayToBytesCodec::decode_in_place`] runs without a second buffer.
+    fn decodes_in_place(&self) -> bool {
+        false
+    }
+
+    /// Decodes `data` in place: on entry it holds the encoded bytes, on return the decoded
+    /// chunk. The default decodes from a copy.
+    ///
+    /// # Errors
+    /// As [`ArrayToBytesCodec::decode_into`].
+    fn decode_in_place(&self, data: &mut [u8]) -> Result<()> {
+        let input = AlignedBuffer::from_slice(data);
+        self.decode_into(&input, data)
+    }
+
+    /// The inner chunk shape, for a codec that stores a grid of inner chunks
+    /// (`sharding_indexed`): the unit that partial reads fetch and decode.
+    fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        None
+    }
+
+    /// Whether [`ArrayToBytesCodec::decode_region`] reads less than the whole value.
+    fn supports_partial_decode(&self) -> bool {
+        false
+    }
+
+    /// Decodes the part `region` of the chunk stored in `source` into `out` (C order, the
+    /// region's shape). Returns `false`, leaving `out` untouched, when the value does not
+    /// exist. The default reads the whole value; `sharding_indexed` reads its index and the
+    /// inner chunks it needs.
+    ///
+    /// The caller has checked that `region` lies inside the chunk and that `out` has the
+    /// region's length.
+    ///
+    /// # Errors
+    /// A failing source or corrupt data.
+    fn decode_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some(bytes) = source.get()? else {
+            return Ok(false);
+        };
+        let repr = self.decoded_repr();
+        if region.shape == repr.shape {
+            decode_a2b_into(self, &bytes, out)?;
+        } else {
+            let mut chunk = AlignedBuffer::zeroed(repr.byte_len()?);
+            decode_a2b_into(self, &bytes, &mut chunk)?;
+            copy_region(
+                &chunk,
+                &repr.shape,
+                &region.start,
+                out,
+                &region.shape,
+                &vec![0; region.rank()],
+                &region.shape,
+                repr.element_size(),
+            );
+        }
+        Ok(true)
+    }
+}
+
+/// Calls `decode_into`, first copying the input to an aligned buffer if the codec needs one.
+pub(crate) fn decode_a2b_into<C: ArrayToBytesCodec + ?Sized>(
+    codec: &C,
+    input: &[u8],
+    out: &mut [u8],
+) -> Result<()> {
+    if codec.needs_aligned_input() && !is_aligned(input) {
+        codec.decode_into(&AlignedBuffer::from_slice(input), out)
+    } else {
+        codec.decode_into(input, out)
+    }
+}
+
+/// A codec that transforms bytes (`gzip`, `zstd`, `blosc`, `crc32c`).
+pub trait BytesToBytesCodec: fmt::Debug + Send + Sync {
+    /// The codec's name in metadata.
+    fn name(&self) -> &'static str;
+
+    /// The definition to write back to metadata.
+    fn to_def(&self) -> ExtensionDef;
+
+    /// The largest encoding of an input of at most `decoded_bound` bytes (`crc32c`: + 4,
+    /// compressors: their worst-case expansion).
+    fn encoded_size_bound(&self, decoded_bound: u64) -> u64;
+
+    /// The exact encoded size of an input of `decoded_len` bytes, when it depends on nothing
+    /// else (`crc32c`).
+    fn fixed_encoded_size(&self, decoded_len: u64) -> Option<u64> {
+        let _ = decoded_len;
+        None
+    }
+
+    /// Encodes `input`.
+    ///
+    /// # Errors
+    /// A compressor's failure.
+    fn encode(&self, input: &[u8]) -> Result<Vec<u8>>;
+
+    /// Encodes an owned input, reusing it where possible (`crc32c` appends in place).
+    ///
+    /// # Errors
+    /// As [`BytesToBytesCodec::encode`].
+    fn encode_owned(&self, input: Vec<u8>) -> Result<Vec<u8>> {
+        self.encode(&input)
+    }
+
+    /// Decodes `input`, producing at most `max_decoded` bytes: data that would expand further
+    /// is an error ([`CodecError::ExceedsBound`]), and nothing larger is allocated.
+    ///
+    /// # Errors
+    /// Corrupt, truncated or oversized data.
+    fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>>;
+
+    /// Decodes `input` into `out`, which must be filled exactly.
+    ///
+    /// # Errors
+    /// As [`BytesToBytesCodec::decode`], and [`CodecError::SizeMismatch`] when the data
+    /// decodes to another length.
+    fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
+        let decoded = self.decode(Decoded::Borrowed(input), out.len() as u64)?;
+        if decoded.len() != out.len() {
+            return Err(CodecError::SizeMismatch {
+                codec: self.name(),
+                expected: out.len() as u64,
+                got: decoded.len() as u64,
+            });
+        }
+        out.copy_from_slice(decoded.as_slice());
+        Ok(())
+    }
+}
+
+/// A built codec of one of the three kinds, as a factory returns it.
+#[derive(Debug)]
+pub enum Codec {
+    /// An array->array codec.
+    ArrayToArray(Box<dyn ArrayToArrayCodec>),
+    /// An array->bytes codec.
+    ArrayToBytes(Box<dyn ArrayToBytesCodec>),
+    /// A bytes->bytes codec.
+    BytesToBytes(Box<dyn BytesToBytesCodec>),
+}
+
+impl Codec {
+    /// The codec's name in metadata.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Codec::ArrayToArray(c) => c.name(),
+            Codec::ArrayToBytes(c) => c.name(),
+            Codec::BytesToBytes(c) => c.name(),
+        }
+    }
+
+    /// The definition to write back to metadata.
+    pub fn to_def(&self) -> ExtensionDef {
+        match self {
+            Codec::ArrayToArray(c) => c.to_def(),
+            Codec::ArrayToBytes(c) => c.to_def(),
+            Codec::BytesToBytes(c) => c.to_def(),
+        }
+    }
+
+    /// `"array -> array"`, `"array -> bytes"` or `"bytes -> bytes"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Codec::ArrayToArray(_) => "array -> array",
+            Codec::ArrayToBytes(_) => "array -> bytes",
+            Codec::BytesToBytes(_) => "bytes -> bytes",
+        }
+    }
+}
+
+/// Converts a bound to a `usize` allocation limit.
+#[cfg(any(feature = "gzip", feature = "zstd"))]
+pub(crate) fn limit_usize(bound: u64) -> usize {
+    usize::try_from(bound).unwrap_or(usize::MAX)
+}

@@ -1,0 +1,194 @@
+//! The error type of zarr-codecs.
+
+use zarr_meta::MetaError;
+
+use crate::source::SourceError;
+
+/// Everything that can go wrong building a codec chain or encoding and decoding a chunk.
+///
+/// Decoding treats its input as untrusted: corrupt, truncated or oversized data gives one of
+/// these errors, never a panic and never an allocation past the chain's stated bound.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// A codec definition that cannot be resolved or configured: unknown name, compiled-out
+    /// feature, invalid configuration, or a configuration that does not fit the chunk.
+    #[error(transparent)]
+    Metadata(#[from] MetaError),
+
+    /// The codec list is not a valid chain (array->array*, array->bytes, bytes->bytes*).
+    #[error("invalid codec chain: {reason}")]
+    InvalidChain {
+        /// What is wrong with the order or the number of codecs.
+        reason: String,
+    },
+
+    /// A chunk whose size does not fit in memory.
+    #[error("a chunk of shape {shape:?} and {element_size}-byte elements is too large")]
+    ChunkTooLarge {
+        /// The chunk shape.
+        shape: Vec<u64>,
+        /// The element size in bytes.
+        element_size: usize,
+    },
+
+    /// A buffer handed in by the caller has the wrong length.
+    #[error("{what} has {got} bytes, expected {expected}")]
+    BufferLength {
+        /// Which buffer.
+        what: &'static str,
+        /// The length needed.
+        expected: u64,
+        /// The length given.
+        got: u64,
+    },
+
+    /// A codec decoded to a size other than the one the chunk needs.
+    #[error("{codec} decoded to {got} bytes, expected {expected}")]
+    SizeMismatch {
+        /// The codec's name.
+        codec: &'static str,
+        /// The size the chunk needs.
+        expected: u64,
+        /// The size decoded.
+        got: u64,
+    },
+
+    /// Decoding would produce more than the bound the chain allows, so it was stopped.
+    #[error("{codec} data expands past the bound of {limit} bytes")]
+    ExceedsBound {
+        /// The codec's name.
+        codec: &'static str,
+        /// The bound.
+        limit: u64,
+    },
+
+    /// Encoded data too short to hold what its format needs.
+    #[error("{codec} data is truncated: {got} bytes, at least {needed} needed")]
+    Truncated {
+        /// The codec's name.
+        codec: &'static str,
+        /// The bytes needed.
+        needed: u64,
+        /// The bytes present.
+        got: u64,
+    },
+
+    /// Encoded data that its codec refuses (bad header, bad stream, trailing bytes).
+    #[error("{codec} data is corrupt: {reason}")]
+    Corrupt {
+        /// The codec's name.
+        codec: &'static str,
+        /// What the decoder found.
+        reason: String,
+    },
+
+    /// A decompressor's error, kept as the source.
+    #[error("{codec} decompression failed: {source}")]
+    Decompress {
+        /// The codec's name.
+        codec: &'static str,
+        /// The library's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A compressor's failure.
+    #[error("{codec} compression failed: {reason}")]
+    Compress {
+        /// The codec's name.
+        codec: &'static str,
+        /// What the library said.
+        reason: String,
+    },
+
+    /// The stored CRC32C checksum does not match the data.
+    #[error("crc32c checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    ChecksumMismatch {
+        /// The checksum stored after the data.
+        stored: u32,
+        /// The checksum of the data.
+        computed: u32,
+    },
+
+    /// A shard index entry that points outside the shard or past the inner chunk's bound.
+    #[error(
+        "shard index entry of inner chunk {chunk:?} (offset {offset}, nbytes {nbytes}) is invalid: {reason}"
+    )]
+    InvalidShardIndex {
+        /// The inner chunk's position in the shard's grid.
+        chunk: Vec<u64>,
+        /// The stored offset.
+        offset: u64,
+        /// The stored length.
+        nbytes: u64,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// An inner chunk of a shard failed to decode.
+    #[error("inner chunk {chunk:?} of the shard: {source}")]
+    InnerChunk {
+        /// The inner chunk's position in the shard's grid.
+        chunk: Vec<u64>,
+        /// Why.
+        #[source]
+        source: Box<CodecError>,
+    },
+
+    /// A requested region that does not lie inside the chunk.
+    #[error("region starting at {start:?} with shape {shape:?} does not lie inside the chunk of shape {chunk_shape:?}")]
+    RegionOutOfBounds {
+        /// The region's start.
+        start: Vec<u64>,
+        /// The region's shape.
+        shape: Vec<u64>,
+        /// The chunk's shape.
+        chunk_shape: Vec<u64>,
+    },
+
+    /// The byte-range source failed.
+    #[error("reading the chunk failed: {source}")]
+    Source {
+        /// The source's error.
+        #[source]
+        source: SourceError,
+    },
+
+    /// The byte-range source answered a range with the wrong number of bytes.
+    #[error("the byte-range source returned {got} bytes for a range of {expected}")]
+    ShortRead {
+        /// The length asked for.
+        expected: u64,
+        /// The length returned.
+        got: u64,
+    },
+
+    /// The byte-range source answered with the wrong number of ranges.
+    #[error("the byte-range source returned {got} ranges for {expected} requested")]
+    SourceRanges {
+        /// The number of ranges asked for.
+        expected: usize,
+        /// The number returned.
+        got: usize,
+    },
+}
+
+/// Shorthand for results in this crate.
+pub type Result<T, E = CodecError> = std::result::Result<T, E>;
+
+impl From<SourceError> for CodecError {
+    fn from(source: SourceError) -> Self {
+        CodecError::Source { source }
+    }
+}
+
+impl CodecError {
+    #[cfg(any(feature = "gzip", feature = "zstd", feature = "blosc"))]
+    pub(crate) fn corrupt(codec: &'static str, reason: impl Into<String>) -> Self {
+        CodecError::Corrupt {
+            codec,
+            reason: reason.into(),
+        }
+    }
+}

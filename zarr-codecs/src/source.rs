@@ -1,0 +1,195 @@
+//! A small byte-range source, so that codecs can read parts of a stored chunk (a shard's index,
+//! some of its inner chunks) without knowing about stores.
+//!
+//! zarr-array implements [`ByteRangeSource`] for a key of any store; tests count requests with
+//! a counting source.
+//!
+//! ```
+//! use zarr_codecs::{ByteRange, ByteRangeSource, SourceError};
+//!
+//! let value: &[u8] = b"0123456789";
+//! let got = value.get_ranges(&[ByteRange::Range { start: 2, end: 5 }, ByteRange::Suffix(3)])?;
+//! assert_eq!(got, Some(vec![b"234".to_vec(), b"789".to_vec()]));
+//! assert_eq!(value.size()?, Some(10));
+//! # Ok::<(), SourceError>(())
+//! ```
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::ops::Range;
+
+/// A range of bytes within a stored value.
+///
+/// Every range must lie inside the value; a source answers a range that does not with an
+/// error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ByteRange {
+    /// Bytes `start..end` (`end` exclusive).
+    Range {
+        /// The first byte.
+        start: u64,
+        /// One past the last byte.
+        end: u64,
+    },
+    /// Bytes from the offset to the end of the value.
+    FromStart(u64),
+    /// The last `len` bytes of the value.
+    Suffix(u64),
+}
+
+impl ByteRange {
+    /// The bytes this range selects in a value of `size` bytes, or `None` when the range does
+    /// not lie inside the value.
+    pub fn resolve(self, size: u64) -> Option<Range<u64>> {
+        match self {
+            ByteRange::Range { start, end } if start <= end && end <= size => Some(start..end),
+            ByteRange::FromStart(offset) if offset <= size => Some(offset..size),
+            ByteRange::Suffix(len) if len <= size => Some(size - len..size),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ByteRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ByteRange::Range { start, end } => write!(f, "{start}..{end}"),
+            ByteRange::FromStart(offset) => write!(f, "{offset}.."),
+            ByteRange::Suffix(len) => write!(f, "-{len}"),
+        }
+    }
+}
+
+/// The error of a [`ByteRangeSource`]: whatever the underlying storage reported.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SourceError {
+    source: Box<dyn StdError + Send + Sync>,
+}
+
+impl SourceError {
+    /// Wraps any error (a store's error, an I/O error).
+    pub fn new(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        SourceError {
+            source: source.into(),
+        }
+    }
+
+    /// The wrapped error.
+    pub fn inner(&self) -> &(dyn StdError + Send + Sync + 'static) {
+        &*self.source
+    }
+
+    /// Unwraps the error.
+    pub fn into_inner(self) -> Box<dyn StdError + Send + Sync> {
+        self.source
+    }
+}
+
+/// One stored value (a chunk or shard) that can be read a few byte ranges at a time.
+pub trait ByteRangeSource: Sync {
+    /// Several byte ranges of the value in one request, in the order asked, or `None` when the
+    /// value does not exist. Every range must lie inside the value; otherwise the request
+    /// fails.
+    ///
+    /// # Errors
+    /// Whatever the storage reports.
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError>;
+
+    /// The size of the value in bytes, or `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Whatever the storage reports.
+    fn size(&self) -> Result<Option<u64>, SourceError>;
+
+    /// The whole value, or `None` when it does not exist (one request).
+    ///
+    /// # Errors
+    /// Whatever the storage reports.
+    fn get(&self) -> Result<Option<Vec<u8>>, SourceError> {
+        Ok(self
+            .get_ranges(&[ByteRange::FromStart(0)])?
+            .and_then(|mut parts| parts.pop()))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("byte range {range} does not lie inside a value of {size} bytes")]
+struct OutOfBounds {
+    range: ByteRange,
+    size: u64,
+}
+
+/// An in-memory value is a source (handy in tests and for values already read).
+impl ByteRangeSource for [u8] {
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
+        let size = self.len() as u64;
+        let mut out = Vec::with_capacity(ranges.len());
+        for &range in ranges {
+            let r = range
+                .resolve(size)
+                .ok_or_else(|| SourceError::new(OutOfBounds { range, size }))?;
+            // the range lies inside the slice, so both ends fit in usize
+            out.push(self[r.start as usize..r.end as usize].to_vec());
+        }
+        Ok(Some(out))
+    }
+
+    fn size(&self) -> Result<Option<u64>, SourceError> {
+        Ok(Some(self.len() as u64))
+    }
+}
+
+/// A missing value: every read returns `None`.
+impl ByteRangeSource for Option<&[u8]> {
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
+        match self {
+            Some(v) => v.get_ranges(ranges),
+            None => Ok(None),
+        }
+    }
+
+    fn size(&self) -> Result<Option<u64>, SourceError> {
+        Ok(self.map(|v| v.len() as u64))
+    }
+}
+
+impl ByteRangeSource for Vec<u8> {
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
+        self.as_slice().get_ranges(ranges)
+    }
+
+    fn size(&self) -> Result<Option<u64>, SourceError> {
+        self.as_slice().size()
+    }
+}
+
+impl<T: ByteRangeSource + ?Sized> ByteRangeSource for &T {
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
+        (**self).get_ranges(ranges)
+    }
+
+    fn size(&self) -> Result<Option<u64>, SourceError> {
+        (**self).size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_and_out_of_bounds() {
+        assert_eq!(ByteRange::Suffix(4).resolve(10), Some(6..10));
+        assert_eq!(ByteRange::Range { start: 5, end: 4 }.resolve(10), None);
+        assert_eq!(ByteRange::FromStart(11).resolve(10), None);
+        let v: &[u8] = b"abc";
+        let err = v.get_ranges(&[ByteRange::Suffix(4)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "byte range -4 does not lie inside a value of 3 bytes"
+        );
+        let missing: Option<&[u8]> = None;
+        assert_eq!(missing.get().unwrap(), None);
+    }
+}

@@ -1,0 +1,213 @@
+//! Property tests: random chains (every codec, nested sharding) over random data types, chunk
+//! shapes and data round trip through every encode and decode path.
+
+#![cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c",
+    feature = "sharding"
+))]
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+use zarr_grid::geometry::{copy_region, Region};
+use zarr_meta::{DataType, ExtensionDef, FillValue};
+
+const TYPES: [&str; 10] = [
+    "bool",
+    "int8",
+    "uint16",
+    "int32",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "r24",
+];
+
+/// A random permutation of `0..rank` from a seed.
+fn permutation(rank: usize, mut seed: u64) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..rank).collect();
+    for i in (1..rank).rev() {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        p.swap(i, (seed >> 33) as usize % (i + 1));
+    }
+    p
+}
+
+/// A divisor of `n` picked by `pick`.
+fn divisor(n: u64, pick: u64) -> u64 {
+    let divs: Vec<u64> = (1..=n).filter(|d| n.is_multiple_of(*d)).collect();
+    divs[(pick % divs.len() as u64) as usize]
+}
+
+fn bytes_codec(seed: u64) -> Value {
+    if seed.is_multiple_of(2) {
+        json!({"name": "bytes", "configuration": {"endian": "little"}})
+    } else {
+        json!({"name": "bytes", "configuration": {"endian": "big"}})
+    }
+}
+
+fn bytes_to_bytes(seed: u64) -> Vec<Value> {
+    match seed % 6 {
+        0 => vec![],
+        1 => vec![json!({"name": "gzip", "configuration": {"level": seed % 10}})],
+        2 => vec![
+            json!({"name": "zstd", "configuration": {"level": (seed % 7) as i64 - 2, "checksum": seed.is_multiple_of(3)}}),
+        ],
+        3 => {
+            let cname = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"][(seed / 6 % 5) as usize];
+            let shuffle = ["noshuffle", "shuffle", "bitshuffle"][(seed / 30 % 3) as usize];
+            vec![
+                json!({"name": "blosc", "configuration": {"cname": cname, "clevel": seed % 10, "shuffle": shuffle}}),
+            ]
+        }
+        4 => vec![json!({"name": "crc32c"})],
+        _ => vec![
+            json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}}),
+            json!({"name": "crc32c"}),
+        ],
+    }
+}
+
+/// A chain for chunks of `shape`; `depth` bounds the nesting of shards.
+fn chain_json(shape: &[u64], seed: u64, depth: u32) -> Vec<Value> {
+    let rank = shape.len();
+    let mut codecs = Vec::new();
+    let mut shape = shape.to_vec();
+    if seed.is_multiple_of(3) {
+        let p = permutation(rank, seed / 3);
+        shape = p.iter().map(|&a| shape[a]).collect();
+        codecs.push(json!({"name": "transpose", "configuration": {"order": p}}));
+    }
+    let seed = seed / 3;
+    if depth > 0 && seed.is_multiple_of(2) {
+        let inner: Vec<u64> = shape
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| divisor(n, seed.rotate_left(7 * d as u32)))
+            .collect();
+        let location = if seed.is_multiple_of(4) {
+            "start"
+        } else {
+            "end"
+        };
+        let index = if seed % 8 == 2 {
+            vec![json!({"name": "bytes", "configuration": {"endian": "big"}})]
+        } else {
+            vec![
+                json!({"name": "bytes", "configuration": {"endian": "little"}}),
+                json!({"name": "crc32c"}),
+            ]
+        };
+        codecs.push(json!({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": inner,
+            "codecs": chain_json(&inner, seed.wrapping_mul(31).wrapping_add(7), depth - 1),
+            "index_codecs": index,
+            "index_location": location,
+        }}));
+        codecs.extend(bytes_to_bytes(seed / 5 % 2 * (seed / 11)));
+    } else {
+        codecs.push(bytes_codec(seed / 2));
+        codecs.extend(bytes_to_bytes(seed / 4));
+    }
+    codecs
+}
+
+fn same(t: DataType, a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len()
+        && a.chunks_exact(t.size())
+            .zip(b.chunks_exact(t.size()))
+            .all(|(x, y)| t.elements_equal(x, y))
+}
+
+prop_compose! {
+    fn case()(
+        t in prop::sample::select(TYPES.to_vec()),
+        shape in prop::collection::vec(1u64..7, 0..4),
+        seed in any::<u64>(),
+        fill_prob in 0u32..4,
+        region_seed in any::<u64>(),
+    ) -> (DataType, Vec<u64>, u64, u32, u64) {
+        (DataType::from_name(t).unwrap(), shape, seed, fill_prob, region_seed)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    #[test]
+    fn chains_round_trip((t, shape, seed, fill_prob, region_seed) in case()) {
+        let n: usize = shape.iter().product::<u64>() as usize;
+        let size = t.size();
+        // a non-zero fill value now and then
+        let fill_bytes: Vec<u8> = if seed % 5 == 0 { vec![1; size] } else { vec![0; size] };
+        let fill = FillValue::from_ne_bytes(t, fill_bytes.clone()).unwrap();
+        let repr = ChunkRepr::new(shape.clone(), t, fill);
+        let codecs = chain_json(&shape, seed, 2);
+        let defs: Vec<ExtensionDef> = serde_json::from_value(Value::Array(codecs.clone())).unwrap();
+        let chain = CodecChain::from_defs(&defs, &repr, &default_registry())
+            .map_err(|e| TestCaseError::fail(format!("{e}: {}", Value::Array(codecs.clone()))))?;
+
+        // data: random elements, a share of them equal to the fill value
+        let mut state = seed | 1;
+        let mut data = Vec::with_capacity(n * size);
+        for _ in 0..n {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+            if (state % 4) < u64::from(fill_prob) {
+                data.extend_from_slice(&fill_bytes);
+            } else {
+                for k in 0..size {
+                    let mut b = (state >> (8 * (k % 8))) as u8;
+                    if t == DataType::Bool { b &= 1; }
+                    data.push(b);
+                }
+            }
+        }
+
+        let encoded = chain.encode(&data).unwrap();
+        prop_assert!(encoded.len() as u64 <= chain.encoded_size_bound());
+        let decoded = chain.decode(&encoded).unwrap();
+        prop_assert!(same(t, &decoded, &data), "decode: {}", Value::Array(codecs.clone()));
+        let mut out = vec![0u8; data.len()];
+        chain.decode_into(&encoded, &mut out).unwrap();
+        prop_assert!(same(t, &out, &data), "decode_into");
+
+        match chain.encode_chunk(&data).unwrap() {
+            None => prop_assert!(repr.is_fill(&data)),
+            Some(stored) => {
+                prop_assert!(!repr.is_fill(&data));
+                prop_assert!(same(t, &chain.decode(&stored).unwrap(), &data));
+            }
+        }
+
+        // a random region, read from the stored chunk
+        let mut rs = region_seed;
+        let (mut start, mut rshape) = (Vec::new(), Vec::new());
+        for &n in &shape {
+            let s = rs % n;
+            rs /= 7;
+            let len = 1 + rs % (n - s);
+            rs /= 7;
+            start.push(s);
+            rshape.push(len);
+        }
+        let region = Region::new(start.clone(), rshape.clone()).unwrap();
+        let m: usize = rshape.iter().product::<u64>() as usize * size;
+        let mut want = vec![0u8; m];
+        copy_region(&data, &shape, &start, &mut want, &rshape, &vec![0; shape.len()], &rshape, size);
+        let mut got = vec![0u8; m];
+        prop_assert!(chain.decode_region(&encoded, &region, &mut got).unwrap());
+        prop_assert!(same(t, &got, &want), "region");
+
+        // the written definitions build the same chain
+        let again = CodecChain::from_defs(&chain.to_defs(), &repr, &default_registry()).unwrap();
+        prop_assert_eq!(again.encode(&data).unwrap().len(), encoded.len());
+    }
+}
