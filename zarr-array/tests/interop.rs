@@ -28,6 +28,11 @@ fn python() -> Option<PathBuf> {
 
 /// Runs the peer reader; `Ok(bytes of the .npy)` or `Err(exit code)`.
 fn peer_read(py: &Path, peer: &str, array: &Path) -> Result<Vec<u8>, i32> {
+    peer_read_meta(py, peer, array).map(|(npy, _)| npy)
+}
+
+/// Runs the peer reader; `Ok((bytes of the .npy, the metadata the peer reports))`.
+fn peer_read_meta(py: &Path, peer: &str, array: &Path) -> Result<(Vec<u8>, String), i32> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/peers/read_with.py");
     let tmp = tempfile::tempdir().unwrap();
     let out_path = tmp.path().join("out.npy");
@@ -39,7 +44,10 @@ fn peer_read(py: &Path, peer: &str, array: &Path) -> Result<Vec<u8>, i32> {
         .output()
         .expect("run the peer reader");
     match status.status.code() {
-        Some(0) => Ok(std::fs::read(&out_path).unwrap()),
+        Some(0) => Ok((
+            std::fs::read(&out_path).unwrap(),
+            String::from_utf8_lossy(&status.stdout).into_owned(),
+        )),
         Some(code) => Err(code),
         None => Err(-1),
     }
@@ -50,8 +58,21 @@ fn expect_same(py: &Path, peers: &[&str], array: &Array, root: &Path) {
         .read_selection_bytes(&zarr_array::Selection::all())
         .unwrap();
     for peer in peers {
-        let npy = peer_read(py, peer, &root.join(array.path()))
+        let (npy, meta) = peer_read_meta(py, peer, &root.join(array.path()))
             .unwrap_or_else(|code| panic!("{peer} could not read {} (exit {code})", array.path()));
+        if *peer == "zarr-python" {
+            // zarr-python's view of the metadata is the same document as ours
+            let theirs = zarr_meta::ArrayMetadata::from_slice(meta.trim().as_bytes())
+                .unwrap_or_else(|e| {
+                    panic!("zarr-python metadata of {}: {e}\n{meta}", array.path())
+                });
+            assert_eq!(
+                &theirs,
+                array.metadata(),
+                "zarr-python sees other metadata for {}",
+                array.path()
+            );
+        }
         let npy = common::read_npy(&npy);
         assert_eq!(npy.shape, array.shape(), "{peer} {}", array.path());
         assert!(

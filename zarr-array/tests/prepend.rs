@@ -306,3 +306,50 @@ fn conversion_to_regular_keeps_positions_and_data() {
         serde_json::json!([[-3, 7], [-2, 5], [-1, 6]])
     );
 }
+
+#[test]
+fn prepend_by_part_of_a_shard_reads_every_selection() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut z = ArrayBuilder::new(vec![10, 6], DataType::UInt32)
+        .chunk_shape(vec![2, 3])
+        .shards(vec![4, 6])
+        .create(store.clone(), "s")
+        .unwrap();
+    let mut r = ArrayD::from_shape_fn(IxDyn(&[10, 6]), |i| (i[0] * 6 + i[1]) as u32 + 1);
+    z.write_region(&[0, 0], r.view()).unwrap();
+    let before = snapshot(&*store, "s/c/");
+    // 3 rows: the new first shard is partly filled, and one of its inner chunks too
+    let block = ArrayD::from_shape_fn(IxDyn(&[3, 6]), |i| 1000 + (i[0] * 6 + i[1]) as u32);
+    z.prepend(block.view(), 0).unwrap();
+    r = ndarray::concatenate(ndarray::Axis(0), &[block.view(), r.view()]).unwrap();
+    let after = snapshot(&*store, "s/c/");
+    for (k, v) in &before {
+        assert_eq!(after.get(k), Some(v), "{k} changed by an aligned prepend");
+    }
+    assert_eq!(z.read_all::<u32>().unwrap(), r);
+    let sel = Selection::Orthogonal(vec![
+        AxisSelection::Indices(vec![0, 2, 3, 12]),
+        AxisSelection::Slice(Slice::with_step(0, 6, 2)),
+    ]);
+    let got = z.read::<u32>(&sel).unwrap();
+    assert_eq!(
+        got,
+        r.select(ndarray::Axis(0), &[0, 2, 3, 12])
+            .slice(s![.., 0..6;2])
+            .into_dyn()
+    );
+    // partial read inside the partly filled shard, and a write there
+    let part = z
+        .read::<u32>(&Selection::Basic(vec![BasicItem::Slice(Slice::new(1, 4))]))
+        .unwrap();
+    assert_eq!(part, r.slice(s![1..4, ..]).into_dyn());
+    let ones = ArrayD::from_elem(vec![2, 6], 7u32);
+    z.write(
+        &Selection::Basic(vec![BasicItem::Slice(Slice::new(0, 2))]),
+        ones.view(),
+    )
+    .unwrap();
+    r.slice_mut(s![0..2, ..]).fill(7);
+    let reopened = Array::open(store, "s").unwrap();
+    assert_eq!(reopened.read_all::<u32>().unwrap(), r);
+}
