@@ -1,0 +1,230 @@
+//! The command line: every subcommand and option (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use zarr_array::DataType;
+
+use crate::layout::{
+    parse_codec, parse_data_type, parse_u64_list, ArrayOpts, CodecSpec, Shape, SparseFormat,
+};
+
+/// Create, fill, grow, inspect, validate and convert Zarr v3 arrays.
+///
+/// PATH is a directory holding a Zarr node (its zarr.json) at its root.
+#[derive(Debug, Parser)]
+#[command(name = "zarr", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// Open arrays with a registry lacking this extension, as an older reader would
+    /// (repeatable; e.g. regular_bounded, sparse_layout, zstd)
+    #[arg(long, global = true, value_name = "NAME")]
+    pub without: Vec<String>,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create an empty array (every position reads as the fill value)
+    Create(CreateArgs),
+    /// Create an array from a .npy file
+    Import(ImportArgs),
+    /// Write the array, or a region of it, to a .npy file
+    Export(ExportArgs),
+    /// Write a block from a .npy file at a position
+    Write(WriteArgs),
+    /// Grow the array at the end of an axis with a .npy block
+    Append(GrowArgs),
+    /// Grow the array in front of position 0 of an axis (it becomes regular_bounded;
+    /// existing chunks keep their keys)
+    Prepend(GrowArgs),
+    /// Change the shape (the upper end of every axis)
+    Resize(ResizeArgs),
+    /// Show metadata, shape, domain, chunks and storage
+    Info(InfoArgs),
+    /// List the groups and arrays below PATH
+    Tree(PathArgs),
+    /// Decode every stored chunk and check metadata, keys and checksums
+    Validate(PathArgs),
+    /// Copy an array into a new one with another layout
+    Convert(ConvertArgs),
+    /// Write a small demo (a dense array, a prepend, a sparse array) and show how to look at it
+    Quickstart(QuickstartArgs),
+    /// Write a conformance corpus, or run another implementation's reader on one
+    #[command(subcommand)]
+    Conformance(ConformanceCommand),
+}
+
+/// `zarr create`
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The directory to create the array in
+    pub path: String,
+    /// The shape, like 6,4
+    #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
+    pub shape: Shape,
+    /// The chunk shape (with --shards, the inner chunk shape), like 4,4
+    #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
+    pub chunks: Shape,
+    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128
+    #[arg(long, value_name = "TYPE", value_parser = parse_data_type)]
+    pub dtype: DataType,
+    /// Layout options.
+    #[command(flatten)]
+    pub opts: ArrayOpts,
+}
+
+/// `zarr import`
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The .npy file (its shape and data type become the array's)
+    pub npy: PathBuf,
+    /// The directory to create the array in
+    pub path: String,
+    /// The chunk shape (with --shards, the inner chunk shape) [default: about 1 MiB chunks]
+    #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
+    pub chunks: Option<Shape>,
+    /// Layout options.
+    #[command(flatten)]
+    pub opts: ArrayOpts,
+}
+
+/// `zarr export`
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The array
+    pub path: String,
+    /// The .npy file to write (little-endian, C order)
+    pub npy: String,
+    /// Zero-based positions per axis: START:STOP, START:, :STOP, : or one INDEX (drops the
+    /// axis); missing trailing axes are whole, like 0:3,1:4
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+}
+
+/// `zarr write`
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// The array
+    pub path: String,
+    /// The block to write (same data type, same number of dimensions)
+    pub npy: PathBuf,
+    /// The zero-based position of the block's first element [default: 0 on every axis]
+    #[arg(long, value_name = "POSITION", value_parser = parse_u64_list)]
+    pub at: Option<Shape>,
+}
+
+/// `zarr append` / `zarr prepend`
+#[derive(Debug, Args)]
+pub struct GrowArgs {
+    /// The array
+    pub path: String,
+    /// The block to add (the array's shape on every other axis)
+    pub npy: PathBuf,
+    /// The axis to grow
+    #[arg(long, value_name = "A")]
+    pub axis: usize,
+}
+
+/// `zarr resize`
+#[derive(Debug, Args)]
+pub struct ResizeArgs {
+    /// The array
+    pub path: String,
+    /// The new shape
+    #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
+    pub shape: Shape,
+}
+
+/// `zarr info`
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The array or group
+    pub path: String,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A subcommand that takes one PATH.
+#[derive(Debug, Args)]
+pub struct PathArgs {
+    /// The array or group
+    pub path: String,
+}
+
+/// `zarr convert`
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The array to copy
+    pub src: String,
+    /// The directory of the new array
+    pub dst: String,
+    /// A new chunk shape (with shards, the inner chunk shape)
+    #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
+    pub chunks: Option<Shape>,
+    /// New compressors, replacing the source's (repeatable; as for create)
+    #[arg(long = "codec", value_name = "CODEC", value_parser = parse_codec)]
+    pub codecs: Vec<CodecSpec>,
+    /// Store chunks in shards of this shape
+    #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list, conflicts_with = "no_shards")]
+    pub shards: Option<Shape>,
+    /// Store the (inner) chunks without shards
+    #[arg(long)]
+    pub no_shards: bool,
+    /// Store each chunk in a sparse layout
+    #[arg(long, value_name = "FORMAT", conflicts_with = "dense")]
+    pub sparse: Option<SparseFormat>,
+    /// Store each chunk densely (the bytes codec)
+    #[arg(long)]
+    pub dense: bool,
+    /// Make a plain regular grid (same positions and data; the domain is kept in the
+    /// attributes), readable by readers without regular_bounded
+    #[arg(long)]
+    pub to_regular: bool,
+}
+
+/// `zarr quickstart`
+#[derive(Debug, Args)]
+pub struct QuickstartArgs {
+    /// A new (or empty) directory
+    pub dir: String,
+}
+
+/// `zarr conformance ...`
+#[derive(Debug, Subcommand)]
+pub enum ConformanceCommand {
+    /// Write a corpus of fixtures (each array with its expected .npy) and a manifest.json
+    Write(ConformanceWriteArgs),
+    /// Run a reader (READER... ARRAY_PATH OUT.npy; non-zero exit = refused) on every array
+    /// fixture of a corpus and print a table
+    Run(ConformanceRunArgs),
+}
+
+/// `zarr conformance write`
+#[derive(Debug, Args)]
+pub struct ConformanceWriteArgs {
+    /// A new (or empty) directory
+    pub dir: String,
+}
+
+/// `zarr conformance run`
+#[derive(Debug, Args)]
+pub struct ConformanceRunArgs {
+    /// The corpus (a directory with manifest.json)
+    pub dir: String,
+    /// Print one JSON object instead of the table
+    #[arg(long)]
+    pub json: bool,
+    /// Readers run at the same time [default: the number of cores]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Seconds before a reader is stopped and counted as refused
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub timeout: u64,
+    /// The reader command, after `--`
+    #[arg(last = true, required = true, value_name = "READER")]
+    pub reader: Vec<String>,
+}

@@ -1,0 +1,322 @@
+//! The subcommands that create arrays and move data: create, import, export, write, append,
+//! prepend, resize.
+
+use std::path::Path;
+
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::Array;
+
+use crate::cli::{CreateArgs, ExportArgs, GrowArgs, ImportArgs, ResizeArgs, WriteArgs};
+use crate::error::{zarr, CliError, Result};
+use crate::layout;
+use crate::npy::Npy;
+use crate::progress::outln;
+use crate::store::Ctx;
+use crate::transfer;
+
+/// Reads and parses a `.npy` file.
+///
+/// # Errors
+/// A missing or unreadable file, or a malformed one.
+pub fn read_npy(path: &Path) -> Result<Npy> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            CliError::input(format!("{shown}: no such file"))
+        } else {
+            CliError::io(&shown, e)
+        }
+    })?;
+    Npy::parse(&bytes).map_err(|source| CliError::Npy {
+        path: shown,
+        source,
+    })
+}
+
+/// `[a, b) x [c, d)`
+pub fn fmt_domain(domain: &[(i64, i64)]) -> String {
+    if domain.is_empty() {
+        return "a single element (0-d)".into();
+    }
+    domain
+        .iter()
+        .map(|(a, b)| format!("[{a}, {b})"))
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+fn check_dtype(npy: &Npy, npy_path: &Path, array: &Array, location: &str) -> Result<()> {
+    if npy.data_type != array.data_type() {
+        return Err(CliError::input(format!(
+            "{} holds {} but the array at {location} holds {} (convert the data first, e.g. \
+             numpy's astype(\"{}\"))",
+            npy_path.display(),
+            npy.data_type,
+            array.data_type(),
+            array.data_type()
+        )));
+    }
+    Ok(())
+}
+
+fn summary(array: &Array) -> String {
+    format!(
+        "{} {:?}, {}, domain {}",
+        array.data_type(),
+        array.shape(),
+        crate::info::chunking(array),
+        fmt_domain(&array.domain())
+    )
+}
+
+/// `zarr create`
+pub fn create(ctx: &Ctx, a: &CreateArgs) -> Result<()> {
+    let b = layout::builder(&a.shape, a.dtype, Some(&a.chunks), &a.opts)?;
+    let array = ctx.create_array(&a.path, &b)?;
+    outln(format!("created {}: {}", a.path, summary(&array)));
+    Ok(())
+}
+
+/// `zarr import`
+pub fn import(ctx: &Ctx, a: &ImportArgs) -> Result<()> {
+    let npy = read_npy(&a.npy)?;
+    let b = layout::builder(&npy.shape, npy.data_type, a.chunks.as_deref(), &a.opts)?;
+    let array = ctx.create_array(&a.path, &b)?;
+    let start = vec![0; npy.shape.len()];
+    transfer::write_block(&array, &a.path, &start, &npy.shape, &npy.data, "import")?;
+    outln(format!(
+        "imported {} into {}: {}",
+        a.npy.display(),
+        a.path,
+        summary(&array)
+    ));
+    Ok(())
+}
+
+/// One axis of `--region`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RegionItem {
+    Range(Option<u64>, Option<u64>),
+    Index(u64),
+}
+
+fn parse_region_items(spec: &str) -> Result<Vec<RegionItem>> {
+    let bad = |item: &str| {
+        CliError::usage(format!(
+            "--region {spec}: {item:?} is not START:STOP, START:, :STOP, : or an INDEX \
+             (zero-based positions, like 0:3,1:4)"
+        ))
+    };
+    if spec.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    spec.split(',')
+        .map(|item| {
+            let item = item.trim();
+            let num = |s: &str| -> Result<Option<u64>> {
+                let s = s.trim();
+                if s.is_empty() {
+                    Ok(None)
+                } else {
+                    s.parse::<u64>().map(Some).map_err(|_| bad(item))
+                }
+            };
+            match item.split_once(':') {
+                Some((a, b)) => Ok(RegionItem::Range(num(a)?, num(b)?)),
+                None => num(item)?.map(RegionItem::Index).ok_or_else(|| bad(item)),
+            }
+        })
+        .collect()
+}
+
+/// The region `--region` selects and the exported shape (single indices drop their axis).
+fn resolve_region(spec: Option<&str>, shape: &[u64]) -> Result<(Region, Vec<u64>)> {
+    let items = match spec {
+        Some(s) => parse_region_items(s)?,
+        None => Vec::new(),
+    };
+    if items.len() > shape.len() {
+        return Err(CliError::input(format!(
+            "--region has {} axes but the array has {} (shape {shape:?})",
+            items.len(),
+            shape.len()
+        )));
+    }
+    let mut start = Vec::with_capacity(shape.len());
+    let mut size = Vec::with_capacity(shape.len());
+    let mut out_shape = Vec::new();
+    for (d, &len) in shape.iter().enumerate() {
+        match items
+            .get(d)
+            .copied()
+            .unwrap_or(RegionItem::Range(None, None))
+        {
+            RegionItem::Range(a, b) => {
+                let (a, b) = (a.unwrap_or(0), b.unwrap_or(len));
+                if a > b || b > len {
+                    return Err(CliError::input(format!(
+                        "--region: {a}:{b} does not fit axis {d} of length {len} (positions are \
+                         zero-based, 0 to {len})"
+                    )));
+                }
+                start.push(a);
+                size.push(b - a);
+                out_shape.push(b - a);
+            }
+            RegionItem::Index(i) => {
+                if i >= len {
+                    return Err(CliError::input(format!(
+                        "--region: index {i} is out of bounds for axis {d} of length {len}"
+                    )));
+                }
+                start.push(i);
+                size.push(1);
+            }
+        }
+    }
+    let region = Region::new(start, size).map_err(|e| zarr("--region", e.into()))?;
+    Ok((region, out_shape))
+}
+
+/// `zarr export`
+pub fn export(ctx: &Ctx, a: &ExportArgs) -> Result<()> {
+    let array = ctx.open_array(&a.path)?;
+    let (region, out_shape) = resolve_region(a.region.as_deref(), array.shape())?;
+    transfer::export_npy(&array, &a.path, &region, &out_shape, &a.npy)?;
+    Ok(())
+}
+
+/// `zarr write`
+pub fn write(ctx: &Ctx, a: &WriteArgs) -> Result<()> {
+    let array = ctx.open_array(&a.path)?;
+    let npy = read_npy(&a.npy)?;
+    check_dtype(&npy, &a.npy, &array, &a.path)?;
+    let rank = array.rank();
+    if npy.shape.len() != rank {
+        return Err(CliError::input(format!(
+            "{} has {} dimensions (shape {:?}) but the array has {rank} (shape {:?})",
+            a.npy.display(),
+            npy.shape.len(),
+            npy.shape,
+            array.shape()
+        )));
+    }
+    let at = a.at.clone().unwrap_or_else(|| vec![0; rank]);
+    if at.len() != rank {
+        return Err(CliError::input(format!(
+            "--at has {} axes but the array has {rank}",
+            at.len()
+        )));
+    }
+    let fits = (0..rank).all(|d| {
+        at[d]
+            .checked_add(npy.shape[d])
+            .is_some_and(|end| end <= array.shape()[d])
+    });
+    if !fits {
+        return Err(CliError::input(format!(
+            "a block of shape {:?} at {at:?} does not fit the array of shape {:?} (grow it first \
+             with `zarr resize` or `zarr append`)",
+            npy.shape,
+            array.shape()
+        )));
+    }
+    transfer::write_block(&array, &a.path, &at, &npy.shape, &npy.data, "write")?;
+    outln(format!("wrote {:?} at {at:?} into {}", npy.shape, a.path));
+    Ok(())
+}
+
+/// `zarr append` (`front = false`) and `zarr prepend` (`front = true`).
+pub fn grow(ctx: &Ctx, a: &GrowArgs, front: bool) -> Result<()> {
+    let mut array = ctx.open_array(&a.path)?;
+    let npy = read_npy(&a.npy)?;
+    check_dtype(&npy, &a.npy, &array, &a.path)?;
+    let rank = array.rank();
+    if a.axis >= rank {
+        return Err(CliError::input(format!(
+            "--axis {}: the array has {rank} dimensions (axes 0 to {})",
+            a.axis,
+            rank.saturating_sub(1)
+        )));
+    }
+    let mut expected = array.shape().to_vec();
+    if npy.shape.len() == rank {
+        expected[a.axis] = npy.shape[a.axis];
+    }
+    if npy.shape != expected {
+        return Err(CliError::input(format!(
+            "{} has shape {:?} but {} on axis {} needs shape {} (the array's shape {:?} on \
+             every other axis)",
+            a.npy.display(),
+            npy.shape,
+            if front { "prepend" } else { "append" },
+            a.axis,
+            fmt_wildcard(array.shape(), a.axis),
+            array.shape(),
+        )));
+    }
+    let result = if front {
+        array.prepend_bytes(&npy.shape, &npy.data, a.axis)
+    } else {
+        array.append_bytes(&npy.shape, &npy.data, a.axis)
+    };
+    result.map_err(|e| zarr(&a.path, e))?;
+    outln(format!(
+        "{} {} positions on axis {}: {}",
+        if front { "prepended" } else { "appended" },
+        npy.shape.get(a.axis).copied().unwrap_or(0),
+        a.axis,
+        summary(&array)
+    ));
+    Ok(())
+}
+
+fn fmt_wildcard(shape: &[u64], axis: usize) -> String {
+    let items: Vec<String> = shape
+        .iter()
+        .enumerate()
+        .map(|(d, n)| if d == axis { "k".into() } else { n.to_string() })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `zarr resize`
+pub fn resize(ctx: &Ctx, a: &ResizeArgs) -> Result<()> {
+    let mut array = ctx.open_array(&a.path)?;
+    if a.shape.len() != array.rank() {
+        return Err(CliError::input(format!(
+            "--shape has {} dimensions but the array has {} (shape {:?})",
+            a.shape.len(),
+            array.rank(),
+            array.shape()
+        )));
+    }
+    array.resize(&a.shape).map_err(|e| zarr(&a.path, e))?;
+    outln(format!("resized {}: {}", a.path, summary(&array)));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions() {
+        let (r, s) = resolve_region(Some("0:3,1:4"), &[9, 4]).unwrap();
+        assert_eq!((r.start, r.shape, s), (vec![0, 1], vec![3, 3], vec![3, 3]));
+        let (r, s) = resolve_region(Some("2"), &[9, 4]).unwrap();
+        assert_eq!((r.start, r.shape, s), (vec![2, 0], vec![1, 4], vec![4]));
+        let (r, _) = resolve_region(Some(":,2:"), &[9, 4]).unwrap();
+        assert_eq!((r.start, r.shape), (vec![0, 2], vec![9, 2]));
+        assert_eq!(
+            resolve_region(Some("0:10"), &[9]).unwrap_err().exit_code(),
+            1
+        );
+        assert_eq!(
+            resolve_region(Some("a:b"), &[9]).unwrap_err().exit_code(),
+            2
+        );
+        assert!(resolve_region(Some("0,0,0"), &[9, 4]).is_err());
+        assert!(resolve_region(Some("9"), &[9]).is_err());
+    }
+}

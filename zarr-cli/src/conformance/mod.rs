@@ -1,0 +1,80 @@
+//! `zarr conformance write DIR` and `zarr conformance run DIR -- READER...`.
+//!
+//! The corpus format is the one of `../shared/conformance/v3`: a `manifest.json` with
+//! `{"fixtures": [{"path", "node", "writer", "expect", "data", "why"}]}`, each readable array
+//! beside its expected `PATH.npy`. This writer adds `"requires"`: the extensions of this
+//! project a fixture needs (`regular_bounded`, `sparse_layout`), which `run` groups results
+//! by (for corpora without it, `run` looks for those names in each `zarr.json`).
+
+pub mod corpus;
+mod run;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use zarr_array::zarr_store::Store;
+
+use crate::error::{CliError, Result};
+use crate::layout::SPARSE_CODEC;
+use crate::progress::outln;
+use crate::require_empty_dir;
+use crate::store::{open_store, Access, Ctx};
+
+pub use run::run;
+
+/// `zarr conformance write`
+pub fn write(ctx: &Ctx, dir: &str) -> Result<()> {
+    require_empty_dir(dir)?;
+    let store: Arc<dyn Store> = open_store(dir, Access::Create)?;
+    let fixtures = corpus::write_corpus(ctx, store, PathBuf::from(dir), dir)?;
+    let bounded = ctx.extensions.chunk_grids.contains(corpus::REGULAR_BOUNDED);
+    let sparse = ctx.has_codec(SPARSE_CODEC);
+    let count = |node: &str, expect: &str| {
+        fixtures
+            .iter()
+            .filter(|f| f["node"] == node && f["expect"] == expect)
+            .count()
+    };
+    let (reads, rejects, groups) = (
+        count("array", "read"),
+        count("array", "reject"),
+        count("group", "read") + count("group", "reject"),
+    );
+    let manifest = json!({
+        "generator": "zarr conformance write",
+        "zarr_cli": env!("CARGO_PKG_VERSION"),
+        "seed": 1,
+        "extensions": {corpus::REGULAR_BOUNDED: bounded, SPARSE_CODEC: sparse},
+        "fixtures": fixtures,
+    });
+    let path = PathBuf::from(dir).join("manifest.json");
+    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    std::fs::write(&path, text + "\n").map_err(|e| CliError::io(path.display(), e))?;
+    outln(format!(
+        "wrote {} fixtures to {dir}: {reads} arrays to read, {rejects} array documents to \
+         refuse, {groups} groups; manifest.json lists them",
+        reads + rejects + groups
+    ));
+    for (name, have) in [(corpus::REGULAR_BOUNDED, bounded), (SPARSE_CODEC, sparse)] {
+        let n = fixtures
+            .iter()
+            .filter(|f| {
+                f["requires"]
+                    .as_array()
+                    .is_some_and(|r| r.contains(&Value::from(name)))
+            })
+            .count();
+        if have {
+            outln(format!("  {name}: {n} fixtures"));
+        } else {
+            outln(format!(
+                "  {name}: skipped (this build or --without lacks the {name} extension)"
+            ));
+        }
+    }
+    outln(format!(
+        "run a reader on it: zarr conformance run {dir} -- READER...   (READER ARRAY_PATH OUT.npy)"
+    ));
+    Ok(())
+}

@@ -1,0 +1,428 @@
+//! `zarr info` and `zarr tree`.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use zarr_array::zarr_store::Store;
+use zarr_array::{Array, ExtensionDef};
+
+use crate::cli::InfoArgs;
+use crate::commands::fmt_domain;
+use crate::error::{zarr, CliError, Result};
+use crate::progress::outln;
+use crate::store::{open_store, Access, Ctx};
+
+/// The kind of node at the root of a location, from its `zarr.json` (without validating it).
+fn node_type(store: &Arc<dyn Store>, key: &str, location: &str) -> Result<Option<String>> {
+    let bytes = store
+        .get(key)
+        .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
+    Ok(bytes.map(|b| {
+        serde_json::from_slice::<Value>(&b)
+            .ok()
+            .and_then(|v| v.get("node_type").and_then(Value::as_str).map(String::from))
+            .unwrap_or_else(|| "array".into())
+    }))
+}
+
+/// Storage figures of an array.
+#[derive(Debug, Clone, Copy)]
+pub struct Storage {
+    /// Stored chunks (shards, for a sharded array).
+    pub chunks_stored: u64,
+    /// Every chunk of the grid (`None` beyond u64).
+    pub chunks_total: Option<u64>,
+    /// Bytes of the stored chunks.
+    pub bytes_stored: u64,
+    /// Bytes of the whole array, uncompressed (`None` beyond u64).
+    pub nbytes: Option<u64>,
+}
+
+/// Counts stored chunks and their bytes.
+///
+/// # Errors
+/// The store's.
+pub fn storage(array: &Array, location: &str) -> Result<Storage> {
+    let stored = array.stored_chunks().map_err(|e| zarr(location, e))?;
+    let mut bytes = 0u64;
+    for chunk in &stored {
+        let size = array
+            .store()
+            .size(&array.chunk_key(chunk))
+            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
+        bytes = bytes.saturating_add(size.unwrap_or(0));
+    }
+    let nbytes = array
+        .shape()
+        .iter()
+        .try_fold(array.data_type().size() as u64, |acc, &n| {
+            acc.checked_mul(n)
+        });
+    Ok(Storage {
+        chunks_stored: stored.len() as u64,
+        chunks_total: array.grid().num_chunks(),
+        bytes_stored: bytes,
+        nbytes,
+    })
+}
+
+/// A codec in one line: `zstd(level=0, checksum=false)`, shards with their inner codecs.
+pub fn codec_summary(def: &ExtensionDef) -> String {
+    let Some(config) = &def.configuration else {
+        return def.name.clone();
+    };
+    if def.name == "sharding_indexed" {
+        let list = |key: &str| -> String {
+            config
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|v| {
+                    v.iter()
+                        .filter_map(|c| ExtensionDef::from_value(c, "codecs").ok())
+                        .map(|d| codec_summary(&d))
+                        .collect::<Vec<_>>()
+                        .join(" -> ")
+                })
+                .unwrap_or_default()
+        };
+        return format!(
+            "sharding_indexed(chunks {}, codecs [{}], index [{}] at {})",
+            config
+                .get("chunk_shape")
+                .map(Value::to_string)
+                .unwrap_or_default(),
+            list("codecs"),
+            list("index_codecs"),
+            config
+                .get("index_location")
+                .and_then(Value::as_str)
+                .unwrap_or("end")
+        );
+    }
+    let items: Vec<String> = config
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect();
+    format!("{}({})", def.name, items.join(", "))
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {} ({n} B)", UNITS[u])
+    }
+}
+
+fn ratio(s: &Storage) -> Option<f64> {
+    match (s.nbytes, s.bytes_stored) {
+        (Some(n), b) if b > 0 => Some(n as f64 / b as f64),
+        _ => None,
+    }
+}
+
+/// The inner chunk shape of a sharded array (`None` when the first codec is not
+/// `sharding_indexed`).
+pub fn inner_chunk_shape(array: &Array) -> Option<Vec<u64>> {
+    let first = array.metadata().codecs.first()?;
+    if first.name != "sharding_indexed" {
+        return None;
+    }
+    first
+        .configuration
+        .as_ref()?
+        .get("chunk_shape")?
+        .as_array()?
+        .iter()
+        .map(Value::as_u64)
+        .collect()
+}
+
+/// The chunking in words: `chunks [4, 4]` or `shards [8, 8] of chunks [4, 4]`.
+pub fn chunking(array: &Array) -> String {
+    match inner_chunk_shape(array) {
+        Some(inner) => format!("shards {:?} of chunks {inner:?}", array.chunk_shape()),
+        None => format!("chunks {:?}", array.chunk_shape()),
+    }
+}
+
+/// The JSON object `info --json` prints for an array.
+pub fn array_json(array: &Array, location: &str, s: &Storage) -> Value {
+    let meta = array.metadata();
+    json!({
+        "path": location,
+        "node_type": "array",
+        "shape": array.shape(),
+        "domain": array.domain().iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
+        "data_type": array.data_type().name(),
+        "fill_value": array.fill_value().to_json(array.data_type()),
+        "chunk_grid": meta.chunk_grid.to_value(),
+        "chunk_shape": array.chunk_shape(),
+        "inner_chunk_shape": inner_chunk_shape(array),
+        "chunk_key_encoding": meta.chunk_key_encoding.to_value(),
+        "codecs": meta.codecs.iter().map(ExtensionDef::to_value).collect::<Vec<_>>(),
+        "dimension_names": meta.dimension_names,
+        "attributes": Value::Object(meta.attributes.clone()),
+        "chunks_stored": s.chunks_stored,
+        "chunks_total": s.chunks_total,
+        "bytes_stored": s.bytes_stored,
+        "nbytes": s.nbytes,
+        "ratio": ratio(s),
+    })
+}
+
+fn grid_text(def: &ExtensionDef) -> String {
+    let config = def.configuration.clone().unwrap_or_default();
+    let get = |k: &str| config.get(k).map(Value::to_string).unwrap_or_default();
+    match def.name.as_str() {
+        "regular_bounded" => format!(
+            "regular_bounded, chunk shape {}, origin {}, lower bound {}",
+            get("chunk_shape"),
+            get("origin"),
+            get("lower_bound")
+        ),
+        "regular" => format!("regular, chunk shape {}", get("chunk_shape")),
+        other => format!("{other} {}", Value::Object(config)),
+    }
+}
+
+/// `zarr info`
+pub fn info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
+    let store = open_store(&a.path, Access::Existing)?;
+    match node_type(&store, "zarr.json", &a.path)?.as_deref() {
+        Some("group") => return group_info(ctx, a),
+        None => {
+            return Err(CliError::input(format!(
+                "{}: no Zarr array or group here (no zarr.json; `zarr tree` on a parent \
+                 directory shows what is where)",
+                a.path
+            )))
+        }
+        Some(_) => {}
+    }
+    let array = Array::open_with(store, "", &ctx.extensions).map_err(|e| zarr(&a.path, e))?;
+    let s = storage(&array, &a.path)?;
+    if a.json {
+        outln(array_json(&array, &a.path, &s).to_string());
+        return Ok(());
+    }
+    let meta = array.metadata();
+    let mut lines = vec![
+        ("path", a.path.clone()),
+        ("node", "array".into()),
+        ("data type", array.data_type().name()),
+        ("shape", format!("{:?}", array.shape())),
+        ("domain", fmt_domain(&array.domain())),
+        ("chunk grid", grid_text(&meta.chunk_grid)),
+        (
+            "chunk keys",
+            format!(
+                "{} {}",
+                meta.chunk_key_encoding.name,
+                meta.chunk_key_encoding
+                    .configuration
+                    .as_ref()
+                    .and_then(|c| c.get("separator"))
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+            ),
+        ),
+        (
+            "fill value",
+            array.fill_value().to_json(array.data_type()).to_string(),
+        ),
+        (
+            "codecs",
+            meta.codecs
+                .iter()
+                .map(codec_summary)
+                .collect::<Vec<_>>()
+                .join(" -> "),
+        ),
+    ];
+    if let Some(names) = &meta.dimension_names {
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| n.clone().unwrap_or_else(|| "-".into()))
+            .collect();
+        lines.push(("dimensions", names.join(", ")));
+    }
+    if !meta.attributes.is_empty() {
+        lines.push((
+            "attributes",
+            Value::Object(meta.attributes.clone()).to_string(),
+        ));
+    }
+    lines.push((
+        "chunks",
+        format!(
+            "{} stored of {}",
+            s.chunks_stored,
+            s.chunks_total
+                .map_or_else(|| "more than 2^64".into(), |n| n.to_string())
+        ),
+    ));
+    lines.push(("bytes stored", human_bytes(s.bytes_stored)));
+    if let Some(n) = s.nbytes {
+        lines.push(("bytes", format!("{} uncompressed", human_bytes(n))));
+    }
+    if let Some(r) = ratio(&s) {
+        lines.push(("ratio", format!("{r:.2}")));
+    }
+    for (k, v) in lines {
+        outln(format!("{:<14}{v}", format!("{k}:")));
+    }
+    Ok(())
+}
+
+fn group_info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
+    let group = ctx.open_group(&a.path)?;
+    let members = group.members().map_err(|e| zarr(&a.path, e))?;
+    if a.json {
+        let list: Vec<Value> = members
+            .iter()
+            .map(|(name, kind)| json!({"name": name, "node_type": kind_name(*kind)}))
+            .collect();
+        outln(
+            json!({
+                "path": a.path,
+                "node_type": "group",
+                "attributes": Value::Object(group.attributes().clone()),
+                "members": list,
+            })
+            .to_string(),
+        );
+        return Ok(());
+    }
+    outln(format!("{:<14}{}", "path:", a.path));
+    outln(format!("{:<14}group", "node:"));
+    if !group.attributes().is_empty() {
+        outln(format!(
+            "{:<14}{}",
+            "attributes:",
+            Value::Object(group.attributes().clone())
+        ));
+    }
+    let names: Vec<String> = members
+        .iter()
+        .map(|(n, k)| format!("{n} ({})", kind_name(*k)))
+        .collect();
+    outln(format!(
+        "{:<14}{}",
+        "members:",
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    ));
+    Ok(())
+}
+
+fn kind_name(kind: zarr_array::NodeKind) -> &'static str {
+    match kind {
+        zarr_array::NodeKind::Array => "array",
+        _ => "group",
+    }
+}
+
+/// One line about a node, from its raw `zarr.json` (so that nodes this build cannot open are
+/// still listed).
+fn describe(doc: &[u8]) -> String {
+    let v: Value = match serde_json::from_slice(doc) {
+        Ok(v) => v,
+        Err(e) => return format!("(invalid zarr.json: {e})"),
+    };
+    match v.get("node_type").and_then(Value::as_str) {
+        Some("group") => "group".into(),
+        Some("array") => {
+            let dtype = match v.get("data_type") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => "?".into(),
+            };
+            let shape = v.get("shape").map(Value::to_string).unwrap_or_default();
+            let mut tags = Vec::new();
+            let grid = v.get("chunk_grid");
+            if let Some(name) = grid.and_then(|g| g.get("name")).and_then(Value::as_str) {
+                if name != "regular" {
+                    tags.push(name.to_string());
+                }
+            }
+            let text = v.get("codecs").map(Value::to_string).unwrap_or_default();
+            if text.contains("\"sharding_indexed\"") {
+                tags.push("sharded".into());
+            }
+            if text.contains("\"sparse_layout\"") {
+                tags.push("sparse".into());
+            }
+            let mut out = format!("{dtype} {}", shape.replace(',', ", "));
+            if !tags.is_empty() {
+                out.push_str(&format!(" ({})", tags.join(", ")));
+            }
+            out
+        }
+        _ => "(not a Zarr v3 node)".into(),
+    }
+}
+
+/// `zarr tree`
+pub fn tree(_ctx: &Ctx, path: &str) -> Result<()> {
+    let store = open_store(path, Access::Existing)?;
+    let err = |e| zarr(path, zarr_array::ArrayError::Store(e));
+    let Some(root) = store.get("zarr.json").map_err(err)? else {
+        return Err(CliError::input(format!(
+            "{path}: no Zarr array or group here (no zarr.json)"
+        )));
+    };
+    outln(format!("{path}  {}", describe(&root)));
+    if node_type(&store, "zarr.json", path)?.as_deref() == Some("group") {
+        walk(&*store, "", "", path)?;
+    }
+    Ok(())
+}
+
+fn walk(store: &dyn Store, prefix: &str, indent: &str, location: &str) -> Result<()> {
+    let listing = store
+        .list_dir(prefix)
+        .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
+    let mut children = Vec::new();
+    for child in listing.prefixes {
+        let key = format!("{child}zarr.json");
+        if let Some(doc) = store
+            .get(&key)
+            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?
+        {
+            children.push((child, doc));
+        }
+    }
+    let n = children.len();
+    for (i, (child, doc)) in children.into_iter().enumerate() {
+        let last = i + 1 == n;
+        let name = child
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let line = describe(&doc);
+        outln(format!(
+            "{indent}{}{name}  {line}",
+            if last { "└── " } else { "├── " }
+        ));
+        if line == "group" {
+            let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
+            walk(store, &child, &deeper, location)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,721 @@
+//! A small, strict reader and writer of NumPy `.npy` files.
+//!
+//! Reads versions 1.0, 2.0 and 3.0, every data type Zarr v3 has a core type for (bool,
+//! signed and unsigned integers, float16/32/64, complex64/128) plus raw bytes (`|V<n>`, Zarr's
+//! `r<8n>`), either byte order, C or Fortran order. Writes little-endian, C order, version 1.0
+//! (2.0 when the header needs it). Every header field is checked and a malformed file is an
+//! error, never a panic; nothing is allocated beyond the file's own size.
+//!
+//! ```
+//! use zarr_cli::npy::{self, Npy};
+//! use zarr_array::DataType;
+//!
+//! let data: Vec<u8> = [1i32, 2, 3, 4, 5, 6].iter().flat_map(|v| v.to_ne_bytes()).collect();
+//! let bytes = npy::to_bytes(DataType::Int32, &[2, 3], &data);
+//! let back = Npy::parse(&bytes).unwrap();
+//! assert_eq!(back.data_type, DataType::Int32);
+//! assert_eq!(back.shape, vec![2, 3]);
+//! assert_eq!(back.data, data);
+//! ```
+
+use std::io::Write;
+use std::num::NonZeroUsize;
+
+use zarr_array::DataType;
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// What is wrong with a `.npy` file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NpyError {
+    /// The file does not start with the `.npy` magic bytes.
+    #[error("not a .npy file (it does not start with \\x93NUMPY)")]
+    NotNpy,
+    /// A format version this reader does not know.
+    #[error("unsupported .npy format version {major}.{minor} (1.0, 2.0 and 3.0 are supported)")]
+    Version {
+        /// Major version.
+        major: u8,
+        /// Minor version.
+        minor: u8,
+    },
+    /// The file ends inside the header.
+    #[error("truncated .npy header")]
+    TruncatedHeader,
+    /// The header is not the dictionary NumPy writes.
+    #[error("malformed .npy header: {reason}")]
+    Header {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A data type without a Zarr equivalent (structured, object, strings, dates...).
+    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>)")]
+    DataType {
+        /// The `descr` field.
+        descr: String,
+    },
+    /// More or fewer data bytes than the shape needs.
+    #[error("the .npy data holds {got} bytes but shape {shape:?} of {data_type} needs {expected}")]
+    Length {
+        /// The shape.
+        shape: Vec<u64>,
+        /// The data type.
+        data_type: DataType,
+        /// Bytes needed.
+        expected: u128,
+        /// Bytes present.
+        got: usize,
+    },
+    /// A `bool` element that is neither 0 nor 1.
+    #[error("bool element {index} holds the byte {value} (bools must be 0 or 1)")]
+    InvalidBool {
+        /// Element index (C order of the file).
+        index: usize,
+        /// The byte.
+        value: u8,
+    },
+}
+
+/// A parsed `.npy` file: data in C order and native byte order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Npy {
+    /// The data type.
+    pub data_type: DataType,
+    /// The shape (empty for a 0-d array).
+    pub shape: Vec<u64>,
+    /// The elements, C order, native byte order.
+    pub data: Vec<u8>,
+}
+
+impl Npy {
+    /// Parses a whole `.npy` file.
+    ///
+    /// # Errors
+    /// Any malformation of the file (see [`NpyError`]).
+    pub fn parse(bytes: &[u8]) -> Result<Npy, NpyError> {
+        let (header, start) = split_header(bytes)?;
+        let fields = parse_header(header)?;
+        let (data_type, order) = parse_descr(&fields.descr)?;
+        let body = &bytes[start..];
+        let count = fields
+            .shape
+            .iter()
+            .try_fold(1u128, |acc, &n| acc.checked_mul(u128::from(n)));
+        let expected = count.and_then(|c| c.checked_mul(data_type.size() as u128));
+        if expected != Some(body.len() as u128) {
+            return Err(NpyError::Length {
+                shape: fields.shape,
+                data_type,
+                expected: expected.unwrap_or(u128::MAX),
+                got: body.len(),
+            });
+        }
+        let mut data = body.to_vec();
+        if order == ByteOrder::Swapped {
+            if let Some(w) = data_type.endian_component_size() {
+                swap_bytes(&mut data, w);
+            }
+        }
+        if data_type == DataType::Bool {
+            if let Some(index) = data.iter().position(|&b| b > 1) {
+                return Err(NpyError::InvalidBool {
+                    index,
+                    value: data[index],
+                });
+            }
+        }
+        if fields.fortran_order && fields.shape.len() > 1 {
+            data = fortran_to_c(&data, &fields.shape, data_type.size());
+        }
+        Ok(Npy {
+            data_type,
+            shape: fields.shape,
+            data,
+        })
+    }
+
+    /// The file's bytes: little-endian, C order.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_bytes(self.data_type, &self.shape, &self.data)
+    }
+}
+
+/// The `.npy` bytes of data in C order and native byte order.
+pub fn to_bytes(data_type: DataType, shape: &[u64], data: &[u8]) -> Vec<u8> {
+    let mut out = header(data_type, shape);
+    let start = out.len();
+    out.extend_from_slice(data);
+    native_to_le(data_type, &mut out[start..]);
+    out
+}
+
+/// The `descr` NumPy writes for a data type, little-endian.
+pub fn descr(data_type: DataType) -> String {
+    match data_type {
+        DataType::Bool => "|b1".into(),
+        DataType::Int8 => "|i1".into(),
+        DataType::UInt8 => "|u1".into(),
+        DataType::Int16 => "<i2".into(),
+        DataType::Int32 => "<i4".into(),
+        DataType::Int64 => "<i8".into(),
+        DataType::UInt16 => "<u2".into(),
+        DataType::UInt32 => "<u4".into(),
+        DataType::UInt64 => "<u8".into(),
+        DataType::Float16 => "<f2".into(),
+        DataType::Float32 => "<f4".into(),
+        DataType::Float64 => "<f8".into(),
+        DataType::Complex64 => "<c8".into(),
+        DataType::Complex128 => "<c16".into(),
+        other => format!("|V{}", other.size()),
+    }
+}
+
+/// The header (magic, version, length, dictionary, padding) of a little-endian C-order file.
+pub fn header(data_type: DataType, shape: &[u64]) -> Vec<u8> {
+    let shape_text = match shape {
+        [] => "()".to_string(),
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape_text}, }}",
+        descr(data_type)
+    );
+    // total length (magic + version + length field + dict + padding + '\n') a multiple of 64
+    let pad = |prefix: usize| {
+        let unpadded = prefix + dict.len() + 1;
+        unpadded.div_ceil(64) * 64 - unpadded
+    };
+    let (version, prefix) = if 10 + dict.len() + 1 + pad(10) <= 65535 + 10 {
+        (1u8, 10)
+    } else {
+        (2u8, 12)
+    };
+    let padding = pad(prefix);
+    let hlen = dict.len() + padding + 1;
+    let mut out = Vec::with_capacity(prefix + hlen);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[version, 0]);
+    if version == 1 {
+        // checked above: fits in u16
+        out.extend_from_slice(&(hlen as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(hlen as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out.extend(std::iter::repeat_n(b' ', padding));
+    out.push(b'\n');
+    out
+}
+
+/// Writes native-order data to `w` as little-endian (the `.npy` body), in pieces.
+///
+/// # Errors
+/// The writer's.
+pub fn write_le<W: Write>(w: &mut W, data_type: DataType, data: &[u8]) -> std::io::Result<()> {
+    if cfg!(target_endian = "little") || data_type.endian_component_size().is_none() {
+        return w.write_all(data);
+    }
+    let mut buf = Vec::with_capacity(1 << 16);
+    for piece in data.chunks(1 << 16) {
+        buf.clear();
+        buf.extend_from_slice(piece);
+        native_to_le(data_type, &mut buf);
+        w.write_all(&buf)?;
+    }
+    Ok(())
+}
+
+/// Converts native-order elements to little-endian in place (a no-op on little-endian hosts).
+pub fn native_to_le(data_type: DataType, data: &mut [u8]) {
+    if cfg!(target_endian = "big") {
+        if let Some(w) = data_type.endian_component_size() {
+            swap_bytes(data, w);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ByteOrder {
+    Native,
+    Swapped,
+}
+
+fn swap_bytes(data: &mut [u8], width: usize) {
+    for c in data.chunks_exact_mut(width) {
+        c.reverse();
+    }
+}
+
+/// The header text and the offset of the data.
+fn split_header(bytes: &[u8]) -> Result<(&str, usize), NpyError> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(NpyError::NotNpy);
+    }
+    if bytes.len() < 8 {
+        return Err(NpyError::TruncatedHeader);
+    }
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (hlen, start): (usize, usize) = match (major, minor) {
+        (1, 0) => {
+            let b = bytes.get(8..10).ok_or(NpyError::TruncatedHeader)?;
+            (usize::from(u16::from_le_bytes([b[0], b[1]])), 10)
+        }
+        (2 | 3, 0) => {
+            let b = bytes.get(8..12).ok_or(NpyError::TruncatedHeader)?;
+            let n = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            (
+                usize::try_from(n).map_err(|_| NpyError::TruncatedHeader)?,
+                12,
+            )
+        }
+        _ => return Err(NpyError::Version { major, minor }),
+    };
+    let end = start
+        .checked_add(hlen)
+        .filter(|&e| e <= bytes.len())
+        .ok_or(NpyError::TruncatedHeader)?;
+    let text = std::str::from_utf8(&bytes[start..end]).map_err(|_| NpyError::Header {
+        reason: "the header is not text".into(),
+    })?;
+    if major == 1 && !text.is_ascii() {
+        return Err(NpyError::Header {
+            reason: "a version 1.0 header must be ASCII".into(),
+        });
+    }
+    Ok((text, end))
+}
+
+struct HeaderFields {
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<u64>,
+}
+
+/// A Python literal as it appears in a `.npy` header.
+#[derive(Debug, Clone, PartialEq)]
+enum PyValue {
+    Str(String),
+    Bool(bool),
+    Int(u64),
+    Tuple(Vec<PyValue>),
+    List(Vec<PyValue>),
+    None,
+}
+
+fn header_err(reason: impl Into<String>) -> NpyError {
+    NpyError::Header {
+        reason: reason.into(),
+    }
+}
+
+fn parse_header(text: &str) -> Result<HeaderFields, NpyError> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    p.skip_ws();
+    let dict = p.dict()?;
+    p.skip_ws();
+    if p.i != p.s.len() {
+        return Err(header_err("text after the dictionary"));
+    }
+    let mut descr = None;
+    let mut fortran = None;
+    let mut shape = None;
+    for (key, value) in dict {
+        match key.as_str() {
+            "descr" => match value {
+                PyValue::Str(s) => descr = Some(s),
+                _ => {
+                    return Err(NpyError::DataType {
+                        descr: "a structured data type".into(),
+                    })
+                }
+            },
+            "fortran_order" => match value {
+                PyValue::Bool(b) => fortran = Some(b),
+                _ => return Err(header_err("'fortran_order' must be True or False")),
+            },
+            "shape" => match value {
+                PyValue::Tuple(items) => {
+                    let dims = items
+                        .into_iter()
+                        .map(|v| match v {
+                            PyValue::Int(n) => Ok(n),
+                            _ => Err(header_err("'shape' must be a tuple of integers")),
+                        })
+                        .collect::<Result<Vec<u64>, _>>()?;
+                    shape = Some(dims);
+                }
+                _ => return Err(header_err("'shape' must be a tuple of integers")),
+            },
+            other => return Err(header_err(format!("unexpected key {other:?}"))),
+        }
+    }
+    Ok(HeaderFields {
+        descr: descr.ok_or_else(|| header_err("no 'descr' key"))?,
+        fortran_order: fortran.ok_or_else(|| header_err("no 'fortran_order' key"))?,
+        shape: shape.ok_or_else(|| header_err("no 'shape' key"))?,
+    })
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), NpyError> {
+        self.skip_ws();
+        if self.peek() == Some(c) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(header_err(format!("expected '{}'", c as char)))
+        }
+    }
+
+    fn dict(&mut self) -> Result<Vec<(String, PyValue)>, NpyError> {
+        self.expect(b'{')?;
+        let mut out: Vec<(String, PyValue)> = Vec::new();
+        loop {
+            self.skip_ws();
+            if self.peek() == Some(b'}') {
+                self.i += 1;
+                return Ok(out);
+            }
+            let key = match self.value()? {
+                PyValue::Str(s) => s,
+                _ => return Err(header_err("dictionary keys must be strings")),
+            };
+            self.expect(b':')?;
+            let value = self.value()?;
+            if out.iter().any(|(k, _)| *k == key) {
+                return Err(header_err(format!("duplicate key {key:?}")));
+            }
+            out.push((key, value));
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b'}') => {}
+                _ => return Err(header_err("expected ',' or '}'")),
+            }
+        }
+    }
+
+    fn value(&mut self) -> Result<PyValue, NpyError> {
+        self.skip_ws();
+        match self.peek() {
+            Some(q @ (b'\'' | b'"')) => self.string(q),
+            Some(b'(') => self.sequence(b')').map(PyValue::Tuple),
+            Some(b'[') => self.sequence(b']').map(PyValue::List),
+            Some(c) if c.is_ascii_digit() => self.int(),
+            Some(_) => {
+                for (word, value) in [
+                    ("True", PyValue::Bool(true)),
+                    ("False", PyValue::Bool(false)),
+                    ("None", PyValue::None),
+                ] {
+                    if self.s[self.i..].starts_with(word.as_bytes()) {
+                        self.i += word.len();
+                        return Ok(value);
+                    }
+                }
+                Err(header_err("unexpected token"))
+            }
+            None => Err(header_err("unexpected end of header")),
+        }
+    }
+
+    fn string(&mut self, quote: u8) -> Result<PyValue, NpyError> {
+        self.i += 1;
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if c == b'\\' {
+                return Err(header_err("escapes in strings are not supported"));
+            }
+            if c == quote {
+                let s = std::str::from_utf8(&self.s[start..self.i])
+                    .map_err(|_| header_err("a string is not UTF-8"))?
+                    .to_string();
+                self.i += 1;
+                return Ok(PyValue::Str(s));
+            }
+            self.i += 1;
+        }
+        Err(header_err("unterminated string"))
+    }
+
+    fn int(&mut self) -> Result<PyValue, NpyError> {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
+        let n = text
+            .parse::<u64>()
+            .map_err(|_| header_err(format!("integer {text} out of range")))?;
+        // Python 2 long suffix
+        if self.peek() == Some(b'L') {
+            self.i += 1;
+        }
+        Ok(PyValue::Int(n))
+    }
+
+    fn sequence(&mut self, close: u8) -> Result<Vec<PyValue>, NpyError> {
+        self.depth += 1;
+        if self.depth > 32 {
+            return Err(header_err("nesting too deep"));
+        }
+        self.i += 1;
+        let mut out = Vec::new();
+        loop {
+            self.skip_ws();
+            if self.peek() == Some(close) {
+                self.i += 1;
+                self.depth -= 1;
+                return Ok(out);
+            }
+            out.push(self.value()?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(c) if c == close => {}
+                _ => return Err(header_err("expected ',' or a closing bracket")),
+            }
+        }
+    }
+}
+
+fn parse_descr(descr: &str) -> Result<(DataType, ByteOrder), NpyError> {
+    let bad = || NpyError::DataType {
+        descr: descr.to_string(),
+    };
+    // NumPy also writes the one-character code '?' for bool
+    let (order, code) = match descr.as_bytes().first() {
+        Some(b'<' | b'>' | b'|' | b'=') => descr.split_at(1),
+        _ => ("", descr),
+    };
+    let data_type = match code {
+        "b1" | "?" => DataType::Bool,
+        "i1" => DataType::Int8,
+        "i2" => DataType::Int16,
+        "i4" => DataType::Int32,
+        "i8" => DataType::Int64,
+        "u1" => DataType::UInt8,
+        "u2" => DataType::UInt16,
+        "u4" => DataType::UInt32,
+        "u8" => DataType::UInt64,
+        "f2" => DataType::Float16,
+        "f4" => DataType::Float32,
+        "f8" => DataType::Float64,
+        "c8" => DataType::Complex64,
+        "c16" => DataType::Complex128,
+        v if v.starts_with('V') => {
+            let n: usize = v[1..].parse().map_err(|_| bad())?;
+            DataType::RawBits(NonZeroUsize::new(n).ok_or_else(bad)?)
+        }
+        _ => return Err(bad()),
+    };
+    let multi_byte = data_type.endian_component_size().is_some();
+    let little_host = cfg!(target_endian = "little");
+    let byte_order = match order {
+        "<" if multi_byte && !little_host => ByteOrder::Swapped,
+        ">" if multi_byte && little_host => ByteOrder::Swapped,
+        "<" | ">" | "=" | "" => ByteOrder::Native,
+        // '|' (not applicable) is only right for single-byte types
+        _ if multi_byte => return Err(bad()),
+        _ => ByteOrder::Native,
+    };
+    Ok((data_type, byte_order))
+}
+
+/// Reorders Fortran-order elements into C order.
+fn fortran_to_c(data: &[u8], shape: &[u64], elem: usize) -> Vec<u8> {
+    let rank = shape.len();
+    let mut out = vec![0u8; data.len()];
+    if data.is_empty() {
+        return out;
+    }
+    // Fortran strides (in elements)
+    let mut fstride = vec![1usize; rank];
+    for d in 1..rank {
+        fstride[d] = fstride[d - 1] * shape[d - 1] as usize;
+    }
+    let mut pos = vec![0u64; rank];
+    let mut f = 0usize;
+    for c in out.chunks_exact_mut(elem) {
+        c.copy_from_slice(&data[f * elem..(f + 1) * elem]);
+        // next C-order position (last axis fastest)
+        let mut d = rank;
+        while d > 0 {
+            d -= 1;
+            pos[d] += 1;
+            f += fstride[d];
+            if pos[d] < shape[d] {
+                break;
+            }
+            f -= fstride[d] * pos[d] as usize;
+            pos[d] = 0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(descr: &str, fortran: bool, shape: &str, body: &[u8]) -> Vec<u8> {
+        let dict = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&[1, 0]);
+        out.extend_from_slice(&((dict.len() + 1) as u16).to_le_bytes());
+        out.extend_from_slice(dict.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[test]
+    fn round_trip_every_type() {
+        for t in zarr_array::zarr_meta::data_type::CORE_DATA_TYPES {
+            let n = 6 * t.size();
+            let mut data: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+            if t == DataType::Bool {
+                data.iter_mut().for_each(|b| *b &= 1);
+            }
+            let bytes = to_bytes(t, &[2, 3], &data);
+            assert_eq!(bytes[..header(t, &[2, 3]).len()].len() % 64, 0);
+            let back = Npy::parse(&bytes).unwrap();
+            assert_eq!(
+                (back.data_type, back.shape, back.data),
+                (t, vec![2, 3], data)
+            );
+        }
+        let raw = DataType::from_name("r24").unwrap();
+        let back = Npy::parse(&to_bytes(raw, &[2], &[1, 2, 3, 4, 5, 6])).unwrap();
+        assert_eq!(back.data_type, raw);
+    }
+
+    #[test]
+    fn zero_d_and_empty() {
+        let b = to_bytes(DataType::Float64, &[], &1.5f64.to_ne_bytes());
+        let back = Npy::parse(&b).unwrap();
+        assert_eq!(back.shape, Vec::<u64>::new());
+        let b = to_bytes(DataType::Int16, &[0, 4], &[]);
+        assert_eq!(Npy::parse(&b).unwrap().shape, vec![0, 4]);
+    }
+
+    #[test]
+    fn big_endian_and_fortran() {
+        let body: Vec<u8> = [1i32, 2, 3, 4, 5, 6]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        let c = Npy::parse(&file(">i4", false, "(2, 3)", &body)).unwrap();
+        let want: Vec<u8> = [1i32, 2, 3, 4, 5, 6]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        assert_eq!(c.data, want);
+        // Fortran order: column-major 1 4 2 5 3 6 is the C array [[1,2,3],[4,5,6]]
+        let body: Vec<u8> = [1i32, 4, 2, 5, 3, 6]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let f = Npy::parse(&file("<i4", true, "(2, 3)", &body)).unwrap();
+        assert_eq!(f.data, want);
+        // 3-d Fortran
+        let shape = [2u64, 3, 4];
+        let mut fbody = vec![0u8; 24];
+        for i in 0..2 {
+            for j in 0..3 {
+                for k in 0..4 {
+                    fbody[i + 2 * j + 6 * k] = (i * 12 + j * 4 + k) as u8;
+                }
+            }
+        }
+        let f = Npy::parse(&file("|u1", true, "(2, 3, 4)", &fbody)).unwrap();
+        assert_eq!(f.shape, shape);
+        assert_eq!(f.data, (0..24u8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_files_are_errors() {
+        let good = file("<i4", false, "(2,)", &[0; 8]);
+        assert!(Npy::parse(&good).is_ok());
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (b"hello".to_vec(), "not a .npy"),
+            (good[..7].to_vec(), "truncated"),
+            (good[..20].to_vec(), "truncated"),
+            (good[..good.len() - 1].to_vec(), "needs 8"),
+            ([good.clone(), vec![0]].concat(), "needs 8"),
+            (file("<i4", false, "(2, -1)", &[]), "malformed"),
+            (
+                file("<U4", false, "(2,)", &[0; 32]),
+                "unsupported .npy data type",
+            ),
+            (
+                file("|i4", false, "(2,)", &[0; 8]),
+                "unsupported .npy data type",
+            ),
+            (
+                file("<i4", false, "(18446744073709551615, 2)", &[]),
+                "needs",
+            ),
+            (file("|b1", false, "(2,)", &[1, 2]), "bool element 1"),
+            (file("<i4", false, "[2]", &[0; 8]), "tuple"),
+        ];
+        for (bytes, want) in cases {
+            let err = Npy::parse(&bytes).unwrap_err().to_string();
+            assert!(err.contains(want), "{err} (wanted {want})");
+        }
+        let mut v9 = good.clone();
+        v9[6] = 9;
+        assert!(matches!(Npy::parse(&v9), Err(NpyError::Version { .. })));
+        // every truncation and every single-byte corruption of the header is handled
+        for n in 0..good.len() {
+            let _ = Npy::parse(&good[..n]);
+        }
+        for i in 0..good.len() {
+            for b in [0u8, b'\'', b'(', b'{', 0xff, b'9'] {
+                let mut bad = good.clone();
+                bad[i] = b;
+                let _ = Npy::parse(&bad);
+            }
+        }
+        // structured descr
+        let _ = Npy::parse(&file("x", false, "(1,)", &[]));
+        let dict = "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }";
+        let mut st = MAGIC.to_vec();
+        st.extend_from_slice(&[1, 0]);
+        st.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        st.extend_from_slice(dict.as_bytes());
+        assert!(matches!(Npy::parse(&st), Err(NpyError::DataType { .. })));
+    }
+}

@@ -1,0 +1,253 @@
+//! Moving data between arrays and memory or `.npy` files, slab by slab.
+//!
+//! A slab is a range of positions along axis 0 (all of every other axis), cut at chunk
+//! boundaries so that each chunk row is read or written once, and grouped up to a few MiB so
+//! that the library decodes many chunks of a slab in parallel.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_grid::ChunkGrid;
+use zarr_array::Array;
+
+use crate::error::{zarr, CliError, Result};
+use crate::npy;
+use crate::progress::Progress;
+
+/// The byte size slabs are grouped up to.
+const SLAB_TARGET: u64 = 16 << 20;
+
+/// Position ranges `[a, b)` along axis 0 covering `[start, end)`, cut at the chunk boundaries
+/// of `grid` and grouped to about [`SLAB_TARGET`] bytes (`row_bytes` per position).
+pub fn slabs(grid: &dyn ChunkGrid, start: u64, end: u64, row_bytes: u64) -> Vec<(u64, u64)> {
+    if start >= end {
+        return Vec::new();
+    }
+    let ranges = grid.grid_range();
+    if ranges.is_empty() || ranges.iter().skip(1).any(|r| r.start >= r.end) {
+        // 0-d, or another axis has length 0: one slab
+        return vec![(start, end)];
+    }
+    // only the chunk rows that [start, end) touches
+    let row_of = |p: u64| {
+        let mut pos = vec![0u64; ranges.len()];
+        pos[0] = p;
+        grid.chunk_of(&pos).ok().map(|(g, _)| g[0])
+    };
+    let (Some(first), Some(last)) = (row_of(start), row_of(end - 1)) else {
+        return vec![(start, end)];
+    };
+    let mut index: Vec<i64> = ranges.iter().map(|r| r.start).collect();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for g in first..=last {
+        index[0] = g;
+        let Some(region) = grid.chunk_region(&index) else {
+            continue;
+        };
+        let a = region.start[0].max(start);
+        let b = (region.start[0] + region.shape[0]).min(end);
+        if a >= b {
+            continue;
+        }
+        // group consecutive chunk rows up to the target size
+        match out.last_mut() {
+            Some(last) if last.1 == a && (b - last.0).saturating_mul(row_bytes) <= SLAB_TARGET => {
+                last.1 = b
+            }
+            _ => out.push((a, b)),
+        }
+    }
+    // the slabs must cover [start, end) exactly; anything else means one slab
+    let covered = out.first().is_some_and(|f| f.0 == start)
+        && out.last().is_some_and(|l| l.1 == end)
+        && out.windows(2).all(|w| w[0].1 == w[1].0);
+    if covered {
+        out
+    } else {
+        vec![(start, end)]
+    }
+}
+
+/// Bytes of one position along axis 0 of a region of `shape`.
+fn row_bytes(shape: &[u64], elem: usize) -> u64 {
+    shape
+        .iter()
+        .skip(1)
+        .fold(elem as u64, |acc, &n| acc.saturating_mul(n))
+}
+
+/// Checks that a region of `shape` fits in memory, returning its byte length.
+pub fn byte_len(shape: &[u64], elem: usize) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(elem as u64, |acc, &n| acc.checked_mul(n))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| CliError::input(format!("a region of shape {shape:?} is too large")))
+}
+
+/// Reads `region` of `array` and writes it to the `.npy` file `out_path` with the shape
+/// `out_shape` (the region's, less the axes selected by a single index).
+///
+/// # Errors
+/// Library errors, and the file's.
+pub fn export_npy(
+    array: &Array,
+    location: &str,
+    region: &Region,
+    out_shape: &[u64],
+    out_path: &str,
+) -> Result<()> {
+    let t = array.data_type();
+    let elem = t.size();
+    let total = byte_len(&region.shape, elem)?;
+    let file = File::create(out_path).map_err(|e| CliError::io(out_path, e))?;
+    let result = (|| -> Result<()> {
+        let mut w = BufWriter::new(file);
+        w.write_all(&npy::header(t, out_shape))
+            .map_err(|e| CliError::io(out_path, e))?;
+        let progress = Progress::new(total as u64, "export", true);
+        if region.rank() == 0 {
+            let mut buf = vec![0u8; total];
+            array
+                .read_region_into(region, &mut buf)
+                .map_err(|e| zarr(location, e))?;
+            npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
+        } else if total > 0 {
+            let rb = row_bytes(&region.shape, elem);
+            let s0 = region.start[0];
+            for (a, b) in slabs(array.grid(), s0, s0 + region.shape[0], rb) {
+                let mut slab = region.clone();
+                slab.start[0] = a;
+                slab.shape[0] = b - a;
+                let mut buf = vec![0u8; byte_len(&slab.shape, elem)?];
+                array
+                    .read_region_into(&slab, &mut buf)
+                    .map_err(|e| zarr(location, e))?;
+                npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
+                progress.inc(buf.len() as u64);
+            }
+        }
+        progress.finish();
+        w.flush().map_err(|e| CliError::io(out_path, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(out_path);
+    }
+    result
+}
+
+/// Writes `data` (C order, native byte order, shape `shape`) into `array` at `start`.
+///
+/// # Errors
+/// Library errors (a block outside the array, store or codec failures).
+pub fn write_block(
+    array: &Array,
+    location: &str,
+    start: &[u64],
+    shape: &[u64],
+    data: &[u8],
+    label: &str,
+) -> Result<()> {
+    let elem = array.data_type().size();
+    let region =
+        Region::new(start.to_vec(), shape.to_vec()).map_err(|e| zarr(location, e.into()))?;
+    let progress = Progress::new(data.len() as u64, label, true);
+    if shape.is_empty() || data.is_empty() {
+        array
+            .write_region_bytes(&region, data)
+            .map_err(|e| zarr(location, e))?;
+    } else {
+        let rb = row_bytes(shape, elem);
+        for (a, b) in slabs(array.grid(), start[0], start[0] + shape[0], rb) {
+            let mut slab = region.clone();
+            slab.start[0] = a;
+            slab.shape[0] = b - a;
+            let lo = ((a - start[0]) * rb) as usize;
+            let hi = ((b - start[0]) * rb) as usize;
+            array
+                .write_region_bytes(&slab, &data[lo..hi])
+                .map_err(|e| zarr(location, e))?;
+            progress.inc((hi - lo) as u64);
+        }
+    }
+    progress.finish();
+    Ok(())
+}
+
+/// Copies every position of `src` into `dst` (same shape and data type), slab by slab along
+/// `dst`'s chunk rows.
+///
+/// # Errors
+/// Library errors.
+pub fn copy_array(src: &Array, src_loc: &str, dst: &Array, dst_loc: &str) -> Result<()> {
+    let t = src.data_type();
+    let elem = t.size();
+    let shape = src.shape().to_vec();
+    let total = shape
+        .iter()
+        .fold(elem as u64, |acc, &n| acc.saturating_mul(n));
+    let progress = Progress::new(total, "convert", true);
+    let whole = Region::whole(&shape);
+    if shape.is_empty() {
+        let mut buf = vec![0u8; elem];
+        src.read_region_into(&whole, &mut buf)
+            .map_err(|e| zarr(src_loc, e))?;
+        dst.write_region_bytes(&whole, &buf)
+            .map_err(|e| zarr(dst_loc, e))?;
+    } else if total > 0 {
+        let rb = row_bytes(&shape, elem);
+        for (a, b) in slabs(dst.grid(), 0, shape[0], rb) {
+            let mut slab = whole.clone();
+            slab.start[0] = a;
+            slab.shape[0] = b - a;
+            let mut buf = vec![0u8; byte_len(&slab.shape, elem)?];
+            src.read_region_into(&slab, &mut buf)
+                .map_err(|e| zarr(src_loc, e))?;
+            dst.write_region_bytes(&slab, &buf)
+                .map_err(|e| zarr(dst_loc, e))?;
+            progress.inc(buf.len() as u64);
+        }
+    }
+    progress.finish();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zarr_array::zarr_grid::{build_grid, default_registry};
+    use zarr_array::ExtensionDef;
+
+    fn grid(json: &str, shape: &[u64]) -> Box<dyn ChunkGrid> {
+        let def: ExtensionDef = serde_json::from_str(json).unwrap();
+        build_grid(&default_registry(), &def, shape).unwrap()
+    }
+
+    #[test]
+    fn slabs_follow_chunk_rows() {
+        let g = grid(
+            r#"{"name": "regular", "configuration": {"chunk_shape": [4, 4]}}"#,
+            &[10, 4],
+        );
+        assert_eq!(slabs(&*g, 0, 10, 16), vec![(0, 10)]);
+        assert_eq!(
+            slabs(&*g, 0, 10, SLAB_TARGET),
+            vec![(0, 4), (4, 8), (8, 10)]
+        );
+        assert_eq!(slabs(&*g, 3, 9, SLAB_TARGET), vec![(3, 4), (4, 8), (8, 9)]);
+        assert_eq!(slabs(&*g, 5, 5, 16), Vec::<(u64, u64)>::new());
+        let b = grid(
+            r#"{"name": "regular_bounded", "configuration": {"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [-3, 0]}}"#,
+            &[9, 4],
+        );
+        assert_eq!(slabs(&*b, 0, 9, SLAB_TARGET), vec![(0, 3), (3, 7), (7, 9)]);
+        // a small region of a huge axis visits only its own chunk rows
+        let h = grid(
+            r#"{"name": "regular", "configuration": {"chunk_shape": [10]}}"#,
+            &[1 << 50],
+        );
+        assert_eq!(slabs(&*h, 5, 25, 1), vec![(5, 25)]);
+    }
+}

@@ -1,0 +1,221 @@
+//! `zarr validate`: every node's metadata, every key, every stored chunk decoded (checksums
+//! included), below PATH.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use zarr_array::zarr_meta::NodeMetadata;
+use zarr_array::zarr_store::Store;
+use zarr_array::{Array, DataType, NodePath};
+
+use crate::error::{chain, CliError, Result};
+use crate::progress::{outln, Progress};
+use crate::store::{open_store, Access, Ctx};
+
+#[derive(Debug, Default)]
+struct Report {
+    problems: Vec<String>,
+    notes: Vec<String>,
+    arrays: usize,
+    groups: usize,
+    chunks: usize,
+}
+
+/// `zarr validate`
+pub fn validate(ctx: &Ctx, path: &str) -> Result<()> {
+    let store = open_store(path, Access::Existing)?;
+    let mut report = Report::default();
+    node(ctx, &store, &NodePath::root(), &mut report)?;
+    for note in &report.notes {
+        outln(format!("note: {note}"));
+    }
+    for problem in &report.problems {
+        outln(format!("problem: {problem}"));
+    }
+    let checked = format!(
+        "{} array{}, {} group{}, {} chunk{} decoded",
+        report.arrays,
+        plural(report.arrays),
+        report.groups,
+        plural(report.groups),
+        report.chunks,
+        plural(report.chunks)
+    );
+    if report.problems.is_empty() {
+        outln(format!("{path}: ok ({checked})"));
+        Ok(())
+    } else {
+        Err(CliError::Failed {
+            summary: format!(
+                "{path}: {} problem{} found ({checked})",
+                report.problems.len(),
+                plural(report.problems.len())
+            ),
+        })
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn shown(path: &NodePath, rel: &str) -> String {
+    if path.as_str().is_empty() {
+        rel.to_string()
+    } else {
+        format!("{}/{rel}", path.as_str())
+    }
+}
+
+fn node(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report) -> Result<()> {
+    let key = path.key("zarr.json");
+    let doc = match store.get(&key) {
+        Ok(Some(d)) => d,
+        Ok(None) => {
+            report.problems.push(format!(
+                "{}: no zarr.json (not a Zarr v3 node)",
+                shown(path, "")
+            ));
+            return Ok(());
+        }
+        Err(e) => {
+            report.problems.push(format!("{key}: {}", chain(&e)));
+            return Ok(());
+        }
+    };
+    match NodeMetadata::from_slice_with(&doc, &ctx.extensions.data_types) {
+        Err(e) => report.problems.push(format!("{key}: {}", chain(&e))),
+        Ok(NodeMetadata::Group(_)) => {
+            report.groups += 1;
+            let listing = match store.list_dir(&path.prefix()) {
+                Ok(l) => l,
+                Err(e) => {
+                    report.problems.push(format!("{key}: {}", chain(&e)));
+                    return Ok(());
+                }
+            };
+            for child in listing.prefixes {
+                let name = child.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+                let Ok(child_path) = path.child(name) else {
+                    report
+                        .notes
+                        .push(format!("{child}: not a valid node name, skipped"));
+                    continue;
+                };
+                match store.get(&child_path.key("zarr.json")) {
+                    Ok(Some(_)) => node(ctx, store, &child_path, report)?,
+                    Ok(None) => report.notes.push(format!(
+                        "{child}: a directory without zarr.json (not a node), skipped"
+                    )),
+                    Err(e) => report.problems.push(format!("{child}: {}", chain(&e))),
+                }
+            }
+        }
+        Ok(NodeMetadata::Array(_)) => {
+            report.arrays += 1;
+            match Array::open_with(store.clone(), path.as_str(), &ctx.extensions) {
+                Err(e) => report.problems.push(format!("{key}: {}", chain(&e))),
+                Ok(array) => chunks(ctx, &array, path, report)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn chunks(ctx: &Ctx, array: &Array, path: &NodePath, report: &mut Report) -> Result<()> {
+    let store = array.store();
+    let prefix = path.prefix();
+    let keys = match store.list_prefix(&prefix) {
+        Ok(k) => k,
+        Err(e) => {
+            report
+                .problems
+                .push(format!("{}: {}", shown(path, ""), chain(&e)));
+            return Ok(());
+        }
+    };
+    let encoding = match zarr_array::zarr_grid::build_key_encoding(
+        &ctx.extensions.chunk_key_encodings,
+        &array.metadata().chunk_key_encoding,
+    ) {
+        Ok(e) => e,
+        Err(e) => {
+            report
+                .problems
+                .push(format!("{}: {}", path.key("zarr.json"), chain(&e)));
+            return Ok(());
+        }
+    };
+    let rank = array.rank();
+    let mut todo: Vec<(String, Vec<i64>)> = Vec::new();
+    for key in keys {
+        let rel = &key[prefix.len()..];
+        if rel == "zarr.json" {
+            continue;
+        }
+        match encoding.decode(rel, rank) {
+            Err(e) => report.problems.push(format!(
+                "{key}: not a chunk key of this array ({}); delete it or move it away",
+                chain(&e)
+            )),
+            Ok(idx) if !array.grid().contains_chunk(&idx) => report.notes.push(format!(
+                "{key}: chunk {idx:?} lies outside the array's grid and is never read (a \
+                 leftover of an interrupted write; harmless, may be deleted)"
+            )),
+            Ok(idx) => todo.push((key, idx)),
+        }
+    }
+    report.chunks += todo.len();
+    let problems = Mutex::new(Vec::<(usize, String)>::new());
+    let next = AtomicUsize::new(0);
+    let progress = Progress::new(todo.len() as u64, "validate", false);
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(todo.len().max(1));
+    let is_bool = array.data_type() == DataType::Bool;
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((key, idx)) = todo.get(i) else { break };
+                let problem = match array.read_chunk_bytes(idx) {
+                    Err(e) => {
+                        let text = chain(&e);
+                        // the library's message may already start with the key
+                        Some(if text.starts_with(key.as_str()) {
+                            text
+                        } else {
+                            format!("{key}: {text}")
+                        })
+                    }
+                    Ok(None) => Some(format!("{key}: listed but could not be read")),
+                    Ok(Some(buf)) if is_bool => {
+                        buf.as_bytes().iter().position(|&b| b > 1).map(|p| {
+                            format!(
+                                "{key}: element {p} is {} (a bool must be 0 or 1)",
+                                buf.as_bytes()[p]
+                            )
+                        })
+                    }
+                    Ok(Some(_)) => None,
+                };
+                if let Some(p) = problem {
+                    if let Ok(mut v) = problems.lock() {
+                        v.push((i, p));
+                    }
+                }
+                progress.inc(1);
+            });
+        }
+    });
+    progress.finish();
+    let mut found = problems.into_inner().unwrap_or_default();
+    found.sort();
+    report.problems.extend(found.into_iter().map(|(_, p)| p));
+    Ok(())
+}

@@ -1,0 +1,853 @@
+//! Every subcommand through the built binary, and its errors.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+fn info(path: &std::path::Path) -> Value {
+    serde_json::from_str(&ok(&["info", &s(path), "--json"])).unwrap()
+}
+
+#[test]
+fn create_with_every_option_then_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let out = ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "10,8",
+        "--chunks",
+        "4,4",
+        "--dtype",
+        "float32",
+        "--fill-value",
+        "NaN",
+        "--codec",
+        "gzip:3",
+        "--codec",
+        "crc32c",
+        "--dimension-names",
+        "y,x",
+        "--key-encoding",
+        "v2",
+        "--separator",
+        "/",
+        "--attrs",
+        r#"{"units": "m", "n": [1, 2]}"#,
+    ]);
+    assert!(out.contains("created"), "{out}");
+    let i = info(&a);
+    assert_eq!(i["shape"], json!([10, 8]));
+    assert_eq!(i["domain"], json!([[0, 10], [0, 8]]));
+    assert_eq!(i["data_type"], "float32");
+    assert_eq!(i["fill_value"], "NaN");
+    assert_eq!(
+        i["chunk_grid"],
+        json!({"name": "regular", "configuration": {"chunk_shape": [4, 4]}})
+    );
+    assert_eq!(
+        i["chunk_key_encoding"],
+        json!({"name": "v2", "configuration": {"separator": "/"}})
+    );
+    let names: Vec<&str> = i["codecs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bytes", "gzip", "crc32c"]);
+    assert_eq!(i["codecs"][1]["configuration"]["level"], 3);
+    assert_eq!(i["dimension_names"], json!(["y", "x"]));
+    assert_eq!(i["attributes"], json!({"units": "m", "n": [1, 2]}));
+    assert_eq!(
+        (i["chunks_stored"].as_u64(), i["chunks_total"].as_u64()),
+        (Some(0), Some(6))
+    );
+    assert_eq!(i["bytes_stored"], 0);
+
+    // the human form says the same
+    let text = ok(&["info", &s(&a)]);
+    for want in [
+        "float32",
+        "[10, 8]",
+        "gzip(level=3)",
+        "crc32c",
+        "0 stored of 6",
+        "y, x",
+    ] {
+        assert!(text.contains(want), "{want} missing from:\n{text}");
+    }
+
+    // sharded, bounded from the start, blosc and zstd with checksum
+    let b = dir.path().join("b");
+    ok(&[
+        "create",
+        &s(&b),
+        "--shape",
+        "20,20",
+        "--chunks",
+        "5,5",
+        "--shards",
+        "10,10",
+        "--dtype",
+        "uint16",
+        "--codec",
+        "blosc:lz4:5:bitshuffle",
+        "--codec",
+        "zstd:3:checksum",
+        "--lower-bound=-100,0",
+        "--origin",
+        "1,2",
+    ]);
+    let i = info(&b);
+    assert_eq!(i["domain"], json!([[-100, -80], [0, 20]]));
+    assert_eq!(i["chunk_grid"]["name"], "regular_bounded");
+    assert_eq!(i["chunk_grid"]["configuration"]["origin"], json!([1, 2]));
+    assert_eq!(i["codecs"][0]["name"], "sharding_indexed");
+    let inner = &i["codecs"][0]["configuration"];
+    assert_eq!(inner["chunk_shape"], json!([5, 5]));
+    assert_eq!(inner["codecs"][1]["configuration"]["cname"], "lz4");
+    assert_eq!(inner["codecs"][1]["configuration"]["typesize"], 2);
+    assert_eq!(inner["codecs"][2]["configuration"]["checksum"], true);
+    // --lower-bound with a space works too
+    ok(&[
+        "create",
+        &s(&dir.path().join("c")),
+        "--shape",
+        "4",
+        "--chunks",
+        "2",
+        "--dtype",
+        "int8",
+        "--lower-bound",
+        "-3",
+    ]);
+    // no compressor at all
+    ok(&[
+        "create",
+        &s(&dir.path().join("raw")),
+        "--shape",
+        "4",
+        "--chunks",
+        "2",
+        "--dtype",
+        "int8",
+        "--codec",
+        "none",
+    ]);
+    assert_eq!(
+        info(&dir.path().join("raw"))["codecs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn create_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = s(&dir.path().join("a"));
+    // usage errors: exit 2
+    fails(&["create", &a, "--shape", "6,4", "--dtype", "int32"], 2); // no --chunks
+    fails(
+        &[
+            "create", &a, "--shape", "6,x", "--chunks", "4,4", "--dtype", "int32",
+        ],
+        2,
+    );
+    fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int33",
+        ],
+        2,
+    );
+    fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int32", "--codec",
+            "lzma",
+        ],
+        2,
+    );
+    fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int32", "--codec",
+            "gzip:10",
+        ],
+        2,
+    );
+    fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int32", "--origin",
+            "1,1",
+        ],
+        2,
+    );
+    fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int32", "--attrs", "[1]",
+        ],
+        2,
+    );
+    fails(&["frobnicate"], 2);
+    fails(&["info", &a, "--without", "no_such_extension"], 2);
+    // bad input: exit 1
+    let e = fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4", "--dtype", "int32",
+        ],
+        1,
+    );
+    assert!(e.contains("--chunks has 1 dimensions"), "{e}");
+    let e = fails(
+        &[
+            "create",
+            &a,
+            "--shape",
+            "6,4",
+            "--chunks",
+            "4,4",
+            "--dtype",
+            "int32",
+            "--fill-value",
+            "1.5",
+        ],
+        1,
+    );
+    assert!(e.contains("fill"), "{e}");
+    let e = fails(
+        &[
+            "create", &a, "--shape", "8,8", "--chunks", "4,4", "--shards", "6,8", "--dtype",
+            "int32",
+        ],
+        1,
+    );
+    assert!(e.contains("multiple"), "{e}");
+    fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "0,4", "--dtype", "int32",
+        ],
+        1,
+    );
+    assert!(
+        !dir.path().join("a").exists(),
+        "a failed create leaves nothing behind"
+    );
+    // an array already there
+    ok(&[
+        "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int32",
+    ]);
+    let e = fails(
+        &[
+            "create", &a, "--shape", "6,4", "--chunks", "4,4", "--dtype", "int32",
+        ],
+        1,
+    );
+    assert!(e.contains("already"), "{e}");
+    // a reader lacking the grid cannot create a bounded array
+    let e = fails(
+        &[
+            "create",
+            &s(&dir.path().join("b")),
+            "--shape",
+            "4",
+            "--chunks",
+            "2",
+            "--dtype",
+            "int8",
+            "--lower-bound=-1",
+            "--without",
+            "regular_bounded",
+        ],
+        1,
+    );
+    assert!(e.contains("regular_bounded"), "{e}");
+}
+
+#[test]
+fn import_export_every_data_type() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, t) in zarr_array::zarr_meta::data_type::CORE_DATA_TYPES
+        .iter()
+        .enumerate()
+    {
+        let src = dir.path().join(format!("{t}.npy"));
+        let data = random(*t, 7 * 5, i as u64 + 1);
+        write_npy(&src, *t, &[7, 5], &data);
+        let arr = dir.path().join(format!("{t}.zarr"));
+        ok(&["import", &s(&src), &s(&arr), "--chunks", "3,2"]);
+        let i = info(&arr);
+        assert_eq!(i["data_type"], t.name());
+        assert_eq!(i["chunks_total"], 9);
+        let out = dir.path().join(format!("{t}.out.npy"));
+        ok(&["export", &s(&arr), &s(&out)]);
+        // the exported file is byte for byte what a little-endian C-order writer makes
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&src).unwrap(),
+            "{t}"
+        );
+    }
+    // a 0-d array and an array with a zero-length axis
+    let zero_d = dir.path().join("0d.npy");
+    write_npy(&zero_d, DataType::Float64, &[], &2.5f64.to_ne_bytes());
+    ok(&["import", &s(&zero_d), &s(&dir.path().join("0d"))]);
+    let out = dir.path().join("0d.out.npy");
+    ok(&["export", &s(&dir.path().join("0d")), &s(&out)]);
+    assert_eq!(read_npy(&out).shape, Vec::<u64>::new());
+    assert_eq!(read_npy(&out).data, 2.5f64.to_ne_bytes());
+    let empty = dir.path().join("empty.npy");
+    write_npy(&empty, DataType::Int16, &[0, 3], &[]);
+    ok(&[
+        "import",
+        &s(&empty),
+        &s(&dir.path().join("empty")),
+        "--chunks",
+        "2,2",
+    ]);
+    ok(&["export", &s(&dir.path().join("empty")), &s(&out)]);
+    assert_eq!(read_npy(&out).shape, vec![0, 3]);
+}
+
+/// A `.npy` with a hand-made header (big-endian, Fortran order).
+fn npy_file(descr: &str, fortran: bool, shape: &str, body: &[u8]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&((dict.len() + 1) as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+#[test]
+fn import_big_endian_and_fortran_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<f64> = (0..6).map(|i| i as f64 * 1.5 - 2.0).collect();
+    let c_order: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    // [[v0 v1 v2] [v3 v4 v5]] big-endian, C order
+    let be: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+    // the same matrix column-major, little-endian
+    let f: Vec<u8> = [0, 3, 1, 4, 2, 5]
+        .iter()
+        .flat_map(|&i| values[i].to_le_bytes())
+        .collect();
+    // and big-endian complex in Fortran order
+    for (name, bytes) in [
+        ("be", npy_file(">f8", false, "(2, 3)", &be)),
+        ("fortran", npy_file("<f8", true, "(2, 3)", &f)),
+    ] {
+        let src = dir.path().join(format!("{name}.npy"));
+        std::fs::write(&src, bytes).unwrap();
+        let arr = dir.path().join(name);
+        ok(&["import", &s(&src), &s(&arr), "--chunks", "2,2"]);
+        let out = dir.path().join(format!("{name}.out.npy"));
+        ok(&["export", &s(&arr), &s(&out)]);
+        let got = read_npy(&out);
+        assert_eq!(
+            (got.shape.clone(), got.data.clone()),
+            (vec![2, 3], c_order.clone()),
+            "{name}"
+        );
+        // what is written is little-endian and C order
+        let raw = std::fs::read(&out).unwrap();
+        let text = String::from_utf8_lossy(&raw[..128]).to_string();
+        assert!(
+            text.contains("'<f8'") && text.contains("'fortran_order': False"),
+            "{text}"
+        );
+    }
+    let cplx: Vec<u8> = [1.0f32, -1.0, 2.0, -2.0]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    let src = dir.path().join("c.npy");
+    std::fs::write(&src, npy_file(">c8", true, "(2,)", &cplx)).unwrap();
+    ok(&["import", &s(&src), &s(&dir.path().join("c"))]);
+    let out = dir.path().join("c.out.npy");
+    ok(&["export", &s(&dir.path().join("c")), &s(&out)]);
+    let want: Vec<u8> = [1.0f32, -1.0, 2.0, -2.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    assert_eq!(read_npy(&out).data, want);
+}
+
+#[test]
+fn import_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.npy");
+    let arr = s(&dir.path().join("a"));
+    for (name, bytes) in [
+        ("garbage", b"hello world".to_vec()),
+        ("empty", Vec::new()),
+        ("truncated", npy_file("<i4", false, "(2, 3)", &[0; 10])),
+        ("unsupported", npy_file("<U4", false, "(2,)", &[0; 32])),
+        ("bad header", npy_file("<i4", false, "(2, ", &[])),
+        ("bad bool", npy_file("|b1", false, "(2,)", &[0, 5])),
+    ] {
+        std::fs::write(&bad, bytes).unwrap();
+        let e = fails(&["import", &s(&bad), &arr], 1);
+        assert!(e.contains("bad.npy"), "{name}: {e}");
+    }
+    let e = fails(&["import", &s(&dir.path().join("missing.npy")), &arr], 1);
+    assert!(e.contains("no such file"), "{e}");
+    let e = fails(&["import", &s(dir.path()), &arr], 1);
+    assert!(e.contains(&s(dir.path())), "{e}");
+    assert!(!dir.path().join("a").exists());
+    // shards need --chunks
+    write_npy(&bad, DataType::Int8, &[4], &[1, 2, 3, 4]);
+    fails(&["import", &s(&bad), &arr, "--shards", "4"], 2);
+}
+
+#[test]
+fn export_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.npy");
+    write_npy(&src, DataType::Int32, &[6, 5], &i32s(0..30));
+    let a = dir.path().join("a");
+    ok(&["import", &s(&src), &s(&a), "--chunks", "4,2"]);
+    let out = dir.path().join("out.npy");
+    ok(&["export", &s(&a), &s(&out), "--region", "1:3,2:5"]);
+    let got = read_npy(&out);
+    assert_eq!(got.shape, vec![2, 3]);
+    assert_eq!(to_i32(&got.data), vec![7, 8, 9, 12, 13, 14]);
+    // a single index drops its axis; missing trailing axes are whole
+    ok(&["export", &s(&a), &s(&out), "--region", "4"]);
+    let got = read_npy(&out);
+    assert_eq!(
+        (got.shape, to_i32(&got.data)),
+        (vec![5], vec![20, 21, 22, 23, 24])
+    );
+    ok(&["export", &s(&a), &s(&out), "--region", ":,3"]);
+    assert_eq!(to_i32(&read_npy(&out).data), vec![3, 8, 13, 18, 23, 28]);
+    ok(&["export", &s(&a), &s(&out), "--region", "5:,:1"]);
+    assert_eq!(to_i32(&read_npy(&out).data), vec![25]);
+    let e = fails(&["export", &s(&a), &s(&out), "--region", "0:7"], 1);
+    assert!(e.contains("axis 0 of length 6"), "{e}");
+    fails(&["export", &s(&a), &s(&out), "--region", "0:2,0:1,0:1"], 1);
+    fails(&["export", &s(&a), &s(&out), "--region", "a:b"], 2);
+    let e = fails(&["export", &s(&dir.path().join("nope")), &s(&out)], 1);
+    assert!(e.contains("no such directory"), "{e}");
+    let e = fails(&["export", &s(dir.path()), &s(&out)], 1);
+    assert!(e.contains("no Zarr array or group"), "{e}");
+    let e = fails(
+        &[
+            "export",
+            &s(&a),
+            &s(&dir.path().join("no/such/dir/out.npy")),
+        ],
+        1,
+    );
+    assert!(e.contains("out.npy"), "{e}");
+}
+
+#[test]
+fn write_blocks_and_their_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "5,6",
+        "--chunks",
+        "2,4",
+        "--dtype",
+        "int32",
+        "--fill-value",
+        "-1",
+    ]);
+    let block = dir.path().join("block.npy");
+    write_npy(&block, DataType::Int32, &[2, 3], &i32s([1, 2, 3, 4, 5, 6]));
+    ok(&["write", &s(&a), &s(&block), "--at", "1,2"]);
+    let out = dir.path().join("out.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    let v = to_i32(&read_npy(&out).data);
+    assert_eq!(&v[6..12], &[-1, -1, 1, 2, 3, -1]);
+    assert_eq!(&v[12..18], &[-1, -1, 4, 5, 6, -1]);
+    assert_eq!(v.iter().filter(|&&x| x == -1).count(), 24);
+    // wrong data type
+    let f = dir.path().join("f.npy");
+    write_npy(&f, DataType::Float64, &[2, 3], &[0; 48]);
+    let e = fails(&["write", &s(&a), &s(&f)], 1);
+    assert!(e.contains("float64") && e.contains("int32"), "{e}");
+    // outside the array, wrong rank, wrong --at
+    let e = fails(&["write", &s(&a), &s(&block), "--at", "4,4"], 1);
+    assert!(e.contains("does not fit"), "{e}");
+    let flat = dir.path().join("flat.npy");
+    write_npy(&flat, DataType::Int32, &[3], &i32s([1, 2, 3]));
+    fails(&["write", &s(&a), &s(&flat)], 1);
+    fails(&["write", &s(&a), &s(&block), "--at", "1"], 1);
+    // nothing changed by the failures
+    let out2 = dir.path().join("out2.npy");
+    ok(&["export", &s(&a), &s(&out2)]);
+    assert_eq!(read_npy(&out2).data, read_npy(&out).data);
+}
+
+#[test]
+fn append_prepend_resize() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let base = dir.path().join("base.npy");
+    write_npy(&base, DataType::Int32, &[4, 3], &i32s(0..12));
+    ok(&["import", &s(&base), &s(&a), "--chunks", "3,2"]);
+    let rows = dir.path().join("rows.npy");
+    write_npy(
+        &rows,
+        DataType::Int32,
+        &[2, 3],
+        &i32s([100, 101, 102, 103, 104, 105]),
+    );
+    let cols = dir.path().join("cols.npy");
+    write_npy(
+        &cols,
+        DataType::Int32,
+        &[6, 1],
+        &i32s([-1, -2, -3, -4, -5, -6]),
+    );
+    ok(&["append", &s(&a), &s(&rows), "--axis", "0"]);
+    ok(&["prepend", &s(&a), &s(&cols), "--axis", "1"]);
+    let i = info(&a);
+    assert_eq!(i["shape"], json!([6, 4]));
+    assert_eq!(i["domain"], json!([[0, 6], [-1, 3]]));
+    let out = dir.path().join("out.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    assert_eq!(
+        to_i32(&read_npy(&out).data),
+        vec![
+            -1, 0, 1, 2, -2, 3, 4, 5, -3, 6, 7, 8, -4, 9, 10, 11, -5, 100, 101, 102, -6, 103, 104,
+            105
+        ]
+    );
+
+    // shape mismatches, a wrong axis and a wrong type change nothing
+    let before = snapshot(&a);
+    let e = fails(&["append", &s(&a), &s(&rows), "--axis", "0"], 1);
+    assert!(e.contains("[2, 3]") && e.contains("[k, 4]"), "{e}");
+    let e = fails(&["prepend", &s(&a), &s(&rows), "--axis", "1"], 1);
+    assert!(e.contains("[6, k]"), "{e}");
+    let e = fails(&["append", &s(&a), &s(&cols), "--axis", "2"], 1);
+    assert!(e.contains("axis"), "{e}");
+    let f = dir.path().join("f.npy");
+    write_npy(&f, DataType::Float32, &[1, 4], &[0; 16]);
+    fails(&["prepend", &s(&a), &s(&f), "--axis", "0"], 1);
+    fails(&["append", &s(&a), &s(&rows)], 2); // --axis is required
+    assert_eq!(snapshot(&a), before);
+
+    // resize down then up: the regrown part reads as fill
+    ok(&["resize", &s(&a), "--shape", "3,2"]);
+    ok(&["resize", &s(&a), "--shape", "4,4"]);
+    ok(&["export", &s(&a), &s(&out)]);
+    assert_eq!(
+        to_i32(&read_npy(&out).data),
+        vec![-1, 0, 0, 0, -2, 3, 0, 0, -3, 6, 0, 0, 0, 0, 0, 0]
+    );
+    let e = fails(&["resize", &s(&a), "--shape", "4"], 1);
+    assert!(e.contains("dimensions"), "{e}");
+}
+
+#[test]
+fn tree_and_group_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo");
+    let out = ok(&["quickstart", &s(&demo)]);
+    for want in [
+        "dense",
+        "prepended",
+        "zarr tree",
+        "zarr info",
+        "zarr export",
+        "regular_bounded",
+    ] {
+        assert!(out.contains(want), "{want}:\n{out}");
+    }
+    let tree = ok(&["tree", &s(&demo)]);
+    assert!(tree.contains("dense  int32 [6, 4]"), "{tree}");
+    assert!(
+        tree.contains("prepended  int32 [9, 4] (regular_bounded)"),
+        "{tree}"
+    );
+    let i = info(&demo);
+    assert_eq!(i["node_type"], "group");
+    let members: Vec<&str> = i["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        members.contains(&"dense") && members.contains(&"prepended"),
+        "{members:?}"
+    );
+    // an array alone
+    let t = ok(&["tree", &s(&demo.join("dense"))]);
+    assert_eq!(t.lines().count(), 1, "{t}");
+    // quickstart's advice works
+    let exported = dir.path().join("p.npy");
+    ok(&["export", &s(&demo.join("prepended")), &s(&exported)]);
+    let v = to_i32(&read_npy(&exported).data);
+    assert_eq!((v[0], v[12]), (2, 1));
+    ok(&["validate", &s(&demo)]);
+    // never into a non-empty directory
+    let e = fails(&["quickstart", &s(&demo)], 1);
+    assert!(e.contains("not empty"), "{e}");
+    fails(&["tree", &s(&dir.path().join("nope"))], 1);
+    // a group where an array is expected
+    let e = fails(&["export", &s(&demo), &s(&exported)], 1);
+    assert!(e.contains("is a group, not an array"), "{e}");
+}
+
+#[test]
+fn validate_finds_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.npy");
+    write_npy(
+        &src,
+        DataType::Float32,
+        &[8, 8],
+        &random(DataType::Float32, 64, 3),
+    );
+    let a = dir.path().join("a");
+    ok(&[
+        "import",
+        &s(&src),
+        &s(&a),
+        "--chunks",
+        "4,4",
+        "--codec",
+        "zstd:1",
+        "--codec",
+        "crc32c",
+    ]);
+    let out = ok(&["validate", &s(&a)]);
+    assert!(out.contains("ok") && out.contains("4 chunks"), "{out}");
+
+    // flip a byte of one chunk: its checksum fails
+    let chunk = a.join("c/1/0");
+    let mut bytes = std::fs::read(&chunk).unwrap();
+    bytes[3] ^= 0x55;
+    std::fs::write(&chunk, &bytes).unwrap();
+    let r = zarr(&["validate", &s(&a)]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("problem: c/1/0"), "{}", r.stdout);
+    assert!(!r.stdout.contains("c/0/0"), "{}", r.stdout);
+    assert!(r.stderr.contains("1 problem"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"));
+
+    // a truncated chunk, a stray file and a chunk outside the grid
+    std::fs::write(
+        a.join("c/0/1"),
+        &std::fs::read(a.join("c/0/0")).unwrap()[..5],
+    )
+    .unwrap();
+    std::fs::write(a.join("c/notes.txt"), b"hello").unwrap();
+    std::fs::create_dir_all(a.join("c/9")).unwrap();
+    std::fs::write(a.join("c/9/9"), b"x").unwrap();
+    let r = zarr(&["validate", &s(&a)]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("problem: c/0/1"), "{}", r.stdout);
+    assert!(r.stdout.contains("problem: c/notes.txt"), "{}", r.stdout);
+    assert!(r.stdout.contains("note: c/9/9"), "{}", r.stdout);
+    assert!(r.stderr.contains("3 problems"), "{}", r.stderr);
+
+    // bad metadata
+    std::fs::write(a.join("zarr.json"), b"{\"zarr_format\": 3, ").unwrap();
+    let r = zarr(&["validate", &s(&a)]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("zarr.json"), "{}", r.stdout);
+
+    // inside a hierarchy, problems name the node
+    let demo = dir.path().join("demo");
+    ok(&["quickstart", &s(&demo)]);
+    std::fs::write(demo.join("dense/c/0/0"), b"not zstd").unwrap();
+    let r = zarr(&["validate", &s(&demo)]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("problem: dense/c/0/0"), "{}", r.stdout);
+    fails(&["validate", &s(&dir.path().join("nope"))], 1);
+}
+
+#[test]
+fn convert_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.npy");
+    let data = random(DataType::Int16, 13 * 11, 5);
+    write_npy(&src, DataType::Int16, &[13, 11], &data);
+    let a = dir.path().join("a");
+    ok(&[
+        "import",
+        &s(&src),
+        &s(&a),
+        "--chunks",
+        "4,4",
+        "--dimension-names",
+        "y,x",
+        "--attrs",
+        r#"{"k": 1}"#,
+    ]);
+    let check = |p: &std::path::Path| {
+        let out = dir.path().join("check.npy");
+        ok(&["export", &s(p), &s(&out)]);
+        assert_eq!(read_npy(&out).data, data, "{}", p.display());
+    };
+    // rechunk, recompress, shard, unshard
+    let b = dir.path().join("b");
+    ok(&[
+        "convert",
+        &s(&a),
+        &s(&b),
+        "--chunks",
+        "5,3",
+        "--codec",
+        "gzip:6",
+    ]);
+    let i = info(&b);
+    assert_eq!(i["chunk_shape"], json!([5, 3]));
+    assert_eq!(i["codecs"][1]["name"], "gzip");
+    assert_eq!(i["dimension_names"], json!(["y", "x"]));
+    assert_eq!(i["attributes"], json!({"k": 1}));
+    check(&b);
+    let c = dir.path().join("c");
+    ok(&["convert", &s(&b), &s(&c), "--shards", "10,6"]);
+    let i = info(&c);
+    assert_eq!(i["chunk_shape"], json!([10, 6]));
+    assert_eq!(
+        i["codecs"][0]["configuration"]["chunk_shape"],
+        json!([5, 3])
+    );
+    assert_eq!(i["codecs"][0]["configuration"]["codecs"][1]["name"], "gzip");
+    check(&c);
+    let d = dir.path().join("d");
+    ok(&["convert", &s(&c), &s(&d), "--no-shards", "--codec", "none"]);
+    let i = info(&d);
+    assert_eq!(i["chunk_shape"], json!([5, 3]));
+    assert_eq!(
+        i["codecs"],
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}])
+    );
+    check(&d);
+    // a plain copy keeps the metadata
+    let e = dir.path().join("e");
+    ok(&["convert", &s(&c), &s(&e)]);
+    let (mut ic, mut ie) = (info(&c), info(&e));
+    for i in [&mut ic, &mut ie] {
+        i.as_object_mut().unwrap().remove("path");
+    }
+    assert_eq!(ic, ie);
+    check(&e);
+
+    // a prepended array, kept bounded or made regular
+    let rows = dir.path().join("rows.npy");
+    let front = random(DataType::Int16, 3 * 11, 6);
+    write_npy(&rows, DataType::Int16, &[3, 11], &front);
+    ok(&["prepend", &s(&a), &s(&rows), "--axis", "0"]);
+    let whole: Vec<u8> = [front.clone(), data.clone()].concat();
+    let f = dir.path().join("f");
+    ok(&["convert", &s(&a), &s(&f), "--chunks", "6,6"]);
+    assert_eq!(info(&f)["domain"], json!([[-3, 13], [0, 11]]));
+    let g = dir.path().join("g");
+    ok(&["convert", &s(&a), &s(&g), "--to-regular"]);
+    let i = info(&g);
+    assert_eq!(i["chunk_grid"]["name"], "regular");
+    assert_eq!(i["domain"], json!([[0, 16], [0, 11]]));
+    assert_eq!(
+        i["attributes"]["regular_bounded"]["domain"],
+        json!([[-3, 13], [0, 11]])
+    );
+    for p in [&f, &g] {
+        let out = dir.path().join("x.npy");
+        ok(&["export", &s(p), &s(&out)]);
+        assert_eq!(read_npy(&out).data, whole);
+    }
+    // the regular copy opens without the grid; the original does not
+    ok(&["info", &s(&g), "--without", "regular_bounded"]);
+    fails(&["info", &s(&a), "--without", "regular_bounded"], 1);
+
+    // errors
+    let e = fails(&["convert", &s(&a), &s(&b)], 1);
+    assert!(e.contains("already"), "{e}");
+    fails(
+        &[
+            "convert",
+            &s(&dir.path().join("nope")),
+            &s(&dir.path().join("h")),
+        ],
+        1,
+    );
+    fails(
+        &[
+            "convert",
+            &s(&a),
+            &s(&dir.path().join("h")),
+            "--chunks",
+            "4",
+        ],
+        1,
+    );
+    fails(
+        &[
+            "convert",
+            &s(&a),
+            &s(&dir.path().join("h")),
+            "--shards",
+            "4,4",
+            "--chunks",
+            "3,3",
+        ],
+        1,
+    );
+    fails(
+        &[
+            "convert",
+            &s(&a),
+            &s(&dir.path().join("h")),
+            "--shards",
+            "4,4",
+            "--no-shards",
+        ],
+        2,
+    );
+    fails(
+        &[
+            "convert",
+            &s(&a),
+            &s(&dir.path().join("h")),
+            "--sparse",
+            "coo",
+            "--dense",
+        ],
+        2,
+    );
+    assert!(!dir.path().join("h").exists());
+}
+
+#[test]
+fn help_and_version() {
+    let r = zarr(&["--help"]);
+    assert_eq!(r.code, 0);
+    for cmd in [
+        "create",
+        "import",
+        "export",
+        "write",
+        "append",
+        "prepend",
+        "resize",
+        "info",
+        "tree",
+        "validate",
+        "convert",
+        "quickstart",
+        "conformance",
+    ] {
+        assert!(r.stdout.contains(cmd), "{cmd} missing from --help");
+    }
+    assert_eq!(zarr(&["--version"]).code, 0);
+    assert_eq!(zarr(&["conformance", "--help"]).code, 0);
+    fails(&Vec::<String>::new(), 2);
+}

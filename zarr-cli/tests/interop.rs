@@ -1,0 +1,136 @@
+//! Arrays made by `zarr import` with each codec option are read identically by zarr-python
+//! 3.1.6 (through conformance/peers/read_with.py). Runs when `ZARR_INTEROP=1` and
+//! `ZARR_PEERS_PYTHON_BIN` are set (scripts/test sets both); skipped with a note otherwise.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+fn zarr_python_reads(py: &Path, array: &Path, expected: &Npy) -> Result<(), String> {
+    let script = repo().join("conformance/peers/read_with.py");
+    let out = array.with_extension("peer.npy");
+    let r = Command::new(py)
+        .arg(script)
+        .arg("zarr-python")
+        .arg(array)
+        .arg(&out)
+        .output()
+        .expect("run the peer reader");
+    if !r.status.success() {
+        return Err(format!(
+            "zarr-python could not read {} (exit {:?}): {}",
+            array.display(),
+            r.status.code(),
+            String::from_utf8_lossy(&r.stderr)
+        ));
+    }
+    let got = read_npy(&out);
+    if got.data_type != expected.data_type || got.shape != expected.shape {
+        return Err(format!(
+            "{}: {:?} {:?}",
+            array.display(),
+            got.data_type,
+            got.shape
+        ));
+    }
+    let size = expected.data_type.size();
+    let same = got
+        .data
+        .chunks_exact(size)
+        .zip(expected.data.chunks_exact(size))
+        .all(|(a, b)| expected.data_type.elements_equal(a, b));
+    if same {
+        Ok(())
+    } else {
+        Err(format!("zarr-python reads {} differently", array.display()))
+    }
+}
+
+#[test]
+fn zarr_python_reads_every_codec_option() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, DataType, Vec<&str>)> = vec![
+        ("default", DataType::Int32, vec![]),
+        ("none", DataType::Int32, vec!["--codec", "none"]),
+        ("zstd", DataType::Float64, vec!["--codec", "zstd:5"]),
+        (
+            "zstd_checksum",
+            DataType::Int16,
+            vec!["--codec", "zstd:-2:checksum"],
+        ),
+        ("gzip", DataType::UInt8, vec!["--codec", "gzip:6"]),
+        (
+            "blosc_lz4",
+            DataType::Int32,
+            vec!["--codec", "blosc:lz4:5:shuffle"],
+        ),
+        (
+            "blosc_zstd",
+            DataType::Float32,
+            vec!["--codec", "blosc:zstd:3:bitshuffle"],
+        ),
+        (
+            "blosc_zlib",
+            DataType::UInt16,
+            vec!["--codec", "blosc:zlib:1:noshuffle"],
+        ),
+        (
+            "blosc_lz4hc",
+            DataType::Int64,
+            vec!["--codec", "blosc:lz4hc:9:shuffle"],
+        ),
+        (
+            "blosc_blosclz",
+            DataType::Complex64,
+            vec!["--codec", "blosc:blosclz:5:shuffle"],
+        ),
+        ("crc32c", DataType::Float16, vec!["--codec", "crc32c"]),
+        (
+            "gzip_crc32c",
+            DataType::Bool,
+            vec!["--codec", "gzip:1", "--codec", "crc32c"],
+        ),
+        (
+            "shards",
+            DataType::Int32,
+            vec!["--shards", "10,8", "--codec", "zstd:1"],
+        ),
+        ("keys_v2", DataType::UInt32, vec!["--key-encoding", "v2"]),
+        ("keys_dot", DataType::Complex128, vec!["--separator", "."]),
+        (
+            "names_fill",
+            DataType::Float32,
+            vec![
+                "--dimension-names",
+                "y,x",
+                "--fill-value",
+                "NaN",
+                "--attrs",
+                "{\"a\": 1}",
+            ],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (i, (name, t, opts)) in cases.into_iter().enumerate() {
+        let src = dir.path().join(format!("{name}.npy"));
+        write_npy(&src, t, &[17, 13], &random(t, 17 * 13, i as u64 + 10));
+        let array = dir.path().join(name);
+        let mut args = vec![
+            "import".to_string(),
+            s(&src),
+            s(&array),
+            "--chunks".into(),
+            "5,4".into(),
+        ];
+        args.extend(opts.iter().map(|o| o.to_string()));
+        ok(&args);
+        if let Err(e) = zarr_python_reads(&py, &array, &read_npy(&src)) {
+            problems.push(e);
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
