@@ -489,7 +489,8 @@ impl Array {
             context: key.to_string(),
             source,
         };
-        let encoded = if self.options.write_empty_chunks {
+        // a codec whose format stores no empty chunk (sparse_layout) never writes one
+        let encoded = if self.options.write_empty_chunks && self.chain.stores_empty_chunks() {
             Some(self.chain.encode(chunk).map_err(codec_err)?)
         } else {
             // None when the chunk is all fill value (bit patterns, NaN equal to NaN)
@@ -502,7 +503,7 @@ impl Array {
         Ok(())
     }
 
-    fn check_type<T: Element>(&self) -> Result<()> {
+    pub(crate) fn check_type<T: Element>(&self) -> Result<()> {
         if T::DATA_TYPE != self.meta.data_type {
             return Err(ArrayError::DataTypeMismatch {
                 expected: self.meta.data_type,

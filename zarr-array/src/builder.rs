@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
+use zarr_codecs::sparse_layout::SparseLayoutConfig;
+use zarr_layout_sparse::{Format, Layout};
 use zarr_meta::{ArrayMetadata, DataType, ExtensionDef, FillValue};
 use zarr_store::Store;
 
@@ -37,6 +39,7 @@ pub struct ArrayBuilder {
     fill_value: Option<FillValue>,
     filters: Vec<ExtensionDef>,
     serializer: Option<ExtensionDef>,
+    sparse: Option<Format>,
     compressors: Option<Vec<ExtensionDef>>,
     key_encoding: Option<ExtensionDef>,
     dimension_names: Option<Vec<Option<String>>>,
@@ -58,6 +61,7 @@ impl ArrayBuilder {
             fill_value: None,
             filters: Vec::new(),
             serializer: None,
+            sparse: None,
             compressors: None,
             key_encoding: None,
             dimension_names: None,
@@ -117,6 +121,16 @@ impl ArrayBuilder {
     #[must_use]
     pub fn serializer(mut self, serializer: ExtensionDef) -> Self {
         self.serializer = Some(serializer);
+        self
+    }
+
+    /// Stores each chunk (with [`ArrayBuilder::shards`], each inner chunk) in a sparse layout:
+    /// the `sparse_layout` codec in `format`, with the narrowest index and pointer types that
+    /// suit the chunk shape (the resolved types are written to the metadata). For other
+    /// types, pass the codec to [`ArrayBuilder::serializer`]. The compressors still follow.
+    #[must_use]
+    pub fn sparse(mut self, format: Format) -> Self {
+        self.sparse = Some(format);
         self
     }
 
@@ -226,11 +240,12 @@ impl ArrayBuilder {
             )]
         });
         let mut inner = self.filters.clone();
-        inner.push(
-            self.serializer
-                .clone()
-                .unwrap_or_else(|| self.bytes_codec()),
-        );
+        let serializer = match (&self.serializer, self.sparse) {
+            (Some(s), _) => s.clone(),
+            (None, Some(format)) => sparse_def(format, &chunks)?,
+            (None, None) => self.bytes_codec(),
+        };
+        inner.push(serializer);
         inner.extend(compressors);
         let (grid_chunks, codecs) = match &self.shard_shape {
             None => (chunks, inner),
@@ -339,6 +354,21 @@ impl ArrayBuilder {
         array.write_metadata()?;
         Ok(array)
     }
+}
+
+/// The `sparse_layout` codec in `format` with the narrowest types for chunks of `chunks`.
+fn sparse_def(format: Format, chunks: &[u64]) -> Result<ExtensionDef> {
+    let invalid = |reason: String| ArrayError::InvalidArgument {
+        what: "sparse layout",
+        reason,
+    };
+    let layout = Layout::smallest(format, chunks)
+        .map_err(|e| invalid(format!("{format} for chunks of shape {chunks:?}: {e}")))?;
+    ExtensionDef::from_config(
+        zarr_codecs::sparse_layout::NAME,
+        &SparseLayoutConfig::from_layout(&layout),
+    )
+    .map_err(|e| invalid(e.to_string()))
 }
 
 fn obj(v: Value) -> Map<String, Value> {

@@ -119,6 +119,16 @@ pub enum ArrayError {
         /// What is wrong.
         reason: String,
     },
+    /// A sparse chunk or sparse data that does not fit (a view of another index type, triples
+    /// outside a chunk).
+    #[error("{context}: {source}")]
+    Sparse {
+        /// The chunk key or what was being done.
+        context: String,
+        /// What is wrong.
+        #[source]
+        source: zarr_layout_sparse::SparseError,
+    },
     /// An operation this array does not support.
     #[error("unsupported: {reason}")]
     Unsupported {
@@ -129,6 +139,15 @@ pub enum ArrayError {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = ArrayError> = std::result::Result<T, E>;
+
+impl From<zarr_layout_sparse::SparseError> for ArrayError {
+    fn from(source: zarr_layout_sparse::SparseError) -> Self {
+        ArrayError::Sparse {
+            context: "sparse data".into(),
+            source,
+        }
+    }
+}
 
 impl From<zarr_grid::geometry::GeometryError> for ArrayError {
     fn from(e: zarr_grid::geometry::GeometryError) -> Self {

@@ -11,6 +11,7 @@ mod path;
 mod select;
 pub mod selection;
 mod source;
+mod sparse;
 
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
@@ -21,6 +22,7 @@ pub use group::{Group, NodeKind};
 pub use path::NodePath;
 pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
 pub use source::StoreSource;
+pub use sparse::{SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};
 /// The layers below, re-exported so that one dependency is enough.

@@ -171,6 +171,10 @@ impl ArrayToBytesCodec for BytesCodec {
         Some(self.len as u64)
     }
 
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         self.check_len("the chunk", input.len())?;
         match self.swap {

@@ -193,6 +193,90 @@ impl CodecChain {
         &*self.array_to_bytes
     }
 
+    /// The array->bytes codec as its concrete type, when it is a `T`:
+    /// `chain.array_to_bytes_as::<SparseLayoutCodec>()`, `chain.array_to_bytes_as::<ShardingCodec>()`.
+    pub fn array_to_bytes_as<T: 'static>(&self) -> Option<&T> {
+        self.array_to_bytes.as_any().downcast_ref::<T>()
+    }
+
+    /// Whether the chain has array->array codecs (`transpose`) before its array->bytes codec.
+    pub fn has_array_to_array(&self) -> bool {
+        !self.array_to_array.is_empty()
+    }
+
+    /// Whether a chunk whose elements all equal the fill value may be stored when the caller
+    /// asks to keep empty chunks: `false` when the array->bytes codec never stores one
+    /// (`sparse_layout`), so [`CodecChain::encode_chunk`] must be used instead of
+    /// [`CodecChain::encode`].
+    pub fn stores_empty_chunks(&self) -> bool {
+        self.array_to_bytes.stores_empty_chunks()
+    }
+
+    /// Runs only the bytes->bytes decoders: the bytes the array->bytes codec decodes (for
+    /// `sparse_layout`, the encoded sparse chunk), in an 8-byte-aligned buffer.
+    ///
+    /// The buffer is the one the innermost bytes->bytes decoder produced (`zstd`, `gzip`,
+    /// `blosc`), not a copy of it; the input is copied only when no decoder produced a buffer
+    /// (no compressor: the stored bytes, less a `crc32c` checksum). Every decoder is held to
+    /// the chain's bounds, the array->bytes codec's [`ArrayToBytesCodec::encoded_size_bound`]
+    /// last, so nothing larger is allocated.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] when the chain has array->array codecs (the bytes would
+    /// then describe another representation than the chunk's); corrupt, truncated or
+    /// oversized data.
+    pub fn decode_to_array_bytes(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
+        Ok(self.decode_bytes_codecs(bytes)?.into_owned())
+    }
+
+    /// Runs only the bytes->bytes decoders, like [`CodecChain::decode_to_array_bytes`], but
+    /// without copying a borrowed result: [`Decoded::Borrowed`] (a part of `bytes`, not
+    /// necessarily aligned) when no decoder produced a buffer of its own.
+    ///
+    /// # Errors
+    /// As [`CodecChain::decode_to_array_bytes`].
+    pub fn decode_bytes_codecs<'a>(&self, bytes: &'a [u8]) -> Result<Decoded<'a>> {
+        if let Some((c, _)) = self.array_to_array.first() {
+            return Err(CodecError::NotApplicable {
+                operation: "decoding to the array -> bytes codec's input",
+                reason: format!(
+                    "the chain has the array -> array codec {:?} before {:?}",
+                    c.name(),
+                    self.array_to_bytes.name()
+                ),
+            });
+        }
+        let decoded = self.decode_bytes(bytes, 0)?;
+        if decoded.len() as u64 > self.bounds[0] {
+            return Err(CodecError::ExceedsBound {
+                codec: self.array_to_bytes.name(),
+                limit: self.bounds[0],
+            });
+        }
+        Ok(decoded)
+    }
+
+    /// Runs only the bytes->bytes encoders on bytes the array->bytes codec produced (the
+    /// counterpart of [`CodecChain::decode_to_array_bytes`], for callers that build the
+    /// encoded form themselves, such as sparse writes).
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] when the chain has array->array codecs; an encoder's
+    /// failure.
+    pub fn encode_from_array_bytes(&self, bytes: Vec<u8>) -> Result<Vec<u8>> {
+        if let Some((c, _)) = self.array_to_array.first() {
+            return Err(CodecError::NotApplicable {
+                operation: "encoding from the array -> bytes codec's output",
+                reason: format!(
+                    "the chain has the array -> array codec {:?} before {:?}",
+                    c.name(),
+                    self.array_to_bytes.name()
+                ),
+            });
+        }
+        self.encode_bytes(bytes)
+    }
+
     /// Whether [`CodecChain::decode_region`] reads only part of a stored chunk (a chain that
     /// is just `sharding_indexed`).
     pub fn supports_partial_decode(&self) -> bool {

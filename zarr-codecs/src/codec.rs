@@ -10,6 +10,7 @@
 //! representation argument. Every decoder treats its input as untrusted and is given a bound
 //! on what it may produce.
 
+use std::any::Any;
 use std::fmt;
 
 use zarr_grid::geometry::{copy_region, Region};
@@ -117,6 +118,9 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         None
     }
 
+    /// The concrete codec, for downcasting (see [`crate::CodecChain::array_to_bytes_as`]).
+    fn as_any(&self) -> &dyn Any;
+
     /// Encodes a chunk (native byte order, C order).
     ///
     /// # Errors
@@ -143,6 +147,13 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         } else {
             self.encode(input).map(Some)
         }
+    }
+
+    /// Whether a chunk whose elements all equal the fill value may be stored when the caller
+    /// asks to keep empty chunks (`true`, the default). `sparse_layout` answers `false`: its
+    /// format stores no chunk with nnz = 0, so such a chunk is never written.
+    fn stores_empty_chunks(&self) -> bool {
+        true
     }
 
     /// Whether [`ArrayToBytesCodec::decode_into`] must be handed an 8-byte-aligned input

@@ -164,6 +164,26 @@ pub enum CodecError {
         got: u64,
     },
 
+    /// A `sparse_layout` chunk that cannot be encoded or decoded: corrupt or foreign bytes
+    /// (checked before any use), or input that does not fit the layout.
+    #[cfg(feature = "sparse")]
+    #[error("sparse_layout: {source}")]
+    Sparse {
+        /// What the sparse layout found.
+        #[from]
+        source: zarr_layout_sparse::SparseError,
+    },
+
+    /// An operation that the chain cannot perform (for example a sparse view through an
+    /// array -> array codec).
+    #[error("{operation} is not available: {reason}")]
+    NotApplicable {
+        /// The operation asked for.
+        operation: &'static str,
+        /// Why not.
+        reason: String,
+    },
+
     /// The byte-range source answered with the wrong number of ranges.
     #[error("the byte-range source returned {got} ranges for {expected} requested")]
     SourceRanges {

@@ -18,11 +18,11 @@ pub mod crc32c;
 pub mod gzip;
 #[cfg(feature = "sharding")]
 pub mod sharding;
+#[cfg(feature = "sparse")]
+pub mod sparse_layout;
 pub mod transpose;
 #[cfg(feature = "zstd")]
 pub mod zstd;
-// #[cfg(feature = "sparse")]
-// pub mod sparse;   <- the `sparse_layout` codec (array -> bytes)
 
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
@@ -31,3 +31,8 @@ pub use error::{CodecError, Result};
 pub use registry::{default_registry, register_defaults, CodecFactory, CodecRegistry};
 pub use repr::ChunkRepr;
 pub use source::{ByteRange, ByteRangeSource, SourceError};
+
+/// The sparse layouts the `sparse_layout` codec stores, re-exported so that callers name the
+/// same version.
+#[cfg(feature = "sparse")]
+pub use zarr_layout_sparse;

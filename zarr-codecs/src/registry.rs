@@ -62,6 +62,7 @@ pub type CodecRegistry = Registry<CodecFactory>;
 /// | `blosc` | `blosc` |
 /// | `crc32c` | `crc32c` |
 /// | `sharding_indexed` | `sharding` (which enables `crc32c`) |
+/// | `sparse_layout` | `sparse` |
 ///
 /// # Errors
 /// [`MetaError::DuplicateExtension`] if one of the names is already registered.
@@ -100,11 +101,13 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     #[cfg(not(feature = "sharding"))]
     registry.register_compiled_out("sharding_indexed", "sharding");
 
-    // The `sparse_layout` array -> bytes codec (cargo feature `sparse`) registers here:
-    //     #[cfg(feature = "sparse")]
-    //     registry.register(crate::sparse::NAME, CodecFactory(crate::sparse::factory))?;
-    //     #[cfg(not(feature = "sparse"))]
-    //     registry.register_compiled_out("sparse_layout", "sparse");
+    #[cfg(feature = "sparse")]
+    registry.register(
+        crate::sparse_layout::NAME,
+        CodecFactory(crate::sparse_layout::factory),
+    )?;
+    #[cfg(not(feature = "sparse"))]
+    registry.register_compiled_out("sparse_layout", "sparse");
 
     Ok(())
 }
@@ -143,8 +146,21 @@ mod tests {
             names.contains(&"sharding_indexed"),
             cfg!(feature = "sharding")
         );
+        assert_eq!(names.contains(&"sparse_layout"), cfg!(feature = "sparse"));
         let mut again = r.clone();
         assert!(register_defaults(&mut again).is_err());
+    }
+
+    #[cfg(not(feature = "sparse"))]
+    #[test]
+    fn compiled_out_sparse_layout_names_its_feature() {
+        let err = default_registry()
+            .resolve(&ExtensionDef::new("sparse_layout"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"unsupported codec "sparse_layout" (enable cargo feature "sparse")"#
+        );
     }
 
     #[cfg(not(feature = "zstd"))]

@@ -1,7 +1,8 @@
-//! Property tests: random chains (every codec, nested sharding) over random data types, chunk
-//! shapes and data round trip through every encode and decode path.
+//! Property tests: random chains (every codec, nested sharding, sparse layouts) over random
+//! data types, chunk shapes and data round trip through every encode and decode path.
 
 #![cfg(all(
+    feature = "sparse",
     feature = "gzip",
     feature = "zstd",
     feature = "blosc",
@@ -114,10 +115,27 @@ fn chain_json(shape: &[u64], seed: u64, depth: u32) -> Vec<Value> {
         }}));
         codecs.extend(bytes_to_bytes(seed / 5 % 2 * (seed / 11)));
     } else {
-        codecs.push(bytes_codec(seed / 2));
+        codecs.push(array_to_bytes(&shape, seed / 2));
         codecs.extend(bytes_to_bytes(seed / 4));
     }
     codecs
+}
+
+/// `bytes` mostly, `sparse_layout` (a format the rank allows) now and then.
+fn array_to_bytes(shape: &[u64], seed: u64) -> Value {
+    if shape.is_empty() || !(seed / 2).is_multiple_of(3) {
+        return bytes_codec(seed);
+    }
+    let index = ["uint16", "uint32", "uint64"][(seed / 6 % 3) as usize];
+    let pointer = ["uint32", "uint64"][(seed / 18 % 2) as usize];
+    match (shape.len(), seed / 36 % 3) {
+        (2, 1) => json!({"name": "sparse_layout", "configuration": {
+            "format": "csr", "index_data_type": index, "pointer_data_type": pointer}}),
+        (2, 2) => json!({"name": "sparse_layout", "configuration": {
+            "format": "csc", "index_data_type": index, "pointer_data_type": pointer}}),
+        _ => json!({"name": "sparse_layout", "configuration": {
+            "format": "coo", "index_data_type": index}}),
+    }
 }
 
 fn same(t: DataType, a: &[u8], b: &[u8]) -> bool {

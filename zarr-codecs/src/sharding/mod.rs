@@ -366,15 +366,9 @@ impl ShardingCodec {
             .try_for_each_init(AlignedBuffer::new, |scratch, job| run_one(scratch, job))
     }
 
-    /// Decodes a whole stored shard into `out`.
-    fn decode_shard(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        if out.len() != self.len {
-            return Err(CodecError::BufferLength {
-                what: "the output buffer",
-                expected: self.len as u64,
-                got: out.len() as u64,
-            });
-        }
+    /// Decodes the index of a whole stored shard and checks every entry against the shard:
+    /// `(offset, nbytes)` per inner chunk in C order, `None` where not stored.
+    fn spans(&self, input: &[u8]) -> Result<Vec<Option<(u64, u64)>>> {
         if input.len() < self.index_len {
             return Err(CodecError::Truncated {
                 codec: NAME,
@@ -389,10 +383,60 @@ impl ShardingCodec {
         let index = self.decode_index(index_bytes)?;
         let words = index.as_words();
         let shard_len = Some(input.len() as u64);
-        let mut spans = Vec::with_capacity(self.n_chunks);
-        for lin in 0..self.n_chunks {
-            spans.push(self.entry(words, lin, shard_len)?);
+        (0..self.n_chunks)
+            .map(|lin| self.entry(words, lin, shard_len))
+            .collect()
+    }
+
+    /// The stored bytes of every inner chunk of a shard, in C order of the inner chunk grid
+    /// (positions `zarr_grid::geometry::indices(self.chunks_per_shard())`), `None` for an inner
+    /// chunk that is not stored. The index is decoded and every entry checked against the
+    /// shard and the inner chain's bound; the inner chunks themselves are not decoded (decode
+    /// them with [`ShardingCodec::inner_chain`]).
+    ///
+    /// # Errors
+    /// A truncated shard, a corrupt index, an entry pointing outside the shard.
+    pub fn inner_chunk_bytes<'a>(&self, shard: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        Ok(self
+            .spans(shard)?
+            .into_iter()
+            .map(|span| span.map(|(o, n)| &shard[o as usize..(o + n) as usize]))
+            .collect())
+    }
+
+    /// Assembles a shard from inner chunks already encoded with the inner chain, given in C
+    /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
+    /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
+    /// (the shard is then not written).
+    ///
+    /// # Errors
+    /// [`CodecError::BufferLength`] for a list of the wrong length; an index codec's failure.
+    pub fn assemble_shard(&self, mut inner: Vec<Option<Vec<u8>>>) -> Result<Option<Vec<u8>>> {
+        if inner.len() != self.n_chunks {
+            return Err(CodecError::BufferLength {
+                what: "the list of inner chunks",
+                expected: self.n_chunks as u64,
+                got: inner.len() as u64,
+            });
         }
+        if inner.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let morton: Vec<Option<Vec<u8>>> =
+            self.morton.iter().map(|&lin| inner[lin].take()).collect();
+        self.assemble(&morton).map(Some)
+    }
+
+    /// Decodes a whole stored shard into `out`.
+    fn decode_shard(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
+        if out.len() != self.len {
+            return Err(CodecError::BufferLength {
+                what: "the output buffer",
+                expected: self.len as u64,
+                got: out.len() as u64,
+            });
+        }
+        let spans = self.spans(input)?;
         if spans.iter().all(Option::is_none) {
             self.repr.fill(out);
             return Ok(());
@@ -655,6 +699,10 @@ impl ArrayToBytesCodec for ShardingCodec {
         (self.n_chunks as u64)
             .saturating_mul(self.inner_bound)
             .saturating_add(self.index_len as u64)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {

@@ -1,0 +1,786 @@
+//! Arrays stored with the `sparse_layout` codec: dense reads and writes through the chain, the
+//! sparse API (per-chunk zero-copy views, region reads as COO / CSR, writes from triples and
+//! `sprs` matrices that never densify, chunk-parallel nnz / sum / spmv), for 2-d CSR and CSC,
+//! 3-d COO, sharded arrays with a sparse inner codec, and `regular_bounded` arrays with a partly
+//! filled first chunk.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ndarray::{arr2, Array2, ArrayD, IxDyn};
+use proptest::prelude::*;
+use serde_json::json;
+use zarr_array::zarr_codecs::sparse_layout::SparseLayoutCodec;
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_layout_sparse::sprs::{CsMat, TriMat};
+use zarr_array::zarr_layout_sparse::{encode_triples, Format};
+use zarr_array::{
+    Array, ArrayBuilder, ArrayError, DataType, ExtensionDef, Extensions, WriteOptions,
+};
+use zarr_store::{MemoryStore, Store};
+
+fn store() -> Arc<dyn Store> {
+    Arc::new(MemoryStore::new())
+}
+
+fn def(name: &str, config: serde_json::Value) -> ExtensionDef {
+    match config {
+        serde_json::Value::Object(m) => ExtensionDef::with_configuration(name, m),
+        _ => ExtensionDef::new(name),
+    }
+}
+
+fn zstd_crc() -> Vec<ExtensionDef> {
+    vec![
+        def("zstd", json!({"level": 3, "checksum": false})),
+        def("crc32c", json!(null)),
+    ]
+}
+
+/// A deterministic pseudo-random generator for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// About `n` distinct random positions of `shape` with nonzero values.
+fn random_entries(shape: &[u64], n: usize, seed: u64) -> BTreeMap<Vec<u64>, f64> {
+    let mut rng = Rng(seed | 1);
+    let mut out = BTreeMap::new();
+    for _ in 0..n {
+        let pos: Vec<u64> = shape.iter().map(|&s| rng.below(s)).collect();
+        out.insert(pos, (rng.below(1000) as f64) - 499.5);
+    }
+    out
+}
+
+fn coords_of(entries: &BTreeMap<Vec<u64>, f64>, ndim: usize) -> (Array2<u64>, Vec<f64>) {
+    let mut coords = Array2::zeros((ndim, entries.len()));
+    for (k, pos) in entries.keys().enumerate() {
+        for d in 0..ndim {
+            coords[[d, k]] = pos[d];
+        }
+    }
+    (coords, entries.values().copied().collect())
+}
+
+fn dense_of(shape: &[u64], entries: &BTreeMap<Vec<u64>, f64>, fill: f64) -> ArrayD<f64> {
+    let dims: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+    let mut out = ArrayD::from_elem(IxDyn(&dims), fill);
+    for (pos, &v) in entries {
+        let at: Vec<usize> = pos.iter().map(|&p| p as usize).collect();
+        out[IxDyn(&at)] = v;
+    }
+    out
+}
+
+fn sparse_array(
+    store: &Arc<dyn Store>,
+    path: &str,
+    shape: Vec<u64>,
+    chunks: Vec<u64>,
+    format: Format,
+    shards: Option<Vec<u64>>,
+) -> Array {
+    let mut b = ArrayBuilder::new(shape, DataType::Float64)
+        .chunk_shape(chunks)
+        .sparse(format)
+        .compressors(zstd_crc());
+    if let Some(s) = shards {
+        b = b.shards(s);
+    }
+    b.create(store.clone(), path).unwrap()
+}
+
+/// The array's content checked every way: dense read, sparse region read, nnz and sum.
+fn check_content(a: &Array, model: &BTreeMap<Vec<u64>, f64>) {
+    let dense = a.read_all::<f64>().unwrap();
+    assert_eq!(dense, dense_of(a.shape(), model, 0.0), "{}", a.path());
+    let coo = a.read_sparse::<f64>(&Region::whole(a.shape())).unwrap();
+    let (coords, values) = coords_of(model, a.rank());
+    assert_eq!(coo.coords(), coords.view(), "{}", a.path());
+    assert_eq!(coo.values(), &values[..]);
+    assert_eq!(a.nnz().unwrap(), model.len() as u64);
+    let sum: f64 = model.values().sum();
+    assert!((a.sum::<f64>().unwrap() - sum).abs() < 1e-6);
+    // a region in the middle
+    let region = Region::new(
+        a.shape().iter().map(|&n| n / 4).collect(),
+        a.shape().iter().map(|&n| n / 2).collect(),
+    )
+    .unwrap();
+    let part = a.read_sparse::<f64>(&region).unwrap();
+    let inside: BTreeMap<Vec<u64>, f64> = model
+        .iter()
+        .filter(|(p, _)| {
+            p.iter()
+                .enumerate()
+                .all(|(d, &x)| x >= region.start[d] && x < region.start[d] + region.shape[d])
+        })
+        .map(|(p, v)| (p.clone(), *v))
+        .collect();
+    let (coords, values) = coords_of(&inside, a.rank());
+    assert_eq!(part.coords(), coords.view());
+    assert_eq!(part.values(), &values[..]);
+    assert_eq!(
+        part.to_dense(0.0).unwrap(),
+        a.read_region::<f64>(&region).unwrap()
+    );
+}
+
+#[test]
+fn dense_reads_and_writes_of_sparse_arrays() {
+    let s = store();
+    for (i, (format, shape, chunks)) in [
+        (Format::Csr, vec![30, 26], vec![8, 10]),
+        (Format::Csc, vec![30, 26], vec![8, 10]),
+        (Format::Coo, vec![30, 26], vec![8, 10]),
+        (Format::Coo, vec![9, 11, 7], vec![4, 5, 3]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let a = sparse_array(&s, &format!("d{i}"), shape.clone(), chunks, format, None);
+        assert!(a.is_sparse());
+        assert_eq!(a.sparse_layout().unwrap().format(), format);
+        let model = random_entries(&shape, 60, 7 + i as u64);
+        let dense = dense_of(&shape, &model, 0.0);
+        a.write_region(&vec![0; shape.len()], dense.view()).unwrap();
+        check_content(&a, &model);
+        // a partial dense write over existing chunks
+        let start: Vec<u64> = shape.iter().map(|&n| n / 3).collect();
+        let block: Vec<usize> = shape.iter().map(|&n| (n / 3) as usize).collect();
+        let patch = ArrayD::from_elem(IxDyn(&block), 2.5f64);
+        a.write_region(&start, patch.view()).unwrap();
+        let mut model = model;
+        for idx in ndarray::indices(IxDyn(&block)) {
+            let pos: Vec<u64> = (0..shape.len()).map(|d| start[d] + idx[d] as u64).collect();
+            model.insert(pos, 2.5);
+        }
+        check_content(&a, &model);
+        // writing fill everywhere deletes every chunk, even when keeping empty chunks
+        let keep = a.clone().with_options(WriteOptions {
+            write_empty_chunks: true,
+        });
+        let zeros = ArrayD::from_elem(
+            IxDyn(&shape.iter().map(|&n| n as usize).collect::<Vec<_>>()),
+            0.0,
+        );
+        keep.write_region(&vec![0; shape.len()], zeros.view())
+            .unwrap();
+        assert!(a.stored_chunks().unwrap().is_empty(), "{format}");
+        assert_eq!(a.nnz().unwrap(), 0);
+    }
+}
+
+#[test]
+fn csr_chunks_are_zero_copy_sprs_views() {
+    let s = store();
+    let a = sparse_array(&s, "csr", vec![40, 30], vec![20, 15], Format::Csr, None);
+    let model = random_entries(&[40, 30], 150, 3);
+    let (coords, values) = coords_of(&model, 2);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    check_content(&a, &model);
+    let dense = a.read_all::<f64>().unwrap();
+    let chunks = a.sparse_chunks().unwrap();
+    assert_eq!(chunks.len(), 4);
+    let mut total = 0;
+    for c in &chunks {
+        assert_eq!(c.format(), Format::Csr);
+        assert!(c.is_whole());
+        assert_eq!(c.inner_index(), None);
+        let m = c.sprs_view::<f64, u16, u32>().unwrap();
+        assert_eq!(m.shape(), (20, 15));
+        // every part of the matrix points into the buffer the chain decoded
+        let range = c.buffer().as_ptr_range();
+        assert!(range.contains(&m.data().as_ptr().cast()));
+        assert!(range.contains(&m.indices().as_ptr().cast()));
+        assert!(range.contains(&m.indptr().raw_storage().as_ptr().cast()));
+        assert_eq!(c.values::<f64>().unwrap().as_ptr(), m.data().as_ptr());
+        let (r0, c0) = (c.origin()[0] as usize, c.origin()[1] as usize);
+        for (&v, (r, col)) in m.iter() {
+            assert_eq!(dense[[r0 + r as usize, c0 + col as usize]], v);
+        }
+        total += m.nnz();
+        // the wrong types are errors, not panics
+        assert!(c.sprs_view::<f64, u32, u32>().is_err());
+        assert!(c.sprs_view::<f32, u16, u32>().is_err());
+        assert!(c.coo_indices::<u16>().is_err());
+    }
+    assert_eq!(total, model.len());
+    // spmv against the dense product
+    let x: Vec<f64> = (0..30).map(|i| (i as f64) * 0.5 - 3.0).collect();
+    let y = a.spmv(&x).unwrap();
+    for r in 0..40 {
+        let want: f64 = (0..30).map(|c| dense[[r, c]] * x[c]).sum();
+        assert!((y[r] - want).abs() < 1e-9, "row {r}");
+    }
+    // CSR of the whole array equals the dense data
+    let csr = a
+        .read_sparse::<f64>(&Region::whole(&[40, 30]))
+        .unwrap()
+        .to_csr()
+        .unwrap();
+    assert_eq!(
+        csr.to_dense(),
+        dense.into_dimensionality::<ndarray::Ix2>().unwrap()
+    );
+}
+
+#[test]
+fn csc_arrays_and_sprs_writes() {
+    let s = store();
+    let a = sparse_array(&s, "csc", vec![25, 33], vec![10, 11], Format::Csc, None);
+    let layout = a.sparse_layout().unwrap();
+    assert_eq!(layout.format(), Format::Csc);
+    // a CSR matrix with explicit entries, written at an offset
+    let mut tri = TriMat::new((7, 9));
+    let mut model = BTreeMap::new();
+    for (r, c, v) in [
+        (0, 0, 1.0),
+        (3, 8, -2.0),
+        (6, 4, 3.5),
+        (2, 2, 4.0),
+        (6, 8, 5.0),
+    ] {
+        tri.add_triplet(r, c, v);
+        model.insert(vec![8 + r as u64, 20 + c as u64], v);
+    }
+    let csr: CsMat<f64> = tri.to_csr();
+    a.write_sprs(&csr, &[8, 20]).unwrap();
+    check_content(&a, &model);
+    for c in a.sparse_chunks().unwrap() {
+        let m = c.sprs_view::<f64, u16, u32>().unwrap();
+        assert!(m.is_csc());
+        assert!(c
+            .buffer()
+            .as_ptr_range()
+            .contains(&m.data().as_ptr().cast()));
+    }
+    // a CSC view over the same region replaces it: old entries there go, others stay
+    a.write_sparse_coo(arr2(&[[0u64, 24], [0, 32]]).view(), &[9.0, 8.0])
+        .unwrap();
+    model.insert(vec![0, 0], 9.0);
+    model.insert(vec![24, 32], 8.0);
+    let mut tri = TriMat::new((7, 9));
+    tri.add_triplet(1, 1, 6.0);
+    let csc: CsMat<f64> = tri.to_csc();
+    a.write_sprs(&csc.view(), &[8, 20]).unwrap();
+    model.retain(|p, _| !(p[0] >= 8 && p[0] < 15 && p[1] >= 20 && p[1] < 29));
+    model.insert(vec![9, 21], 6.0);
+    check_content(&a, &model);
+    // an empty matrix clears the region; chunks left empty are deleted
+    let before = a.stored_chunks().unwrap().len();
+    a.write_sprs(&CsMat::<f64>::zero((7, 9)), &[8, 20]).unwrap();
+    model.remove(&vec![9, 21]);
+    check_content(&a, &model);
+    assert!(a.stored_chunks().unwrap().len() < before);
+    // spmv on CSC chunks
+    let x: Vec<f64> = (0..33).map(|i| i as f64).collect();
+    let y = a.spmv(&x).unwrap();
+    let mut want = vec![0.0; 25];
+    for (p, v) in &model {
+        want[p[0] as usize] += v * x[p[1] as usize];
+    }
+    assert_eq!(y, want);
+}
+
+#[test]
+fn coo_3d_arrays_write_merge_and_delete() {
+    let s = store();
+    let shape = vec![12u64, 10, 8];
+    let a = sparse_array(&s, "coo3", shape.clone(), vec![5, 5, 4], Format::Coo, None);
+    let mut model = random_entries(&shape, 80, 11);
+    let (coords, values) = coords_of(&model, 3);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    check_content(&a, &model);
+    // zero-copy coordinates and values
+    for c in a.sparse_chunks().unwrap() {
+        let coo = c.coo::<f64, u16>().unwrap();
+        assert_eq!(coo.indices.shape(), &[3, c.nnz()]);
+        let range = c.buffer().as_ptr_range();
+        assert!(range.contains(&coo.values.as_ptr().cast()));
+        assert!(range.contains(&coo.indices.as_ptr().cast()));
+        // edge chunks (axis 0: rows 10..15 of the chunk grid) end inside the chunk
+        if c.chunk_index()[0] == 2 {
+            assert_eq!(c.valid_region().shape[0], 2);
+            assert!(!c.is_whole());
+        }
+    }
+    // merge: new values win, other stored entries stay, fill removes
+    let mut updates = random_entries(&shape, 30, 99);
+    let existing: Vec<Vec<u64>> = model.keys().take(10).cloned().collect();
+    for (i, p) in existing.iter().enumerate() {
+        updates.insert(p.clone(), if i % 2 == 0 { 0.0 } else { 1234.0 });
+    }
+    let (coords, values) = coords_of(&updates, 3);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    for (p, v) in updates {
+        if v == 0.0 {
+            model.remove(&p);
+        } else {
+            model.insert(p, v);
+        }
+    }
+    check_content(&a, &model);
+    // removing every entry of one chunk deletes it
+    let victim = a.stored_chunks().unwrap()[0].clone();
+    let in_victim: BTreeMap<Vec<u64>, f64> = model
+        .iter()
+        .filter(|(p, _)| (0..3).all(|d| p[d] / [5, 5, 4][d] == victim[d] as u64))
+        .map(|(p, _)| (p.clone(), 0.0))
+        .collect();
+    let (coords, values) = coords_of(&in_victim, 3);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    model.retain(|p, _| !in_victim.contains_key(p));
+    assert!(!a.stored_chunks().unwrap().contains(&victim));
+    check_content(&a, &model);
+}
+
+#[test]
+fn sharded_arrays_with_a_sparse_inner_codec() {
+    let s = store();
+    for (i, format) in [Format::Csr, Format::Csc, Format::Coo]
+        .into_iter()
+        .enumerate()
+    {
+        let shape = vec![37u64, 29];
+        let a = sparse_array(
+            &s,
+            &format!("sh{i}"),
+            shape.clone(),
+            vec![5, 6],
+            format,
+            Some(vec![10, 12]),
+        );
+        assert_eq!(a.chunk_shape(), vec![10, 12]);
+        assert_eq!(a.sparse_chunk_shape().unwrap(), &[5, 6]);
+        let mut model = random_entries(&shape, 70, 21 + i as u64);
+        let (coords, values) = coords_of(&model, 2);
+        a.write_sparse_coo(coords.view(), &values).unwrap();
+        check_content(&a, &model);
+        // the per-chunk views are inner chunks
+        let chunks = a.sparse_chunks().unwrap();
+        let nnz: usize = chunks.iter().map(|c| c.nnz_in_array()).sum();
+        assert_eq!(nnz, model.len());
+        for c in &chunks {
+            let inner = c.inner_index().unwrap();
+            assert_eq!(c.shape(), &[5, 6]);
+            assert_eq!(
+                c.origin(),
+                &[
+                    c.chunk_index()[0] * 10 + inner[0] as i64 * 5,
+                    c.chunk_index()[1] * 12 + inner[1] as i64 * 6
+                ]
+            );
+            let values = c.values::<f64>().unwrap();
+            assert!(c.buffer().as_ptr_range().contains(&values.as_ptr().cast()));
+        }
+        // an update touches only the inner chunks it writes to
+        let shard_key = a.chunk_key(&[0, 0]);
+        let before = s.get(&shard_key).unwrap().unwrap();
+        let touched = [vec![1u64, 1]];
+        let updates: BTreeMap<Vec<u64>, f64> = touched.iter().map(|p| (p.clone(), 42.0)).collect();
+        let (coords, values) = coords_of(&updates, 2);
+        a.write_sparse_coo(coords.view(), &values).unwrap();
+        model.insert(vec![1, 1], 42.0);
+        check_content(&a, &model);
+        let after = s.get(&shard_key).unwrap().unwrap();
+        assert_ne!(before, after);
+        // spmv through shards
+        let x: Vec<f64> = (0..29).map(|j| 1.0 + j as f64).collect();
+        let y = a.spmv(&x).unwrap();
+        let mut want = vec![0.0; 37];
+        for (p, v) in &model {
+            want[p[0] as usize] += v * x[p[1] as usize];
+        }
+        for (got, want) in y.iter().zip(&want) {
+            assert!((got - want).abs() < 1e-6);
+        }
+        // a region read decodes only the inner chunks it meets
+        let region = Region::new(vec![11, 13], vec![3, 4]).unwrap();
+        let part = a.sparse_chunks_in(&region).unwrap();
+        assert!(part.len() <= 1, "{part:?}");
+        // dense writes go through the sharding codec and stay sparse inside
+        let block = ArrayD::from_elem(IxDyn(&[2, 2]), -1.0f64);
+        a.write_region(&[30, 20], block.view()).unwrap();
+        for p in [[30u64, 20], [30, 21], [31, 20], [31, 21]] {
+            model.insert(p.to_vec(), -1.0);
+        }
+        check_content(&a, &model);
+        // clearing everything removes every shard
+        a.write_sprs(&CsMat::<f64>::zero((37, 29)), &[0, 0])
+            .unwrap();
+        assert!(a.stored_chunks().unwrap().is_empty());
+        assert_eq!(a.nnz().unwrap(), 0);
+    }
+}
+
+#[test]
+fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
+    let s = store();
+    let mut a = ArrayBuilder::new(vec![6, 8], DataType::Int32)
+        .chunk_shape(vec![4, 4])
+        .sparse(Format::Csr)
+        .create(s.clone(), "rb")
+        .unwrap();
+    a.write_sparse_coo(arr2(&[[0u64, 5, 2], [0, 7, 3]]).view(), &[1, 2, 3])
+        .unwrap();
+    // prepend 3 rows: the first chunk (-1) holds one row of data at buffer row 3
+    let mut rows = ArrayD::from_elem(IxDyn(&[3, 8]), 0i32);
+    rows[[0, 1]] = 10;
+    rows[[2, 6]] = 11;
+    a.prepend(rows.view(), 0).unwrap();
+    assert_eq!(a.grid().name(), "regular_bounded");
+    assert_eq!(a.domain(), vec![(-3, 6), (0, 8)]);
+    assert_eq!(a.shape(), &[9, 8]);
+    let coo = a.read_sparse::<i32>(&Region::whole(&[9, 8])).unwrap();
+    assert_eq!(coo.coords(), arr2(&[[0u64, 2, 3, 5, 8], [1, 6, 0, 3, 7]]));
+    assert_eq!(coo.values(), &[10, 11, 1, 3, 2]);
+    assert_eq!(
+        coo.domain_coords(),
+        arr2(&[[-3i64, -1, 0, 2, 5], [1, 6, 0, 3, 7]])
+    );
+    let first: Vec<_> = a
+        .sparse_chunks()
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.chunk_index() == [-1, 0])
+        .collect();
+    assert_eq!(first.len(), 1);
+    let c = &first[0];
+    assert_eq!(c.origin(), &[-1, 0]);
+    assert_eq!(c.domain_origin(), vec![-4, 0]);
+    assert_eq!(
+        c.valid_region(),
+        &Region::new(vec![1, 0], vec![3, 4]).unwrap()
+    );
+
+    // another writer stored an entry before the array's start (buffer row 0 of chunk -1):
+    // readers ignore it, and rewriting the chunk drops it
+    let codec: &SparseLayoutCodec = a.codecs().array_to_bytes_as().unwrap();
+    let key = a.chunk_key(&[-1, 0]);
+    let foreign = encode_triples(codec.layout(), &[4, 4], &[0, 2, 1, 1], &[99i32, 10], &0).unwrap();
+    s.set(&key, &a.codecs().encode_from_array_bytes(foreign).unwrap())
+        .unwrap();
+    let coo = a.read_sparse::<i32>(&Region::whole(&[9, 8])).unwrap();
+    assert_eq!(
+        coo.values(),
+        &[10, 11, 1, 3, 2],
+        "the entry at -4 is ignored"
+    );
+    assert_eq!(a.nnz().unwrap(), 5);
+    assert_eq!(a.sum::<i32>().unwrap(), 27);
+    assert_eq!(a.read_all::<i32>().unwrap()[[0, 1]], 10);
+    assert_eq!(a.spmv(&[1; 8]).unwrap(), vec![10, 0, 11, 1, 0, 3, 0, 0, 2]);
+    a.write_sparse_coo(arr2(&[[1u64], [1]]).view(), &[5])
+        .unwrap();
+    let stored = a
+        .sparse_chunks()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.chunk_index() == [-1, 0])
+        .unwrap();
+    assert_eq!(stored.nnz(), 2, "the foreign entry is gone");
+    let mut seen = Vec::new();
+    stored
+        .for_each_in_array::<i32>(|p, v| seen.push((p.to_vec(), v)))
+        .unwrap();
+    assert_eq!(seen, vec![(vec![0, 1], 10), (vec![1, 1], 5)]);
+}
+
+#[test]
+fn prepend_on_a_sharded_sparse_array() {
+    let s = store();
+    let mut a = ArrayBuilder::new(vec![6, 8], DataType::Float32)
+        .chunk_shape(vec![2, 4])
+        .shards(vec![4, 8])
+        .sparse(Format::Coo)
+        .compressors(zstd_crc())
+        .create(s.clone(), "rbs")
+        .unwrap();
+    a.write_sparse_coo(arr2(&[[0u64, 5], [7, 0]]).view(), &[1.0f32, 2.0])
+        .unwrap();
+    let mut rows = ArrayD::from_elem(IxDyn(&[3, 8]), 0.0f32);
+    rows[[0, 3]] = 3.0;
+    rows[[2, 4]] = 4.0;
+    a.prepend(rows.view(), 0).unwrap();
+    assert_eq!(a.domain(), vec![(-3, 6), (0, 8)]);
+    // shard -1 covers coordinates -4..0: its first inner row block is only half inside
+    let chunks = a.sparse_chunks().unwrap();
+    let first: Vec<_> = chunks
+        .iter()
+        .filter(|c| c.chunk_index() == [-1, 0])
+        .collect();
+    assert_eq!(first.len(), 2);
+    assert_eq!(first[0].inner_index(), Some(&[0u64, 0][..]));
+    assert_eq!(first[0].origin(), &[-1, 0]);
+    assert_eq!(
+        first[0].valid_region(),
+        &Region::new(vec![1, 0], vec![1, 4]).unwrap()
+    );
+    assert_eq!(first[1].inner_index(), Some(&[1u64, 1][..]));
+    assert!(first[1].is_whole());
+    let coo = a.read_sparse::<f32>(&Region::whole(&[9, 8])).unwrap();
+    assert_eq!(coo.coords(), arr2(&[[0u64, 2, 3, 8], [3, 4, 7, 0]]));
+    assert_eq!(coo.values(), &[3.0, 4.0, 1.0, 2.0]);
+    assert_eq!(coo.domain_coords().row(0).to_vec(), vec![-3, -1, 0, 5]);
+    assert_eq!(a.nnz().unwrap(), 4);
+    assert_eq!(a.sum::<f32>().unwrap(), 10.0);
+    assert_eq!(
+        a.spmv(&[1.0f32; 8]).unwrap(),
+        vec![3.0, 0.0, 4.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0]
+    );
+    // sparse writes into the partly filled shard
+    a.write_sparse_coo(arr2(&[[0u64, 1], [3, 0]]).view(), &[0.0f32, 5.0])
+        .unwrap();
+    let dense = a.read_all::<f32>().unwrap();
+    assert_eq!(dense[[0, 3]], 0.0);
+    assert_eq!(dense[[1, 0]], 5.0);
+    assert_eq!(a.nnz().unwrap(), 4);
+}
+
+#[test]
+fn edge_chunks_ignore_entries_outside_the_array() {
+    let s = store();
+    let a = sparse_array(&s, "edge", vec![10, 7], vec![4, 4], Format::Coo, None);
+    let codec: &SparseLayoutCodec = a.codecs().array_to_bytes_as().unwrap();
+    // chunk (2, 1) covers rows 8..10 and columns 4..7: local (3, 3) is outside the array
+    let bytes = encode_triples(
+        codec.layout(),
+        &[4, 4],
+        &[1, 2, 3, 3, 2, 3],
+        &[1.0, 2.0, 3.0],
+        &0.0,
+    )
+    .unwrap();
+    s.set(
+        &a.chunk_key(&[2, 1]),
+        &a.codecs().encode_from_array_bytes(bytes).unwrap(),
+    )
+    .unwrap();
+    let mut model = BTreeMap::new();
+    model.insert(vec![9, 6], 1.0);
+    check_content(&a, &model);
+    assert_eq!(a.spmv(&[1.0; 7]).unwrap()[9], 1.0);
+    let c = &a.sparse_chunks().unwrap()[0];
+    assert_eq!(c.nnz(), 3);
+    assert_eq!(c.nnz_in_array(), 1);
+}
+
+#[test]
+fn errors_are_reported() {
+    let s = store();
+    let a = sparse_array(&s, "err", vec![5, 5], vec![2, 2], Format::Csr, None);
+    let bad_type = a.read_sparse::<f32>(&Region::whole(&[5, 5]));
+    assert!(matches!(bad_type, Err(ArrayError::DataTypeMismatch { .. })));
+    assert!(matches!(
+        a.write_sparse_coo(arr2(&[[0u64, 0], [1, 1]]).view(), &[1.0, 2.0]),
+        Err(ArrayError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        a.write_sparse_coo(arr2(&[[5u64], [0]]).view(), &[1.0]),
+        Err(ArrayError::OutOfBounds { axis: 0, .. })
+    ));
+    assert!(matches!(
+        a.write_sparse_coo(arr2(&[[1u64, 2]]).view(), &[1.0, 2.0]),
+        Err(ArrayError::ShapeMismatch { .. })
+    ));
+    assert!(a
+        .read_sparse::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap())
+        .is_err());
+    assert!(a.write_sprs(&CsMat::<f64>::zero((3, 3)), &[3, 0]).is_err());
+    assert!(matches!(
+        a.spmv(&[1.0; 4]),
+        Err(ArrayError::ShapeMismatch { .. })
+    ));
+    // nothing was written
+    assert!(a.stored_chunks().unwrap().is_empty());
+    // a dense array has no sparse chunks
+    let dense = ArrayBuilder::new(vec![4], DataType::Float64)
+        .create(s.clone(), "dense")
+        .unwrap();
+    assert!(!dense.is_sparse());
+    let err = dense.sparse_chunks().unwrap_err();
+    assert!(
+        err.to_string().contains("does not store sparse chunks"),
+        "{err}"
+    );
+    // spmv needs 2-d and a zero fill
+    let v = sparse_array(&s, "v3", vec![3, 3, 3], vec![2, 2, 2], Format::Coo, None);
+    assert!(matches!(
+        v.spmv(&[1.0; 3]),
+        Err(ArrayError::Unsupported { .. })
+    ));
+    let nan = ArrayBuilder::new(vec![3, 3], DataType::Float64)
+        .fill_value_json(&json!("NaN"))
+        .unwrap()
+        .sparse(Format::Coo)
+        .create(s.clone(), "nan")
+        .unwrap();
+    assert!(matches!(
+        nan.spmv(&[1.0; 3]),
+        Err(ArrayError::Unsupported { .. })
+    ));
+    // a corrupt chunk is an error naming its key
+    s.set(&a.chunk_key(&[0, 0]), b"garbage").unwrap();
+    let err = a.sparse_chunks().unwrap_err().to_string();
+    assert!(err.starts_with("err/c/0/0:"), "{err}");
+    // a reader without the extension refuses the array by name
+    let err = Array::open_with(s.clone(), "err", &Extensions::core()).unwrap_err();
+    assert!(err.to_string().contains("sparse_layout"), "{err}");
+}
+
+#[test]
+fn nan_fill_arrays_store_only_non_nan_and_read_back() {
+    let s = store();
+    let a = ArrayBuilder::new(vec![6, 6], DataType::Float32)
+        .chunk_shape(vec![3, 3])
+        .fill_value_json(&json!("NaN"))
+        .unwrap()
+        .sparse(Format::Csr)
+        .create(s.clone(), "nanfill")
+        .unwrap();
+    let mut data = ArrayD::from_elem(IxDyn(&[6, 6]), f32::NAN);
+    data[[0, 0]] = -0.0;
+    data[[4, 5]] = 1.5;
+    a.write_region(&[0, 0], data.view()).unwrap();
+    assert_eq!(a.stored_chunks().unwrap().len(), 2);
+    let coo = a.read_sparse::<f32>(&Region::whole(&[6, 6])).unwrap();
+    assert_eq!(coo.values().len(), 2);
+    assert_eq!(coo.values()[0].to_bits(), (-0.0f32).to_bits());
+    let back = a.read_all::<f32>().unwrap();
+    assert!(back[[1, 1]].is_nan());
+    assert_eq!(back[[4, 5]], 1.5);
+    assert_eq!(a.nnz().unwrap(), 2);
+    // writing NaN removes the entry
+    a.write_sparse_coo(arr2(&[[4u64], [5]]).view(), &[f32::NAN])
+        .unwrap();
+    assert_eq!(a.stored_chunks().unwrap().len(), 1);
+}
+
+#[test]
+fn map_reduce_runs_on_the_sparse_chunks() {
+    let s = store();
+    let a = sparse_array(
+        &s,
+        "mr",
+        vec![50, 40],
+        vec![10, 10],
+        Format::Csr,
+        Some(vec![20, 20]),
+    );
+    let model = random_entries(&[50, 40], 200, 5);
+    let (coords, values) = coords_of(&model, 2);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    let (max, count) = a
+        .map_reduce_sparse_chunks(
+            || (f64::MIN, 0usize),
+            |c| {
+                let m = c.sprs_view::<f64, u16, u32>()?;
+                Ok((m.data().iter().copied().fold(f64::MIN, f64::max), m.nnz()))
+            },
+            |a, b| (a.0.max(b.0), a.1 + b.1),
+        )
+        .unwrap();
+    assert_eq!(count, model.len());
+    assert_eq!(max, model.values().copied().fold(f64::MIN, f64::max));
+}
+
+#[test]
+fn integer_and_complex_arrays() {
+    let s = store();
+    let a = ArrayBuilder::new(vec![8, 8], DataType::Int16)
+        .chunk_shape(vec![4, 4])
+        .sparse(Format::Coo)
+        .create(s.clone(), "i16")
+        .unwrap();
+    a.write_sparse_coo(arr2(&[[0u64, 7], [0, 7]]).view(), &[i16::MAX, 2])
+        .unwrap();
+    assert_eq!(a.sum::<i16>().unwrap(), i16::MIN + 1, "wraps around");
+    assert_eq!(a.spmv(&[1i16; 8]).unwrap()[7], 2);
+    let z = ArrayBuilder::new(vec![4, 4], DataType::Complex64)
+        .chunk_shape(vec![2, 2])
+        .sparse(Format::Csc)
+        .create(s.clone(), "c64")
+        .unwrap();
+    let v = num_complex::Complex32::new(1.0, -2.0);
+    z.write_sparse_coo(arr2(&[[3u64], [1]]).view(), &[v])
+        .unwrap();
+    assert_eq!(z.sum::<num_complex::Complex32>().unwrap(), v);
+    assert_eq!(z.read_all::<num_complex::Complex32>().unwrap()[[3, 1]], v);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Random writes (sparse and dense) against a model, for every format, with and without
+    /// sharding, on a regular or a regular_bounded grid.
+    #[test]
+    fn sparse_writes_match_a_model(
+        format in 0usize..3,
+        rows in 1u64..20,
+        cols in 1u64..20,
+        sharded in any::<bool>(),
+        lower in -5i64..5,
+        seed in any::<u64>(),
+    ) {
+        let format = [Format::Coo, Format::Csr, Format::Csc][format];
+        let s = store();
+        let mut b = ArrayBuilder::new(vec![rows, cols], DataType::Float64)
+            .chunk_shape(vec![3, 4])
+            .sparse(format)
+            .lower_bound(vec![lower, 0])
+            .origin(vec![1, 0]);
+        if sharded {
+            b = b.shards(vec![6, 8]);
+        }
+        let a = b.create(s.clone(), "p").unwrap();
+        let mut model = BTreeMap::new();
+        for round in 0..3u64 {
+            let updates = random_entries(&[rows, cols], 12, seed ^ round);
+            let (coords, mut values) = coords_of(&updates, 2);
+            if round == 2 {
+                values.iter_mut().step_by(3).for_each(|v| *v = 0.0);
+            }
+            a.write_sparse_coo(coords.view(), &values).unwrap();
+            for ((p, _), v) in updates.iter().zip(&values) {
+                if *v == 0.0 { model.remove(p); } else { model.insert(p.clone(), *v); }
+            }
+        }
+        prop_assert_eq!(a.read_all::<f64>().unwrap(), dense_of(&[rows, cols], &model, 0.0));
+        let coo = a.read_sparse::<f64>(&Region::whole(&[rows, cols])).unwrap();
+        let (coords, values) = coords_of(&model, 2);
+        prop_assert_eq!(coo.coords(), coords.view());
+        prop_assert_eq!(coo.values(), &values[..]);
+        let dom = coo.domain_coords();
+        for k in 0..coo.nnz() {
+            prop_assert_eq!(dom[[0, k]], lower + coords[[0, k]] as i64);
+        }
+        prop_assert_eq!(a.nnz().unwrap(), model.len() as u64);
+        let x: Vec<f64> = (0..cols).map(|c| c as f64 + 1.0).collect();
+        let y = a.spmv(&x).unwrap();
+        let mut want = vec![0.0; rows as usize];
+        for (p, v) in &model { want[p[0] as usize] += v * x[p[1] as usize]; }
+        for (g, w) in y.iter().zip(&want) { prop_assert!((g - w).abs() < 1e-6); }
+        let csr = coo.to_csr().unwrap();
+        prop_assert_eq!(csr.to_dense(), dense_of(&[rows, cols], &model, 0.0).into_dimensionality::<ndarray::Ix2>().unwrap());
+        // replace a block with a sprs matrix
+        let mut tri = TriMat::new(((rows / 2) as usize, (cols / 2) as usize));
+        if rows >= 2 && cols >= 2 { tri.add_triplet(0, 0, 7.0); }
+        let m: CsMat<f64> = tri.to_csr();
+        a.write_sprs(&m, &[rows / 4, cols / 4]).unwrap();
+        model.retain(|p, _| !(p[0] >= rows / 4 && p[0] < rows / 4 + rows / 2 && p[1] >= cols / 4 && p[1] < cols / 4 + cols / 2));
+        if rows >= 2 && cols >= 2 { model.insert(vec![rows / 4, cols / 4], 7.0); }
+        prop_assert_eq!(a.read_all::<f64>().unwrap(), dense_of(&[rows, cols], &model, 0.0));
+        prop_assert_eq!(a.nnz().unwrap(), model.len() as u64);
+    }
+}
