@@ -65,9 +65,10 @@ use zarr_codecs::{AlignedBuffer, CodecChain, CodecError};
 use zarr_grid::geometry::{indices, Region};
 use zarr_layout_sparse::sprs::{CsMat, CsMatBase, CsMatViewI, SpIndex};
 use zarr_layout_sparse::{
-    encode_triples, CooView, Format, IndexType, Layout, PointerType, SparseChunk, SparseError,
-    SparseIndex, SparsePointer, SparseSum, SparseValue,
+    encode_triples, CooView, Format, Layout, SparseChunk, SparseError, SparseIndex, SparsePointer,
+    SparseSum, SparseValue,
 };
+use zarr_layout_sparse::{with_index, with_pointer};
 
 use crate::array::Array;
 use crate::element::Element;
@@ -123,42 +124,6 @@ float_scalar!(
     num_complex::Complex32 => num_complex::Complex32::new(0.0, 0.0),
     num_complex::Complex64 => num_complex::Complex64::new(0.0, 0.0)
 );
-
-/// Runs `$body` with the type alias `$I` set to the Rust type of an [`IndexType`].
-macro_rules! with_index {
-    ($t:expr, $I:ident => $body:expr) => {
-        match $t {
-            IndexType::U16 => {
-                type $I = u16;
-                $body
-            }
-            IndexType::U32 => {
-                type $I = u32;
-                $body
-            }
-            IndexType::U64 => {
-                type $I = u64;
-                $body
-            }
-        }
-    };
-}
-
-/// Runs `$body` with the type alias `$P` set to the Rust type of a [`PointerType`].
-macro_rules! with_pointer {
-    ($t:expr, $P:ident => $body:expr) => {
-        match $t {
-            PointerType::U32 => {
-                type $P = u32;
-                $body
-            }
-            PointerType::U64 => {
-                type $P = u64;
-                $body
-            }
-        }
-    };
-}
 
 /// How an array's stored values hold sparse chunks: zero or more levels of sharding (outermost
 /// first), then the chain whose array->bytes codec is `sparse_layout`.

@@ -9,46 +9,8 @@ use sprs::{CompressedStorage, CsMatViewI};
 
 use crate::error::SparseError;
 use crate::header::{read_table, section_names, section_sizes, table_end, Header};
-use crate::types::{
-    element_count, Format, IndexType, Layout, PointerType, SparseIndex, SparsePointer,
-};
+use crate::types::{element_count, Format, Layout, SparseIndex, SparsePointer};
 use crate::value::{FloatKind, SparseValue};
-
-/// Runs `$body` with the type alias `$I` set to the Rust type of an [`IndexType`].
-macro_rules! with_index {
-    ($t:expr, $I:ident => $body:expr) => {
-        match $t {
-            IndexType::U16 => {
-                type $I = u16;
-                $body
-            }
-            IndexType::U32 => {
-                type $I = u32;
-                $body
-            }
-            IndexType::U64 => {
-                type $I = u64;
-                $body
-            }
-        }
-    };
-}
-
-/// Runs `$body` with the type alias `$P` set to the Rust type of a [`PointerType`].
-macro_rules! with_pointer {
-    ($t:expr, $P:ident => $body:expr) => {
-        match $t {
-            PointerType::U32 => {
-                type $P = u32;
-                $body
-            }
-            PointerType::U64 => {
-                type $P = u64;
-                $body
-            }
-        }
-    };
-}
 
 /// A decoded, fully validated sparse chunk borrowing the encoded bytes.
 ///

@@ -1,5 +1,43 @@
 #![doc = include_str!("../README.md")]
 
+/// Runs `$body` with the type alias `$I` set to the Rust type of an [`IndexType`](crate::IndexType).
+#[macro_export]
+macro_rules! with_index {
+    ($t:expr, $I:ident => $body:expr) => {
+        match $t {
+            $crate::IndexType::U16 => {
+                type $I = u16;
+                $body
+            }
+            $crate::IndexType::U32 => {
+                type $I = u32;
+                $body
+            }
+            $crate::IndexType::U64 => {
+                type $I = u64;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with the type alias `$P` set to the Rust type of a [`PointerType`](crate::PointerType).
+#[macro_export]
+macro_rules! with_pointer {
+    ($t:expr, $P:ident => $body:expr) => {
+        match $t {
+            $crate::PointerType::U32 => {
+                type $P = u32;
+                $body
+            }
+            $crate::PointerType::U64 => {
+                type $P = u64;
+                $body
+            }
+        }
+    };
+}
+
 #[cfg(target_endian = "big")]
 compile_error!(
     "zarr-layout-sparse needs a little-endian target: its views are in-place casts of \
