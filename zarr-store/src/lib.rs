@@ -2,6 +2,7 @@
 
 mod counting;
 mod error;
+mod faulty;
 mod filesystem;
 mod key;
 mod memory;
@@ -15,6 +16,7 @@ pub mod testing;
 
 pub use counting::{CountingStore, StoreCounts};
 pub use error::{Result, StoreError};
+pub use faulty::{Fault, FaultKind, FaultOp, FaultyStore};
 pub use filesystem::FilesystemStore;
 pub use key::{validate_key, validate_prefix, TEMP_PREFIX};
 pub use memory::MemoryStore;

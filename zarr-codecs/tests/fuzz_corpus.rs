@@ -1,0 +1,204 @@
+//! Replays the fuzz corpora and regressions of the codec fuzz targets (`codec_*`, `shard`) as
+//! ordinary tests: no cargo-fuzz needed. See `fuzz/targets_common/README.md`.
+
+#![cfg(all(
+    feature = "zstd",
+    feature = "gzip",
+    feature = "blosc",
+    feature = "crc32c",
+    feature = "sharding"
+))]
+
+include!("../../fuzz/targets_common/codecs.rs");
+include!("../../fuzz/targets_common/shard.rs");
+include!("../../fuzz/targets_common/replay.rs");
+
+macro_rules! codec_replay {
+    ($($test:ident: $codec:literal),* $(,)?) => {$(
+        #[test]
+        fn $test() {
+            let ran = replay_corpus(concat!("codec_", $codec), false, |d| fuzz_codec($codec, d));
+            assert!(ran > 0, concat!("the codec_", $codec, " corpus is empty"));
+        }
+    )*};
+}
+
+codec_replay! {
+    bytes_corpus_replays_cleanly: "bytes",
+    transpose_corpus_replays_cleanly: "transpose",
+    gzip_corpus_replays_cleanly: "gzip",
+    zstd_corpus_replays_cleanly: "zstd",
+    blosc_corpus_replays_cleanly: "blosc",
+    crc32c_corpus_replays_cleanly: "crc32c",
+}
+
+#[test]
+fn shard_corpus_replays_cleanly() {
+    let ran = replay_corpus("shard", false, fuzz_shard);
+    assert!(ran > 0, "the shard corpus is empty");
+}
+
+#[test]
+fn every_fixed_chain_builds() {
+    for codec in ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c"] {
+        for i in 0..codec_chains(codec).len() {
+            codec_chain(codec, i);
+        }
+    }
+    for i in 0..shard_chains().len() {
+        shard_chain(i);
+    }
+}
+
+#[test]
+#[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
+fn known_failures() {
+    for codec in ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c"] {
+        replay_corpus(
+            &format!("codec_{codec}"),
+            true,
+            match codec {
+                "bytes" => |d| fuzz_codec("bytes", d),
+                "transpose" => |d| fuzz_codec("transpose", d),
+                "gzip" => |d| fuzz_codec("gzip", d),
+                "zstd" => |d| fuzz_codec("zstd", d),
+                "blosc" => |d| fuzz_codec("blosc", d),
+                _ => |d| fuzz_codec("crc32c", d),
+            },
+        );
+    }
+    replay_corpus("shard", true, fuzz_shard);
+}
+
+/// Test data of `len` bytes: all zero, a ramp, or pseudo-random (`bool` chunks get 0/1).
+fn pattern(kind: usize, len: usize, is_bool: bool) -> Vec<u8> {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    (0..len)
+        .map(|i| {
+            let b = match kind {
+                0 => 0,
+                1 => (i / 3) as u8,
+                _ => {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 56) as u8
+                }
+            };
+            if is_bool {
+                b & 1
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// Chunk files (`c/...`) of the conformance fixtures whose top-level codecs include `name`,
+/// at most two per fixture.
+fn conformance_chunks(name: &str) -> Vec<(String, Vec<u8>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return out;
+    };
+    let mut fixtures: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    fixtures.sort();
+    for fixture in fixtures {
+        let Ok(text) = std::fs::read_to_string(fixture.join("zarr.json")) else {
+            continue;
+        };
+        let Ok(meta) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let uses = meta["codecs"]
+            .as_array()
+            .is_some_and(|codecs| codecs.iter().any(|c| c["name"] == name));
+        if !uses {
+            continue;
+        }
+        let mut files = Vec::new();
+        let mut pending = vec![fixture.join("c")];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.filter_map(Result::ok) {
+                let p = e.path();
+                if p.is_dir() {
+                    pending.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let fname = fixture
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("x")
+            .to_owned();
+        for (k, f) in files.iter().take(2).enumerate() {
+            if let Ok(bytes) = std::fs::read(f) {
+                out.push((format!("{fname}-{k}"), bytes));
+            }
+        }
+    }
+    out
+}
+
+fn write_seed(target: &str, name: &str, selector: usize, bytes: &[u8]) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/corpus")
+        .join(target);
+    std::fs::create_dir_all(&dir).expect("corpus folder");
+    let mut data = vec![selector as u8];
+    data.extend_from_slice(bytes);
+    std::fs::write(dir.join(format!("seed-{name}-{selector}")), data).expect("seed written");
+}
+
+/// Writes seed inputs for the codec and shard targets into `fuzz/corpus/` (then minimise with
+/// `cargo fuzz cmin`): chunks encoded by the fixed chains, and chunk files of the conformance
+/// fixtures that use the codec.
+#[test]
+#[ignore = "writes seeds into fuzz/corpus; run by hand when the fixed chains change"]
+fn generate_seeds() {
+    for codec in ["bytes", "transpose", "gzip", "zstd", "blosc", "crc32c"] {
+        let target = format!("codec_{codec}");
+        let chains = codec_chains(codec);
+        for (i, (t, _, _)) in chains.iter().enumerate() {
+            let chain = codec_chain(codec, i);
+            for p in 0..3 {
+                let data = pattern(p, chain.decoded_len(), *t == zarr_meta::DataType::Bool);
+                let stored = chain.encode(&data).expect("encodes");
+                write_seed(&target, &format!("enc{p}"), i, &stored);
+            }
+        }
+        for (name, bytes) in conformance_chunks(codec) {
+            for i in 0..chains.len() {
+                write_seed(&target, &name, i, &bytes);
+            }
+        }
+    }
+    for (i, _) in shard_chains().iter().enumerate() {
+        let chain = shard_chain(i);
+        for p in 0..3 {
+            let data = pattern(p, chain.decoded_len(), false);
+            write_seed(
+                "shard",
+                &format!("enc{p}"),
+                i,
+                &chain.encode(&data).expect("encodes"),
+            );
+        }
+        // only the first inner chunk stored
+        let mut data = vec![0u8; chain.decoded_len()];
+        data[0] = 1;
+        write_seed("shard", "one", i, &chain.encode(&data).expect("encodes"));
+    }
+    for (name, bytes) in conformance_chunks("sharding_indexed") {
+        for i in 0..shard_chains().len() {
+            write_seed("shard", &name, i, &bytes);
+        }
+    }
+}
