@@ -354,7 +354,7 @@ impl Array {
                 };
                 if !whole_chunk && self.chain.supports_partial_decode() {
                     let plen = buffer_len(&part.in_chunk.shape, elem)?;
-                    scratch.resize(plen, 0);
+                    grow_to(scratch, plen, &part.in_chunk.shape)?;
                     let source = StoreSource::new(&*self.store, &key);
                     let found = self
                         .chain
@@ -386,7 +386,7 @@ impl Array {
                         unsafe { out_ptr.fill(&region.shape, &part.in_region, fill, elem) };
                     }
                     Some(bytes) => {
-                        scratch.resize(chunk_len, 0);
+                        grow_to(scratch, chunk_len, &chunk_shape)?;
                         self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
                         // SAFETY: disjoint parts, as above.
                         unsafe {
@@ -450,9 +450,7 @@ impl Array {
             })?;
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
-            let mut c = vec![0u8; chunk_len];
-            fill_with(&mut c, self.meta.fill_value.as_bytes());
-            c
+            self.fill_chunk(chunk_len)?
         } else {
             match self.store.get(&key)? {
                 Some(bytes) => self
@@ -463,11 +461,7 @@ impl Array {
                         source,
                     })?
                     .to_vec(),
-                None => {
-                    let mut c = vec![0u8; chunk_len];
-                    fill_with(&mut c, self.meta.fill_value.as_bytes());
-                    c
-                }
+                None => self.fill_chunk(chunk_len)?,
             }
         };
         copy_region(
@@ -481,6 +475,14 @@ impl Array {
             elem,
         );
         self.store_chunk(&key, &chunk)
+    }
+
+    /// A chunk buffer of `len` bytes holding the fill value.
+    pub(crate) fn fill_chunk(&self, len: usize) -> Result<Vec<u8>> {
+        let mut c = Vec::new();
+        grow_to(&mut c, len, &self.chunk_shape())?;
+        fill_with(&mut c, self.meta.fill_value.as_bytes());
+        Ok(c)
     }
 
     /// Encodes and stores one whole chunk buffer, or deletes the key when it is all fill.
@@ -668,6 +670,20 @@ fn fill_block(dst: &mut [u8], dst_shape: &[u64], part: &Region, row: &[u8], elem
         }
         dst[off..off + row.len()].copy_from_slice(row);
     }
+}
+
+/// Grows `buf` to `len` bytes, failing with [`ArrayError::TooLarge`] rather than aborting
+/// when the memory cannot be had (chunk sizes come from untrusted metadata).
+pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize, shape: &[u64]) -> Result<()> {
+    if len > buf.len() {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| ArrayError::TooLarge {
+                what: "a chunk",
+                shape: shape.to_vec(),
+            })?;
+    }
+    buf.resize(len, 0);
+    Ok(())
 }
 
 /// Fills `out` with `pattern` repeated (`out.len()` a multiple of `pattern.len()`).

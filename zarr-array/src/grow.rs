@@ -29,15 +29,27 @@ impl Array {
     }
 
     /// Changes the shape (the upper end of every axis). Chunks wholly outside the new shape
-    /// are deleted; kept chunks that lose positions have those reset to the fill value, so
-    /// growing again later shows fill, never stale data.
+    /// are deleted; kept chunks that lose positions have those reset to the fill value; and
+    /// before growing, positions beyond the old shape are cleared, so newly exposed positions
+    /// read as fill, never stale data (even after an interrupted shrink).
     ///
     /// # Errors
     /// A rank mismatch, an overflow, store or codec errors.
     pub fn resize(&mut self, new_shape: &[u64]) -> Result<()> {
         let r = zarr_grid::resize(&*self.grid, new_shape)?;
         let next = self.with_grid(new_shape.to_vec(), r.grid);
+        // Growing exposes positions outside the old shape: before the metadata says they
+        // exist, clear whatever an interrupted earlier shrink (or a stray writer) left there,
+        // so they read as fill.
+        let back = zarr_grid::resize(&*next.grid, self.shape())?;
+        let straddling: Vec<Vec<i64>> = back.clipped.iter().collect();
+        straddling
+            .par_iter()
+            .try_for_each(|chunk| self.reset_outside(chunk))?;
+        self.delete_chunks_in(&back.removed)?;
         next.write_metadata()?;
+        // Shrinking: the metadata first, then the cut-off parts are reset and chunks wholly
+        // outside are deleted, so an interruption leaves only invisible leftovers.
         let clipped: Vec<Vec<i64>> = r.clipped.iter().collect();
         clipped
             .par_iter()

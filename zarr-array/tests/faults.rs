@@ -366,7 +366,6 @@ fn create_fresh_leaves_no_node_or_a_whole_one() {
 /// the removed positions; growing the array again must show the fill value there, never the
 /// old data (as `resize` documents for an uninterrupted shrink).
 #[test]
-#[ignore = "known bug: an interrupted shrinking resize lets a later grow show stale data (see the reliability report)"]
 fn interrupted_shrink_then_grow_shows_fill_not_stale_data() {
     let (before, _) = initial(Kind::Dense);
     let clean = Arc::new(FaultyStore::new(restore(&before)));

@@ -271,14 +271,12 @@ fn sparse_chunks_claiming_more_entries_than_their_bytes_hold_are_refused() {
 /// Reading one element of an array whose chunks are 2^50 bytes, when a chunk of a few bytes is
 /// stored, must fail on the stored size rather than allocate the chunk (which aborts).
 #[test]
-#[ignore = "known bug: Array::read_region_into allocates the whole chunk before decoding (see the reliability report)"]
 fn reading_a_tiny_chunk_of_a_huge_chunk_shape_fails_cleanly() {
     child_case("huge_chunk_read");
 }
 
 /// Writing one element of an array whose chunks are 2^50 bytes must be an error, not an abort.
 #[test]
-#[ignore = "known bug: Array::write_region_bytes allocates the whole chunk infallibly (see the reliability report)"]
 fn writing_into_a_huge_chunk_shape_fails_cleanly() {
     child_case("huge_chunk_write");
 }

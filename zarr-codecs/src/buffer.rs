@@ -39,6 +39,17 @@ impl AlignedBuffer {
         }
     }
 
+    /// A zero-filled buffer of `len` bytes, or `None` when the memory cannot be had (the
+    /// size comes from metadata, which is untrusted: a failed allocation must be an error,
+    /// not an abort).
+    pub fn try_zeroed(len: usize) -> Option<Self> {
+        let n = len.div_ceil(8);
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).ok()?;
+        words.resize(n, 0);
+        Some(AlignedBuffer { words, len })
+    }
+
     /// A copy of `bytes`.
     pub fn from_slice(bytes: &[u8]) -> Self {
         let mut buf = AlignedBuffer {

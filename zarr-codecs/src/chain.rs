@@ -307,11 +307,20 @@ impl CodecChain {
         }
     }
 
+    /// A zeroed buffer of `len` bytes for this chain's chunks, or
+    /// [`CodecError::ChunkTooLarge`] when memory for it cannot be had.
+    fn buffer(&self, len: usize) -> Result<AlignedBuffer> {
+        AlignedBuffer::try_zeroed(len).ok_or_else(|| CodecError::ChunkTooLarge {
+            shape: self.repr.shape.clone(),
+            element_size: self.repr.element_size(),
+        })
+    }
+
     /// Runs the array->array encoders; `None` when there are none.
     fn encode_arrays(&self, chunk: &[u8]) -> Result<Option<AlignedBuffer>> {
         let mut owned: Option<AlignedBuffer> = None;
         for (c, n) in &self.array_to_array {
-            let mut out = AlignedBuffer::zeroed(*n);
+            let mut out = self.buffer(*n)?;
             c.encode(owned.as_deref().unwrap_or(chunk), &mut out)?;
             owned = Some(out);
         }
@@ -391,7 +400,7 @@ impl CodecChain {
                 Ok(buf)
             }
             other => {
-                let mut out = AlignedBuffer::zeroed(self.a2b_len);
+                let mut out = self.buffer(self.a2b_len)?;
                 decode_a2b_into(a2b, other.as_slice(), &mut out)?;
                 Ok(out)
             }
@@ -413,7 +422,7 @@ impl CodecChain {
             } else {
                 self.array_to_array[i - 1].1
             };
-            let mut out = AlignedBuffer::zeroed(n);
+            let mut out = self.buffer(n)?;
             c.decode(&arr, &mut out)?;
             arr = out;
         }
@@ -455,7 +464,7 @@ impl CodecChain {
             if i == 0 {
                 c.decode(&arr, out)?;
             } else {
-                let mut next = AlignedBuffer::zeroed(self.array_to_array[i - 1].1);
+                let mut next = self.buffer(self.array_to_array[i - 1].1)?;
                 c.decode(&arr, &mut next)?;
                 arr = next;
             }

@@ -218,7 +218,12 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         if region.shape == repr.shape {
             decode_a2b_into(self, &bytes, out)?;
         } else {
-            let mut chunk = AlignedBuffer::zeroed(repr.byte_len()?);
+            let mut chunk = AlignedBuffer::try_zeroed(repr.byte_len()?).ok_or_else(|| {
+                CodecError::ChunkTooLarge {
+                    shape: repr.shape.clone(),
+                    element_size: repr.element_size(),
+                }
+            })?;
             decode_a2b_into(self, &bytes, &mut chunk)?;
             copy_region(
                 &chunk,

@@ -419,7 +419,6 @@ fn huge_chunk_shapes_are_refused_when_the_chain_is_built() {
 /// Runs in a child process: today the decoders allocate the whole decoded chunk first, and a
 /// failed allocation aborts the process rather than returning an error.
 #[test]
-#[ignore = "known bug: CodecChain::decode allocates the decoded chunk before checking the input (see the reliability report)"]
 fn small_inputs_for_huge_chunks_fail_without_allocating_the_chunk() {
     child_case("huge_chunk_decode");
 }
@@ -427,7 +426,6 @@ fn small_inputs_for_huge_chunks_fail_without_allocating_the_chunk() {
 /// Building a sharding codec must not allocate per inner chunk: a shard of 2^40 one-byte inner
 /// chunks (a 16 TiB index) is legal metadata and must build (or be refused) cheaply.
 #[test]
-#[ignore = "known bug: ShardingCodec::new computes the Morton order of every inner chunk up front (see the reliability report)"]
 fn sharding_codecs_build_without_allocating_per_inner_chunk() {
     child_case("huge_shard_build");
 }

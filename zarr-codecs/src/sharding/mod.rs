@@ -127,8 +127,9 @@ pub struct ShardingCodec {
     index: CodecChain,
     index_len: usize,
     location: IndexLocation,
-    /// C-order linear indices of the inner chunks, in Morton order.
-    morton: Vec<usize>,
+    /// C-order linear indices of the inner chunks, in Morton order: computed on the first
+    /// encode, so that opening an array (which builds the codec) costs nothing per inner chunk.
+    morton: std::sync::OnceLock<Vec<usize>>,
 }
 
 /// A piece of work: one inner chunk's part of the output, and its stored bytes if any.
@@ -138,6 +139,12 @@ struct Job<'a> {
 }
 
 impl ShardingCodec {
+    /// The Morton order of the inner chunks (C-order linear indices).
+    fn morton(&self) -> &[usize] {
+        self.morton
+            .get_or_init(|| morton::morton_order(&self.chunks_per_shard))
+    }
+
     /// The codec for shards of `repr`; nested codec definitions resolve through `registry`.
     ///
     /// # Errors
@@ -198,7 +205,7 @@ impl ShardingCodec {
             len,
             inner_len: inner.decoded_len(),
             inner_bound: inner.encoded_size_bound(),
-            morton: morton::morton_order(&chunks_per_shard),
+            morton: std::sync::OnceLock::new(),
             repr,
             inner_shape,
             chunks_per_shard,
@@ -423,7 +430,7 @@ impl ShardingCodec {
             return Ok(None);
         }
         let morton: Vec<Option<Vec<u8>>> =
-            self.morton.iter().map(|&lin| inner[lin].take()).collect();
+            self.morton().iter().map(|&lin| inner[lin].take()).collect();
         self.assemble(&morton).map(Some)
     }
 
@@ -573,10 +580,10 @@ impl ShardingCodec {
                     source: Box::new(e),
                 })
         };
-        if self.morton.len() <= 1 {
-            self.morton.iter().map(encode_one).collect()
+        if self.morton().len() <= 1 {
+            self.morton().iter().map(encode_one).collect()
         } else {
-            self.morton.par_iter().map(encode_one).collect()
+            self.morton().par_iter().map(encode_one).collect()
         }
     }
 
@@ -604,7 +611,7 @@ impl ShardingCodec {
             IndexLocation::Start => self.index_len as u64,
             IndexLocation::End => 0,
         };
-        for (&lin, chunk) in self.morton.iter().zip(encoded) {
+        for (&lin, chunk) in self.morton().iter().zip(encoded) {
             if let Some(bytes) = chunk {
                 index[2 * lin] = offset;
                 index[2 * lin + 1] = bytes.len() as u64;
