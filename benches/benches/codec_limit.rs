@@ -1,0 +1,211 @@
+//! The codec-only limit of a compressed read: the stored chunks of compare.py's `zstd`
+//! workload (N^3 uint16, 64^3 chunks, `[bytes little, zstd 1]`; N = 256 or `ZARR_BENCH_N`)
+//! decompressed with the zstd crate on all cores (rayon), with no Zarr at all, beside the
+//! whole-array read of the same chunks through zarr-array, from a `FilesystemStore` and
+//! from a `MemoryStore`.
+//!
+//! A second figure, `zstd_crate_into_output`, adds what any whole-array read must also do:
+//! allocate the output and copy each decoded chunk's rows into place (plain loop, no Zarr).
+//!
+//! After criterion's figures, `cargo bench` prints one summary line with the rates (medians
+//! of 9 runs) and the ratios array read / codec limit.
+//!
+//! `cargo bench -p zarr-benches --bench codec_limit`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use rayon::prelude::*;
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
+use zarr_array::Array;
+use zarr_benches::{make_data, mib_s, Workload};
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    n: u64,
+    fs: Arc<dyn Store>,
+    mem: Arc<dyn Store>,
+    /// The stored (compressed) chunks, as the array holds them.
+    chunks: Vec<Vec<u8>>,
+    /// Each chunk's grid index.
+    indices: Vec<[u64; 3]>,
+    chunk_len: usize,
+}
+
+fn setup() -> Setup {
+    let n = std::env::var("ZARR_BENCH_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let fs: Arc<dyn Store> =
+        Arc::new(FilesystemStore::create(dir.path().join("zstd.zarr")).expect("a store"));
+    let data = make_data(n);
+    let array = Workload::Zstd
+        .builder(n)
+        .create(fs.clone(), "")
+        .expect("creates");
+    array
+        .write_region_bytes(&Region::whole(&[n; 3]), bytemuck::cast_slice(&data))
+        .expect("writes");
+    let mem: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut chunks = Vec::new();
+    let mut indices = Vec::new();
+    for key in fs.list_prefix("").expect("lists") {
+        let value = fs.get(&key).expect("reads").expect("listed");
+        if let Some(rest) = key.strip_prefix("c/") {
+            let idx: Vec<u64> = rest
+                .split('/')
+                .map(|p| p.parse().expect("an index"))
+                .collect();
+            indices.push([idx[0], idx[1], idx[2]]);
+            chunks.push(value.clone());
+        }
+        mem.set(&key, &value).expect("writes");
+    }
+    let chunk_len = array.codecs().decoded_len();
+    Setup {
+        _dir: dir,
+        n,
+        fs,
+        mem,
+        chunks,
+        indices,
+        chunk_len,
+    }
+}
+
+/// A raw pointer to the output that parallel tasks write disjoint rows of.
+#[derive(Clone, Copy)]
+struct Out(*mut u8);
+// SAFETY: only used to write disjoint rows from different threads (see below).
+unsafe impl Send for Out {}
+// SAFETY: as above.
+unsafe impl Sync for Out {}
+
+impl Out {
+    /// The pointer `offset` bytes in (a method, so closures capture the whole `Out`).
+    fn at(self, offset: usize) -> *mut u8 {
+        self.0.wrapping_add(offset)
+    }
+}
+
+/// The codec-only limit plus the unavoidable rest of a whole-array read: a fresh output
+/// array, every chunk decompressed with the zstd crate and its 64-element rows copied to
+/// their places (a plain loop, no Zarr).
+fn codec_into_output(s: &Setup) -> u64 {
+    let n = s.n as usize;
+    let mut out = vec![0u8; n * n * n * 2];
+    let ptr = Out(out.as_mut_ptr());
+    s.chunks.par_iter().zip(&s.indices).for_each_init(
+        || {
+            (
+                zstd::bulk::Decompressor::new().expect("a decompressor"),
+                vec![0u8; s.chunk_len],
+            )
+        },
+        |(d, buf), (c, idx)| {
+            d.decompress_to_buffer(c, buf).expect("decompresses");
+            let [ci, cj, ck] = idx.map(|x| x as usize * 64);
+            for i in 0..64 {
+                for j in 0..64 {
+                    let src = &buf[(i * 64 + j) * 128..][..128];
+                    let dst = (((ci + i) * n + cj + j) * n + ck) * 2;
+                    // SAFETY: chunks are disjoint blocks of the output, so no two tasks
+                    // write the same row; `dst + 128` lies inside the n^3 output.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(src.as_ptr(), ptr.at(dst), 128);
+                    }
+                }
+            }
+        },
+    );
+    u64::from(out[out.len() / 2])
+}
+
+/// Decompresses every stored chunk with the zstd crate, in parallel; returns a checksum.
+fn codec_only(s: &Setup) -> u64 {
+    s.chunks
+        .par_iter()
+        .map_init(
+            || {
+                (
+                    zstd::bulk::Decompressor::new().expect("a decompressor"),
+                    vec![0u8; s.chunk_len],
+                )
+            },
+            |(d, buf), c| {
+                let got = d.decompress_to_buffer(c, buf).expect("decompresses");
+                u64::from(buf[got / 2])
+            },
+        )
+        .sum()
+}
+
+fn array_read(store: &Arc<dyn Store>, n: u64) -> u64 {
+    let array = Array::open(store.clone(), "").expect("opens");
+    let mut out = vec![0u8; (n * n * n * 2) as usize];
+    array
+        .read_region_into(&Region::whole(&[n; 3]), &mut out)
+        .expect("reads");
+    u64::from(out[out.len() / 2])
+}
+
+fn median_seconds(mut f: impl FnMut() -> u64) -> f64 {
+    let mut t: Vec<f64> = (0..9)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(f());
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+fn main() {
+    let s = setup();
+    let total = s.n * s.n * s.n * 2;
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    {
+        let mut g = c.benchmark_group("codec_limit");
+        g.throughput(Throughput::Bytes(total));
+        g.bench_function("zstd_crate_all_cores", |b| b.iter(|| codec_only(&s)));
+        g.bench_function("zstd_crate_into_output", |b| {
+            b.iter(|| codec_into_output(&s))
+        });
+        g.bench_function("array_read_filesystem", |b| {
+            b.iter(|| array_read(&s.fs, s.n))
+        });
+        g.bench_function("array_read_memory", |b| b.iter(|| array_read(&s.mem, s.n)));
+        g.finish();
+    }
+    c.final_summary();
+    // `cargo bench` passes --bench; `cargo test --benches` runs each function once, no summary
+    if std::env::args().any(|a| a == "--bench") {
+        let limit = mib_s(total, median_seconds(|| codec_only(&s)));
+        let placed = mib_s(total, median_seconds(|| codec_into_output(&s)));
+        let fs = mib_s(total, median_seconds(|| array_read(&s.fs, s.n)));
+        let mem = mib_s(total, median_seconds(|| array_read(&s.mem, s.n)));
+        println!(
+            "codec-only limit (zstd crate, {} threads, {} chunks of {} KiB, N={}): {limit:.0} MiB/s | \
+             zstd crate + copy into a fresh output: {placed:.0} MiB/s | array read filesystem: \
+             {fs:.0} MiB/s ({:.2} of the limit, {:.2} of limit + copy) | array read memory: \
+             {mem:.0} MiB/s ({:.2} of the limit, {:.2} of limit + copy)",
+            rayon::current_num_threads(),
+            s.chunks.len(),
+            s.chunk_len / 1024,
+            s.n,
+            fs / limit,
+            fs / placed,
+            mem / limit,
+            mem / placed,
+        );
+    }
+}

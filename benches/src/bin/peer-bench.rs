@@ -1,0 +1,96 @@
+//! The project side of `/work/shared/bench/compare.py`:
+//!
+//! ```text
+//! peer-bench OP WORKLOAD PATH N      OP: write | read | slab    WORKLOAD: raw | zstd | blosc | shard
+//! ```
+//!
+//! - `write`: create the array (its `zarr.json`) at `PATH` (a filesystem store) and write the
+//!   whole `N^3` uint16 array from memory;
+//! - `read`: open the array and read the whole array into memory;
+//! - `slab`: open the array and read the plane `[N/2, :, :]`.
+//!
+//! The data (compare.py's formula) is generated before the clock starts and the checksum is
+//! summed after it stops: only the op is timed. The last stdout line is
+//! `{"seconds": S, "checksum": C}` (C = the sum of every value read or written). The peak
+//! resident set size (`getrusage`) goes to stderr, with its ratio to the array's size (the
+//! memory target of a whole-array read is at most 1.15 x the array's size).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_store::FilesystemStore;
+use zarr_array::Array;
+use zarr_benches::{checksum, make_data, peak_rss_bytes, Workload};
+
+type Error = Box<dyn std::error::Error>;
+
+fn usage() -> String {
+    "usage: peer-bench OP WORKLOAD PATH N   (OP: write|read|slab, WORKLOAD: raw|zstd|blosc|shard)"
+        .to_string()
+}
+
+fn run(args: &[String]) -> Result<(f64, u64), Error> {
+    let [op, workload, path, n] = args else {
+        return Err(usage().into());
+    };
+    let workload: Workload = workload.parse()?;
+    let n: u64 = n.parse().map_err(|e| format!("N: {e}"))?;
+    // start the thread pool outside the clock, as process start is
+    rayon::broadcast(|_| ());
+    match op.as_str() {
+        "write" => {
+            let data = make_data(n);
+            let bytes: &[u8] = bytemuck::cast_slice(&data);
+            let t = Instant::now();
+            let store = Arc::new(FilesystemStore::create(path)?);
+            let array = workload.builder(n).create(store, "")?;
+            array.write_region_bytes(&Region::whole(&[n; 3]), bytes)?;
+            let seconds = t.elapsed().as_secs_f64();
+            Ok((seconds, checksum(&data)))
+        }
+        "read" | "slab" => {
+            let region = if op == "read" {
+                Region::whole(&[n; 3])
+            } else {
+                Region::new(vec![n / 2, 0, 0], vec![1, n, n])?
+            };
+            let len = region.num_elements().ok_or("region too large")? as usize;
+            let t = Instant::now();
+            let store = Arc::new(FilesystemStore::open(path)?);
+            let array = Array::open(store, "")?;
+            let mut out = vec![0u16; len];
+            array.read_region_into(&region, bytemuck::cast_slice_mut(&mut out))?;
+            let seconds = t.elapsed().as_secs_f64();
+            Ok((seconds, checksum(&out)))
+        }
+        other => Err(format!("unknown op {other:?}; {}", usage()).into()),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok((seconds, sum)) => {
+            let n: u64 = args[3].parse().unwrap_or(0);
+            let array_bytes = n * n * n * 2;
+            if let Some(rss) = peak_rss_bytes() {
+                eprintln!(
+                    "peak_rss_mib {:.1} array_mib {:.1} ratio {:.3} ({} {})",
+                    rss as f64 / f64::from(1 << 20),
+                    array_bytes as f64 / f64::from(1 << 20),
+                    rss as f64 / array_bytes.max(1) as f64,
+                    args[0],
+                    args[1],
+                );
+            }
+            println!("{{\"seconds\": {seconds}, \"checksum\": {sum}}}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("peer-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,204 @@
+#![doc = include_str!("../README.md")]
+
+// The shared pieces of the benchmarks: the data formula and the four workloads of
+// `/work/shared/bench/compare.py`, seeded chunk data for the codec benches, and the peak
+// resident set size.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rayon::prelude::*;
+use serde_json::json;
+use zarr_array::{ArrayBuilder, DataType, ExtensionDef};
+
+/// `compare.py`'s value at `(i, j, k)`: computed in wrapping u64 arithmetic, stored as u16.
+#[inline]
+pub fn value(i: u64, j: u64, k: u64) -> u16 {
+    let a = i
+        .wrapping_add(j.wrapping_mul(2))
+        .wrapping_add(k.wrapping_mul(3))
+        & 4095;
+    let b =
+        (i.wrapping_mul(73_856_093) ^ j.wrapping_mul(19_349_663) ^ k.wrapping_mul(83_492_791)) & 15;
+    (a + b) as u16
+}
+
+/// The whole `n x n x n` array of the formula, C order (generated in parallel).
+pub fn make_data(n: u64) -> Vec<u16> {
+    let plane = (n * n) as usize;
+    let mut data = vec![0u16; plane * n as usize];
+    data.par_chunks_mut(plane.max(1))
+        .enumerate()
+        .for_each(|(i, p)| {
+            for (idx, v) in p.iter_mut().enumerate() {
+                let j = idx as u64 / n;
+                let k = idx as u64 % n;
+                *v = value(i as u64, j, k);
+            }
+        });
+    data
+}
+
+/// The formula over a block of `shape` starting at `start` (C order): deterministic
+/// ("seeded") data with the compressibility of the peer workloads.
+pub fn block_data(start: [u64; 3], shape: [u64; 3]) -> Vec<u16> {
+    let mut out = Vec::with_capacity((shape[0] * shape[1] * shape[2]) as usize);
+    for i in 0..shape[0] {
+        for j in 0..shape[1] {
+            for k in 0..shape[2] {
+                out.push(value(start[0] + i, start[1] + j, start[2] + k));
+            }
+        }
+    }
+    out
+}
+
+/// Sum of all values, as `compare.py`'s checksum.
+pub fn checksum(values: &[u16]) -> u64 {
+    values
+        .par_chunks(1 << 16)
+        .map(|c| c.iter().map(|&v| u64::from(v)).sum::<u64>())
+        .sum()
+}
+
+/// The four workloads of `compare.py`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// chunks 64^3, codecs `[bytes little]`
+    Raw,
+    /// chunks 64^3, `[bytes little, zstd level 1 checksum false]`
+    Zstd,
+    /// chunks 64^3, `[bytes little, blosc lz4 clevel 5 shuffle typesize 2 blocksize 0]`
+    Blosc,
+    /// shards 256^3 of 32^3 inner chunks, inner `[bytes little, zstd 1]`, index
+    /// `[bytes little, crc32c]` at the end
+    Shard,
+}
+
+impl Workload {
+    /// All four, in `compare.py`'s order.
+    pub const ALL: [Workload; 4] = [
+        Workload::Raw,
+        Workload::Zstd,
+        Workload::Blosc,
+        Workload::Shard,
+    ];
+
+    /// The name `compare.py` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Raw => "raw",
+            Workload::Zstd => "zstd",
+            Workload::Blosc => "blosc",
+            Workload::Shard => "shard",
+        }
+    }
+
+    /// The builder of the workload's `n^3` uint16 array (the metadata `compare.py` writes:
+    /// regular grid, `default` keys with `/`, fill value 0).
+    pub fn builder(self, n: u64) -> ArrayBuilder {
+        let b = ArrayBuilder::new(vec![n; 3], DataType::UInt16).serializer(def(
+            json!({"name": "bytes", "configuration": {"endian": "little"}}),
+        ));
+        match self {
+            Workload::Raw => b.chunk_shape(vec![64; 3]).compressors(vec![]),
+            Workload::Zstd => b.chunk_shape(vec![64; 3]).compressors(vec![zstd1()]),
+            Workload::Blosc => b.chunk_shape(vec![64; 3]).compressors(vec![def(json!({
+                "name": "blosc",
+                "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                  "typesize": 2, "blocksize": 0}
+            }))]),
+            // the builder's sharding index is [bytes little, crc32c] at the end
+            Workload::Shard => b
+                .chunk_shape(vec![32; 3])
+                .shards(vec![256; 3])
+                .compressors(vec![zstd1()]),
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Workload {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Workload::ALL
+            .into_iter()
+            .find(|w| w.name() == s)
+            .ok_or_else(|| format!("unknown workload {s:?} (raw, zstd, blosc or shard)"))
+    }
+}
+
+/// `{"name": "zstd", "configuration": {"level": 1, "checksum": false}}`
+pub fn zstd1() -> ExtensionDef {
+    def(json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}}))
+}
+
+/// An extension definition from its JSON form.
+///
+/// # Panics
+/// On JSON that is not a definition (the benches only pass literals).
+pub fn def(v: serde_json::Value) -> ExtensionDef {
+    serde_json::from_value(v).expect("a valid extension definition")
+}
+
+/// The peak resident set size of this process so far, in bytes (`getrusage`, `ru_maxrss`).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a `rusage` into the pointer it is given, which points to
+    // memory of that type.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct.
+    let usage = unsafe { usage.assume_init() };
+    // Linux reports kilobytes
+    u64::try_from(usage.ru_maxrss).ok().map(|kib| kib * 1024)
+}
+
+/// MiB per second for `bytes` processed in `seconds`.
+pub fn mib_s(bytes: u64, seconds: f64) -> f64 {
+    bytes as f64 / (1 << 20) as f64 / seconds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_matches_compare_py() {
+        // values computed with compare.py's NumPy formula
+        assert_eq!(value(0, 0, 0), 0);
+        assert_eq!(value(1, 0, 0), 14); // 1 + (73856093 & 15)
+        let d = make_data(4);
+        assert_eq!(d.len(), 64);
+        assert_eq!(d[4 * 4 + 2 * 4 + 3], value(1, 2, 3));
+        assert_eq!(block_data([1, 2, 3], [1, 1, 1]), vec![value(1, 2, 3)]);
+        assert_eq!(checksum(&d), d.iter().map(|&v| u64::from(v)).sum::<u64>());
+    }
+
+    #[test]
+    fn workloads_build_compare_py_metadata() {
+        for w in Workload::ALL {
+            assert_eq!(w.name().parse::<Workload>(), Ok(w));
+            let meta = w.builder(256).metadata().unwrap();
+            assert_eq!(meta.shape, vec![256; 3]);
+            assert_eq!(meta.data_type, DataType::UInt16);
+        }
+        let shard = Workload::Shard.builder(512).metadata().unwrap();
+        assert_eq!(shard.codecs.len(), 1);
+        assert_eq!(shard.codecs[0].name, "sharding_indexed");
+        assert!("lz4".parse::<Workload>().is_err());
+    }
+
+    #[test]
+    fn peak_rss_is_reported() {
+        assert!(peak_rss_bytes().unwrap() > 0);
+    }
+}

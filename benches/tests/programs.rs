@@ -1,0 +1,63 @@
+//! The bench programs run end to end on small sizes (correctness only; nothing is timed).
+
+use std::process::Command;
+
+use zarr_benches::{checksum, make_data};
+
+fn last_line(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    stdout
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn peer_bench_writes_and_reads_every_workload() {
+    let n = 64u64;
+    let data = make_data(n);
+    let sum = checksum(&data);
+    let plane = (n / 2 * n * n) as usize..((n / 2 + 1) * n * n) as usize;
+    let slab_sum = checksum(&data[plane]);
+    let dir = tempfile::tempdir().unwrap();
+    for w in ["raw", "zstd", "blosc", "shard"] {
+        let path = dir.path().join(format!("{w}.zarr"));
+        for (op, want) in [("write", sum), ("read", sum), ("slab", slab_sum)] {
+            let out = Command::new(env!("CARGO_BIN_EXE_peer-bench"))
+                .args([op, w, path.to_str().unwrap(), &n.to_string()])
+                .output()
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_str(&last_line(&out)).unwrap();
+            assert_eq!(v["checksum"].as_u64(), Some(want), "{op} {w}");
+            assert!(v["seconds"].as_f64().unwrap() >= 0.0);
+        }
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_peer-bench"))
+        .args(["read", "lz4", "x", "8"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn prepend_table_prints_a_row_per_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_prepend-table"))
+        .args(["--grids", "2", "--repeat", "1", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(last_line(&out).contains("grid arithmetic"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| 8 |"))
+        .unwrap_or_else(|| panic!("no row for 8 chunks in {stdout}"));
+    assert_eq!(row.matches('|').count(), 8, "{row}");
+}
