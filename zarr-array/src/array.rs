@@ -385,6 +385,15 @@ impl Array {
                         // SAFETY: disjoint parts, as above.
                         unsafe { out_ptr.fill(&region.shape, &part.in_region, fill, elem) };
                     }
+                    Some(bytes) if whole_chunk && contiguous_in(&part.in_region, &region.shape) => {
+                        // the chunk is one contiguous run of the output: decode straight
+                        // into it, with no scratch buffer and no copy
+                        let at = linear_offset(&part.in_region.start, &region.shape) * elem;
+                        // SAFETY: disjoint parts, as above; the run lies inside `out`
+                        // because the part lies inside the region.
+                        let dst = unsafe { &mut out_ptr.bytes()[at..at + chunk_len] };
+                        self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
+                    }
                     Some(bytes) => {
                         grow_to(scratch, chunk_len, &chunk_shape)?;
                         self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
@@ -440,6 +449,11 @@ impl Array {
         let chunk_len = self.chunk_byte_len()?;
         let elem = self.meta.data_type.size();
         let key = self.chunk_key(&part.chunk);
+        if part.in_chunk.shape == chunk_shape && contiguous_in(&part.in_region, data_shape) {
+            // the whole chunk buffer is one contiguous run of the data: encode it in place
+            let at = linear_offset(&part.in_region.start, data_shape) * elem;
+            return self.store_chunk(&key, &data[at..at + chunk_len]);
+        }
         // Every array position of this chunk, in its buffer.
         let covered = self
             .grid
@@ -481,7 +495,10 @@ impl Array {
     pub(crate) fn fill_chunk(&self, len: usize) -> Result<Vec<u8>> {
         let mut c = Vec::new();
         grow_to(&mut c, len, &self.chunk_shape())?;
-        fill_with(&mut c, self.meta.fill_value.as_bytes());
+        let fill = self.meta.fill_value.as_bytes();
+        if fill.iter().any(|&b| b != 0) {
+            fill_with(&mut c, fill);
+        }
         Ok(c)
     }
 
@@ -670,6 +687,25 @@ fn fill_block(dst: &mut [u8], dst_shape: &[u64], part: &Region, row: &[u8], elem
         }
         dst[off..off + row.len()].copy_from_slice(row);
     }
+}
+
+/// Whether the block `part` is one contiguous run of a C-order buffer of `shape`: leading
+/// axes of length 1, then one partial axis, then axes it spans wholly.
+fn contiguous_in(part: &Region, shape: &[u64]) -> bool {
+    let rank = shape.len();
+    let mut d = 0;
+    while d < rank && part.shape[d] == 1 {
+        d += 1;
+    }
+    // axis d may be partial; every later axis must be whole
+    (d + 1..rank).all(|e| part.start[e] == 0 && part.shape[e] == shape[e])
+}
+
+/// The C-order linear index of `pos` in a buffer of `shape`.
+fn linear_offset(pos: &[u64], shape: &[u64]) -> usize {
+    pos.iter()
+        .zip(shape)
+        .fold(0usize, |acc, (&p, &n)| acc * n as usize + p as usize)
 }
 
 /// Grows `buf` to `len` bytes, failing with [`ArrayError::TooLarge`] rather than aborting
