@@ -11,7 +11,10 @@ use crate::layout::{
 
 /// Create, fill, grow, inspect, validate and convert Zarr v3 arrays.
 ///
-/// PATH is a directory holding a Zarr node (its zarr.json) at its root.
+/// PATH is a directory holding a Zarr node (its zarr.json) at its root, or a url: file:///dir,
+/// s3://bucket/prefix, gs://bucket/prefix, az://container/prefix, http(s)://host/path
+/// (read-only). Remote stores are configured from the environment (AWS_ENDPOINT_URL,
+/// AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ALLOW_HTTP, GOOGLE_*, AZURE_*).
 #[derive(Debug, Parser)]
 #[command(name = "zarr", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
@@ -60,7 +63,7 @@ pub enum Command {
 /// `zarr create`
 #[derive(Debug, Args)]
 pub struct CreateArgs {
-    /// The directory to create the array in
+    /// The directory (or url) to create the array in
     pub path: String,
     /// The shape, like 6,4
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
@@ -81,7 +84,7 @@ pub struct CreateArgs {
 pub struct ImportArgs {
     /// The .npy file (its shape and data type become the array's)
     pub npy: PathBuf,
-    /// The directory to create the array in
+    /// The directory (or url) to create the array in
     pub path: String,
     /// The chunk shape (with --shards, the inner chunk shape) [default: about 1 MiB chunks]
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
@@ -146,6 +149,25 @@ pub struct InfoArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Count the stored chunks and their bytes by listing the store (the default for a
+    /// directory; on a remote store it costs a LIST per 1000 keys and a HEAD per chunk)
+    #[arg(long, conflicts_with = "no_list")]
+    pub list: bool,
+    /// Do not list the store: chunks and bytes stored are not shown (null in --json); the
+    /// default for a remote url, where `info` then costs one GET
+    #[arg(long)]
+    pub no_list: bool,
+}
+
+impl InfoArgs {
+    /// Whether `info` lists the store: `--list`, `--no-list`, or by default for local
+    /// stores only.
+    pub fn lists(&self) -> bool {
+        if self.list || self.no_list {
+            return self.list;
+        }
+        !crate::store::is_remote(&self.path)
+    }
 }
 
 /// A subcommand that takes one PATH.
@@ -160,7 +182,7 @@ pub struct PathArgs {
 pub struct ConvertArgs {
     /// The array to copy
     pub src: String,
-    /// The directory of the new array
+    /// The directory (or url) of the new array
     pub dst: String,
     /// A new chunk shape (with shards, the inner chunk shape)
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
@@ -189,7 +211,7 @@ pub struct ConvertArgs {
 /// `zarr quickstart`
 #[derive(Debug, Args)]
 pub struct QuickstartArgs {
-    /// A new (or empty) directory
+    /// A new (or empty) directory, or url
     pub dir: String,
 }
 
@@ -206,14 +228,14 @@ pub enum ConformanceCommand {
 /// `zarr conformance write`
 #[derive(Debug, Args)]
 pub struct ConformanceWriteArgs {
-    /// A new (or empty) directory
+    /// A new (or empty) directory, or url
     pub dir: String,
 }
 
 /// `zarr conformance run`
 #[derive(Debug, Args)]
 pub struct ConformanceRunArgs {
-    /// The corpus (a directory with manifest.json)
+    /// The corpus (a directory or url with manifest.json; readers get ARRAY_PATH below it)
     pub dir: String,
     /// Print one JSON object instead of the table
     #[arg(long)]

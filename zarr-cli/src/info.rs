@@ -1,10 +1,11 @@
 //! `zarr info` and `zarr tree`.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use zarr_array::zarr_store::Store;
-use zarr_array::{Array, ExtensionDef};
+use zarr_array::{Array, ArrayError, ExtensionDef, Group};
 
 use crate::cli::InfoArgs;
 use crate::commands::fmt_domain;
@@ -28,42 +29,80 @@ fn node_type(store: &Arc<dyn Store>, key: &str, location: &str) -> Result<Option
 /// Storage figures of an array.
 #[derive(Debug, Clone, Copy)]
 pub struct Storage {
-    /// Stored chunks (shards, for a sharded array).
-    pub chunks_stored: u64,
+    /// Stored chunks (shards, for a sharded array); `None` when the store was not listed.
+    pub chunks_stored: Option<u64>,
     /// Every chunk of the grid (`None` beyond u64).
     pub chunks_total: Option<u64>,
-    /// Bytes of the stored chunks.
-    pub bytes_stored: u64,
+    /// Bytes of the stored chunks; `None` when the store was not listed.
+    pub bytes_stored: Option<u64>,
     /// Bytes of the whole array, uncompressed (`None` beyond u64).
     pub nbytes: Option<u64>,
 }
 
-/// Counts stored chunks and their bytes.
+/// The most chunk sizes asked for at once (HEAD requests, on a remote store).
+const SIZE_WORKERS: usize = 16;
+
+/// The storage figures of an array; with `list`, the stored chunks are counted (one listing
+/// of the array's prefix) and their bytes summed (one `size` per stored chunk, a HEAD request
+/// on a remote store, at most 16 at once); without, they are `None` and the
+/// store is not touched.
 ///
 /// # Errors
 /// The store's.
-pub fn storage(array: &Array, location: &str) -> Result<Storage> {
-    let stored = array.stored_chunks().map_err(|e| zarr(location, e))?;
-    let mut bytes = 0u64;
-    for chunk in &stored {
-        let size = array
-            .store()
-            .size(&array.chunk_key(chunk))
-            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-        bytes = bytes.saturating_add(size.unwrap_or(0));
-    }
+pub fn storage(array: &Array, location: &str, list: bool) -> Result<Storage> {
     let nbytes = array
         .shape()
         .iter()
         .try_fold(array.data_type().size() as u64, |acc, &n| {
             acc.checked_mul(n)
         });
+    let (chunks_stored, bytes_stored) = if list {
+        let stored = array.stored_chunks().map_err(|e| zarr(location, e))?;
+        let bytes = stored_bytes(array, &stored, location)?;
+        (Some(stored.len() as u64), Some(bytes))
+    } else {
+        (None, None)
+    };
     Ok(Storage {
-        chunks_stored: stored.len() as u64,
+        chunks_stored,
         chunks_total: array.grid().num_chunks(),
-        bytes_stored: bytes,
+        bytes_stored,
         nbytes,
     })
+}
+
+/// The bytes of these stored chunks, their sizes asked for in parallel.
+fn stored_bytes(array: &Array, chunks: &[Vec<i64>], location: &str) -> Result<u64> {
+    let next = AtomicUsize::new(0);
+    let total = AtomicU64::new(0);
+    let failure: Mutex<Option<CliError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..chunks.len().min(SIZE_WORKERS) {
+            scope.spawn(|| {
+                while let Some(chunk) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    match array.store().size(&array.chunk_key(chunk)) {
+                        Ok(size) => {
+                            total.fetch_add(size.unwrap_or(0), Ordering::Relaxed);
+                        }
+                        Err(e) => {
+                            if let Ok(mut slot) = failure.lock() {
+                                slot.get_or_insert_with(|| {
+                                    zarr(location, zarr_array::ArrayError::Store(e))
+                                });
+                            }
+                            // stop every worker
+                            next.store(chunks.len(), Ordering::Relaxed);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner().ok().flatten() {
+        Some(e) => Err(e),
+        None => Ok(total.into_inner()),
+    }
 }
 
 /// A codec in one line: `zstd(level=0, checksum=false)`, shards with their inner codecs.
@@ -126,7 +165,7 @@ fn human_bytes(n: u64) -> String {
 
 fn ratio(s: &Storage) -> Option<f64> {
     match (s.nbytes, s.bytes_stored) {
-        (Some(n), b) if b > 0 => Some(n as f64 / b as f64),
+        (Some(n), Some(b)) if b > 0 => Some(n as f64 / b as f64),
         _ => None,
     }
 }
@@ -199,19 +238,32 @@ fn grid_text(def: &ExtensionDef) -> String {
 /// `zarr info`
 pub fn info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
     let store = open_store(&a.path, Access::Existing)?;
-    match node_type(&store, "zarr.json", &a.path)?.as_deref() {
-        Some("group") => return group_info(ctx, a),
-        None => {
+    info_in(ctx, store, a)
+}
+
+/// `zarr info` on the store `a.path` names, opened already (tests pass a store that counts
+/// its requests).
+///
+/// An array costs one `get` (its `zarr.json`), plus, when [`InfoArgs::lists`], one listing
+/// of the array and one `size` per stored chunk. A group costs two `get`s, one listing of
+/// one level and one `get` per child (to tell arrays from groups).
+///
+/// # Errors
+/// No node, metadata this build refuses, the store's errors.
+pub fn info_in(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
+    let array = match Array::open_with(store.clone(), "", &ctx.extensions) {
+        Ok(array) => array,
+        Err(ArrayError::WrongNodeType { found: "group", .. }) => return group_info(ctx, store, a),
+        Err(ArrayError::NotFound { .. }) => {
             return Err(CliError::input(format!(
                 "{}: no Zarr array or group here (no zarr.json; `zarr tree` on a parent \
                  directory shows what is where)",
                 a.path
             )))
         }
-        Some(_) => {}
-    }
-    let array = Array::open_with(store, "", &ctx.extensions).map_err(|e| zarr(&a.path, e))?;
-    let s = storage(&array, &a.path)?;
+        Err(e) => return Err(zarr(&a.path, e)),
+    };
+    let s = storage(&array, &a.path, a.lists())?;
     if a.json {
         outln(array_json(&array, &a.path, &s).to_string());
         return Ok(());
@@ -263,16 +315,19 @@ pub fn info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
             Value::Object(meta.attributes.clone()).to_string(),
         ));
     }
-    lines.push((
-        "chunks",
-        format!(
-            "{} stored of {}",
-            s.chunks_stored,
-            s.chunks_total
-                .map_or_else(|| "more than 2^64".into(), |n| n.to_string())
-        ),
-    ));
-    lines.push(("bytes stored", human_bytes(s.bytes_stored)));
+    let total = s
+        .chunks_total
+        .map_or_else(|| "more than 2^64".into(), |n| n.to_string());
+    match (s.chunks_stored, s.bytes_stored) {
+        (Some(stored), Some(bytes)) => {
+            lines.push(("chunks", format!("{stored} stored of {total}")));
+            lines.push(("bytes stored", human_bytes(bytes)));
+        }
+        _ => lines.push((
+            "chunks",
+            format!("{total} in the grid (stored chunks not counted: --list counts them)"),
+        )),
+    }
     if let Some(n) = s.nbytes {
         lines.push(("bytes", format!("{} uncompressed", human_bytes(n))));
     }
@@ -285,8 +340,8 @@ pub fn info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
     Ok(())
 }
 
-fn group_info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
-    let group = ctx.open_group(&a.path)?;
+fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
+    let group = Group::open_with(store, "", &ctx.extensions).map_err(|e| zarr(&a.path, e))?;
     let members = group.members().map_err(|e| zarr(&a.path, e))?;
     if a.json {
         let list: Vec<Value> = members

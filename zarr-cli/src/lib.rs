@@ -70,15 +70,16 @@ fn dispatch(cli: &Cli) -> Result<()> {
 ///
 /// # Errors
 /// A non-empty directory, a file, or an unreadable directory.
-pub fn require_empty_dir(dir: &str) -> Result<()> {
-    let path = std::path::Path::new(dir);
+pub fn require_empty_dir(dir: impl AsRef<std::path::Path>) -> Result<()> {
+    let path = dir.as_ref();
+    let dir = path.display();
     if path.is_file() {
         return Err(CliError::input(format!(
             "{dir} is a file (give a new directory)"
         )));
     }
     if path.is_dir() {
-        let mut entries = std::fs::read_dir(path).map_err(|e| CliError::io(dir, e))?;
+        let mut entries = std::fs::read_dir(path).map_err(|e| CliError::io(&dir, e))?;
         if entries.next().is_some() {
             return Err(CliError::input(format!(
                 "{dir} is not empty (give a new or empty directory)"

@@ -11,7 +11,6 @@ use crate::commands::fmt_domain;
 use crate::error::{zarr, Result};
 use crate::layout::{sparse_def, SparseFormat, SPARSE_CODEC};
 use crate::progress::outln;
-use crate::require_empty_dir;
 use crate::store::{open_store, Access, Ctx};
 
 fn ne_bytes_i32(v: impl IntoIterator<Item = i32>) -> Vec<u8> {
@@ -20,8 +19,7 @@ fn ne_bytes_i32(v: impl IntoIterator<Item = i32>) -> Vec<u8> {
 
 /// `zarr quickstart`
 pub fn quickstart(ctx: &Ctx, dir: &str) -> Result<()> {
-    require_empty_dir(dir)?;
-    let store: Arc<dyn Store> = open_store(dir, Access::Create)?;
+    let store: Arc<dyn Store> = open_store(dir, Access::Empty)?;
     let err = |e| zarr(dir, e);
     let mut attrs = Map::new();
     attrs.insert(

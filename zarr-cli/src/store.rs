@@ -1,10 +1,11 @@
-//! Where arrays live: opening stores (the one place that turns a PATH into a store) and
-//! opening arrays and groups with the registries the global `--without` options leave.
+//! Where arrays live: opening stores (the one place that turns a PATH, a directory or a url,
+//! into a store) and opening arrays and groups with the registries the global `--without`
+//! options leave.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
+use zarr_array::zarr_store::{self, FilesystemStore, MemoryStore, Store, StoreError, StoreUrl};
 use zarr_array::{Array, ArrayBuilder, Extensions, Group};
 
 use crate::error::{zarr, CliError, Result};
@@ -12,25 +13,84 @@ use crate::error::{zarr, CliError, Result};
 /// What the caller is about to do with a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Read or modify what is there: the location must exist.
+    /// Read or modify what is there: a local directory must exist.
     Existing,
-    /// Create a node: the location is created when missing.
+    /// Create a node: a local directory is created when missing.
     Create,
+    /// Write a new hierarchy: the location must be new or empty (a local directory is
+    /// created; a remote prefix must hold no object).
+    Empty,
+}
+
+/// What a PATH names.
+///
+/// # Errors
+/// An empty PATH, an unknown scheme or a malformed url (usage errors).
+pub fn store_url(location: &str) -> Result<StoreUrl> {
+    if location.is_empty() {
+        return Err(CliError::usage("an empty PATH (give a directory or a url)"));
+    }
+    StoreUrl::parse(location).map_err(|e| CliError::usage(crate::error::chain(&e)))
+}
+
+/// Whether PATH names a remote store (`s3://`, `gs://`, `az://`, `azure://`, `http(s)://`),
+/// where every operation is a request and listing can be slow.
+pub fn is_remote(location: &str) -> bool {
+    StoreUrl::parse(location).is_ok_and(|u| u.is_remote())
 }
 
 /// Opens the store at `location`.
 ///
-/// Today `location` is a filesystem directory whose root holds the node. This is the only
-/// function that interprets it, so URLs (`s3://`, `file://`, ...) plug in here.
+/// This is the only function that interprets a PATH: a directory (plain path or
+/// `file:///abs/path`), `memory://`, or, with cargo feature `object-store` (on by default),
+/// an object store url: `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`,
+/// `http(s)://host/path` (read-only), configured from the environment (`AWS_ENDPOINT_URL`,
+/// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, ...) by [`zarr_store::open_url`]. Opening a remote
+/// store sends no request.
 ///
 /// # Errors
-/// A missing location (for [`Access::Existing`]), a file where a directory is expected, or
-/// the store's errors.
+/// A missing local directory (for [`Access::Existing`]), a file where a directory is
+/// expected, a location that is not empty (for [`Access::Empty`]), a malformed url, a
+/// remote url in a build without the `object-store` feature, a read-only url for writing,
+/// or the store's errors.
 pub fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
-    if location.is_empty() {
-        return Err(CliError::usage("an empty PATH (give a directory)"));
+    let url = store_url(location)?;
+    let store_err = |e: StoreError| zarr(location, zarr_array::ArrayError::Store(e));
+    match url {
+        StoreUrl::Path(path) => open_local(location, &path, access),
+        StoreUrl::Remote { .. } if url.is_read_only() && access != Access::Existing => {
+            Err(CliError::input(format!(
+                "{location}: http(s):// urls are read-only (write to s3://, gs://, az:// or a \
+                 directory)"
+            )))
+        }
+        _ => {
+            let store = zarr_store::open_url(location).map_err(|e| match e {
+                StoreError::UnsupportedUrl {
+                    scheme, feature, ..
+                } => CliError::usage(format!(
+                    "{location}: this zarr was built without {scheme}:// and the other remote \
+                     stores (cargo feature \"{feature}\" of zarr-cli, on by default: rebuild \
+                     without --no-default-features)"
+                )),
+                StoreError::InvalidUrl { .. } => CliError::usage(crate::error::chain(&e)),
+                other => store_err(other),
+            })?;
+            if access == Access::Empty {
+                let top = store.list_dir("").map_err(store_err)?;
+                if !top.keys.is_empty() || !top.prefixes.is_empty() {
+                    return Err(CliError::input(format!(
+                        "{location} is not empty (give a new or empty prefix)"
+                    )));
+                }
+            }
+            Ok(store)
+        }
     }
-    let path = Path::new(location);
+}
+
+/// A store on a local directory.
+fn open_local(location: &str, path: &Path, access: Access) -> Result<Arc<dyn Store>> {
     match access {
         Access::Existing => {
             match std::fs::metadata(path) {
@@ -53,7 +113,10 @@ pub fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
                 .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
             Ok(Arc::new(store))
         }
-        Access::Create => {
+        Access::Create | Access::Empty => {
+            if access == Access::Empty {
+                crate::require_empty_dir(path)?;
+            }
             if path.is_file() {
                 return Err(CliError::input(format!(
                     "{location} is a file (give a directory for the new array)"
@@ -144,7 +207,7 @@ impl Ctx {
     /// # Errors
     /// A node already there, invalid settings, store errors.
     pub fn create_array(&self, location: &str, builder: &ArrayBuilder) -> Result<Array> {
-        // validate everything in memory before creating any directory
+        // validate everything in memory before creating any directory (or object)
         builder
             .create_with(Arc::new(MemoryStore::new()), "", &self.extensions)
             .map_err(|e| zarr(location, e))?;

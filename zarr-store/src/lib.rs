@@ -26,6 +26,6 @@ pub use object::{CountingObjectStore, ObjectStoreBackend, RequestCounts, MAX_CON
 /// that callers build their `Arc<dyn ObjectStore>` with the same version.
 #[cfg(feature = "object-store")]
 pub use object_store;
-pub use open::open_url;
+pub use open::{open_url, StoreUrl};
 pub use range::ByteRange;
 pub use store::{ListDir, Store, StoreExt};

@@ -48,33 +48,91 @@ const OBJECT_STORE_FEATURE: &str = "object-store";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_url(url: &str) -> Result<Arc<dyn Store>> {
-    let Some((scheme, rest)) = split_scheme(url) else {
-        if url.is_empty() {
-            return Err(invalid(url, "it is empty"));
-        }
-        return Ok(Arc::new(FilesystemStore::create(url)?));
-    };
-    match scheme.as_str() {
-        "file" => Ok(Arc::new(FilesystemStore::create(file_url_path(
-            url, rest,
-        )?)?)),
-        "memory" => {
-            if !rest.is_empty() && rest != "/" {
-                return Err(invalid(
-                    url,
-                    "memory:// takes no path (each memory:// store is new and empty)",
-                ));
+    match StoreUrl::parse(url)? {
+        StoreUrl::Path(path) => Ok(Arc::new(FilesystemStore::create(path)?)),
+        StoreUrl::Memory => Ok(Arc::new(MemoryStore::new())),
+        StoreUrl::Remote { scheme } => open_remote(url, &scheme),
+    }
+}
+
+/// What a store url names, told without opening, creating or contacting anything: callers
+/// that must not create a directory (opening an existing array, say) look here first.
+///
+/// ```
+/// use std::path::PathBuf;
+/// use zarr_store::StoreUrl;
+///
+/// assert_eq!(StoreUrl::parse("data/my.zarr")?, StoreUrl::Path(PathBuf::from("data/my.zarr")));
+/// assert_eq!(StoreUrl::parse("file:///tmp/a%20b")?, StoreUrl::Path(PathBuf::from("/tmp/a b")));
+/// assert_eq!(StoreUrl::parse("memory://")?, StoreUrl::Memory);
+/// let remote = StoreUrl::parse("s3://bucket/prefix")?;
+/// assert!(remote.is_remote());
+/// assert_eq!(remote, StoreUrl::Remote { scheme: "s3".into() });
+/// assert!(StoreUrl::parse("ftp://host/x").is_err());
+/// # Ok::<(), zarr_store::StoreError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreUrl {
+    /// A directory: a plain path, or a `file://` url (percent-decoded).
+    Path(PathBuf),
+    /// `memory://`: a new, empty [`MemoryStore`].
+    Memory,
+    /// An object store: `s3`, `gs`, `az`, `azure`, `http` or `https` (lower-cased). Only the
+    /// scheme is checked here; [`open_url`] checks the rest, and needs cargo feature
+    /// `object-store`.
+    Remote {
+        /// The scheme, lower-cased.
+        scheme: String,
+    },
+}
+
+impl StoreUrl {
+    /// Tells what `url` names.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidUrl`] for an empty url, an unknown scheme, a malformed `file://`
+    /// url or a `memory://` url with a path.
+    pub fn parse(url: &str) -> Result<StoreUrl> {
+        let Some((scheme, rest)) = split_scheme(url) else {
+            if url.is_empty() {
+                return Err(invalid(url, "it is empty"));
             }
-            Ok(Arc::new(MemoryStore::new()))
+            return Ok(StoreUrl::Path(PathBuf::from(url)));
+        };
+        match scheme.as_str() {
+            "file" => Ok(StoreUrl::Path(file_url_path(url, rest)?)),
+            "memory" => {
+                if !rest.is_empty() && rest != "/" {
+                    return Err(invalid(
+                        url,
+                        "memory:// takes no path (each memory:// store is new and empty)",
+                    ));
+                }
+                Ok(StoreUrl::Memory)
+            }
+            remote if REMOTE_SCHEMES.contains(&remote) => Ok(StoreUrl::Remote { scheme }),
+            other => Err(invalid(
+                url,
+                format!(
+                    "unknown scheme {other:?} (expected a path, file://, memory://, s3://, \
+                     gs://, az://, azure://, http:// or https://)"
+                ),
+            )),
         }
-        remote if REMOTE_SCHEMES.contains(&remote) => open_remote(url, remote),
-        other => Err(invalid(
-            url,
-            format!(
-                "unknown scheme {other:?} (expected a path, file://, memory://, s3://, gs://, \
-                 az://, azure://, http:// or https://)"
-            ),
-        )),
+    }
+
+    /// Whether the url names an object store (reached over the network).
+    #[must_use]
+    pub fn is_remote(&self) -> bool {
+        matches!(self, StoreUrl::Remote { .. })
+    }
+
+    /// Whether the store refuses writes: `http://` and `https://` stores are read-only.
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, StoreUrl::Remote { scheme } if scheme == "http" || scheme == "https")
     }
 }
 

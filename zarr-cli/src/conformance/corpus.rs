@@ -4,7 +4,6 @@
 //! independently, in memory (random blocks, pasted, concatenated, cropped), then saved as
 //! `PATH.npy` beside it. Documents a reader must refuse are written by hand.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -322,7 +321,6 @@ const READ_GROUP: Head<'static> = Head {
 struct Writer<'a> {
     ctx: &'a Ctx,
     store: Arc<dyn Store>,
-    dir: PathBuf,
     location: String,
     fixtures: Vec<Value>,
     rng: Rng,
@@ -346,10 +344,14 @@ impl Writer<'_> {
         }));
     }
 
+    /// Saves the expected data beside the array, through the store (a file in a directory,
+    /// an object under a remote prefix).
     fn save_npy(&self, path: &str, expected: &Dense) -> Result<()> {
-        let file = self.dir.join(format!("{path}.npy"));
+        let key = format!("{path}.npy");
         let bytes = npy::to_bytes(expected.data_type, &expected.shape, &expected.data);
-        std::fs::write(&file, bytes).map_err(|e| CliError::io(file.display(), e))
+        self.store
+            .set(&key, &bytes)
+            .map_err(|e| zarr(format!("{}/{key}", self.location), e.into()))
     }
 
     /// Creates an array, lets `fill` write it (returning the expected data), saves the data.
@@ -474,20 +476,15 @@ fn std_builder(t: DataType) -> ArrayBuilder {
     ArrayBuilder::new(STD.to_vec(), t).chunk_shape(STD_CHUNKS.to_vec())
 }
 
-/// Writes the whole corpus into `store` (rooted at `dir`); returns the manifest's fixtures.
+/// Writes the whole corpus, each array with its expected `.npy`, into `store` (at
+/// `location`, for messages); returns the manifest's fixtures.
 ///
 /// # Errors
-/// Library or file errors.
-pub fn write_corpus(
-    ctx: &Ctx,
-    store: Arc<dyn Store>,
-    dir: PathBuf,
-    location: &str,
-) -> Result<Vec<Value>> {
+/// Library or store errors.
+pub fn write_corpus(ctx: &Ctx, store: Arc<dyn Store>, location: &str) -> Result<Vec<Value>> {
     let mut w = Writer {
         ctx,
         store,
-        dir,
         location: location.to_string(),
         fixtures: Vec::new(),
         rng: Rng::new(1),

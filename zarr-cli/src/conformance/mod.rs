@@ -9,25 +9,22 @@
 pub mod corpus;
 mod run;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use zarr_array::zarr_store::Store;
 
-use crate::error::{CliError, Result};
+use crate::error::{zarr, Result};
 use crate::layout::SPARSE_CODEC;
 use crate::progress::outln;
-use crate::require_empty_dir;
 use crate::store::{open_store, Access, Ctx};
 
 pub use run::run;
 
 /// `zarr conformance write`
 pub fn write(ctx: &Ctx, dir: &str) -> Result<()> {
-    require_empty_dir(dir)?;
-    let store: Arc<dyn Store> = open_store(dir, Access::Create)?;
-    let fixtures = corpus::write_corpus(ctx, store, PathBuf::from(dir), dir)?;
+    let store: Arc<dyn Store> = open_store(dir, Access::Empty)?;
+    let fixtures = corpus::write_corpus(ctx, store.clone(), dir)?;
     let bounded = ctx.extensions.chunk_grids.contains(corpus::REGULAR_BOUNDED);
     let sparse = ctx.has_codec(SPARSE_CODEC);
     let count = |node: &str, expect: &str| {
@@ -48,9 +45,10 @@ pub fn write(ctx: &Ctx, dir: &str) -> Result<()> {
         "extensions": {corpus::REGULAR_BOUNDED: bounded, SPARSE_CODEC: sparse},
         "fixtures": fixtures,
     });
-    let path = PathBuf::from(dir).join("manifest.json");
-    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
-    std::fs::write(&path, text + "\n").map_err(|e| CliError::io(path.display(), e))?;
+    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
+    store
+        .set("manifest.json", text.as_bytes())
+        .map_err(|e| zarr(format!("{dir}/manifest.json"), e.into()))?;
     outln(format!(
         "wrote {} fixtures to {dir}: {reads} arrays to read, {rejects} array documents to \
          refuse, {groups} groups; manifest.json lists them",

@@ -1,21 +1,76 @@
 //! `zarr conformance run DIR -- READER...`: every array fixture through another reader.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use zarr_array::zarr_store::{Store, StoreUrl};
 use zarr_array::Group;
 
 use crate::cli::ConformanceRunArgs;
 use crate::error::{chain, CliError, Result};
 use crate::npy::Npy;
 use crate::progress::{outln, Progress};
-use crate::store::{open_store, Access, Ctx};
+use crate::store::{open_store, store_url, Access, Ctx};
+
+/// Where a corpus lives: a local directory (read as files), or a remote prefix (read
+/// through its store; readers are given urls below it, like `s3://bucket/corpus/dtype_bool`).
+#[derive(Debug)]
+enum Corpus {
+    Dir(PathBuf),
+    Remote {
+        /// The url, without a trailing `/`.
+        url: String,
+        store: Arc<dyn Store>,
+    },
+}
+
+impl Corpus {
+    fn open(location: &str) -> Result<Corpus> {
+        match store_url(location)? {
+            StoreUrl::Path(path) => Ok(Corpus::Dir(path)),
+            _ => Ok(Corpus::Remote {
+                url: location.trim_end_matches('/').to_string(),
+                store: open_store(location, Access::Existing)?,
+            }),
+        }
+    }
+
+    /// How the corpus is shown.
+    fn shown(&self) -> String {
+        match self {
+            Corpus::Dir(dir) => dir.display().to_string(),
+            Corpus::Remote { url, .. } => url.clone(),
+        }
+    }
+
+    /// The file (or object) `rel` of the corpus, as given to readers and shown in messages.
+    fn child(&self, rel: &str) -> OsString {
+        match self {
+            Corpus::Dir(dir) => dir.join(rel).into_os_string(),
+            Corpus::Remote { url, .. } => format!("{url}/{rel}").into(),
+        }
+    }
+
+    /// The contents of `rel`: `Ok(None)` when it does not exist.
+    fn read(&self, rel: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+        match self {
+            Corpus::Dir(dir) => match std::fs::read(dir.join(rel)) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e.to_string()),
+            },
+            Corpus::Remote { store, .. } => store.get(rel).map_err(|e| chain(&e)),
+        }
+    }
+}
 
 /// How one fixture came out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,19 +115,17 @@ struct Fixture {
     category: String,
 }
 
-fn load_manifest(dir: &Path) -> Result<Vec<Fixture>> {
-    let file = dir.join("manifest.json");
-    let shown = file.display().to_string();
-    let text = std::fs::read(&file).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
+fn load_manifest(corpus: &Corpus) -> Result<Vec<Fixture>> {
+    let shown = corpus.child("manifest.json").to_string_lossy().into_owned();
+    let text = corpus
+        .read("manifest.json")
+        .map_err(|e| CliError::input(format!("{shown}: {e}")))?
+        .ok_or_else(|| {
             CliError::input(format!(
                 "{shown}: no such file (is {} a corpus? `zarr conformance write DIR` makes one)",
-                dir.display()
+                corpus.shown()
             ))
-        } else {
-            CliError::io(&shown, e)
-        }
-    })?;
+        })?;
     let bad = |why: String| CliError::input(format!("{shown}: {why}"));
     let manifest: Value =
         serde_json::from_slice(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
@@ -106,7 +159,7 @@ fn load_manifest(dir: &Path) -> Result<Vec<Fixture>> {
                 .filter_map(Value::as_str)
                 .map(String::from)
                 .collect(),
-            None => scan_requires(&dir.join(&path).join("zarr.json")),
+            None => scan_requires(corpus, &format!("{path}/zarr.json")),
         };
         let category = if requires.is_empty() {
             "core".to_string()
@@ -125,8 +178,9 @@ fn load_manifest(dir: &Path) -> Result<Vec<Fixture>> {
 }
 
 /// The extensions of this project a `zarr.json` names (for manifests without "requires").
-fn scan_requires(doc: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(doc).unwrap_or_default();
+fn scan_requires(corpus: &Corpus, doc: &str) -> Vec<String> {
+    let bytes = corpus.read(doc).ok().flatten().unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     ["regular_bounded", "sparse_layout"]
         .iter()
         .filter(|n| text.contains(&format!("\"{n}\"")))
@@ -148,7 +202,7 @@ fn scratch_dir() -> Result<PathBuf> {
 /// Runs the reader on one array; `Ok(None)` when it timed out.
 fn run_reader(
     reader: &[String],
-    array: &Path,
+    array: &OsString,
     out: &Path,
     err: &Path,
     timeout: Duration,
@@ -188,16 +242,17 @@ fn first_line(path: &Path) -> String {
 }
 
 /// Compares what a reader wrote with the expected data.
-fn compare(got: &[u8], expected: &Path) -> Outcome {
-    let exp = match std::fs::read(expected)
-        .map_err(|e| e.to_string())
+fn compare(got: &[u8], corpus: &Corpus, expected: &str) -> Outcome {
+    let exp = match corpus
+        .read(expected)
+        .and_then(|b| b.ok_or_else(|| "no such file".to_string()))
         .and_then(|b| Npy::parse(&b).map_err(|e| e.to_string()))
     {
         Ok(n) => n,
         Err(e) => {
             return Outcome::Wrong(format!(
                 "the expected data {} is unreadable: {e}",
-                expected.display()
+                corpus.child(expected).to_string_lossy()
             ))
         }
     };
@@ -236,14 +291,14 @@ fn compare(got: &[u8], expected: &Path) -> Outcome {
 /// Checks one array fixture with the reader.
 fn check_array(
     args: &ConformanceRunArgs,
-    dir: &Path,
+    corpus: &Corpus,
     scratch: &Path,
     i: usize,
     f: &Fixture,
 ) -> std::io::Result<Outcome> {
     let out = scratch.join(format!("{i}.npy"));
     let err = scratch.join(format!("{i}.err"));
-    let array = dir.join(&f.path);
+    let array = corpus.child(&f.path);
     let status = run_reader(
         &args.reader,
         &array,
@@ -260,7 +315,7 @@ fn check_array(
         (Some(true), _) => match &f.data {
             None => Outcome::Pass,
             Some(data) => match std::fs::read(&out) {
-                Ok(bytes) => compare(&bytes, &dir.join(data)),
+                Ok(bytes) => compare(&bytes, corpus, data),
                 Err(_) => Outcome::Wrong("the reader exited 0 but wrote no .npy".into()),
             },
         },
@@ -271,8 +326,8 @@ fn check_array(
 }
 
 /// Checks one group fixture with this project's library.
-fn check_group(ctx: &Ctx, dir: &Path, f: &Fixture, all: &[Fixture]) -> Outcome {
-    let location = dir.join(&f.path).to_string_lossy().into_owned();
+fn check_group(ctx: &Ctx, corpus: &Corpus, f: &Fixture, all: &[Fixture]) -> Outcome {
+    let location = corpus.child(&f.path).to_string_lossy().into_owned();
     let opened = open_store(&location, Access::Existing)
         .map_err(|e| e.one_line())
         .and_then(|s| Group::open_with(s, "", &ctx.extensions).map_err(|e| chain(&e)));
@@ -306,8 +361,8 @@ fn check_group(ctx: &Ctx, dir: &Path, f: &Fixture, all: &[Fixture]) -> Outcome {
 
 /// `zarr conformance run`
 pub fn run(ctx: &Ctx, args: &ConformanceRunArgs) -> Result<()> {
-    let dir = PathBuf::from(&args.dir);
-    let fixtures = load_manifest(&dir)?;
+    let corpus = Corpus::open(&args.dir)?;
+    let fixtures = load_manifest(&corpus)?;
     let arrays: Vec<usize> = (0..fixtures.len())
         .filter(|&i| fixtures[i].node != "group")
         .collect();
@@ -325,7 +380,7 @@ pub fn run(ctx: &Ctx, args: &ConformanceRunArgs) -> Result<()> {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = arrays.get(k) else { break };
-                match check_array(args, &dir, &scratch, i, &fixtures[i]) {
+                match check_array(args, &corpus, &scratch, i, &fixtures[i]) {
                     Ok(outcome) => {
                         if let Ok(mut r) = results.lock() {
                             r[i] = Some(outcome);
@@ -354,7 +409,7 @@ pub fn run(ctx: &Ctx, args: &ConformanceRunArgs) -> Result<()> {
     let mut results = results.into_inner().unwrap_or_default();
     for (i, f) in fixtures.iter().enumerate() {
         if f.node == "group" {
-            results[i] = Some(check_group(ctx, &dir, f, &fixtures));
+            results[i] = Some(check_group(ctx, &corpus, f, &fixtures));
         }
     }
     let outcomes: Vec<Outcome> = results

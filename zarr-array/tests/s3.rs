@@ -1,0 +1,653 @@
+//! Arrays on object stores (cargo feature `object-store`): request counts of sharded reads on
+//! `object_store`'s in-memory store (always), and, against a real S3-compatible server when
+//! `ZARR_S3_TEST=1`, the same counts, create / write / read / append / prepend / resize round
+//! trips, sparse round trips, the conformance corpus read back from the server, and the read
+//! time of the 256^3 uint16 zstd workload next to the filesystem's:
+//!
+//! ```text
+//! eval "$(scripts/s3-server)"
+//! ZARR_S3_TEST=1 cargo test -p zarr-array --features object-store --test s3 -- --nocapture
+//! scripts/s3-server stop
+//! ```
+//!
+//! Without `ZARR_S3_TEST=1` the S3 tests print a note and pass; with it, a missing server or
+//! a missing `AWS_ENDPOINT_URL` fails them. Without the feature this file is empty, so that
+//! `cargo test -p zarr-array` does not build the object store client.
+#![cfg(feature = "object-store")]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ndarray::{s, ArrayD, IxDyn};
+use serde_json::{json, Value};
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_layout_sparse::Format;
+use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Extensions, Group};
+use zarr_store::object_store::memory::InMemory;
+use zarr_store::{
+    open_url, CountingObjectStore, FilesystemStore, ObjectStoreBackend, RequestCounts, Store,
+};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+// ---------------------------------------------------------------------------------------------
+// The S3 server (scripts/s3-server), when ZARR_S3_TEST=1.
+
+const BUCKET: &str = "zarr-array-test";
+
+/// The S3 endpoint to test against, with the bucket created; `None` (and a note) when
+/// `ZARR_S3_TEST` is not `1`.
+///
+/// # Panics
+///
+/// With `ZARR_S3_TEST=1`, when `AWS_ENDPOINT_URL` is unset or not a loopback `http://`
+/// address, or when the server does not answer: a missing server fails, it never skips.
+fn s3_endpoint(test: &str) -> Option<String> {
+    if std::env::var("ZARR_S3_TEST").as_deref() != Ok("1") {
+        eprintln!(
+            "note: {test}: skipped, set ZARR_S3_TEST=1 with a server running \
+             (eval \"$(scripts/s3-server)\") to run it"
+        );
+        return None;
+    }
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
+        panic!("ZARR_S3_TEST=1 but AWS_ENDPOINT_URL is unset: run eval \"$(scripts/s3-server)\"")
+    });
+    let authority = endpoint
+        .strip_prefix("http://")
+        .map(|rest| rest.trim_end_matches('/'))
+        .unwrap_or_else(|| panic!("AWS_ENDPOINT_URL={endpoint}: expected http://127.0.0.1:PORT"));
+    let loopback = authority
+        .to_socket_addrs()
+        .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
+        .unwrap_or(false);
+    assert!(
+        loopback,
+        "AWS_ENDPOINT_URL={endpoint}: the S3 tests only talk to a server on the loopback address"
+    );
+    create_bucket(authority, BUCKET);
+    Some(endpoint)
+}
+
+/// Creates `bucket` with an unsigned `PUT /bucket` (which the local test server accepts).
+fn create_bucket(authority: &str, bucket: &str) {
+    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| {
+        panic!("ZARR_S3_TEST=1 but no S3 server answers at {authority}: {e} (start one: eval \"$(scripts/s3-server)\")")
+    });
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap_or_else(|e| panic!("set_read_timeout: {e}"));
+    let request = format!(
+        "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
+    let status = response.split_whitespace().nth(1).unwrap_or("");
+    // 409: the bucket exists already (created by another test).
+    assert!(
+        status == "200" || status == "409",
+        "creating bucket {bucket}: unexpected answer {:?}",
+        response.lines().next()
+    );
+}
+
+/// An `s3://` url under a prefix no other test run uses.
+fn unique_url(test: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("s3://{BUCKET}/run-{}-{nanos}/{test}", std::process::id())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request counts.
+
+/// The requests `run` makes.
+fn counted<T>(
+    requests: &CountingObjectStore,
+    what: &str,
+    run: impl FnOnce() -> T,
+) -> (T, RequestCounts) {
+    requests.reset();
+    let out = run();
+    let counts = requests.counts();
+    eprintln!("requests: {what}: {counts:?}");
+    (out, counts)
+}
+
+/// A 128x128 uint16 array in 64x64 shards of 16x16 inner chunks (zstd), every value
+/// written, on `store`; then the requests of opening it and reading from it.
+fn check_shard_requests(store: ObjectStoreBackend) -> TestResult {
+    let (store, requests) = store.with_request_counter();
+    let store: Arc<dyn Store> = Arc::new(store);
+    let data = ArrayD::from_shape_fn(IxDyn(&[128, 128]), |i| (i[0] * 128 + i[1]) as u16);
+    let array = ArrayBuilder::new(vec![128, 128], DataType::UInt16)
+        .chunk_shape(vec![16, 16])
+        .shards(vec![64, 64])
+        .create(store.clone(), "sharded")?;
+    let (written, c) = counted(&requests, "write 4 whole shards", || {
+        array.write_region(&[0, 0], data.view())
+    });
+    written?;
+    assert_eq!(c.put, 4, "one PUT per shard: {c:?}");
+
+    let (array, c) = counted(&requests, "open", || Array::open(store.clone(), "sharded"));
+    let array = array?;
+    assert_eq!((c.get, c.total()), (1, 1), "opening reads zarr.json only");
+
+    let (one, c) = counted(&requests, "one inner chunk of a shard", || {
+        array.read_region::<u16>(&Region::new(vec![80, 16], vec![16, 16])?)
+    });
+    assert_eq!(one?, data.slice(s![80..96, 16..32]).into_dyn());
+    assert_eq!(
+        (c.get, c.head, c.total()),
+        (2, 0, 2),
+        "one inner chunk: the shard index (a suffix GET), then the chunk (a range GET)"
+    );
+
+    let (part, c) = counted(&requests, "part of one inner chunk", || {
+        array.read_region::<u16>(&Region::new(vec![81, 17], vec![3, 5])?)
+    });
+    assert_eq!(part?, data.slice(s![81..84, 17..22]).into_dyn());
+    assert_eq!((c.get, c.total()), (2, 2), "part of an inner chunk: {c:?}");
+
+    let (four, c) = counted(&requests, "four inner chunks of one shard", || {
+        array.read_region::<u16>(&Region::new(vec![0, 0], vec![32, 32])?)
+    });
+    assert_eq!(four?, data.slice(s![0..32, 0..32]).into_dyn());
+    assert!(
+        c.get <= 5 && c.head == 0,
+        "four inner chunks: the index and at most one GET per chunk: {c:?}"
+    );
+
+    let (whole, c) = counted(&requests, "one whole shard", || {
+        array.read_region::<u16>(&Region::new(vec![64, 0], vec![64, 64])?)
+    });
+    assert_eq!(whole?, data.slice(s![64..128, 0..64]).into_dyn());
+    assert!(
+        c.get <= 2 && c.total() == c.get,
+        "a whole shard costs at most 2 GETs: {c:?}"
+    );
+
+    let (all, c) = counted(&requests, "the whole array (4 shards)", || {
+        array.read_all::<u16>()
+    });
+    assert_eq!(all?, data);
+    assert!(c.get <= 8 && c.total() == c.get, "{c:?}");
+
+    // An inner chunk that the index marks missing: the index alone.
+    let sparse = ArrayBuilder::new(vec![128, 128], DataType::UInt16)
+        .chunk_shape(vec![16, 16])
+        .shards(vec![64, 64])
+        .create(store.clone(), "holes")?;
+    sparse.write_region(&[0, 0], ArrayD::from_elem(IxDyn(&[16, 16]), 7u16).view())?;
+    let (hole, c) = counted(&requests, "a missing inner chunk of a stored shard", || {
+        sparse.read_region::<u16>(&Region::new(vec![32, 32], vec![16, 16])?)
+    });
+    assert!(hole?.iter().all(|&v| v == 0));
+    assert_eq!((c.get, c.total()), (1, 1), "the index says it is missing");
+    let (missing, c) = counted(&requests, "an inner chunk of a missing shard", || {
+        sparse.read_region::<u16>(&Region::new(vec![96, 96], vec![16, 16])?)
+    });
+    assert!(missing?.iter().all(|&v| v == 0));
+    assert_eq!((c.get, c.total()), (1, 1), "one GET, answered 404");
+    Ok(())
+}
+
+#[test]
+fn shard_requests_in_memory() -> TestResult {
+    check_shard_requests(ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?)
+}
+
+#[test]
+fn s3_shard_requests() -> TestResult {
+    let Some(_) = s3_endpoint("s3_shard_requests") else {
+        return Ok(());
+    };
+    check_shard_requests(ObjectStoreBackend::from_url(&unique_url("requests"))?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round trips.
+
+/// Create, write, read, append, prepend, resize and reopen, checked against an ndarray.
+fn check_round_trips(store: &Arc<dyn Store>) -> TestResult {
+    // A plain array under a group, partial edge chunks.
+    let root = Group::create(store.clone(), "", serde_json::Map::new())?;
+    let mut a = root.create_array(
+        "a",
+        &ArrayBuilder::new(vec![10, 7], DataType::Int32).chunk_shape(vec![4, 3]),
+    )?;
+    let mut reference = ArrayD::from_shape_fn(IxDyn(&[10, 7]), |i| (i[0] * 7 + i[1]) as i32);
+    a.write_region(&[0, 0], reference.view())?;
+    let block = ArrayD::from_elem(IxDyn(&[3, 2]), -5i32);
+    a.write_region(&[5, 4], block.view())?;
+    reference.slice_mut(s![5..8, 4..6]).assign(&block);
+    assert_eq!(
+        Array::open(store.clone(), "a")?.read_all::<i32>()?,
+        reference
+    );
+
+    // Append 2 rows, prepend 3 rows (the grid becomes regular_bounded), prepend 1 column.
+    let rows = ArrayD::from_elem(IxDyn(&[2, 7]), 11i32);
+    a.append(rows.view(), 0)?;
+    let front = ArrayD::from_elem(IxDyn(&[3, 7]), 22i32);
+    a.prepend(front.view(), 0)?;
+    let mut expected = ndarray::concatenate(
+        ndarray::Axis(0),
+        &[front.view(), reference.view(), rows.view()],
+    )?;
+    let column = ArrayD::from_shape_fn(IxDyn(&[15, 1]), |i| 100 + i[0] as i32);
+    a.prepend(column.view(), 1)?;
+    expected = ndarray::concatenate(ndarray::Axis(1), &[column.view(), expected.view()])?;
+    let reopened = Array::open(store.clone(), "a")?;
+    assert_eq!(reopened.shape(), &[15, 8]);
+    assert_eq!(reopened.domain(), vec![(-3, 12), (-1, 7)]);
+    assert_eq!(reopened.metadata().chunk_grid.name, "regular_bounded");
+    assert_eq!(reopened.read_all::<i32>()?, expected);
+    assert!(
+        store.get("a/c/-1/-1")?.is_some(),
+        "prepended chunks have negative keys"
+    );
+
+    // Resize down and up again: what was cut off reads as the fill value.
+    let mut a = reopened;
+    a.resize(&[6, 8])?;
+    a.resize(&[15, 8])?;
+    let back = Array::open(store.clone(), "a")?.read_all::<i32>()?;
+    assert_eq!(back.slice(s![..6, ..]), expected.slice(s![..6, ..]));
+    assert!(back.slice(s![6.., ..]).iter().all(|&v| v == 0));
+
+    // A sharded float64 array, written in two overlapping blocks (read-modify-write of shards).
+    let sharded = root.create_array(
+        "sharded",
+        &ArrayBuilder::new(vec![40, 30], DataType::Float64)
+            .chunk_shape(vec![5, 5])
+            .shards(vec![20, 15])
+            .fill_value_json(&json!("NaN"))?,
+    )?;
+    let mut reference = ArrayD::from_elem(IxDyn(&[40, 30]), f64::NAN);
+    let first = ArrayD::from_shape_fn(IxDyn(&[25, 20]), |i| (i[0] * 20 + i[1]) as f64 / 4.0);
+    sharded.write_region(&[3, 2], first.view())?;
+    reference.slice_mut(s![3..28, 2..22]).assign(&first);
+    let second = ArrayD::from_elem(IxDyn(&[10, 10]), -1.5f64);
+    sharded.write_region(&[20, 18], second.view())?;
+    reference.slice_mut(s![20..30, 18..28]).assign(&second);
+    let got = Array::open(store.clone(), "sharded")?.read_all::<f64>()?;
+    assert!(
+        got.iter()
+            .zip(reference.iter())
+            .all(|(x, y)| x == y || (x.is_nan() && y.is_nan())),
+        "sharded round trip"
+    );
+
+    let members = Group::open(store.clone(), "")?.members()?;
+    let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a", "sharded"]);
+    Ok(())
+}
+
+#[test]
+fn round_trips_in_memory() -> TestResult {
+    let store: Arc<dyn Store> = Arc::new(ObjectStoreBackend::new(Arc::new(InMemory::new()), "")?);
+    check_round_trips(&store)
+}
+
+#[test]
+fn s3_round_trips() -> TestResult {
+    let Some(_) = s3_endpoint("s3_round_trips") else {
+        return Ok(());
+    };
+    // The way a user opens a remote array: a url, then the node path.
+    let url = unique_url("round-trips");
+    check_round_trips(&open_url(&url)?)?;
+    let again = Array::open(open_url(&format!("{url}/a"))?, "")?;
+    assert_eq!(again.shape(), &[15, 8]);
+    Ok(())
+}
+
+/// Sparse arrays (the `sparse_layout` codec), plain and sharded, when this build has it.
+fn check_sparse_round_trips(store: &Arc<dyn Store>) -> TestResult {
+    // 2-d CSR, 3 x 3 chunks of 20 x 20, a few entries written densely then as triples.
+    let a = ArrayBuilder::new(vec![60, 60], DataType::Float64)
+        .chunk_shape(vec![20, 20])
+        .sparse(Format::Csr)
+        .create(store.clone(), "csr")?;
+    let mut reference = ArrayD::from_elem(IxDyn(&[60, 60]), 0.0f64);
+    for k in 0..60usize {
+        reference[[k, (k * 7) % 60]] = k as f64 + 0.5;
+    }
+    a.write_region(&[0, 0], reference.view())?;
+    let coords = ndarray::arr2(&[[1u64, 59, 30], [2, 0, 30]]);
+    a.write_sparse_coo(coords.view(), &[-1.0f64, -2.0, -3.0])?;
+    reference[[1, 2]] = -1.0;
+    reference[[59, 0]] = -2.0;
+    reference[[30, 30]] = -3.0;
+    let b = Array::open(store.clone(), "csr")?;
+    assert_eq!(b.read_all::<f64>()?, reference);
+    let coo = b.read_sparse::<f64>(&Region::whole(b.shape()))?;
+    assert_eq!(
+        coo.nnz(),
+        reference.iter().filter(|&&v| v != 0.0).count(),
+        "entries read back as COO"
+    );
+    assert_eq!(b.nnz()?, coo.nnz() as u64);
+
+    // 3-d COO inside shards.
+    let c = ArrayBuilder::new(vec![16, 16, 16], DataType::Int32)
+        .chunk_shape(vec![4, 4, 4])
+        .shards(vec![8, 8, 8])
+        .sparse(Format::Coo)
+        .create(store.clone(), "coo-sharded")?;
+    let reference = ArrayD::from_shape_fn(IxDyn(&[16, 16, 16]), |i| {
+        if (i[0] + 2 * i[1] + 3 * i[2]) % 11 == 0 {
+            (i[0] * 256 + i[1] * 16 + i[2]) as i32 + 1
+        } else {
+            0
+        }
+    });
+    c.write_region(&[0, 0, 0], reference.view())?;
+    let d = Array::open(store.clone(), "coo-sharded")?;
+    assert_eq!(d.read_all::<i32>()?, reference);
+    let part = d.read_region::<i32>(&Region::new(vec![3, 5, 7], vec![6, 6, 6])?)?;
+    assert_eq!(part, reference.slice(s![3..9, 5..11, 7..13]).into_dyn());
+    Ok(())
+}
+
+fn has_sparse() -> bool {
+    let yes = Extensions::default().codecs.contains("sparse_layout");
+    if !yes {
+        eprintln!("note: this build has no sparse_layout codec: sparse round trips skipped");
+    }
+    yes
+}
+
+#[test]
+fn sparse_round_trips_in_memory() -> TestResult {
+    if !has_sparse() {
+        return Ok(());
+    }
+    let store: Arc<dyn Store> = Arc::new(ObjectStoreBackend::new(Arc::new(InMemory::new()), "")?);
+    check_sparse_round_trips(&store)
+}
+
+#[test]
+fn s3_sparse_round_trips() -> TestResult {
+    let Some(_) = s3_endpoint("s3_sparse_round_trips") else {
+        return Ok(());
+    };
+    if !has_sparse() {
+        return Ok(());
+    }
+    check_sparse_round_trips(&open_url(&unique_url("sparse"))?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conformance corpus, uploaded to the server and read from there.
+
+/// Every file under `dir`, as `/`-separated paths relative to it.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel)).unwrap() {
+            let entry = entry.unwrap();
+            let path = rel.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                let parts: Vec<String> = path
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs `work` on every item with 8 threads (requests to the server overlap).
+fn parallel<T: Sync>(items: &[T], work: impl Fn(&T) + Sync) {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    work(item);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn s3_conformance_corpus() -> TestResult {
+    let Some(_) = s3_endpoint("s3_conformance_corpus") else {
+        return Ok(());
+    };
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    let files = files_under(&corpus);
+    assert!(files.contains(&"manifest.json".to_string()));
+    let url = unique_url("conformance-v3");
+    let store = open_url(&url)?;
+    let started = Instant::now();
+    parallel(&files, |rel| {
+        let bytes = std::fs::read(corpus.join(rel)).unwrap();
+        store
+            .set(rel, &bytes)
+            .unwrap_or_else(|e| panic!("uploading {rel}: {e}"));
+    });
+    eprintln!(
+        "uploaded {} files of {} to {url} in {:.1} s",
+        files.len(),
+        corpus.display(),
+        started.elapsed().as_secs_f64()
+    );
+
+    // Everything from here on comes from the server: the manifest, the arrays, the .npy files.
+    let started = Instant::now();
+    let manifest: Value = serde_json::from_slice(&store.get("manifest.json")?.unwrap())?;
+    let fixtures = manifest["fixtures"].as_array().unwrap().clone();
+    let failures = Mutex::new(Vec::<String>::new());
+    let (read, rejected, groups) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    parallel(&fixtures, |f| {
+        let path = f["path"].as_str().unwrap();
+        let fail = |why: String| failures.lock().unwrap().push(format!("{path}: {why}"));
+        let expect = f["expect"].as_str().unwrap();
+        if f["node"] == "group" {
+            match (
+                Group::open(store.clone(), path).and_then(|g| g.members()),
+                expect,
+            ) {
+                (Ok(_), "read") => {
+                    groups.fetch_add(1, Ordering::Relaxed);
+                }
+                (Err(_), "reject") => {
+                    rejected.fetch_add(1, Ordering::Relaxed);
+                }
+                (Ok(_), _) => fail("a group to refuse opened".into()),
+                (Err(e), _) => fail(format!("group: {e}")),
+            }
+            return;
+        }
+        match (Array::open(store.clone(), path), expect) {
+            (Err(_), "reject") => {
+                rejected.fetch_add(1, Ordering::Relaxed);
+            }
+            (Ok(a), "reject") => fail(format!("should be refused, opened {:?}", a.shape())),
+            (Err(e), _) => fail(e.to_string()),
+            (Ok(array), _) => {
+                let key = f["data"].as_str().unwrap();
+                let npy = match store.get(key) {
+                    Ok(Some(bytes)) => common::read_npy(&bytes),
+                    other => return fail(format!("{key}: {other:?}")),
+                };
+                if npy.shape != array.shape() {
+                    return fail(format!(
+                        "shape {:?}, expected {:?}",
+                        array.shape(),
+                        npy.shape
+                    ));
+                }
+                match array.read_selection_bytes(&zarr_array::Selection::all()) {
+                    Ok((_, bytes))
+                        if common::same_elements(array.data_type(), &bytes, &npy.data) =>
+                    {
+                        read.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(_) => fail("data differs from the .npy".into()),
+                    Err(e) => fail(format!("read: {e}")),
+                }
+            }
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    let (read, rejected, groups) = (
+        read.into_inner(),
+        rejected.into_inner(),
+        groups.into_inner(),
+    );
+    eprintln!(
+        "conformance/v3 from {url}: {read} arrays read equal to their .npy, {rejected} \
+         documents refused, {groups} groups opened, {} failures, in {:.1} s",
+        failures.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let expected = |node: &str, expect: &str| {
+        fixtures
+            .iter()
+            .filter(|f| f["node"] == node && f["expect"] == expect)
+            .count()
+    };
+    assert_eq!(read, expected("array", "read"), "every read fixture");
+    assert_eq!(
+        rejected,
+        expected("array", "reject") + expected("group", "reject")
+    );
+    assert_eq!(groups, expected("group", "read"));
+    store.delete_prefix("")?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing: the `zstd` workload of the benchmarks, from the server and from the filesystem.
+
+/// The benchmarks' value formula (`benches/src/lib.rs`).
+fn bench_value(i: u64, j: u64, k: u64) -> u16 {
+    let a = i
+        .wrapping_add(j.wrapping_mul(2))
+        .wrapping_add(k.wrapping_mul(3))
+        & 4095;
+    let b =
+        (i.wrapping_mul(73_856_093) ^ j.wrapping_mul(19_349_663) ^ k.wrapping_mul(83_492_791)) & 15;
+    (a + b) as u16
+}
+
+/// The `zstd` workload: `n^3` uint16 in 64^3 chunks, `[bytes little, zstd level 1]`.
+fn zstd_workload(n: u64) -> ArrayBuilder {
+    let def = |v: Value| ExtensionDef::from_value(&v, "codecs").unwrap();
+    ArrayBuilder::new(vec![n; 3], DataType::UInt16)
+        .chunk_shape(vec![64; 3])
+        .serializer(def(
+            json!({"name": "bytes", "configuration": {"endian": "little"}}),
+        ))
+        .compressors(vec![def(
+            json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}}),
+        )])
+}
+
+/// Best of `runs` reads of the whole array, in seconds.
+fn time_reads(array: &Array, expected: &[u8], runs: usize) -> f64 {
+    let mut out = vec![0u8; expected.len()];
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        out.fill(0);
+        let started = Instant::now();
+        array
+            .read_region_into(&Region::whole(array.shape()), &mut out)
+            .unwrap();
+        best = best.min(started.elapsed().as_secs_f64());
+        assert!(out == expected, "the data read back differs");
+    }
+    best
+}
+
+/// Prints (never asserts) the read time of the 256^3 uint16 zstd workload from the S3
+/// server and from the filesystem (`ZARR_S3_TIMING_N` changes 256). Run it with
+/// `--release --nocapture` for meaningful figures.
+#[test]
+fn s3_timing_zstd_workload() -> TestResult {
+    let Some(endpoint) = s3_endpoint("s3_timing_zstd_workload") else {
+        return Ok(());
+    };
+    let n: u64 = std::env::var("ZARR_S3_TIMING_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256);
+    let data: Vec<u16> = (0..n * n * n)
+        .map(|x| bench_value(x / (n * n), x / n % n, x % n))
+        .collect();
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let dir = tempfile::tempdir()?;
+    let local: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path())?);
+    let url = unique_url("timing");
+    let (remote, requests) = ObjectStoreBackend::from_url(&url)?.with_request_counter();
+    let remote: Arc<dyn Store> = Arc::new(remote);
+    let mut figures = Vec::new();
+    for (name, store) in [("filesystem", &local), ("s3 (moto)", &remote)] {
+        let array = zstd_workload(n).create(store.clone(), "zstd")?;
+        let started = Instant::now();
+        array.write_region_bytes(&Region::whole(array.shape()), &bytes)?;
+        let write = started.elapsed().as_secs_f64();
+        let stored: u64 = store
+            .list_prefix("zstd/c/")?
+            .iter()
+            .map(|k| store.size(k).unwrap().unwrap_or(0))
+            .sum();
+        let array = Array::open(store.clone(), "zstd")?;
+        requests.reset();
+        let read = time_reads(&array, &bytes, 3);
+        figures.push((name, write, read, stored));
+    }
+    let per_read = requests.counts();
+    println!(
+        "zstd workload {n}^3 uint16 ({} MiB, 64^3 chunks, [bytes, zstd 1]), {} threads, \
+         server {endpoint}:",
+        bytes.len() >> 20,
+        rayon::current_num_threads()
+    );
+    for (name, write, read, stored) in &figures {
+        println!(
+            "  {name:<12} write {write:>7.3} s   read (best of 3) {read:>7.3} s   \
+             {:>7.1} MiB/s   stored {:.1} MiB",
+            bytes.len() as f64 / (1 << 20) as f64 / read,
+            *stored as f64 / (1 << 20) as f64
+        );
+    }
+    println!(
+        "  requests for 3 reads from the server: {} GETs, {} other",
+        per_read.get,
+        per_read.total() - per_read.get
+    );
+    remote.delete_prefix("")?;
+    Ok(())
+}
