@@ -1,0 +1,133 @@
+//! Sparse chunks at 1 % density: a 2000 x 2000 float32 array in 1000 x 1000 chunks, random
+//! positions, stored in a `FilesystemStore` twice (`sparse_layout` CSR + zstd 3, and dense
+//! bytes + zstd 3), read as one CSR (`read_sparse(..).to_csr()`), as zero-copy chunk views
+//! (`sparse_chunks`), and densely (`read_all`, then CSR built by hand). Throughput is the
+//! dense size of the array, so the rates compare. `sparse-table` covers more densities.
+//!
+//! `cargo bench -p zarr-benches --bench sparse`
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use zarr_array::ndarray::Array2;
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_layout_sparse::sprs::CsMat;
+use zarr_array::zarr_layout_sparse::Format;
+use zarr_array::zarr_store::FilesystemStore;
+use zarr_array::{ArrayBuilder, DataType};
+use zarr_benches::def;
+
+const N: u64 = 2000;
+const CHUNK: u64 = 1000;
+const DENSITY: f64 = 0.01;
+
+/// splitmix64, uniform in [0, 1)
+fn unit(state: &mut u64) -> f64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// CSR of a dense C-order matrix (count, then fill).
+fn dense_to_csr(rows: usize, cols: usize, data: &[f32]) -> CsMat<f32> {
+    let nnz = data.iter().filter(|v| **v != 0.0).count();
+    let mut indptr = Vec::with_capacity(rows + 1);
+    let mut indices = Vec::with_capacity(nnz);
+    let mut values = Vec::with_capacity(nnz);
+    indptr.push(0);
+    for row in data.chunks_exact(cols) {
+        for (c, &v) in row.iter().enumerate() {
+            if v != 0.0 {
+                indices.push(c);
+                values.push(v);
+            }
+        }
+        indptr.push(indices.len());
+    }
+    CsMat::new((rows, cols), indptr, indices, values)
+}
+
+fn sparse_vs_dense(c: &mut Criterion) {
+    let mut state = 0x5eed;
+    let mut data = vec![0f32; (N * N) as usize];
+    let (mut rows, mut cols, mut values) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, v) in data.iter_mut().enumerate() {
+        if unit(&mut state) < DENSITY {
+            *v = 1.0 + unit(&mut state) as f32;
+            rows.push(i as u64 / N);
+            cols.push(i as u64 % N);
+            values.push(*v);
+        }
+    }
+    let nnz = values.len();
+    rows.extend(cols);
+    let coords = Array2::from_shape_vec((2, nnz), rows).expect("2 x nnz");
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Arc::new(FilesystemStore::create(dir.path().join("sparse.zarr")).expect("a store"));
+    let zstd3 = || {
+        vec![def(
+            serde_json::json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}}),
+        )]
+    };
+    let sparse = ArrayBuilder::new(vec![N, N], DataType::Float32)
+        .chunk_shape(vec![CHUNK, CHUNK])
+        .sparse(Format::Csr)
+        .compressors(zstd3())
+        .create(store.clone(), "sparse")
+        .expect("creates");
+    sparse
+        .write_sparse_coo(coords.view(), &values)
+        .expect("writes");
+    let dense = ArrayBuilder::new(vec![N, N], DataType::Float32)
+        .chunk_shape(vec![CHUNK, CHUNK])
+        .serializer(def(
+            serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}}),
+        ))
+        .compressors(zstd3())
+        .create(store, "dense")
+        .expect("creates");
+    let whole = Region::whole(&[N, N]);
+    dense
+        .write_region_bytes(&whole, bytemuck::cast_slice(&data))
+        .expect("writes");
+    drop(data);
+
+    let mut g = c.benchmark_group("sparse_1pct_2000x2000_f32");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .throughput(Throughput::Bytes(N * N * 4));
+    g.bench_function("read_sparse_to_csr", |b| {
+        b.iter(|| {
+            let m = sparse
+                .read_sparse::<f32>(black_box(&whole))
+                .expect("reads")
+                .to_csr()
+                .expect("2-d");
+            assert_eq!(m.nnz(), nnz);
+        })
+    });
+    g.bench_function("sparse_chunks_views", |b| {
+        b.iter(|| {
+            let chunks = sparse.sparse_chunks().expect("reads");
+            let n: usize = chunks.iter().map(|c| c.nnz()).sum();
+            assert_eq!(n, nnz);
+        })
+    });
+    g.bench_function("dense_read_all_to_csr", |b| {
+        b.iter(|| {
+            let d = dense.read_all::<f32>().expect("reads");
+            let m = dense_to_csr(N as usize, N as usize, d.as_slice().expect("C order"));
+            assert_eq!(m.nnz(), nnz);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, sparse_vs_dense);
+criterion_main!(benches);
