@@ -391,7 +391,7 @@ impl Array {
                         let at = linear_offset(&part.in_region.start, &region.shape) * elem;
                         // SAFETY: disjoint parts, as above; the run lies inside `out`
                         // because the part lies inside the region.
-                        let dst = unsafe { &mut out_ptr.bytes()[at..at + chunk_len] };
+                        let dst = unsafe { out_ptr.range(at, chunk_len) };
                         self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
                     }
                     Some(bytes) => {
@@ -617,6 +617,18 @@ impl SharedOut {
     pub(crate) unsafe fn bytes(&self) -> &mut [u8] {
         // SAFETY: ptr/len come from a live &mut [u8] (caller's contract).
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// The bytes `at..at + len` alone (no reference to the rest of the buffer is made, so
+    /// tasks writing other ranges do not alias it).
+    ///
+    /// # Safety
+    /// The range lies inside the buffer and no other thread accesses it at the same time.
+    #[allow(clippy::mut_from_ref)] // as for `bytes`: disjoint ranges for parallel tasks
+    pub(crate) unsafe fn range(&self, at: usize, len: usize) -> &mut [u8] {
+        assert!(at.checked_add(len).is_some_and(|end| end <= self.len));
+        // SAFETY: in bounds (checked above); exclusive access is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
     }
 
     /// Copies a block of `src` (shape `src_shape`, block at `src_start`) to `dst_part` of

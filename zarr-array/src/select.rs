@@ -321,7 +321,7 @@ impl SharedOut {
     /// Concurrent calls must write disjoint offsets, inside the buffer.
     pub(crate) unsafe fn write_element(&self, at: usize, value: &[u8]) {
         // SAFETY: the caller guarantees exclusive access to these bytes.
-        let dst = unsafe { self.bytes() };
-        dst[at..at + value.len()].copy_from_slice(value);
+        let dst = unsafe { self.range(at, value.len()) };
+        dst.copy_from_slice(value);
     }
 }

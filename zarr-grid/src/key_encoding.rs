@@ -118,6 +118,16 @@ pub fn parse_index(part: &str) -> Result<i64, String> {
         .map_err(|_| format!("index {part:?} does not fit in i64"))
 }
 
+/// The definition `{"name": name, "configuration": {"separator": sep}}` both encodings write.
+pub(crate) fn separator_def(name: &str, sep: Separator) -> ExtensionDef {
+    let mut map = serde_json::Map::new();
+    map.insert(
+        "separator".into(),
+        serde_json::Value::String(sep.as_str().into()),
+    );
+    ExtensionDef::with_configuration(name, map)
+}
+
 /// Writes `chunk` joined by `sep` after `out`.
 pub(crate) fn push_joined(out: &mut String, chunk: &[i64], sep: Separator) {
     use std::fmt::Write;

@@ -28,7 +28,6 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
 use super::{decode_parts, push_joined, ChunkKeyEncoding, Separator};
@@ -118,12 +117,7 @@ impl ChunkKeyEncoding for V2ChunkKeyEncoding {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        let mut map = Map::new();
-        map.insert(
-            "separator".into(),
-            Value::String(self.config.separator.as_str().into()),
-        );
-        ExtensionDef::with_configuration(NAME, map)
+        super::separator_def(NAME, self.config.separator)
     }
 
     fn clone_box(&self) -> Box<dyn ChunkKeyEncoding> {
