@@ -1,7 +1,7 @@
 //! Sparse chunks at 1 % density: a 2000 x 2000 float32 array in 1000 x 1000 chunks, random
 //! positions, stored in a `FilesystemStore` twice (`sparse_layout` CSR + zstd 3, and dense
-//! bytes + zstd 3), read as one CSR (`read_sparse(..).to_csr()`), as zero-copy chunk views
-//! (`sparse_chunks`), and densely (`read_all`, then CSR built by hand). Throughput is the
+//! bytes + zstd 3), read as one CSR (`read_csr`, and `read_sparse(..).to_csr()`), as
+//! zero-copy chunk views (`sparse_chunks`), and densely (`read_all`, then CSR built by hand). Throughput is the
 //! dense size of the array, so the rates compare. `sparse-table` covers more densities.
 //!
 //! `cargo bench -p zarr-benches --bench sparse`
@@ -102,6 +102,12 @@ fn sparse_vs_dense(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .throughput(Throughput::Bytes(N * N * 4));
+    g.bench_function("read_csr", |b| {
+        b.iter(|| {
+            let m = sparse.read_csr::<f32>(black_box(&whole)).expect("reads");
+            assert_eq!(m.nnz(), nnz);
+        })
+    });
     g.bench_function("read_sparse_to_csr", |b| {
         b.iter(|| {
             let m = sparse

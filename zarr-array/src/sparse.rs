@@ -9,7 +9,8 @@
 //!   `zstd`, `crc32c`, ...; not densified) and hands out zero-copy views of it: COO coordinates
 //!   as an `ndarray::ArrayView2` plus a values slice, or a `sprs::CsMatViewI` for CSR/CSC.
 //! - [`Array::read_sparse`]: the entries of a region as a global COO ([`SparseCoo`]) in array
-//!   positions (or domain coordinates for `regular_bounded`), and for 2-d a `sprs::CsMat`.
+//!   positions (or domain coordinates for `regular_bounded`); for 2-d, [`Array::read_csr`]
+//!   builds a `sprs::CsMat` straight from the decoded chunks.
 //! - [`Array::write_sparse_coo`] and [`Array::write_sprs`]: writes from coordinates and values
 //!   or a `sprs` matrix that never build the dense array: entries are grouped by chunk, merged
 //!   with the chunk's stored entries, and encoded from triples; chunks left empty are deleted.
@@ -48,6 +49,7 @@
 //! let coo = a.read_sparse::<f64>(&Region::new(vec![0, 0], vec![6, 4])?)?;
 //! assert_eq!(coo.coords(), ndarray::arr2(&[[0u64, 5], [1, 3]]));
 //! assert_eq!(coo.to_csr()?.get(5, 3), Some(&3.0));
+//! assert_eq!(a.read_csr::<f64>(&Region::whole(&[6, 8]))?.get(2, 6), Some(&2.0));
 //! // dense reads see the same data
 //! assert_eq!(a.read_all::<f64>()?[[2, 6]], 2.0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -55,7 +57,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 
 use ndarray::{Array2, ArrayD, ArrayView2, IxDyn};
 use rayon::prelude::*;
@@ -203,6 +205,10 @@ fn intersect(a: &Region, ext: &Region) -> Option<Region> {
     }
     Some(Region { start, shape })
 }
+
+/// Above this many chunks in a region, sparse reads list the stored chunks rather than asking
+/// the store for each chunk of the region.
+const LIST_STORED_ABOVE: u64 = 4096;
 
 fn contains(region: &Region, pos: &[u64]) -> bool {
     pos.iter()
@@ -424,23 +430,36 @@ impl StoredSparseChunk {
 
     /// Calls `f(local row, local column, value)` for every entry of a 2-d chunk inside the
     /// array, reading the sections with their stored types (no per-entry decoding).
-    fn for_each_2d<T: SparseValue>(
+    fn for_each_2d<T: SparseValue>(&self, f: impl FnMut(u64, u64, T)) -> Result<(), SparseError> {
+        let valid = &self.place.valid;
+        self.for_each_2d_in(
+            valid.start[0]..valid.start[0] + valid.shape[0],
+            valid.start[1]..valid.start[1] + valid.shape[1],
+            f,
+        )
+    }
+
+    /// Calls `f(local row, local column, value)` for every entry of a 2-d chunk in the local
+    /// rows `rows` and columns `cols`. For each row the columns come in ascending order (the
+    /// rows themselves are visited in row order for COO and CSR, column by column for CSC).
+    /// CSR rows and CSC columns are cut to the range by binary search, as their indices are
+    /// sorted (checked when the chunk was decoded).
+    fn for_each_2d_in<T: SparseValue>(
         &self,
+        rows: Range<u64>,
+        cols: Range<u64>,
         mut f: impl FnMut(u64, u64, T),
     ) -> Result<(), SparseError> {
         let view = &self.view;
         let values = view.values::<T>()?;
-        let valid = &self.place.valid;
-        let (r0, r1) = (valid.start[0], valid.start[0] + valid.shape[0]);
-        let (c0, c1) = (valid.start[1], valid.start[1] + valid.shape[1]);
         let layout = *view.layout();
         match (layout.format(), layout.pointer_type()) {
             (Format::Coo, _) => with_index!(layout.index_type(), I => {
                 let idx = view.indices::<I>()?;
-                let (rows, cols) = idx.split_at(view.nnz());
-                for ((r, c), &v) in rows.iter().zip(cols).zip(values) {
+                let (rs, cs) = idx.split_at(view.nnz());
+                for ((r, c), &v) in rs.iter().zip(cs).zip(values) {
                     let (r, c) = (SparseIndex::as_u64(*r), SparseIndex::as_u64(*c));
-                    if (r0..r1).contains(&r) && (c0..c1).contains(&c) {
+                    if rows.contains(&r) && cols.contains(&c) {
                         f(r, c, v);
                     }
                 }
@@ -449,15 +468,16 @@ impl StoredSparseChunk {
                 let ptr = view.pointers::<P>()?;
                 let idx = view.indices::<I>()?;
                 let csr = format == Format::Csr;
-                let (o0, o1, i0, i1) = if csr { (r0, r1, c0, c1) } else { (c0, c1, r0, r1) };
-                for o in o0..o1 {
+                let (outer, inner) = if csr { (&rows, &cols) } else { (&cols, &rows) };
+                for o in outer.clone() {
                     let start = SparsePointer::as_u64(ptr[o as usize]) as usize;
                     let end = SparsePointer::as_u64(ptr[o as usize + 1]) as usize;
-                    for (i, &v) in idx[start..end].iter().zip(&values[start..end]) {
+                    let line = &idx[start..end];
+                    let lo = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.start);
+                    let hi = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.end);
+                    for (i, &v) in line[lo..hi].iter().zip(&values[start + lo..start + hi]) {
                         let i = SparseIndex::as_u64(*i);
-                        if (i0..i1).contains(&i) {
-                            if csr { f(o, i, v) } else { f(i, o, v) }
-                        }
+                        if csr { f(o, i, v) } else { f(i, o, v) }
                     }
                 }
             })),
@@ -465,6 +485,57 @@ impl StoredSparseChunk {
         }
         Ok(())
     }
+}
+
+/// The part of a stored 2-d chunk that a CSR read of a region takes.
+struct CsrPart<'c> {
+    chunk: &'c StoredSparseChunk,
+    /// Local rows and columns inside both the array and the region.
+    rows: Range<u64>,
+    cols: Range<u64>,
+    /// The region row of local row `rows.start`.
+    row0: usize,
+    /// The region column of local column 0 (negative for a chunk that starts left of it).
+    col0: i64,
+}
+
+impl<'c> CsrPart<'c> {
+    fn of(chunk: &'c StoredSparseChunk, region: &Region) -> Option<Self> {
+        // the region in the chunk's local positions (clipped at 0), met with its valid part
+        let origin = &chunk.place.origin;
+        let local = |d: usize| {
+            let start = (region.start[d] as i64 - origin[d]).max(0) as u64;
+            let end = (region.start[d] as i64 + region.shape[d] as i64 - origin[d]).max(0) as u64;
+            let (v0, v1) = (
+                chunk.place.valid.start[d],
+                chunk.place.valid.start[d] + chunk.place.valid.shape[d],
+            );
+            let range = start.max(v0)..end.min(v1);
+            (!range.is_empty()).then_some(range)
+        };
+        let (rows, cols) = (local(0)?, local(1)?);
+        Some(CsrPart {
+            chunk,
+            row0: (origin[0] + rows.start as i64 - region.start[0] as i64) as usize,
+            col0: origin[1] - region.start[1] as i64,
+            rows,
+            cols,
+        })
+    }
+}
+
+/// Splits `out` into the disjoint, ascending ranges `ranges` (each `start..end` of `out`).
+fn split_ranges<'a, X>(mut out: &'a mut [X], ranges: &[Range<usize>]) -> Vec<&'a mut [X]> {
+    let mut consumed = 0;
+    let mut parts = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let (_, tail) = std::mem::take(&mut out).split_at_mut(r.start - consumed);
+        let (mine, tail) = tail.split_at_mut(r.end - r.start);
+        parts.push(mine);
+        out = tail;
+        consumed = r.end;
+    }
+    parts
 }
 
 /// The entries of a region in COO form, in C order of their positions; see
@@ -709,12 +780,53 @@ impl Array {
                 .into_iter()
                 .map(|chunk| (chunk, Region::whole(&self.chunk_shape())))
                 .collect()),
+            // a region over many chunks: most of them are usually not stored in a sparse
+            // array, so list the stored ones instead of asking for each
+            Some(region) if self.chunks_meeting(region)? > LIST_STORED_ABOVE => {
+                let mut out = Vec::new();
+                for chunk in self.stored_chunks()? {
+                    let Some(part) = self.grid.chunk_part(&chunk) else {
+                        continue;
+                    };
+                    // the chunk's array positions met with the region, in buffer positions
+                    let Some(met) = intersect(region, &part.in_region) else {
+                        continue;
+                    };
+                    let wanted = Region {
+                        start: met
+                            .start
+                            .iter()
+                            .zip(&part.in_chunk.start)
+                            .map(|(&m, &b)| m + b)
+                            .collect(),
+                        shape: met.shape,
+                    };
+                    out.push((chunk, wanted));
+                }
+                Ok(out)
+            }
             Some(region) => Ok(self
                 .grid
                 .chunks_in_region(region)?
                 .map(|part| (part.chunk, part.in_chunk))
                 .collect()),
         }
+    }
+
+    /// The number of chunks that meet a non-empty `region` inside the array (saturating).
+    fn chunks_meeting(&self, region: &Region) -> Result<u64> {
+        let last: Vec<u64> = region
+            .start
+            .iter()
+            .zip(&region.shape)
+            .map(|(&s, &n)| s + n - 1)
+            .collect();
+        let (first, _) = self.grid.chunk_of(&region.start)?;
+        let (end, _) = self.grid.chunk_of(&last)?;
+        Ok(first
+            .iter()
+            .zip(&end)
+            .fold(1u64, |acc, (&a, &b)| acc.saturating_mul(b.abs_diff(a) + 1)))
     }
 
     /// Runs `map` on the sparse chunks of every stored chunk (in parallel; one call per
@@ -968,46 +1080,212 @@ impl Array {
         self.check_type::<T>()?;
         self.check_sparse_region(region)?;
         let ndim = self.rank();
-        let (positions, values) = self.fold_stored(
-            Some(region),
-            || (Vec::new(), Vec::new()),
-            |chunks| {
-                let mut pos = Vec::new();
-                let mut vals = Vec::new();
-                for c in &chunks {
-                    c.for_each_in_array::<T>(|p, v| {
-                        if contains(region, p) {
-                            pos.extend_from_slice(p);
-                            vals.push(v);
+        let region_len = region
+            .shape
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n));
+        let (coords, values) = match region_len {
+            // usual case: sort (C-order offset in the region, value) pairs
+            Some(_) => {
+                let mut keyed = self.fold_stored(
+                    Some(region),
+                    Vec::new,
+                    |chunks| {
+                        let mut out = Vec::new();
+                        let mut local = vec![0u64; ndim];
+                        for c in &chunks {
+                            c.for_each_in_array::<T>(|p, v| {
+                                if contains(region, p) {
+                                    for ((l, &p), &s) in local.iter_mut().zip(p).zip(&region.start)
+                                    {
+                                        *l = p - s;
+                                    }
+                                    out.push((linear(&local, &region.shape), v));
+                                }
+                            })
+                            .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
                         }
-                    })
-                    .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
+                        Ok(out)
+                    },
+                    |mut a, b| {
+                        a.extend(b);
+                        a
+                    },
+                )?;
+                keyed.sort_unstable_by_key(|&(key, _)| key);
+                let nnz = keyed.len();
+                let mut coords = Array2::zeros((ndim, nnz));
+                let mut values = Vec::with_capacity(nnz);
+                let mut pos = vec![0u64; ndim];
+                for (k, (key, v)) in keyed.into_iter().enumerate() {
+                    unravel(key, &region.shape, &mut pos);
+                    for (d, (&p, &s)) in pos.iter().zip(&region.start).enumerate() {
+                        coords[[d, k]] = p + s;
+                    }
+                    values.push(v);
                 }
-                Ok((pos, vals))
-            },
-            |mut a, b| {
-                a.0.extend(b.0);
-                a.1.extend(b.1);
-                a
-            },
-        )?;
-        let nnz = values.len();
-        let at = |k: usize| &positions[k * ndim..(k + 1) * ndim];
-        let mut order: Vec<usize> = (0..nnz).collect();
-        order.sort_unstable_by(|&a, &b| at(a).cmp(at(b)));
-        let mut coords = Array2::zeros((ndim, nnz));
-        let mut sorted = Vec::with_capacity(nnz);
-        for (k, &i) in order.iter().enumerate() {
-            for (d, &p) in at(i).iter().enumerate() {
-                coords[[d, k]] = p;
+                (coords, values)
             }
-            sorted.push(values[i]);
-        }
+            // a region of more than 2^64 positions: sort the positions themselves
+            None => {
+                let (positions, values) = self.fold_stored(
+                    Some(region),
+                    || (Vec::new(), Vec::new()),
+                    |chunks| {
+                        let mut pos = Vec::new();
+                        let mut vals = Vec::new();
+                        for c in &chunks {
+                            c.for_each_in_array::<T>(|p, v| {
+                                if contains(region, p) {
+                                    pos.extend_from_slice(p);
+                                    vals.push(v);
+                                }
+                            })
+                            .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
+                        }
+                        Ok((pos, vals))
+                    },
+                    |mut a, b| {
+                        a.0.extend(b.0);
+                        a.1.extend(b.1);
+                        a
+                    },
+                )?;
+                let nnz = values.len();
+                let at = |k: usize| &positions[k * ndim..(k + 1) * ndim];
+                let mut order: Vec<usize> = (0..nnz).collect();
+                order.sort_unstable_by(|&a, &b| at(a).cmp(at(b)));
+                let mut coords = Array2::zeros((ndim, nnz));
+                let mut sorted = Vec::with_capacity(nnz);
+                for (k, &i) in order.iter().enumerate() {
+                    for (d, &p) in at(i).iter().enumerate() {
+                        coords[[d, k]] = p;
+                    }
+                    sorted.push(values[i]);
+                }
+                (coords, sorted)
+            }
+        };
         Ok(SparseCoo {
             region: region.clone(),
             lower: self.lower_bounds(),
             coords,
-            values: sorted,
+            values,
+        })
+    }
+
+    /// A 2-d region as one `sprs` CSR matrix of the region's shape (row `r` is array row
+    /// `region.start[0] + r`, column `c` array column `region.start[1] + c`), built straight
+    /// from the decoded sparse chunks: the chunks that meet the region are fetched and decoded
+    /// in parallel, the entries of each row are counted, and each band of chunk rows then
+    /// fills its own rows of the exactly sized index and value arrays in parallel. No dense
+    /// data, no per-entry coordinates and no sort: apart from the result, it holds only the
+    /// decoded chunks. The same matrix as `read_sparse(region)?.to_csr()`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, DataType};
+    /// # use zarr_array::zarr_grid::geometry::Region;
+    /// # use zarr_array::zarr_layout_sparse::Format;
+    /// let a = ArrayBuilder::new(vec![4, 6], DataType::Float32)
+    ///     .chunk_shape(vec![2, 4])
+    ///     .sparse(Format::Csr)
+    ///     .create(Arc::new(zarr_store::MemoryStore::new()), "m")?;
+    /// a.write_sparse_coo(ndarray::arr2(&[[0u64, 1, 3], [5, 2, 3]]).view(), &[1.0f32, 2.0, 3.0])?;
+    /// let m = a.read_csr::<f32>(&Region::new(vec![1, 2], vec![3, 4])?)?;
+    /// assert_eq!((m.rows(), m.cols(), m.nnz()), (3, 4, 2)); // (0, 5) lies above the region
+    /// assert_eq!(m.get(0, 0), Some(&2.0)); // array (1, 2)
+    /// assert_eq!(m.get(2, 1), Some(&3.0)); // array (3, 3)
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Another rank than 2, a `T` other than the array's data type, a region outside the
+    /// array, and as [`Array::sparse_chunks`].
+    pub fn read_csr<T: SparseElement>(&self, region: &Region) -> Result<CsMat<T>> {
+        self.check_type::<T>()?;
+        if self.rank() != 2 {
+            return Err(ArrayError::Unsupported {
+                reason: format!(
+                    "a sparse matrix needs a 2-d array, {} has {} dimensions",
+                    self.path(),
+                    self.rank()
+                ),
+            });
+        }
+        self.check_sparse_region(region)?;
+        let dim = |n: u64| {
+            usize::try_from(n).map_err(|_| ArrayError::TooLarge {
+                what: "a sparse matrix",
+                shape: region.shape.clone(),
+            })
+        };
+        let (rows, cols) = (dim(region.shape[0])?, dim(region.shape[1])?);
+        let mut chunks = self.sparse_chunks_in(region)?;
+        chunks.sort_by_key(|c| (c.place.origin[0], c.place.origin[1]));
+        let parts: Vec<CsrPart<'_>> = chunks
+            .iter()
+            .filter_map(|c| CsrPart::of(c, region))
+            .collect();
+        // bands of parts covering the same rows (one chunk row), in row order, columns
+        // ascending inside each band: rows of different bands are disjoint
+        let bands: Vec<&[CsrPart<'_>]> = parts
+            .chunk_by(|a, b| a.chunk.place.origin[0] == b.chunk.place.origin[0])
+            .collect();
+        let band_rows: Vec<Range<usize>> = bands
+            .iter()
+            .map(|b| b[0].row0..b[0].row0 + (b[0].rows.end - b[0].rows.start) as usize)
+            .collect();
+        let visit = |p: &CsrPart<'_>, f: &mut dyn FnMut(usize, usize, T)| {
+            let (r0, c0) = (p.rows.start, p.col0);
+            p.chunk
+                .for_each_2d_in::<T>(p.rows.clone(), p.cols.clone(), |r, c, v| {
+                    f((r - r0) as usize, (c0 + c as i64) as usize, v)
+                })
+                .map_err(sparse_err(format!("chunk {:?}", p.chunk.chunk_index())))
+        };
+
+        // entries per row, then their offsets
+        let mut indptr = vec![0usize; rows + 1];
+        split_ranges(&mut indptr[1..], &band_rows)
+            .into_par_iter()
+            .zip(&bands)
+            .try_for_each(|(counts, band)| {
+                band.iter()
+                    .try_for_each(|p| visit(p, &mut |r, _, _| counts[r] += 1))
+            })?;
+        for r in 0..rows {
+            indptr[r + 1] += indptr[r];
+        }
+        let nnz = indptr[rows];
+
+        let mut indices = vec![0usize; nnz];
+        let mut data = vec![T::default(); nnz];
+        let spans: Vec<Range<usize>> = band_rows
+            .iter()
+            .map(|r| indptr[r.start]..indptr[r.end])
+            .collect();
+        split_ranges(&mut indices, &spans)
+            .into_par_iter()
+            .zip(split_ranges(&mut data, &spans))
+            .zip(bands.par_iter().zip(&band_rows))
+            .try_for_each(|((idx, val), (band, rows))| {
+                let base = indptr[rows.start];
+                let mut next: Vec<usize> = indptr[rows.clone()].iter().map(|&o| o - base).collect();
+                band.iter().try_for_each(|p| {
+                    visit(p, &mut |r, c, v| {
+                        let k = &mut next[r];
+                        idx[*k] = c;
+                        val[*k] = v;
+                        *k += 1;
+                    })
+                })
+            })?;
+        CsMat::try_new((rows, cols), indptr, indices, data).map_err(|e| {
+            ArrayError::InvalidArgument {
+                what: "sparse matrix",
+                reason: e.3.to_string(),
+            }
         })
     }
 

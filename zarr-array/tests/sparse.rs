@@ -482,6 +482,9 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
     assert_eq!(a.sum::<i32>().unwrap(), 27);
     assert_eq!(a.read_all::<i32>().unwrap()[[0, 1]], 10);
     assert_eq!(a.spmv(&[1; 8]).unwrap(), vec![10, 0, 11, 1, 0, 3, 0, 0, 2]);
+    let csr = a.read_csr::<i32>(&Region::whole(&[9, 8])).unwrap();
+    assert_eq!(csr, coo.to_csr().unwrap(), "read_csr ignores it too");
+    assert_eq!(csr.nnz(), 5);
     a.write_sparse_coo(arr2(&[[1u64], [1]]).view(), &[5])
         .unwrap();
     let stored = a
@@ -598,6 +601,14 @@ fn errors_are_reported() {
     assert!(a
         .read_sparse::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap())
         .is_err());
+    assert!(matches!(
+        a.read_csr::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap()),
+        Err(ArrayError::InvalidSelection { .. })
+    ));
+    assert!(matches!(
+        a.read_csr::<f32>(&Region::whole(&[5, 5])),
+        Err(ArrayError::DataTypeMismatch { .. })
+    ));
     assert!(a.write_sprs(&CsMat::<f64>::zero((3, 3)), &[3, 0]).is_err());
     assert!(matches!(
         a.spmv(&[1.0; 4]),
@@ -621,6 +632,10 @@ fn errors_are_reported() {
         v.spmv(&[1.0; 3]),
         Err(ArrayError::Unsupported { .. })
     ));
+    assert!(matches!(
+        v.read_csr::<f64>(&Region::whole(&[3, 3, 3])),
+        Err(ArrayError::Unsupported { .. })
+    ));
     let nan = ArrayBuilder::new(vec![3, 3], DataType::Float64)
         .fill_value_json(&json!("NaN"))
         .unwrap()
@@ -634,6 +649,11 @@ fn errors_are_reported() {
     // a corrupt chunk is an error naming its key
     s.set(&a.chunk_key(&[0, 0]), b"garbage").unwrap();
     let err = a.sparse_chunks().unwrap_err().to_string();
+    assert!(err.starts_with("err/c/0/0:"), "{err}");
+    let err = a
+        .read_csr::<f64>(&Region::whole(&[5, 5]))
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("err/c/0/0:"), "{err}");
     // a reader without the extension refuses the array by name
     let err = Array::open_with(s.clone(), "err", &Extensions::core()).unwrap_err();
@@ -773,6 +793,17 @@ proptest! {
         for (g, w) in y.iter().zip(&want) { prop_assert!((g - w).abs() < 1e-6); }
         let csr = coo.to_csr().unwrap();
         prop_assert_eq!(csr.to_dense(), dense_of(&[rows, cols], &model, 0.0).into_dimensionality::<ndarray::Ix2>().unwrap());
+        // the direct CSR read gives the same matrix, for the whole array and for sub-regions
+        prop_assert_eq!(&a.read_csr::<f64>(&Region::whole(&[rows, cols])).unwrap(), &csr);
+        let mut rng = Rng(seed ^ 0x5eed);
+        for _ in 0..4 {
+            let (r0, c0) = (rng.below(rows), rng.below(cols));
+            let (nr, nc) = (rng.below(rows - r0 + 1), rng.below(cols - c0 + 1));
+            let region = Region::new(vec![r0, c0], vec![nr, nc]).unwrap();
+            let direct = a.read_csr::<f64>(&region).unwrap();
+            prop_assert_eq!(&direct, &a.read_sparse::<f64>(&region).unwrap().to_csr().unwrap());
+            prop_assert_eq!(direct.shape(), (nr as usize, nc as usize));
+        }
         // replace a block with a sprs matrix
         let mut tri = TriMat::new(((rows / 2) as usize, (cols / 2) as usize));
         if rows >= 2 && cols >= 2 { tri.add_triplet(0, 0, 7.0); }
@@ -783,4 +814,32 @@ proptest! {
         prop_assert_eq!(a.read_all::<f64>().unwrap(), dense_of(&[rows, cols], &model, 0.0));
         prop_assert_eq!(a.nnz().unwrap(), model.len() as u64);
     }
+}
+
+#[test]
+fn regions_of_more_than_2_pow_64_positions_read_sparse() {
+    let s = store();
+    let huge = 1u64 << 40;
+    let a = sparse_array(
+        &s,
+        "huge",
+        vec![huge, huge],
+        vec![1 << 20, 1 << 20],
+        Format::Coo,
+        None,
+    );
+    let coords = arr2(&[[huge - 1, 5, 5], [0, huge - 2, 7]]);
+    a.write_sparse_coo(coords.view(), &[1.0, 2.0, 3.0]).unwrap();
+    // the whole array holds 2^80 positions: the keyed sort cannot be used
+    let coo = a.read_sparse::<f64>(&Region::whole(&[huge, huge])).unwrap();
+    assert_eq!(coo.coords(), arr2(&[[5u64, 5, huge - 1], [7, huge - 2, 0]]));
+    assert_eq!(coo.values(), &[3.0, 2.0, 1.0]);
+    // a region of 2^60 positions sorts by offset; both list the stored chunks rather than
+    // asking for each of their 2^40 and 2^20 chunks
+    let part = a
+        .read_sparse::<f64>(&Region::new(vec![5, 0], vec![huge - 5, 1 << 20]).unwrap())
+        .unwrap();
+    assert_eq!(part.coords(), arr2(&[[5u64, huge - 1], [7, 0]]));
+    assert_eq!(part.values(), &[3.0, 1.0]);
+    assert_eq!(a.nnz().unwrap(), 3);
 }

@@ -280,15 +280,17 @@ fn case(
 
     let (r_a, m_a, r_b, m_b) = if two_d {
         let (rows, cols) = (shape[0] as usize, shape[1] as usize);
-        let check_a = sparse.read_sparse::<f32>(&whole)?.to_csr()?;
+        let check_a = sparse.read_csr::<f32>(&whole)?;
         let check_b = dense_to_csr(
             rows,
             cols,
             dense.read_all::<f32>()?.as_slice().ok_or("C order")?,
         );
         assert!(check_a == check_b, "{name}: the two reads agree");
-        drop((check_a, check_b));
-        let (r_a, m_a) = median_of(|| Ok(sparse.read_sparse::<f32>(&whole)?.to_csr()?))?;
+        let check_c = sparse.read_sparse::<f32>(&whole)?.to_csr()?;
+        assert!(check_a == check_c, "{name}: read_csr and read_sparse agree");
+        drop((check_a, check_b, check_c));
+        let (r_a, m_a) = median_of(|| Ok(sparse.read_csr::<f32>(&whole)?))?;
         let (r_b, m_b) = median_of(|| {
             let d = dense.read_all::<f32>()?;
             Ok(dense_to_csr(rows, cols, d.as_slice().ok_or("C order")?))
@@ -402,8 +404,8 @@ fn main() -> Res<()> {
     println!(
         "a = sparse_layout CSR (COO for 3-d) + zstd 3, b = dense bytes + zstd 3; float32, \
          2-d 2000x2000 in 1000x1000 chunks; FilesystemStore; medians of {RUNS} runs; \
-         ratios b/a (higher favours sparse). read a = `read_sparse(whole).to_csr()` (one \
-         global CSR; COO for 3-d), read a' = `sparse_chunks()` (zero-copy CSR/COO views of \
+         ratios b/a (higher favours sparse). read a = `read_csr(whole)` (one global \
+         CSR; for 3-d `read_sparse(whole)`, a global COO), read a' = `sparse_chunks()` (zero-copy CSR/COO views of \
          the decoded chunks, values summed), read b = `read_all` + CSR (COO for 3-d) built \
          by hand; mem = peak live heap bytes above the start during the read, result \
          included; spmv a = `Array::spmv`, spmv b = `read_all` + dense product\n"
