@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
-use zarr_codecs::{ChunkRepr, CodecChain};
+use zarr_codecs::{BlockPlace, ChunkRepr, CodecChain, SharedOut};
 use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::{ChunkGrid, ChunkKeyEncoding, GridChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
@@ -352,6 +352,17 @@ impl Array {
                     context: key.clone(),
                     source,
                 };
+                // SAFETY (every `unsafe` below): the parts cover disjoint blocks of the
+                // region (the grid covers each position exactly once), and each task writes
+                // only its part's block.
+                let fill_part = || unsafe {
+                    out_ptr.fill_block(
+                        &region.shape,
+                        &part.in_region.start,
+                        &part.in_region.shape,
+                        fill,
+                    )
+                };
                 if !whole_chunk && self.chain.supports_partial_decode() {
                     let plen = buffer_len(&part.in_chunk.shape, elem)?;
                     grow_to(scratch, plen, &part.in_chunk.shape)?;
@@ -361,50 +372,53 @@ impl Array {
                         .decode_region(&source, &part.in_chunk, scratch)
                         .map_err(codec_err)?;
                     if !found {
-                        // SAFETY: parts cover disjoint parts of the region (the grid
-                        // guarantees each position is covered exactly once).
-                        unsafe { out_ptr.fill(&region.shape, &part.in_region, fill, elem) };
+                        fill_part();
                         return Ok(());
                     }
                     let zero = vec![0; part.in_chunk.rank()];
-                    // SAFETY: as above, disjoint parts.
                     unsafe {
-                        out_ptr.copy_in(
+                        out_ptr.copy_block(
                             scratch,
                             &part.in_chunk.shape,
                             &zero,
                             &region.shape,
-                            &part.in_region,
+                            &part.in_region.start,
+                            &part.in_region.shape,
                             elem,
                         )
                     };
                     return Ok(());
                 }
                 match self.store.get(&key)? {
-                    None => {
-                        // SAFETY: disjoint parts, as above.
-                        unsafe { out_ptr.fill(&region.shape, &part.in_region, fill, elem) };
-                    }
+                    None => fill_part(),
                     Some(bytes) if whole_chunk && contiguous_in(&part.in_region, &region.shape) => {
                         // the chunk is one contiguous run of the output: decode straight
                         // into it, with no scratch buffer and no copy
                         let at = linear_offset(&part.in_region.start, &region.shape) * elem;
-                        // SAFETY: disjoint parts, as above; the run lies inside `out`
-                        // because the part lies inside the region.
-                        let dst = unsafe { out_ptr.range(at, chunk_len) };
+                        // the run lies inside `out` because the part lies inside the region
+                        let dst = unsafe { out_ptr.run(at, chunk_len) };
                         self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
+                    }
+                    Some(bytes) if whole_chunk && self.chain.supports_partial_decode() => {
+                        // a shard: each inner chunk is decoded straight into its place
+                        let place = BlockPlace {
+                            shape: &region.shape,
+                            start: &part.in_region.start,
+                        };
+                        unsafe { self.chain.decode_into_block(&bytes, &out_ptr, place) }
+                            .map_err(codec_err)?;
                     }
                     Some(bytes) => {
                         grow_to(scratch, chunk_len, &chunk_shape)?;
                         self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
-                        // SAFETY: disjoint parts, as above.
                         unsafe {
-                            out_ptr.copy_in(
+                            out_ptr.copy_block(
                                 scratch,
                                 &chunk_shape,
                                 &part.in_chunk.start,
                                 &region.shape,
-                                &part.in_region,
+                                &part.in_region.start,
+                                &part.in_region.shape,
                                 elem,
                             )
                         };
@@ -462,6 +476,15 @@ impl Array {
             .ok_or_else(|| ArrayError::InvalidSelection {
                 reason: format!("chunk {:?} lies outside the grid", part.chunk),
             })?;
+        if part.in_chunk == covered && part.in_chunk.shape == chunk_shape {
+            // the whole chunk buffer is a block of the data: encode it from there, with no
+            // chunk buffer to fill first (a shard gathers each inner chunk from the data)
+            let place = BlockPlace {
+                shape: data_shape,
+                start: &part.in_region.start,
+            };
+            return self.store_chunk_from_block(&key, data, place);
+        }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
             self.fill_chunk(chunk_len)?
@@ -514,6 +537,30 @@ impl Array {
         } else {
             // None when the chunk is all fill value (bit patterns, NaN equal to NaN)
             self.chain.encode_chunk(chunk).map_err(codec_err)?
+        };
+        match encoded {
+            Some(bytes) => self.store.set(key, &bytes)?,
+            None => self.store.delete(key)?,
+        }
+        Ok(())
+    }
+
+    /// As [`Array::store_chunk`] for the chunk that is the block `place` of `data`.
+    fn store_chunk_from_block(&self, key: &str, data: &[u8], place: BlockPlace<'_>) -> Result<()> {
+        let codec_err = |source| ArrayError::Codec {
+            context: key.to_string(),
+            source,
+        };
+        let encoded = if self.options.write_empty_chunks && self.chain.stores_empty_chunks() {
+            Some(
+                self.chain
+                    .encode_from_block(data, place)
+                    .map_err(codec_err)?,
+            )
+        } else {
+            self.chain
+                .encode_chunk_from_block(data, place)
+                .map_err(codec_err)?
         };
         match encoded {
             Some(bytes) => self.store.set(key, &bytes)?,
@@ -586,119 +633,6 @@ pub(crate) fn to_ndarray<T>(shape: &[u64], items: Vec<T>) -> Result<ArrayD<T>> {
         what: "shape",
         reason: e.to_string(),
     })
-}
-
-/// A raw view of an output buffer that parallel chunk tasks write disjoint parts of.
-#[derive(Clone, Copy)]
-pub(crate) struct SharedOut {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: the pointer is only written through `copy_in`/`fill`, whose callers guarantee that
-// concurrent calls touch disjoint bytes.
-unsafe impl Send for SharedOut {}
-// SAFETY: as above.
-unsafe impl Sync for SharedOut {}
-
-impl SharedOut {
-    pub(crate) fn new(out: &mut [u8]) -> Self {
-        SharedOut {
-            ptr: out.as_mut_ptr(),
-            len: out.len(),
-        }
-    }
-
-    /// # Safety
-    /// No other thread may access the bytes of `dst_part` at the same time, and the buffer
-    /// must outlive the call.
-    // a shared handle handing out `&mut` is the point: parallel tasks write disjoint parts
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn bytes(&self) -> &mut [u8] {
-        // SAFETY: ptr/len come from a live &mut [u8] (caller's contract).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-
-    /// The bytes `at..at + len` alone (no reference to the rest of the buffer is made, so
-    /// tasks writing other ranges do not alias it).
-    ///
-    /// # Safety
-    /// The range lies inside the buffer and no other thread accesses it at the same time.
-    #[allow(clippy::mut_from_ref)] // as for `bytes`: disjoint ranges for parallel tasks
-    pub(crate) unsafe fn range(&self, at: usize, len: usize) -> &mut [u8] {
-        assert!(at.checked_add(len).is_some_and(|end| end <= self.len));
-        // SAFETY: in bounds (checked above); exclusive access is the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
-    }
-
-    /// Copies a block of `src` (shape `src_shape`, block at `src_start`) to `dst_part` of
-    /// the output (shape `dst_shape`).
-    ///
-    /// # Safety
-    /// Concurrent calls must write disjoint `dst_part`s.
-    pub(crate) unsafe fn copy_in(
-        &self,
-        src: &[u8],
-        src_shape: &[u64],
-        src_start: &[u64],
-        dst_shape: &[u64],
-        dst_part: &Region,
-        elem: usize,
-    ) {
-        // SAFETY: the caller guarantees exclusive access to the bytes of dst_part.
-        let dst = unsafe { self.bytes() };
-        copy_region(
-            src,
-            src_shape,
-            src_start,
-            dst,
-            dst_shape,
-            &dst_part.start,
-            &dst_part.shape,
-            elem,
-        );
-    }
-
-    /// Fills `dst_part` of the output with the element `fill`.
-    ///
-    /// # Safety
-    /// Concurrent calls must write disjoint `dst_part`s.
-    pub(crate) unsafe fn fill(
-        &self,
-        dst_shape: &[u64],
-        dst_part: &Region,
-        fill: &[u8],
-        elem: usize,
-    ) {
-        // a one-row pattern of the block's last axis, copied with a zero stride elsewhere
-        let row = dst_part.shape.last().copied().unwrap_or(1) as usize;
-        let mut pattern = vec![0u8; row * elem];
-        fill_with(&mut pattern, fill);
-        // SAFETY: exclusive access to dst_part (caller's contract).
-        let dst = unsafe { self.bytes() };
-        fill_block(dst, dst_shape, dst_part, &pattern, elem);
-    }
-}
-
-/// Writes `row` (one last-axis row of the block) into every row of `part` of `dst`.
-fn fill_block(dst: &mut [u8], dst_shape: &[u64], part: &Region, row: &[u8], elem: usize) {
-    let rank = dst_shape.len();
-    if rank == 0 {
-        dst[..elem].copy_from_slice(&row[..elem]);
-        return;
-    }
-    let mut strides = vec![elem; rank];
-    for d in (0..rank - 1).rev() {
-        strides[d] = strides[d + 1] * dst_shape[d + 1] as usize;
-    }
-    let outer = &part.shape[..rank - 1];
-    for idx in zarr_grid::geometry::indices(outer) {
-        let mut off = part.start[rank - 1] as usize * elem;
-        for d in 0..rank - 1 {
-            off += (part.start[d] + idx[d]) as usize * strides[d];
-        }
-        dst[off..off + row.len()].copy_from_slice(row);
-    }
 }
 
 /// Whether the block `part` is one contiguous run of a C-order buffer of `shape`: leading

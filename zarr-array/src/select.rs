@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
+use zarr_codecs::SharedOut;
 use zarr_grid::geometry::{buffer_len, indices, Region};
 
-use crate::array::{to_ndarray, Array, SharedOut};
+use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, Indexer, Selection};
@@ -127,7 +128,7 @@ impl Array {
                 };
                 // SAFETY: each output element belongs to exactly one chunk combination (the
                 // per-axis groups partition the output indices), so writes are disjoint.
-                unsafe { shared.write_element(dst * elem, value) };
+                unsafe { write_element(&shared, dst * elem, value) };
             }
             Ok(())
         })
@@ -153,7 +154,7 @@ impl Array {
                     None => &fill[..],
                 };
                 // SAFETY: every point index i appears once, so writes are disjoint.
-                unsafe { shared.write_element(i * elem, value) };
+                unsafe { write_element(&shared, i * elem, value) };
             }
             Ok(())
         })
@@ -314,14 +315,11 @@ fn contiguous_region(axes: &[AxisIndex]) -> Option<Region> {
     Some(Region { start, shape })
 }
 
-impl SharedOut {
-    /// Writes one element at byte offset `at`.
-    ///
-    /// # Safety
-    /// Concurrent calls must write disjoint offsets, inside the buffer.
-    pub(crate) unsafe fn write_element(&self, at: usize, value: &[u8]) {
-        // SAFETY: the caller guarantees exclusive access to these bytes.
-        let dst = unsafe { self.range(at, value.len()) };
-        dst.copy_from_slice(value);
-    }
+/// Writes one element at byte offset `at` of `out`.
+///
+/// # Safety
+/// Concurrent calls must write disjoint offsets, inside the buffer.
+unsafe fn write_element(out: &SharedOut<'_>, at: usize, value: &[u8]) {
+    // SAFETY: the caller guarantees exclusive access to these bytes.
+    unsafe { out.run(at, value.len()) }.copy_from_slice(value);
 }

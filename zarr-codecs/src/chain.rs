@@ -4,6 +4,7 @@
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
+use crate::block::{BlockPlace, SharedOut};
 use crate::buffer::AlignedBuffer;
 use crate::codec::{
     decode_a2b_into, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded,
@@ -380,6 +381,78 @@ impl CodecChain {
             None => self.array_to_bytes.encode_or_skip(chunk)?,
         };
         bytes.map(|b| self.encode_bytes(b)).transpose()
+    }
+
+    /// As [`CodecChain::encode_chunk`] for the chunk that is the block `place` of `src` (a
+    /// larger C-order buffer, such as the data of a region write): the chunk is gathered
+    /// straight from `src`, with no fill and, for `sharding_indexed`, no shard-sized buffer
+    /// (each inner chunk is gathered from `src`).
+    ///
+    /// # Errors
+    /// A block outside `src`, and as [`CodecChain::encode`].
+    pub fn encode_chunk_from_block(
+        &self,
+        src: &[u8],
+        place: BlockPlace<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        place.check(&self.repr, src.len())?;
+        if self.array_to_array.is_empty() {
+            let bytes = self.array_to_bytes.encode_or_skip_block(src, place)?;
+            return bytes.map(|b| self.encode_bytes(b)).transpose();
+        }
+        let chunk = place.gather(src, &self.repr)?;
+        self.encode_chunk(&chunk)
+    }
+
+    /// As [`CodecChain::encode`] (bytes even for a chunk of fill values) for the chunk that
+    /// is the block `place` of `src`.
+    ///
+    /// # Errors
+    /// A block outside `src`, and as [`CodecChain::encode`].
+    pub fn encode_from_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Vec<u8>> {
+        let chunk = place.gather(src, &self.repr)?;
+        self.encode_owned(chunk)
+    }
+
+    /// Decodes a stored chunk straight into its block `place` of `out`, the output of a
+    /// parallel region read: `sharding_indexed` decodes each inner chunk into its place, with
+    /// no shard-sized buffer; other chains decode into a chunk buffer and copy it in.
+    ///
+    /// # Errors
+    /// A block outside `out`, and as [`CodecChain::decode`].
+    ///
+    /// # Safety
+    /// No other thread writes or reads the block `place` of `out` at the same time.
+    pub unsafe fn decode_into_block(
+        &self,
+        bytes: &[u8],
+        out: &SharedOut<'_>,
+        place: BlockPlace<'_>,
+    ) -> Result<()> {
+        place.check(&self.repr, out.len())?;
+        if self.array_to_array.is_empty() {
+            let cur = self.decode_bytes(bytes, 0)?;
+            // SAFETY: the caller's contract, passed on.
+            return unsafe {
+                self.array_to_bytes
+                    .decode_into_block(cur.as_slice(), out, place)
+            };
+        }
+        let chunk = self.decode(bytes)?;
+        let zeros = vec![0u64; self.repr.rank()];
+        // SAFETY: the caller's contract.
+        unsafe {
+            out.copy_block(
+                &chunk,
+                &self.repr.shape,
+                &zeros,
+                place.shape,
+                place.start,
+                &self.repr.shape,
+                self.repr.element_size(),
+            )
+        };
+        Ok(())
     }
 
     /// Runs the bytes->bytes decoders from the last down to `first` (inclusive).

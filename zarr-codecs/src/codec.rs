@@ -16,6 +16,7 @@ use std::fmt;
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::ExtensionDef;
 
+use crate::block::{BlockPlace, SharedOut};
 use crate::buffer::{is_aligned, AlignedBuffer};
 use crate::error::{CodecError, Result};
 use crate::repr::ChunkRepr;
@@ -149,6 +150,21 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         }
     }
 
+    /// As [`ArrayToBytesCodec::encode_or_skip`] for a chunk that is the block `place` of the
+    /// larger C-order buffer `src`. The default gathers the block into a chunk buffer (no
+    /// fill, one copy); `sharding_indexed` gathers each inner chunk straight from `src`.
+    ///
+    /// # Errors
+    /// A block outside `src`, and as [`ArrayToBytesCodec::encode`].
+    fn encode_or_skip_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Option<Vec<u8>>> {
+        let chunk = place.gather(src, self.decoded_repr())?;
+        if self.decoded_repr().is_fill(&chunk) {
+            Ok(None)
+        } else {
+            self.encode_owned(chunk).map(Some)
+        }
+    }
+
     /// Whether a chunk whose elements all equal the fill value may be stored when the caller
     /// asks to keep empty chunks (`true`, the default). `sparse_layout` answers `false`: its
     /// format stores no chunk with nnz = 0, so such a chunk is never written.
@@ -182,6 +198,46 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
     fn decode_in_place(&self, data: &mut [u8]) -> Result<()> {
         let input = AlignedBuffer::from_slice(data);
         self.decode_into(&input, data)
+    }
+
+    /// Decodes `input` (a whole chunk) into its block `place` of the buffer `out`. The
+    /// default decodes into a chunk buffer and copies it in; `sharding_indexed` decodes each
+    /// inner chunk straight into `out`.
+    ///
+    /// # Errors
+    /// A block outside `out`, and as [`ArrayToBytesCodec::decode_into`].
+    ///
+    /// # Safety
+    /// No other thread writes or reads the block `place` of `out` at the same time.
+    unsafe fn decode_into_block(
+        &self,
+        input: &[u8],
+        out: &SharedOut<'_>,
+        place: BlockPlace<'_>,
+    ) -> Result<()> {
+        let repr = self.decoded_repr();
+        place.check(repr, out.len())?;
+        let mut chunk = AlignedBuffer::try_zeroed(repr.byte_len()?).ok_or_else(|| {
+            CodecError::ChunkTooLarge {
+                shape: repr.shape.clone(),
+                element_size: repr.element_size(),
+            }
+        })?;
+        decode_a2b_into(self, input, &mut chunk)?;
+        let zeros = vec![0u64; repr.rank()];
+        // SAFETY: the block is the caller's alone.
+        unsafe {
+            out.copy_block(
+                &chunk,
+                &repr.shape,
+                &zeros,
+                place.shape,
+                place.start,
+                &repr.shape,
+                repr.element_size(),
+            )
+        };
+        Ok(())
     }
 
     /// The inner chunk shape, for a codec that stores a grid of inner chunks

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+mod block;
 mod buffer;
 mod chain;
 mod codec;
@@ -24,6 +25,7 @@ pub mod transpose;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 
+pub use block::{BlockPlace, SharedOut};
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
 pub use codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded};

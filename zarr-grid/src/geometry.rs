@@ -227,30 +227,39 @@ pub fn indices(shape: &[u64]) -> impl Iterator<Item = Vec<u64>> + '_ {
     })
 }
 
-/// Copies the block `block_shape` at `src_start` of a C-order buffer of shape `src_shape`
-/// to `dst_start` of a C-order buffer of shape `dst_shape`, elements of `elem_size` bytes.
+/// Calls `f(src_offset, dst_offset, len)` (in bytes) for every contiguous run of the block
+/// `block_shape` at `src_start` of a C-order buffer of shape `src_shape` and at `dst_start` of
+/// one of shape `dst_shape`, elements of `elem_size` bytes, in C order of the block. Trailing
+/// axes that both buffers span wholly are merged into one run, so a block that is contiguous
+/// in both is a single call.
 ///
-/// The caller guarantees that both blocks lie inside their buffers and that the buffers have
-/// the lengths their shapes say; a violation panics in debug builds (slice indexing), so
-/// callers check untrusted shapes before calling.
-// Each of the two buffers needs its data, shape and start; a struct would only rename them.
+/// It walks the block with running offsets (no allocation per run): the building block of
+/// [`copy_region`], and of any copy into or out of a buffer that several threads share.
+///
+/// ```
+/// use zarr_grid::geometry::block_runs;
+/// // a 2x2 block at (1, 1) of a 3x4 buffer, copied to (0, 0) of a 2x2 one, 1-byte elements
+/// let mut runs = Vec::new();
+/// block_runs(&[3, 4], &[1, 1], &[2, 2], &[0, 0], &[2, 2], 1, |s, d, n| runs.push((s, d, n)));
+/// assert_eq!(runs, vec![(5, 0, 2), (9, 2, 2)]);
+/// ```
+// Each of the two buffers needs its shape and start; a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
-pub fn copy_region(
-    src: &[u8],
+pub fn block_runs(
     src_shape: &[u64],
     src_start: &[u64],
-    dst: &mut [u8],
     dst_shape: &[u64],
     dst_start: &[u64],
     block_shape: &[u64],
     elem_size: usize,
+    mut f: impl FnMut(usize, usize, usize),
 ) {
     let rank = block_shape.len();
     if block_shape.contains(&0) {
         return;
     }
     if rank == 0 {
-        dst[..elem_size].copy_from_slice(&src[..elem_size]);
+        f(0, 0, elem_size);
         return;
     }
     // Merge trailing axes where both blocks span their buffers wholly, so a run is as long
@@ -266,31 +275,79 @@ pub fn copy_region(
         outer -= 1;
         run *= block_shape[outer] as usize;
     }
-    let strides = |shape: &[u64]| {
-        let mut s = vec![elem_size; rank];
-        for d in (0..rank.saturating_sub(1)).rev() {
-            s[d] = s[d + 1] * shape[d + 1] as usize;
-        }
-        s
+    // strides of the axes before `outer` (the run covers `outer..rank`); at most rank 32 on
+    // the stack, larger ranks (not valid Zarr, but possible in memory) on the heap
+    const STACK: usize = 32;
+    let mut stack = [(0usize, 0usize, 0usize, 0usize); STACK];
+    let mut heap = Vec::new();
+    let axes: &mut [(usize, usize, usize, usize)] = if outer <= STACK {
+        &mut stack[..outer]
+    } else {
+        heap.resize(outer, (0, 0, 0, 0));
+        &mut heap
     };
-    let ss = strides(src_shape);
-    let ds = strides(dst_shape);
-    let base = |start: &[u64], st: &[usize]| -> usize {
-        start.iter().zip(st).map(|(&a, &s)| a as usize * s).sum()
-    };
-    let src_base = base(src_start, &ss);
-    let dst_base = base(dst_start, &ds);
-    // iterate over the axes before `outer` (the run covers `outer..rank`)
-    let outer_shape = &block_shape[..outer];
-    for idx in indices(outer_shape) {
-        let mut so = src_base;
-        let mut doff = dst_base;
-        for d in 0..outer {
-            so += idx[d] as usize * ss[d];
-            doff += idx[d] as usize * ds[d];
+    // (source stride, destination stride, extent, position) per outer axis
+    let (mut s_stride, mut d_stride) = (elem_size, elem_size);
+    let (mut so, mut doff) = (0usize, 0usize);
+    for d in (0..rank).rev() {
+        so += src_start[d] as usize * s_stride;
+        doff += dst_start[d] as usize * d_stride;
+        if d < outer {
+            axes[d] = (s_stride, d_stride, block_shape[d] as usize, 0);
         }
-        dst[doff..doff + run].copy_from_slice(&src[so..so + run]);
+        s_stride *= src_shape[d] as usize;
+        d_stride *= dst_shape[d] as usize;
     }
+    loop {
+        f(so, doff, run);
+        // advance the odometer: the last outer axis moves fastest
+        let mut d = outer;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            let (ss, ds, n, i) = &mut axes[d];
+            *i += 1;
+            so += *ss;
+            doff += *ds;
+            if *i < *n {
+                break;
+            }
+            so -= *ss * *n;
+            doff -= *ds * *n;
+            *i = 0;
+        }
+    }
+}
+
+/// Copies the block `block_shape` at `src_start` of a C-order buffer of shape `src_shape`
+/// to `dst_start` of a C-order buffer of shape `dst_shape`, elements of `elem_size` bytes.
+///
+/// The caller guarantees that both blocks lie inside their buffers and that the buffers have
+/// the lengths their shapes say; a violation panics (slice indexing), so callers check
+/// untrusted shapes before calling.
+// Each of the two buffers needs its data, shape and start; a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
+pub fn copy_region(
+    src: &[u8],
+    src_shape: &[u64],
+    src_start: &[u64],
+    dst: &mut [u8],
+    dst_shape: &[u64],
+    dst_start: &[u64],
+    block_shape: &[u64],
+    elem_size: usize,
+) {
+    block_runs(
+        src_shape,
+        src_start,
+        dst_shape,
+        dst_start,
+        block_shape,
+        elem_size,
+        |s, d, n| dst[d..d + n].copy_from_slice(&src[s..s + n]),
+    );
 }
 
 #[cfg(test)]

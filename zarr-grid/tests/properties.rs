@@ -277,3 +277,35 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// `copy_region` (the odometer of `block_runs`) against a copy element by element, for
+    /// random buffers of rank 0 to 5, blocks anywhere in both, and element sizes 1 to 8.
+    #[test]
+    fn copy_region_matches_an_element_by_element_copy(
+        dims in proptest::collection::vec((1u64..6, 1u64..6, 0u64..6, 0u64..6, 0u64..6), 0..=5),
+        elem in 1usize..=8,
+    ) {
+        // per axis: source extent, destination extent, block extent and both starts, clipped
+        let src_shape: Vec<u64> = dims.iter().map(|d| d.0 + d.2).collect();
+        let dst_shape: Vec<u64> = dims.iter().map(|d| d.1 + d.2).collect();
+        let block: Vec<u64> = dims.iter().map(|d| d.2).collect();
+        let src_start: Vec<u64> = dims.iter().map(|d| d.3 % (d.0 + 1)).collect();
+        let dst_start: Vec<u64> = dims.iter().map(|d| d.4 % (d.1 + 1)).collect();
+        let n = |s: &[u64]| s.iter().product::<u64>() as usize * elem;
+        let src: Vec<u8> = (0..n(&src_shape)).map(|i| (i % 251) as u8).collect();
+        let mut got = vec![0u8; n(&dst_shape)];
+        zarr_grid::geometry::copy_region(
+            &src, &src_shape, &src_start, &mut got, &dst_shape, &dst_start, &block, elem,
+        );
+        let mut want = vec![0u8; n(&dst_shape)];
+        for p in zarr_grid::geometry::indices(&block) {
+            let s: Vec<u64> = p.iter().zip(&src_start).map(|(a, b)| a + b).collect();
+            let d: Vec<u64> = p.iter().zip(&dst_start).map(|(a, b)| a + b).collect();
+            let (s, d) = (linear(&s, &src_shape) * elem, linear(&d, &dst_shape) * elem);
+            want[d..d + elem].copy_from_slice(&src[s..s + elem]);
+        }
+        prop_assert_eq!(got, want);
+    }
+}

@@ -47,23 +47,20 @@
 //! ```
 
 mod morton;
-mod scatter;
-
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use zarr_grid::geometry::{regular_chunks_in_region, ChunkPart, Region};
+use zarr_grid::geometry::{block_runs, regular_chunks_in_region, ChunkPart, Region};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
+use crate::block::{BlockPlace, SharedOut};
 use crate::buffer::AlignedBuffer;
 use crate::chain::{check_region, CodecChain};
 use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
-use crate::repr::{fill_pattern, ChunkRepr};
+use crate::repr::ChunkRepr;
 use crate::source::{ByteRange, ByteRangeSource};
-
-use self::scatter::{block_runs, SharedOut};
 
 /// The codec's name.
 pub const NAME: &str = "sharding_indexed";
@@ -311,58 +308,68 @@ impl ShardingCodec {
     }
 
     /// Decodes the inner chunks of `jobs` into `out` (a C-order buffer of `out_shape`), in
-    /// parallel; missing ones read as the fill value.
-    fn run_jobs(&self, jobs: &[Job<'_>], out: &mut [u8], out_shape: &[u64]) -> Result<()> {
+    /// parallel, each job's block shifted by `base`; missing ones read as the fill value.
+    /// The jobs' blocks must partition a block of `out` that no other thread touches.
+    fn run_jobs(
+        &self,
+        jobs: &[Job<'_>],
+        shared: &SharedOut<'_>,
+        out_shape: &[u64],
+        base: &[u64],
+    ) -> Result<()> {
         let elem = self.repr.element_size();
         let fill = self.repr.fill_value.as_bytes();
         let inner_len = self.inner_len;
-        let shared = SharedOut::new(out);
         let run_one = |scratch: &mut AlignedBuffer, job: &Job<'_>| -> Result<()> {
             let part = &job.part;
             let wrap = |e: CodecError| CodecError::InnerChunk {
                 chunk: part.chunk.clone(),
                 source: Box::new(e),
             };
+            let dst = Region {
+                start: part
+                    .in_region
+                    .start
+                    .iter()
+                    .zip(base)
+                    .map(|(s, b)| s + b)
+                    .collect(),
+                shape: part.in_region.shape.clone(),
+            };
             let Some(bytes) = job.data else {
-                let start = &part.in_region.start;
-                block_runs(
-                    out_shape,
-                    start,
-                    out_shape,
-                    start,
-                    &part.in_region.shape,
-                    elem,
-                    |_, d, n| {
-                        // SAFETY: the jobs' blocks partition the output, so runs of different
-                        // jobs never overlap, and one job's runs are disjoint.
-                        fill_pattern(unsafe { shared.run(d, n) }, fill);
-                    },
-                );
+                // SAFETY: the jobs' blocks partition the caller's block of the output, so
+                // blocks of different jobs never overlap.
+                unsafe { shared.fill_block(out_shape, &dst.start, &dst.shape, fill) };
                 return Ok(());
             };
             if part.in_chunk.shape == self.inner_shape {
-                if let Some(offset) = contiguous_offset(out_shape, &part.in_region, elem) {
+                if let Some(offset) = contiguous_offset(out_shape, &dst, elem) {
                     // SAFETY: this job's block, contiguous in the output; see above.
-                    let dst = unsafe { shared.run(offset, inner_len) };
-                    return self.inner.decode_into(bytes, dst).map_err(wrap);
+                    let out = unsafe { shared.run(offset, inner_len) };
+                    return self.inner.decode_into(bytes, out).map_err(wrap);
                 }
             }
             if scratch.len() != inner_len {
-                *scratch = AlignedBuffer::zeroed(inner_len);
+                *scratch = AlignedBuffer::try_zeroed(inner_len).ok_or_else(|| {
+                    CodecError::ChunkTooLarge {
+                        shape: self.inner_shape.clone(),
+                        element_size: elem,
+                    }
+                })?;
             }
             self.inner.decode_into(bytes, scratch).map_err(wrap)?;
-            block_runs(
-                &self.inner_shape,
-                &part.in_chunk.start,
-                out_shape,
-                &part.in_region.start,
-                &part.in_region.shape,
-                elem,
-                |s, d, n| {
-                    // SAFETY: this job's block; see above.
-                    unsafe { shared.run(d, n) }.copy_from_slice(&scratch[s..s + n]);
-                },
-            );
+            // SAFETY: this job's block; see above.
+            unsafe {
+                shared.copy_block(
+                    scratch,
+                    &self.inner_shape,
+                    &part.in_chunk.start,
+                    out_shape,
+                    &dst.start,
+                    &dst.shape,
+                    elem,
+                )
+            };
             Ok(())
         };
         if jobs.len() <= 1 {
@@ -443,9 +450,28 @@ impl ShardingCodec {
                 got: out.len() as u64,
             });
         }
+        let zeros = vec![0u64; self.repr.rank()];
+        let place = BlockPlace {
+            shape: &self.repr.shape,
+            start: &zeros,
+        };
+        self.decode_shard_block(input, &SharedOut::new(out), place)
+    }
+
+    /// Decodes a whole stored shard into its block `place` of `shared`, each inner chunk
+    /// straight into its place. The caller has checked the block against the buffer and
+    /// owns it alone.
+    fn decode_shard_block(
+        &self,
+        input: &[u8],
+        shared: &SharedOut<'_>,
+        place: BlockPlace<'_>,
+    ) -> Result<()> {
         let spans = self.spans(input)?;
         if spans.iter().all(Option::is_none) {
-            self.repr.fill(out);
+            // SAFETY: the caller's block.
+            let fill = self.repr.fill_value.as_bytes();
+            unsafe { shared.fill_block(place.shape, place.start, &self.repr.shape, fill) };
             return Ok(());
         }
         let whole = Region::whole(&self.repr.shape);
@@ -457,7 +483,7 @@ impl ShardingCodec {
                 data: span.map(|(o, n)| &input[o as usize..(o + n) as usize]),
             })
             .collect();
-        self.run_jobs(&jobs, out, &self.repr.shape)
+        self.run_jobs(&jobs, shared, place.shape, place.start)
     }
 
     /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
@@ -541,12 +567,15 @@ impl ShardingCodec {
                 Job { part, data }
             })
             .collect();
-        self.run_jobs(&jobs, out, &region.shape)?;
+        let zeros = vec![0u64; region.rank()];
+        self.run_jobs(&jobs, &SharedOut::new(out), &region.shape, &zeros)?;
         Ok(true)
     }
 
     /// Encodes the inner chunks in Morton order (in parallel); `None` for all-fill ones.
-    fn encode_inner(&self, input: &[u8]) -> Result<Vec<Option<Vec<u8>>>> {
+    /// The shard is the block `place` of `src` (the shard buffer itself, or the data of a
+    /// region write): each inner chunk is gathered straight from it.
+    fn encode_inner(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Vec<Option<Vec<u8>>>> {
         let elem = self.repr.element_size();
         let zeros = vec![0u64; self.inner_shape.len()];
         let encode_one = |&lin: &usize| -> Result<Option<Vec<u8>>> {
@@ -554,19 +583,25 @@ impl ShardingCodec {
             let start: Vec<u64> = idx
                 .iter()
                 .zip(&self.inner_shape)
-                .map(|(i, c)| i * c)
+                .zip(place.start)
+                .map(|((i, c), s)| s + i * c)
                 .collect();
-            let mut buf = Vec::with_capacity(self.inner_len);
+            let mut buf = Vec::new();
+            buf.try_reserve_exact(self.inner_len)
+                .map_err(|_| CodecError::ChunkTooLarge {
+                    shape: self.inner_shape.clone(),
+                    element_size: elem,
+                })?;
             // the runs come in order of the inner chunk's bytes
             block_runs(
-                &self.repr.shape,
+                place.shape,
                 &start,
                 &self.inner_shape,
                 &zeros,
                 &self.inner_shape,
                 elem,
                 |s, _, n| {
-                    buf.extend_from_slice(&input[s..s + n]);
+                    buf.extend_from_slice(&src[s..s + n]);
                 },
             );
             if self.inner.repr().is_fill(&buf) {
@@ -596,7 +631,12 @@ impl ShardingCodec {
                 got: input.len() as u64,
             });
         }
-        let encoded = self.encode_inner(input)?;
+        let zeros = vec![0u64; self.repr.rank()];
+        let place = BlockPlace {
+            shape: &self.repr.shape,
+            start: &zeros,
+        };
+        let encoded = self.encode_inner(input, place)?;
         if encoded.iter().all(Option::is_none) {
             return Ok(None);
         }
@@ -722,6 +762,25 @@ impl ArrayToBytesCodec for ShardingCodec {
 
     fn encode_or_skip(&self, input: &[u8]) -> Result<Option<Vec<u8>>> {
         self.encode_shard(input)
+    }
+
+    fn encode_or_skip_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Option<Vec<u8>>> {
+        place.check(&self.repr, src.len())?;
+        let encoded = self.encode_inner(src, place)?;
+        if encoded.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble(&encoded).map(Some)
+    }
+
+    unsafe fn decode_into_block(
+        &self,
+        input: &[u8],
+        out: &SharedOut<'_>,
+        place: BlockPlace<'_>,
+    ) -> Result<()> {
+        place.check(&self.repr, out.len())?;
+        self.decode_shard_block(input, out, place)
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
