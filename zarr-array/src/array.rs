@@ -320,9 +320,12 @@ impl Array {
     /// Reads a region into `out` (C order, native byte order; `out.len()` must be the
     /// region's byte length).
     ///
-    /// Chunks are fetched and decoded in parallel; a chunk that the region covers only in
-    /// part is decoded in part when its codec allows it (sharding reads only the inner chunks
-    /// needed).
+    /// Chunks are fetched and decoded in parallel. A chunk that the region covers only in
+    /// part is read and decoded only as far as its codecs allow: a shard's index and the inner
+    /// chunks needed, the byte span of an uncompressed (`[bytes]`) chunk, the prefix of a
+    /// `zstd` frame up to the part's last element. Whole shards are decoded inner chunk by
+    /// inner chunk straight into `out`, and a chunk that is one contiguous run of `out` is
+    /// decoded straight into it.
     ///
     /// # Errors
     /// A region outside the array, a wrong buffer length, the store's errors, corrupt chunks.
@@ -363,7 +366,10 @@ impl Array {
                         fill,
                     )
                 };
-                if !whole_chunk && self.chain.supports_partial_decode() {
+                if !whole_chunk {
+                    // the chain reads and decodes what the part needs: a shard's index and
+                    // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
+                    // (`CodecChain::decode_region`)
                     let plen = buffer_len(&part.in_chunk.shape, elem)?;
                     grow_to(scratch, plen, &part.in_chunk.shape)?;
                     let source = StoreSource::new(&*self.store, &key);
@@ -399,7 +405,7 @@ impl Array {
                         let dst = unsafe { out_ptr.run(at, chunk_len) };
                         self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
                     }
-                    Some(bytes) if whole_chunk && self.chain.supports_partial_decode() => {
+                    Some(bytes) if self.chain.inner_chunk_shape().is_some() => {
                         // a shard: each inner chunk is decoded straight into its place
                         let place = BlockPlace {
                             shape: &region.shape,

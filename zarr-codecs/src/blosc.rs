@@ -342,6 +342,47 @@ impl BytesToBytesCodec for BloscCodec {
         Ok(Decoded::Owned(buf))
     }
 
+    /// Decodes only the blocks that hold the first `out.len()` bytes (`blosc_getitem`).
+    fn decode_prefix_into(&self, input: &[u8], out: &mut [u8], max_decoded: u64) -> Result<bool> {
+        let nbytes = validated_size(input)?;
+        if nbytes as u64 > max_decoded || out.len() > nbytes {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: out.len() as u64,
+                got: nbytes as u64,
+            });
+        }
+        // items are counted in the buffer's own type size (header byte 3)
+        let typesize = usize::from(input[3]);
+        if typesize == 0 || !out.len().is_multiple_of(typesize) {
+            return Ok(false);
+        }
+        if out.is_empty() {
+            return Ok(true);
+        }
+        let Ok(nitems) = c_int::try_from(out.len() / typesize) else {
+            return Ok(false);
+        };
+        // SAFETY: `input` was validated (its header states exactly its length, which bounds
+        // every block offset blosc reads); items `0..nitems` lie inside the stated `nbytes`,
+        // and blosc writes `nitems * typesize = out.len()` bytes to `out`.
+        let n = unsafe {
+            ffi::blosc_getitem(
+                input.as_ptr().cast::<c_void>(),
+                0,
+                nitems,
+                out.as_mut_ptr().cast::<c_void>(),
+            )
+        };
+        if n < 0 || n as usize != out.len() {
+            return Err(CodecError::corrupt(
+                NAME,
+                format!("decompression failed (blosc returned {n})"),
+            ));
+        }
+        Ok(true)
+    }
+
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
         let nbytes = validated_size(input)?;
         if nbytes != out.len() {

@@ -26,10 +26,13 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint, MetaError};
 
+use zarr_grid::geometry::{block_runs, Region};
+
 use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
+use crate::source::{ByteRange, ByteRangeSource};
 
 /// The codec's name.
 pub const NAME: &str = "bytes";
@@ -109,6 +112,14 @@ impl BytesCodec {
     /// The configured byte order (`None` if it was left out).
     pub fn endian(&self) -> Option<Endian> {
         self.endian
+    }
+
+    /// Decodes the first `data.len()` bytes of a chunk in place (a whole number of
+    /// elements): the byte order, element by element.
+    pub(crate) fn decode_prefix_in_place(&self, data: &mut [u8]) {
+        if let Some(width) = self.swap {
+            swap_in_place(data, width);
+        }
     }
 
     fn check_len(&self, what: &'static str, got: usize) -> Result<()> {
@@ -213,6 +224,80 @@ impl ArrayToBytesCodec for BytesCodec {
 
     fn decodes_in_place(&self) -> bool {
         true
+    }
+
+    fn supports_partial_decode(&self) -> bool {
+        true
+    }
+
+    /// Reads only the bytes from the region's first element to its last (the value's size,
+    /// then one range request), so a slab at the start of a chunk reads a slab's bytes, not
+    /// the chunk's. A stored value of another size than the chunk's is an error.
+    fn decode_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let elem = self.repr.element_size();
+        let shape = &self.repr.shape;
+        let linear = |pos: &mut dyn Iterator<Item = u64>| -> usize {
+            pos.zip(shape)
+                .fold(0usize, |acc, (p, &n)| acc * n as usize + p as usize)
+        };
+        // the caller checked that the (non-empty) region lies inside the chunk
+        let first = linear(&mut region.start.iter().copied()) * elem;
+        let last = linear(
+            &mut region
+                .start
+                .iter()
+                .zip(&region.shape)
+                .map(|(&s, &n)| s + n - 1),
+        );
+        let end = (last + 1) * elem;
+        match source.size()? {
+            None => return Ok(false),
+            Some(n) if n != self.len as u64 => {
+                return Err(CodecError::SizeMismatch {
+                    codec: NAME,
+                    expected: self.len as u64,
+                    got: n,
+                })
+            }
+            Some(_) => {}
+        }
+        let Some(mut got) = source.get_ranges(&[ByteRange::Range {
+            start: first as u64,
+            end: end as u64,
+        }])?
+        else {
+            return Ok(false);
+        };
+        if got.len() != 1 {
+            return Err(CodecError::SourceRanges {
+                expected: 1,
+                got: got.len(),
+            });
+        }
+        let mut span = got.pop().unwrap_or_default();
+        if span.len() != end - first {
+            return Err(CodecError::ShortRead {
+                expected: (end - first) as u64,
+                got: span.len() as u64,
+            });
+        }
+        self.decode_prefix_in_place(&mut span);
+        let zeros = vec![0u64; region.rank()];
+        block_runs(
+            shape,
+            &region.start,
+            &region.shape,
+            &zeros,
+            &region.shape,
+            elem,
+            |s, d, n| out[d..d + n].copy_from_slice(&span[s - first..s - first + n]),
+        );
+        Ok(true)
     }
 
     fn decode_in_place(&self, data: &mut [u8]) -> Result<()> {

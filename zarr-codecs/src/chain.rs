@@ -6,6 +6,7 @@ use zarr_meta::{ExtensionDef, MetaError};
 
 use crate::block::{BlockPlace, SharedOut};
 use crate::buffer::AlignedBuffer;
+use crate::bytes::BytesCodec;
 use crate::codec::{
     decode_a2b_into, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded,
 };
@@ -575,6 +576,8 @@ impl CodecChain {
         };
         if region.shape == self.repr.shape {
             self.decode_into(&bytes, out)?;
+        } else if self.decode_region_from_prefix(&bytes, region, out)? {
+            // only the decoded bytes up to the region's last element were produced
         } else {
             let chunk = self.decode(&bytes)?;
             copy_region(
@@ -588,6 +591,63 @@ impl CodecChain {
                 self.repr.element_size(),
             );
         }
+        Ok(true)
+    }
+}
+
+impl CodecChain {
+    /// For `[bytes, compressor, ...]`: decodes only the chunk's bytes up to the region's last
+    /// element, when the innermost compressor can stop early (`zstd`), and copies the region
+    /// out of them. `false` when the chain cannot, or the region ends too late in the chunk
+    /// for it to pay.
+    fn decode_region_from_prefix(
+        &self,
+        bytes: &[u8],
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some(codec) = self
+            .array_to_array
+            .is_empty()
+            .then(|| self.array_to_bytes.as_any().downcast_ref::<BytesCodec>())
+            .flatten()
+        else {
+            return Ok(false);
+        };
+        let Some(innermost) = self.bytes_to_bytes.first() else {
+            return Ok(false);
+        };
+        let elem = self.repr.element_size();
+        let last = region
+            .start
+            .iter()
+            .zip(&region.shape)
+            .zip(&self.repr.shape)
+            .fold(0usize, |acc, ((&s, &n), &dim)| {
+                acc * dim as usize + (s + n - 1) as usize
+            });
+        let end = (last + 1) * elem;
+        // a prefix of more than three quarters of the chunk saves too little
+        if end > self.len / 4 * 3 {
+            return Ok(false);
+        }
+        let cur = self.decode_bytes(bytes, 1)?;
+        let mut prefix = self.buffer(end)?;
+        if !innermost.decode_prefix_into(cur.as_slice(), &mut prefix, self.bounds[0])? {
+            return Ok(false);
+        }
+        codec.decode_prefix_in_place(&mut prefix);
+        // every offset of the region lies below `end`
+        copy_region(
+            &prefix,
+            &self.repr.shape,
+            &region.start,
+            out,
+            &region.shape,
+            &vec![0; region.rank()],
+            &region.shape,
+            elem,
+        );
         Ok(true)
     }
 }

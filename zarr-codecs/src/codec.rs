@@ -349,6 +349,19 @@ pub trait BytesToBytesCodec: fmt::Debug + Send + Sync {
     /// Corrupt, truncated or oversized data.
     fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>>;
 
+    /// Decodes only the first `out.len()` bytes of the decoded value into `out`, for a
+    /// codec that can stop early (`zstd` stops after the blocks that hold them, skipping the
+    /// rest of the frame). `max_decoded` bounds the whole decoded value. Returns `false`
+    /// (leaving `out` unspecified) when the codec cannot, and the caller decodes the whole
+    /// value instead.
+    ///
+    /// # Errors
+    /// Corrupt input, or a value shorter than `out`.
+    fn decode_prefix_into(&self, input: &[u8], out: &mut [u8], max_decoded: u64) -> Result<bool> {
+        let _ = (input, out, max_decoded);
+        Ok(false)
+    }
+
     /// Decodes `input` into `out`, which must be filled exactly.
     ///
     /// # Errors

@@ -25,7 +25,10 @@
 
 use std::cell::RefCell;
 
-use ::zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, CCtx, CParameter, DCtx, ResetDirective};
+use ::zstd::zstd_safe::{
+    self, zstd_sys::ZSTD_ErrorCode, CCtx, CParameter, DCtx, DParameter, InBuffer, OutBuffer,
+    ResetDirective,
+};
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
@@ -111,6 +114,65 @@ fn decompress_to(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, usi
     })
 }
 
+/// Decompresses the first `out.len()` bytes of a frame with this thread's context,
+/// streaming, so the blocks after them are not decoded. `None` when the frame needs a window
+/// larger than `2^window_log` (the caller then decodes it whole, in one shot, which needs no
+/// window buffer).
+fn decompress_prefix(
+    input: &[u8],
+    out: &mut [u8],
+    window_log: u32,
+) -> std::result::Result<Option<()>, CodecError> {
+    let zstd_err = |code: usize| CodecError::corrupt(NAME, error_name(code));
+    DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let dctx = match slot.as_mut() {
+            Some(d) => d,
+            None => slot.insert(
+                DCtx::try_create().ok_or_else(|| CodecError::corrupt(NAME, "no zstd context"))?,
+            ),
+        };
+        dctx.reset(ResetDirective::SessionAndParameters)
+            .map_err(zstd_err)?;
+        dctx.set_parameter(DParameter::WindowLogMax(window_log))
+            .map_err(zstd_err)?;
+        let want = out.len();
+        let mut src = InBuffer::around(input);
+        let mut dst = OutBuffer::around(out);
+        let result = loop {
+            let before = (src.pos(), dst.pos());
+            match dctx.decompress_stream(&mut dst, &mut src) {
+                Err(code)
+                    if zstd_safe::is_error_kind(
+                        code,
+                        ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge,
+                    ) =>
+                {
+                    break Ok(None)
+                }
+                Err(code) => break Err(zstd_err(code)),
+                Ok(_) if dst.pos() == want => break Ok(Some(())),
+                // the frame ended (or the input ran out) before the prefix was complete
+                Ok(0) => {
+                    break Err(CodecError::SizeMismatch {
+                        codec: NAME,
+                        expected: want as u64,
+                        got: dst.pos() as u64,
+                    })
+                }
+                Ok(_) if (src.pos(), dst.pos()) == before => {
+                    break Err(CodecError::corrupt(NAME, "truncated frame"))
+                }
+                Ok(_) => {}
+            }
+        };
+        // leave the context as the one-shot calls expect it
+        dctx.reset(ResetDirective::SessionAndParameters)
+            .map_err(zstd_err)?;
+        result
+    })
+}
+
 /// zstd's worst-case compressed size (`ZSTD_COMPRESSBOUND`) plus room for the frame header and
 /// checksum, in `u64`.
 pub(crate) fn compress_bound(n: u64) -> u64 {
@@ -192,6 +254,27 @@ impl BytesToBytesCodec for ZstdCodec {
             }),
             Err(code) => Err(CodecError::corrupt(NAME, error_name(code))),
         }
+    }
+
+    fn decode_prefix_into(&self, input: &[u8], out: &mut [u8], max_decoded: u64) -> Result<bool> {
+        // Only frames without a content checksum: the checksum covers the whole content, so
+        // a frame that has one is decoded whole and checked.
+        const MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
+        if input.len() < 5 || input[..4] != MAGIC || input[4] & 0x04 != 0 {
+            return Ok(false);
+        }
+        if let Ok(Some(n)) = zstd_safe::get_frame_content_size(input) {
+            if n < out.len() as u64 {
+                return Err(CodecError::SizeMismatch {
+                    codec: NAME,
+                    expected: out.len() as u64,
+                    got: n,
+                });
+            }
+        }
+        // the window a frame of at most `max_decoded` bytes needs (zstd's range is 10..=31)
+        let window_log = (64 - max_decoded.max(1).saturating_sub(1).leading_zeros()).clamp(10, 31);
+        Ok(decompress_prefix(input, out, window_log)?.is_some())
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
