@@ -366,7 +366,7 @@ pub struct ArrayOpts {
     /// The fill value (JSON, or NaN / Infinity / -Infinity / 0x... hex)
     #[arg(long, value_name = "V", allow_hyphen_values = true)]
     pub fill_value: Option<String>,
-    /// A compressor or checksum, in order (repeatable): zstd:LEVEL[:checksum], gzip:LEVEL,
+    /// A compressor or checksum, in order (repeatable): zstd:LEVEL, zstd:LEVEL:checksum, gzip:LEVEL,
     /// blosc:CNAME:CLEVEL:SHUFFLE, crc32c, none [default: zstd:0]
     #[arg(long = "codec", value_name = "CODEC", value_parser = parse_codec)]
     pub codecs: Vec<CodecSpec>,

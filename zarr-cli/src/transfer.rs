@@ -19,7 +19,7 @@ use crate::progress::Progress;
 const SLAB_TARGET: u64 = 16 << 20;
 
 /// Position ranges `[a, b)` along axis 0 covering `[start, end)`, cut at the chunk boundaries
-/// of `grid` and grouped to about [`SLAB_TARGET`] bytes (`row_bytes` per position).
+/// of `grid` and grouped to about 16 MiB (`row_bytes` bytes per position).
 pub fn slabs(grid: &dyn ChunkGrid, start: u64, end: u64, row_bytes: u64) -> Vec<(u64, u64)> {
     if start >= end {
         return Vec::new();
