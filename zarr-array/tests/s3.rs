@@ -17,12 +17,10 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use ndarray::{s, ArrayD, IxDyn};
 use serde_json::{json, Value};
@@ -41,74 +39,16 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const BUCKET: &str = "zarr-array-test";
 
-/// The S3 endpoint to test against, with the bucket created; `None` (and a note) when
-/// `ZARR_S3_TEST` is not `1`.
-///
-/// # Panics
-///
-/// With `ZARR_S3_TEST=1`, when `AWS_ENDPOINT_URL` is unset or not a loopback `http://`
-/// address, or when the server does not answer: a missing server fails, it never skips.
 fn s3_endpoint(test: &str) -> Option<String> {
-    if std::env::var("ZARR_S3_TEST").as_deref() != Ok("1") {
-        eprintln!(
-            "note: {test}: skipped, set ZARR_S3_TEST=1 with a server running \
-             (eval \"$(scripts/s3-server)\") to run it"
-        );
-        return None;
-    }
-    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
-        panic!("ZARR_S3_TEST=1 but AWS_ENDPOINT_URL is unset: run eval \"$(scripts/s3-server)\"")
-    });
-    let authority = endpoint
-        .strip_prefix("http://")
-        .map(|rest| rest.trim_end_matches('/'))
-        .unwrap_or_else(|| panic!("AWS_ENDPOINT_URL={endpoint}: expected http://127.0.0.1:PORT"));
-    let loopback = authority
-        .to_socket_addrs()
-        .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
-        .unwrap_or(false);
-    assert!(
-        loopback,
-        "AWS_ENDPOINT_URL={endpoint}: the S3 tests only talk to a server on the loopback address"
-    );
-    create_bucket(authority, BUCKET);
-    Some(endpoint)
-}
-
-/// Creates `bucket` with an unsigned `PUT /bucket` (which the local test server accepts).
-fn create_bucket(authority: &str, bucket: &str) {
-    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| {
-        panic!("ZARR_S3_TEST=1 but no S3 server answers at {authority}: {e} (start one: eval \"$(scripts/s3-server)\")")
-    });
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap_or_else(|e| panic!("set_read_timeout: {e}"));
-    let request = format!(
-        "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    stream
-        .write_all(request.as_bytes())
-        .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
-    let status = response.split_whitespace().nth(1).unwrap_or("");
-    // 409: the bucket exists already (created by another test).
-    assert!(
-        status == "200" || status == "409",
-        "creating bucket {bucket}: unexpected answer {:?}",
-        response.lines().next()
-    );
+    zarr_store::testing::s3::endpoint(test, BUCKET)
 }
 
 /// An `s3://` url under a prefix no other test run uses.
 fn unique_url(test: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("s3://{BUCKET}/run-{}-{nanos}/{test}", std::process::id())
+    format!(
+        "s3://{BUCKET}/{}",
+        zarr_store::testing::s3::unique_prefix(test)
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

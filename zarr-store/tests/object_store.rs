@@ -13,14 +13,13 @@
 #![cfg(feature = "object-store")]
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use zarr_store::object_store::memory::InMemory;
 use zarr_store::object_store::path::Path;
 use zarr_store::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use zarr_store::testing::run_store_conformance;
+use zarr_store::testing::{run_store_conformance, s3};
 use zarr_store::{
     open_url, ByteRange, CountingObjectStore, ObjectStoreBackend, RequestCounts, Store, StoreError,
     StoreExt,
@@ -575,74 +574,8 @@ fn remote_errors_name_the_key() -> TestResult {
 
 const BUCKET: &str = "zarr-test";
 
-/// The S3 endpoint to test against, with the bucket created; `None` (and a note) when
-/// `ZARR_S3_TEST` is not `1`.
-///
-/// # Panics
-///
-/// With `ZARR_S3_TEST=1`, when `AWS_ENDPOINT_URL` is unset or not a loopback `http://`
-/// address, or when the server does not answer: a missing server fails, it never skips.
 fn s3_endpoint(test: &str) -> Option<String> {
-    if std::env::var("ZARR_S3_TEST").as_deref() != Ok("1") {
-        eprintln!(
-            "note: {test}: skipped, set ZARR_S3_TEST=1 with a server running \
-             (eval \"$(scripts/s3-server)\") to run it"
-        );
-        return None;
-    }
-    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
-        panic!("ZARR_S3_TEST=1 but AWS_ENDPOINT_URL is unset: run eval \"$(scripts/s3-server)\"")
-    });
-    let authority = endpoint
-        .strip_prefix("http://")
-        .map(|rest| rest.trim_end_matches('/'))
-        .unwrap_or_else(|| panic!("AWS_ENDPOINT_URL={endpoint}: expected http://127.0.0.1:PORT"));
-    let loopback = authority
-        .to_socket_addrs()
-        .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
-        .unwrap_or(false);
-    assert!(
-        loopback,
-        "AWS_ENDPOINT_URL={endpoint}: the S3 tests only talk to a server on the loopback address"
-    );
-    create_bucket(authority, BUCKET);
-    Some(endpoint)
-}
-
-/// Creates `bucket` with an unsigned `PUT /bucket` (which the local test server accepts).
-fn create_bucket(authority: &str, bucket: &str) {
-    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| {
-        panic!("ZARR_S3_TEST=1 but no S3 server answers at {authority}: {e} (start one: eval \"$(scripts/s3-server)\")")
-    });
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap_or_else(|e| panic!("set_read_timeout: {e}"));
-    let request = format!(
-        "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    stream
-        .write_all(request.as_bytes())
-        .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
-    let status = response.split_whitespace().nth(1).unwrap_or("");
-    // 409: the bucket exists already (created by another test).
-    assert!(
-        status == "200" || status == "409",
-        "creating bucket {bucket}: unexpected answer {:?}",
-        response.lines().next()
-    );
-}
-
-/// A prefix no other test run uses.
-fn unique_prefix(test: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("run-{}-{nanos}/{test}", std::process::id())
+    s3::endpoint(test, BUCKET)
 }
 
 #[test]
@@ -650,7 +583,7 @@ fn s3_conformance() -> TestResult {
     let Some(_) = s3_endpoint("s3_conformance") else {
         return Ok(());
     };
-    let url = format!("s3://{BUCKET}/{}", unique_prefix("conformance"));
+    let url = format!("s3://{BUCKET}/{}", s3::unique_prefix("conformance"));
     let store = open_url(&url)?;
     run_store_conformance(&store);
     Ok(())
@@ -661,7 +594,7 @@ fn s3_request_counts() -> TestResult {
     let Some(_) = s3_endpoint("s3_request_counts") else {
         return Ok(());
     };
-    let url = format!("s3://{BUCKET}/{}", unique_prefix("counts"));
+    let url = format!("s3://{BUCKET}/{}", s3::unique_prefix("counts"));
     let (store, requests) = ObjectStoreBackend::from_url(&url)?.with_request_counter();
     check_request_counts(&store, &requests)
 }
@@ -671,7 +604,7 @@ fn s3_keys_are_object_names() -> TestResult {
     let Some(_) = s3_endpoint("s3_keys_are_object_names") else {
         return Ok(());
     };
-    let prefix = unique_prefix("names");
+    let prefix = s3::unique_prefix("names");
     let store = ObjectStoreBackend::from_url(&format!("s3://{BUCKET}/{prefix}"))?;
     store.set("arr/c/0/-1", b"chunk")?;
     // The same object seen through a store on the whole bucket.
