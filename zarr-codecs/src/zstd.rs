@@ -152,7 +152,9 @@ fn decompress_prefix(
                 }
                 Err(code) => break Err(zstd_err(code)),
                 Ok(_) if dst.pos() == want => break Ok(Some(())),
-                // the frame ended (or the input ran out) before the prefix was complete
+                // a frame ended before the prefix was complete: the next frame (values may
+                // be several frames, as the one-shot decoder accepts) goes on, if there is one
+                Ok(0) if src.pos() < input.len() => {}
                 Ok(0) => {
                     break Err(CodecError::SizeMismatch {
                         codec: NAME,
@@ -262,15 +264,6 @@ impl BytesToBytesCodec for ZstdCodec {
         const MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
         if input.len() < 5 || input[..4] != MAGIC || input[4] & 0x04 != 0 {
             return Ok(false);
-        }
-        if let Ok(Some(n)) = zstd_safe::get_frame_content_size(input) {
-            if n < out.len() as u64 {
-                return Err(CodecError::SizeMismatch {
-                    codec: NAME,
-                    expected: out.len() as u64,
-                    got: n,
-                });
-            }
         }
         // the window a frame of at most `max_decoded` bytes needs (zstd's range is 10..=31)
         let window_log = (64 - max_decoded.max(1).saturating_sub(1).leading_zeros()).clamp(10, 31);
