@@ -20,6 +20,9 @@
 //! - **new chunks alone**: writing the same two rows of chunks into a fresh
 //!   `regular_bounded` array of the prepended geometry (`write_region_bytes`), no metadata.
 //!
+//! Both writes are timed after a `sync`, so neither competes with the writeback of what the
+//! columns before them wrote.
+//!
 //! ```text
 //! prepend-table [--grids 8,16] [--repeat 3] [--dir /tmp]
 //! ```
@@ -217,7 +220,10 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
             return Err("the shifts lost chunks".into());
         }
 
-        // our prepend
+        // our prepend, after the shifts' writes are flushed (as for the new chunks alone
+        // below), so that their writeback does not compete with it
+        // SAFETY: sync takes no arguments and cannot fail.
+        unsafe { libc::sync() };
         let before = mtimes(&root, g)?;
         let mut a = Array::open(store.clone(), "")?;
         let (t, ()) = time(|| Ok(a.prepend_bytes(&[K, n, n], &new, 0)?))?;
@@ -267,6 +273,8 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
             .compressors(vec![])
             .lower_bound(vec![-(K as i64), 0, 0])
             .create(Arc::new(FilesystemStore::create(&fresh_root)?), "")?;
+        // SAFETY: sync takes no arguments and cannot fail.
+        unsafe { libc::sync() };
         let (t, ()) =
             time(|| Ok(fresh.write_region_bytes(&Region::new(vec![0; 3], vec![K, n, n])?, &new)?))?;
         row.new_chunks.push(t);
