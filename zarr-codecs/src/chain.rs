@@ -553,7 +553,11 @@ impl CodecChain {
     /// A sharded chain (`[sharding_indexed]` alone) reads the shard index with one request
     /// and then, in one more request, only the inner chunks the region touches (byte ranges
     /// that are adjacent in the shard coalesced); inner chunks are decoded in parallel and
-    /// missing ones read as the fill value. Any other chain reads the whole chunk.
+    /// missing ones read as the fill value. `[bytes]` alone reads the value's size and the
+    /// byte span from the region's first element to its last. Any other chain reads the whole
+    /// stored value; `[bytes, zstd | blosc, ...]` then decodes only the prefix of the chunk up
+    /// to the region's last element (a `zstd` frame without checksum streamed that far, the
+    /// `blosc` blocks that hold it) when that is at most three quarters of the chunk.
     ///
     /// # Errors
     /// [`CodecError::RegionOutOfBounds`], [`CodecError::BufferLength`] for an `out` of the
@@ -597,8 +601,8 @@ impl CodecChain {
 
 impl CodecChain {
     /// For `[bytes, compressor, ...]`: decodes only the chunk's bytes up to the region's last
-    /// element, when the innermost compressor can stop early (`zstd`), and copies the region
-    /// out of them. `false` when the chain cannot, or the region ends too late in the chunk
+    /// element, when the innermost compressor can stop early (`zstd`, `blosc`), and copies
+    /// the region out of them. `false` when the chain cannot, or the region ends too late in the chunk
     /// for it to pay.
     fn decode_region_from_prefix(
         &self,
