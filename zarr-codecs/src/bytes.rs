@@ -32,7 +32,7 @@ use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
-use crate::source::{ByteRange, ByteRangeSource};
+use crate::source::{single_range, ByteRange, ByteRangeSource};
 
 /// The codec's name.
 pub const NAME: &str = "bytes";
@@ -266,26 +266,14 @@ impl ArrayToBytesCodec for BytesCodec {
             }
             Some(_) => {}
         }
-        let Some(mut got) = source.get_ranges(&[ByteRange::Range {
+        let Some(got) = source.get_ranges(&[ByteRange::Range {
             start: first as u64,
             end: end as u64,
         }])?
         else {
             return Ok(false);
         };
-        if got.len() != 1 {
-            return Err(CodecError::SourceRanges {
-                expected: 1,
-                got: got.len(),
-            });
-        }
-        let mut span = got.pop().unwrap_or_default();
-        if span.len() != end - first {
-            return Err(CodecError::ShortRead {
-                expected: (end - first) as u64,
-                got: span.len() as u64,
-            });
-        }
+        let mut span = single_range(got, (end - first) as u64)?;
         self.decode_prefix_in_place(&mut span);
         let zeros = vec![0u64; region.rank()];
         block_runs(

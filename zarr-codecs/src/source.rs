@@ -18,6 +18,8 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::ops::Range;
 
+use crate::error::{CodecError, Result};
+
 /// A range of bytes within a stored value.
 ///
 /// Every range must lie inside the value; a source answers a range that does not with an
@@ -172,6 +174,24 @@ impl<T: ByteRangeSource + ?Sized> ByteRangeSource for &T {
     fn size(&self) -> Result<Option<u64>, SourceError> {
         (**self).size()
     }
+}
+
+/// The one range a single-range request returned, checked for length.
+pub(crate) fn single_range(mut got: Vec<Vec<u8>>, expected: u64) -> Result<Vec<u8>> {
+    if got.len() != 1 {
+        return Err(CodecError::SourceRanges {
+            expected: 1,
+            got: got.len(),
+        });
+    }
+    let bytes = got.pop().unwrap_or_default();
+    if bytes.len() as u64 != expected {
+        return Err(CodecError::ShortRead {
+            expected,
+            got: bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
-use crate::source::{ByteRange, ByteRangeSource};
+use crate::source::{single_range, ByteRange, ByteRangeSource};
 
 /// The codec's name.
 pub const NAME: &str = "sharding_indexed";
@@ -698,24 +698,6 @@ fn contiguous_offset(shape: &[u64], block: &Region, elem: usize) -> Option<usize
         stride *= shape[d] as usize;
     }
     Some(offset)
-}
-
-/// The one range a single-range request returned, checked for length.
-fn single_range(mut got: Vec<Vec<u8>>, expected: u64) -> Result<Vec<u8>> {
-    if got.len() != 1 {
-        return Err(CodecError::SourceRanges {
-            expected: 1,
-            got: got.len(),
-        });
-    }
-    let bytes = got.pop().unwrap_or_default();
-    if bytes.len() as u64 != expected {
-        return Err(CodecError::ShortRead {
-            expected,
-            got: bytes.len() as u64,
-        });
-    }
-    Ok(bytes)
 }
 
 /// Builds `sharding_indexed` from its definition.
