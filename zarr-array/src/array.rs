@@ -347,92 +347,132 @@ impl Array {
         advise_huge_pages(out);
         let out_ptr = SharedOut::new(out);
         let fill = self.meta.fill_value.as_bytes();
-        parts
-            .par_iter()
-            .try_for_each_init(Vec::<u8>::new, |scratch, part| -> Result<()> {
-                let key = self.chunk_key(&part.chunk);
-                let whole_chunk = part.in_chunk.shape == chunk_shape;
-                let codec_err = |source| ArrayError::Codec {
-                    context: key.clone(),
-                    source,
-                };
-                // SAFETY (every `unsafe` below): the parts cover disjoint blocks of the
-                // region (the grid covers each position exactly once), and each task writes
-                // only its part's block.
-                let fill_part = || unsafe {
-                    out_ptr.fill_block(
+        // one part: `fetched` is its chunk's value when a batch fetched it already
+        let run = |scratch: &mut Vec<u8>,
+                   part: &GridChunkPart,
+                   fetched: Option<Option<Vec<u8>>>|
+         -> Result<()> {
+            let key = self.chunk_key(&part.chunk);
+            let whole_chunk = part.in_chunk.shape == chunk_shape;
+            let codec_err = |source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            };
+            // SAFETY (every `unsafe` below): the parts cover disjoint blocks of the
+            // region (the grid covers each position exactly once), and each task writes
+            // only its part's block.
+            let fill_part = || unsafe {
+                out_ptr.fill_block(
+                    &region.shape,
+                    &part.in_region.start,
+                    &part.in_region.shape,
+                    fill,
+                )
+            };
+            if !whole_chunk {
+                // the chain reads and decodes what the part needs: a shard's index and
+                // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
+                // (`CodecChain::decode_region`)
+                let plen = buffer_len(&part.in_chunk.shape, elem)?;
+                grow_to(scratch, plen, &part.in_chunk.shape)?;
+                let source = StoreSource::new(&*self.store, &key);
+                let found = self
+                    .chain
+                    .decode_region(&source, &part.in_chunk, scratch)
+                    .map_err(codec_err)?;
+                if !found {
+                    fill_part();
+                    return Ok(());
+                }
+                let zero = vec![0; part.in_chunk.rank()];
+                unsafe {
+                    out_ptr.copy_block(
+                        scratch,
+                        &part.in_chunk.shape,
+                        &zero,
                         &region.shape,
                         &part.in_region.start,
                         &part.in_region.shape,
-                        fill,
+                        elem,
                     )
                 };
-                if !whole_chunk {
-                    // the chain reads and decodes what the part needs: a shard's index and
-                    // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
-                    // (`CodecChain::decode_region`)
-                    let plen = buffer_len(&part.in_chunk.shape, elem)?;
-                    grow_to(scratch, plen, &part.in_chunk.shape)?;
-                    let source = StoreSource::new(&*self.store, &key);
-                    let found = self
-                        .chain
-                        .decode_region(&source, &part.in_chunk, scratch)
+                return Ok(());
+            }
+            let value = match fetched {
+                Some(value) => value,
+                None => self.store.get(&key)?,
+            };
+            match value {
+                None => fill_part(),
+                Some(bytes) if whole_chunk && contiguous_in(&part.in_region, &region.shape) => {
+                    // the chunk is one contiguous run of the output: decode straight
+                    // into it, with no scratch buffer and no copy
+                    let at = linear_offset(&part.in_region.start, &region.shape) * elem;
+                    // the run lies inside `out` because the part lies inside the region
+                    let dst = unsafe { out_ptr.run(at, chunk_len) };
+                    self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
+                }
+                Some(bytes) if self.chain.inner_chunk_shape().is_some() => {
+                    // a shard: each inner chunk is decoded straight into its place
+                    let place = BlockPlace {
+                        shape: &region.shape,
+                        start: &part.in_region.start,
+                    };
+                    unsafe { self.chain.decode_into_block(&bytes, &out_ptr, place) }
                         .map_err(codec_err)?;
-                    if !found {
-                        fill_part();
-                        return Ok(());
-                    }
-                    let zero = vec![0; part.in_chunk.rank()];
+                }
+                Some(bytes) => {
+                    grow_to(scratch, chunk_len, &chunk_shape)?;
+                    self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
                     unsafe {
                         out_ptr.copy_block(
                             scratch,
-                            &part.in_chunk.shape,
-                            &zero,
+                            &chunk_shape,
+                            &part.in_chunk.start,
                             &region.shape,
                             &part.in_region.start,
                             &part.in_region.shape,
                             elem,
                         )
                     };
-                    return Ok(());
                 }
-                match self.store.get(&key)? {
-                    None => fill_part(),
-                    Some(bytes) if whole_chunk && contiguous_in(&part.in_region, &region.shape) => {
-                        // the chunk is one contiguous run of the output: decode straight
-                        // into it, with no scratch buffer and no copy
-                        let at = linear_offset(&part.in_region.start, &region.shape) * elem;
-                        // the run lies inside `out` because the part lies inside the region
-                        let dst = unsafe { out_ptr.run(at, chunk_len) };
-                        self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
-                    }
-                    Some(bytes) if self.chain.inner_chunk_shape().is_some() => {
-                        // a shard: each inner chunk is decoded straight into its place
-                        let place = BlockPlace {
-                            shape: &region.shape,
-                            start: &part.in_region.start,
-                        };
-                        unsafe { self.chain.decode_into_block(&bytes, &out_ptr, place) }
-                            .map_err(codec_err)?;
-                    }
-                    Some(bytes) => {
-                        grow_to(scratch, chunk_len, &chunk_shape)?;
-                        self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
-                        unsafe {
-                            out_ptr.copy_block(
-                                scratch,
-                                &chunk_shape,
-                                &part.in_chunk.start,
-                                &region.shape,
-                                &part.in_region.start,
-                                &part.in_region.shape,
-                                elem,
-                            )
-                        };
-                    }
-                }
-                Ok(())
-            })
+            }
+            Ok(())
+        };
+        let concurrency = self.store.fetch_concurrency();
+        if concurrency <= rayon::current_num_threads() {
+            return parts
+                .par_iter()
+                .try_for_each_init(Vec::<u8>::new, |scratch, part| run(scratch, part, None));
+        }
+        // A store that serves more requests at once than there are threads (an object
+        // store): fetch the whole chunks of a batch together, then decode them in parallel.
+        // Parts of chunks still read only what they need, themselves.
+        for batch in parts.chunks(2 * concurrency) {
+            let whole: Vec<bool> = batch
+                .iter()
+                .map(|part| part.in_chunk.shape == chunk_shape)
+                .collect();
+            let keys: Vec<String> = batch
+                .iter()
+                .zip(&whole)
+                .filter(|(_, &w)| w)
+                .map(|(part, _)| self.chunk_key(&part.chunk))
+                .collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let mut values = self.store.get_many(&keys)?.into_iter();
+            let fetched: Vec<Option<Option<Vec<u8>>>> = whole
+                .iter()
+                .map(|&w| if w { values.next() } else { None })
+                .collect();
+            batch
+                .par_iter()
+                .zip(fetched)
+                .try_for_each_init(Vec::<u8>::new, |scratch, (part, value)| {
+                    run(scratch, part, value)
+                })?;
+        }
+        Ok(())
     }
 
     /// Writes `data` (C order, native byte order, the region's shape) into a region.

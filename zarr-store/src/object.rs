@@ -565,6 +565,40 @@ impl Store for ObjectStoreBackend {
         .map_err(|e| remote(key, "get", e))
     }
 
+    /// Up to [`MAX_CONCURRENT_REQUESTS`] GETs in flight at once.
+    fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
+        let locations = keys
+            .iter()
+            .map(|key| {
+                validate_key(key)?;
+                self.location(key)
+            })
+            .collect::<Result<Vec<Path>>>()?;
+        let results: Vec<object_store::Result<Option<Vec<u8>>>> = block_on(async {
+            let store = &self.store;
+            stream::iter(locations)
+                .map(|location: Path| async move {
+                    match store.get(&location).await {
+                        Ok(result) => result.bytes().await.map(|b| Some(Vec::from(b))),
+                        Err(object_store::Error::NotFound { .. }) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                })
+                .buffered(MAX_CONCURRENT_REQUESTS)
+                .collect()
+                .await
+        })?;
+        results
+            .into_iter()
+            .zip(keys)
+            .map(|(result, key)| result.map_err(|e| remote(key, "get", e)))
+            .collect()
+    }
+
+    fn fetch_concurrency(&self) -> usize {
+        MAX_CONCURRENT_REQUESTS
+    }
+
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
         validate_key(key)?;
         let location = self.location(key)?;

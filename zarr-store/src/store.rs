@@ -54,6 +54,20 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// One level under `prefix`, like an S3 listing with delimiter `/`: the keys directly under
     /// it and the prefixes (ending with `/`) that hold further keys, all full and sorted.
     fn list_dir(&self, prefix: &str) -> Result<ListDir>;
+
+    /// The whole values of `keys`, in their order (`None` for a missing key). A store whose
+    /// requests have latency (an object store) fetches them concurrently; the default gets
+    /// them one after the other. Fails with the first error.
+    fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|key| self.get(key)).collect()
+    }
+
+    /// How many whole-value requests the store serves at once to good effect, for readers
+    /// that batch their fetches through [`Store::get_many`]: 1 (the default) for a local
+    /// store, where the reader's own threads are enough.
+    fn fetch_concurrency(&self) -> usize {
+        1
+    }
 }
 
 /// The result of [`Store::list_dir`]: one level of the key hierarchy.
@@ -171,6 +185,12 @@ macro_rules! forward_store {
             }
             fn list_dir(&self, prefix: &str) -> Result<ListDir> {
                 (**self).list_dir(prefix)
+            }
+            fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
+                (**self).get_many(keys)
+            }
+            fn fetch_concurrency(&self) -> usize {
+                (**self).fetch_concurrency()
             }
         }
     )*};

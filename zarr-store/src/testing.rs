@@ -29,6 +29,7 @@ pub fn run_store_conformance(store: &dyn Store) {
     );
     check_missing_keys(store);
     check_set_get_overwrite(store);
+    check_get_many(store);
     check_empty_value(store);
     check_byte_ranges(store);
     check_delete(store);
@@ -112,6 +113,42 @@ fn check_missing_keys(store: &dyn Store) {
         "list_dir of an empty store",
     );
     assert_empty(store, "after operations on missing keys");
+}
+
+fn check_get_many(store: &dyn Store) {
+    assert!(
+        store.fetch_concurrency() >= 1,
+        "fetch_concurrency is at least 1"
+    );
+    expect_eq(store.get_many(&[]), vec![], "get_many of no keys");
+    let keys: Vec<String> = (0..40).map(|i| format!("many/c/{i}")).collect();
+    for (i, key) in keys
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !i.is_multiple_of(3))
+    {
+        ok(store.set(key, format!("value {i}").as_bytes()), "set");
+    }
+    // every third key is missing; the answers come in the order asked, with repeats
+    let mut asked: Vec<&str> = keys.iter().rev().map(String::as_str).collect();
+    asked.push("many/c/1");
+    let expected: Vec<Option<Vec<u8>>> = asked
+        .iter()
+        .map(|key| {
+            let i: usize = key
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            (!i.is_multiple_of(3)).then(|| bytes(&format!("value {i}")))
+        })
+        .collect();
+    expect_eq(store.get_many(&asked), expected, "get_many");
+    assert!(
+        store.get_many(&["many/c/1", "../escape"]).is_err(),
+        "get_many with an invalid key fails"
+    );
+    ok(store.delete_prefix("many/"), "delete_prefix");
 }
 
 fn check_set_get_overwrite(store: &dyn Store) {
