@@ -250,14 +250,34 @@ impl Array {
             .store
             .list_prefix(&prefix)?
             .into_iter()
-            .filter_map(|k| {
-                let rel = k.get(prefix.len()..)?;
-                let idx = self.keys.decode(rel, self.rank()).ok()?;
-                self.grid.contains_chunk(&idx).then_some(idx)
-            })
+            .filter_map(|k| self.chunk_of_key(&prefix, &k))
             .collect();
         out.sort();
         Ok(out)
+    }
+
+    /// As [`Array::stored_chunks`], each with the size of its stored value in bytes: one
+    /// listing on an object store (the sizes come with it), a size per chunk elsewhere.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn stored_chunk_sizes(&self) -> Result<Vec<(Vec<i64>, u64)>> {
+        let prefix = self.path.prefix();
+        let mut out: Vec<(Vec<i64>, u64)> = self
+            .store
+            .list_prefix_sizes(&prefix)?
+            .into_iter()
+            .filter_map(|(k, size)| Some((self.chunk_of_key(&prefix, &k)?, size)))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// The chunk a listed key under the array's `prefix` stores, if it is one of the grid's.
+    fn chunk_of_key(&self, prefix: &str, key: &str) -> Option<Vec<i64>> {
+        let rel = key.get(prefix.len()..)?;
+        let idx = self.keys.decode(rel, self.rank()).ok()?;
+        self.grid.contains_chunk(&idx).then_some(idx)
     }
 
     /// The decoded chunk buffer of a chunk (the full chunk shape, C order, native byte

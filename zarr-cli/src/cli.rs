@@ -150,7 +150,7 @@ pub struct InfoArgs {
     #[arg(long)]
     pub json: bool,
     /// Count the stored chunks and their bytes by listing the store (the default for a
-    /// directory; on a remote store it costs a LIST per 1000 keys and a HEAD per chunk)
+    /// directory; on a remote store it costs a LIST request per 1000 keys)
     #[arg(long, conflicts_with = "no_list")]
     pub list: bool,
     /// Do not list the store: chunks and bytes stored are not shown (null in --json); the

@@ -1,7 +1,6 @@
 //! `zarr info` and `zarr tree`.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use zarr_array::zarr_store::Store;
@@ -39,13 +38,10 @@ pub struct Storage {
     pub nbytes: Option<u64>,
 }
 
-/// The most chunk sizes asked for at once (HEAD requests, on a remote store).
-const SIZE_WORKERS: usize = 16;
-
-/// The storage figures of an array; with `list`, the stored chunks are counted (one listing
-/// of the array's prefix) and their bytes summed (one `size` per stored chunk, a HEAD request
-/// on a remote store, at most 16 at once); without, they are `None` and the
-/// store is not touched.
+/// The storage figures of an array; with `list`, the stored chunks are counted and their
+/// bytes summed (`Array::stored_chunk_sizes`: one listing of the array's prefix, which on a
+/// remote store carries the sizes; a `size` per chunk on a directory); without, they are
+/// `None` and the store is not touched.
 ///
 /// # Errors
 /// The store's.
@@ -57,8 +53,8 @@ pub fn storage(array: &Array, location: &str, list: bool) -> Result<Storage> {
             acc.checked_mul(n)
         });
     let (chunks_stored, bytes_stored) = if list {
-        let stored = array.stored_chunks().map_err(|e| zarr(location, e))?;
-        let bytes = stored_bytes(array, &stored, location)?;
+        let stored = array.stored_chunk_sizes().map_err(|e| zarr(location, e))?;
+        let bytes = stored.iter().map(|(_, size)| size).sum();
         (Some(stored.len() as u64), Some(bytes))
     } else {
         (None, None)
@@ -69,40 +65,6 @@ pub fn storage(array: &Array, location: &str, list: bool) -> Result<Storage> {
         bytes_stored,
         nbytes,
     })
-}
-
-/// The bytes of these stored chunks, their sizes asked for in parallel.
-fn stored_bytes(array: &Array, chunks: &[Vec<i64>], location: &str) -> Result<u64> {
-    let next = AtomicUsize::new(0);
-    let total = AtomicU64::new(0);
-    let failure: Mutex<Option<CliError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..chunks.len().min(SIZE_WORKERS) {
-            scope.spawn(|| {
-                while let Some(chunk) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    match array.store().size(&array.chunk_key(chunk)) {
-                        Ok(size) => {
-                            total.fetch_add(size.unwrap_or(0), Ordering::Relaxed);
-                        }
-                        Err(e) => {
-                            if let Ok(mut slot) = failure.lock() {
-                                slot.get_or_insert_with(|| {
-                                    zarr(location, zarr_array::ArrayError::Store(e))
-                                });
-                            }
-                            // stop every worker
-                            next.store(chunks.len(), Ordering::Relaxed);
-                            break;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    match failure.into_inner().ok().flatten() {
-        Some(e) => Err(e),
-        None => Ok(total.into_inner()),
-    }
 }
 
 /// A codec in one line: `zstd(level=0, checksum=false)`, shards with their inner codecs.

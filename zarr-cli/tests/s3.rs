@@ -304,8 +304,8 @@ fn s3_info_requests() {
         let c = info(json, true);
         assert_eq!(
             (c.get, c.list, c.head, c.total()),
-            (1, 1, 12, 14),
-            "info --list: zarr.json, one listing, one HEAD per stored shard: {c:?}"
+            (1, 1, 0, 2),
+            "info --list: zarr.json and one listing, which carries the sizes: {c:?}"
         );
     }
     // what the binary prints with --list agrees

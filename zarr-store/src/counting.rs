@@ -231,4 +231,10 @@ impl<S: Store> Store for CountingStore<S> {
         bump(&self.counters.list_dir, 1);
         self.inner.list_dir(prefix)
     }
+
+    fn list_prefix_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        // one listing as far as this counter goes, whatever the inner store makes of it
+        bump(&self.counters.list_prefix, 1);
+        self.inner.list_prefix_sizes(prefix)
+    }
 }

@@ -669,6 +669,23 @@ impl Store for ObjectStoreBackend {
         Ok(keys)
     }
 
+    /// One listing: the sizes come with it (no HEAD per key).
+    fn list_prefix_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        validate_prefix(prefix)?;
+        let location = self.prefix_location(prefix)?;
+        let objects: Vec<ObjectMeta> = block_on(self.store.list(location.as_ref()).try_collect())?
+            .map_err(|e| remote(prefix, "list", e))?;
+        let mut keys: Vec<(String, u64)> = objects
+            .iter()
+            .filter_map(|meta| Some((self.key_of(&meta.location)?, meta.size)))
+            .filter(|(key, _)| key.starts_with(prefix))
+            .map(|(key, size)| (key.to_owned(), size))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup_by(|a, b| a.0 == b.0);
+        Ok(keys)
+    }
+
     fn list_dir(&self, prefix: &str) -> Result<ListDir> {
         validate_prefix(prefix)?;
         let location = self.prefix_location(prefix)?;

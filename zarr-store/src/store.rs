@@ -55,6 +55,19 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// it and the prefixes (ending with `/`) that hold further keys, all full and sorted.
     fn list_dir(&self, prefix: &str) -> Result<ListDir>;
 
+    /// Every key under `prefix` with the size of its value in bytes, sorted by key, as
+    /// [`Store::list_prefix`] lists them. An object store has the sizes from the listing
+    /// itself; the default asks for each size (a key deleted meanwhile is left out).
+    fn list_prefix_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        for key in self.list_prefix(prefix)? {
+            if let Some(size) = self.size(&key)? {
+                out.push((key, size));
+            }
+        }
+        Ok(out)
+    }
+
     /// The whole values of `keys`, in their order (`None` for a missing key). A store whose
     /// requests have latency (an object store) fetches them concurrently; the default gets
     /// them one after the other. Fails with the first error.
@@ -188,6 +201,9 @@ macro_rules! forward_store {
             }
             fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
                 (**self).get_many(keys)
+            }
+            fn list_prefix_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
+                (**self).list_prefix_sizes(prefix)
             }
             fn fetch_concurrency(&self) -> usize {
                 (**self).fetch_concurrency()

@@ -148,7 +148,28 @@ fn check_get_many(store: &dyn Store) {
         store.get_many(&["many/c/1", "../escape"]).is_err(),
         "get_many with an invalid key fails"
     );
+    // listing with sizes: the same keys as list_prefix, each with its value's size
+    let listed = ok(store.list_prefix_sizes("many/"), "list_prefix_sizes");
+    let keys_only: Vec<String> = listed.iter().map(|(k, _)| k.clone()).collect();
+    expect_eq(
+        store.list_prefix("many/"),
+        keys_only,
+        "list_prefix_sizes lists list_prefix's keys",
+    );
+    for (key, size) in &listed {
+        expect_eq(
+            store.size(key),
+            Some(*size),
+            "list_prefix_sizes gives each size",
+        );
+    }
+    assert_eq!(listed.len(), 26, "list_prefix_sizes of the stored keys");
     ok(store.delete_prefix("many/"), "delete_prefix");
+    expect_eq(
+        store.list_prefix_sizes("many/"),
+        vec![],
+        "list_prefix_sizes of a missing prefix",
+    );
 }
 
 fn check_set_get_overwrite(store: &dyn Store) {
