@@ -234,6 +234,23 @@ impl Array {
         Ok(())
     }
 
+    /// The chunk key encoding (`default` or `v2`, with its separator), as resolved from the
+    /// metadata: encodes grid indices to keys relative to the array and decodes them back.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, DataType};
+    /// let a = ArrayBuilder::new(vec![8, 8], DataType::UInt8)
+    ///     .chunk_shape(vec![4, 4])
+    ///     .create(Arc::new(zarr_store::MemoryStore::new()), "a")?;
+    /// assert_eq!(a.chunk_key_encoding().encode(&[1, -2]), "c/1/-2");
+    /// assert_eq!(a.chunk_key(&[1, 0]), "a/c/1/0");
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    pub fn chunk_key_encoding(&self) -> &dyn ChunkKeyEncoding {
+        &*self.keys
+    }
+
     /// The store key of a chunk (grid indices may be negative).
     pub fn chunk_key(&self, chunk: &[i64]) -> String {
         self.path.key(&self.keys.encode(chunk))
