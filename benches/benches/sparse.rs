@@ -13,11 +13,10 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use zarr_array::ndarray::Array2;
 use zarr_array::zarr_grid::geometry::Region;
-use zarr_array::zarr_layout_sparse::sprs::CsMat;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
-use zarr_benches::def;
+use zarr_benches::{def, dense_to_csr};
 
 const N: u64 = 2000;
 const CHUNK: u64 = 1000;
@@ -30,25 +29,6 @@ fn unit(state: &mut u64) -> f64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// CSR of a dense C-order matrix (count, then fill).
-fn dense_to_csr(rows: usize, cols: usize, data: &[f32]) -> CsMat<f32> {
-    let nnz = data.iter().filter(|v| **v != 0.0).count();
-    let mut indptr = Vec::with_capacity(rows + 1);
-    let mut indices = Vec::with_capacity(nnz);
-    let mut values = Vec::with_capacity(nnz);
-    indptr.push(0);
-    for row in data.chunks_exact(cols) {
-        for (c, &v) in row.iter().enumerate() {
-            if v != 0.0 {
-                indices.push(c);
-                values.push(v);
-            }
-        }
-        indptr.push(indices.len());
-    }
-    CsMat::new((rows, cols), indptr, indices, values)
 }
 
 fn sparse_vs_dense(c: &mut Criterion) {

@@ -167,6 +167,30 @@ pub fn mib_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / (1 << 20) as f64 / seconds
 }
 
+/// CSR of a dense C-order `rows x cols` float32 matrix, built by hand (count, then fill):
+/// the dense side of the sparse benchmarks.
+pub fn dense_to_csr(
+    rows: usize,
+    cols: usize,
+    data: &[f32],
+) -> zarr_array::zarr_layout_sparse::sprs::CsMat<f32> {
+    let nnz = data.iter().filter(|v| **v != 0.0).count();
+    let mut indptr = Vec::with_capacity(rows + 1);
+    let mut indices = Vec::with_capacity(nnz);
+    let mut values = Vec::with_capacity(nnz);
+    indptr.push(0);
+    for row in data.chunks_exact(cols) {
+        for (c, &v) in row.iter().enumerate() {
+            if v != 0.0 {
+                indices.push(c);
+                values.push(v);
+            }
+        }
+        indptr.push(indices.len());
+    }
+    zarr_array::zarr_layout_sparse::sprs::CsMat::new((rows, cols), indptr, indices, values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

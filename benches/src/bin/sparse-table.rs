@@ -16,11 +16,10 @@ use std::time::{Duration, Instant};
 
 use zarr_array::ndarray::Array2;
 use zarr_array::zarr_grid::geometry::Region;
-use zarr_array::zarr_layout_sparse::sprs::CsMat;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
-use zarr_benches::def;
+use zarr_benches::{def, dense_to_csr};
 
 /// The system allocator, counting live bytes and their peak.
 struct Counting;
@@ -188,25 +187,6 @@ fn to_coo(shape: &[u64], data: &[f32]) -> (Array2<u64>, Vec<f32>) {
         }
     }
     (coords, values)
-}
-
-/// CSR of a dense C-order matrix, built by hand (count, then fill).
-fn dense_to_csr(rows: usize, cols: usize, data: &[f32]) -> CsMat<f32> {
-    let nnz = data.iter().filter(|v| **v != 0.0).count();
-    let mut indptr = Vec::with_capacity(rows + 1);
-    let mut indices = Vec::with_capacity(nnz);
-    let mut values = Vec::with_capacity(nnz);
-    indptr.push(0);
-    for row in data.chunks_exact(cols) {
-        for (c, &v) in row.iter().enumerate() {
-            if v != 0.0 {
-                indices.push(c);
-                values.push(v);
-            }
-        }
-        indptr.push(indices.len());
-    }
-    CsMat::new((rows, cols), indptr, indices, values)
 }
 
 fn dir_bytes(p: &Path) -> u64 {
