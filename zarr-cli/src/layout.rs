@@ -142,6 +142,9 @@ pub enum KeyEncoding {
 /// The name of the `sparse_layout` codec.
 pub const SPARSE_CODEC: &str = "sparse_layout";
 
+/// The chunk grid extension of this project: `regular` with a lower bound (prepend).
+pub const REGULAR_BOUNDED: &str = "regular_bounded";
+
 /// The `sparse_layout` serializer for chunks of `chunk_shape`, with the narrowest index and
 /// pointer types that hold every coordinate and the element count.
 ///

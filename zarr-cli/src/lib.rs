@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 //!
-//! The binary is a thin `main` over [`run`]; the modules are public so that tests can use the
-//! `.npy` reader and writer.
+//! The binary is a thin `main` over [`run`]; most modules are public so that tests can use the
+//! `.npy` reader and writer and drive `info` on a store. The conformance corpus (its
+//! generator and runner) is private: `zarr conformance write` and `zarr conformance run` are
+//! its only surface.
 
 pub mod cli;
 pub mod commands;
-pub mod conformance;
+mod conformance;
 pub mod convert;
 pub mod error;
 pub mod info;

@@ -9,6 +9,7 @@ use zarr_array::zarr_store::{self, FilesystemStore, MemoryStore, Store, StoreErr
 use zarr_array::{Array, ArrayBuilder, Extensions, Group};
 
 use crate::error::{zarr, CliError, Result};
+use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 
 /// What the caller is about to do with a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +140,7 @@ pub struct Ctx {
 }
 
 /// Extensions of this project that `--without` accepts even when this build lacks them.
-const PROJECT_EXTENSIONS: [&str; 2] = ["regular_bounded", "sparse_layout"];
+const PROJECT_EXTENSIONS: [&str; 2] = [REGULAR_BOUNDED, SPARSE_CODEC];
 
 impl Ctx {
     /// The registries of this build without the extensions named.
@@ -182,6 +183,11 @@ impl Ctx {
     /// Whether this build (and `--without`) has the codec `name`.
     pub fn has_codec(&self, name: &str) -> bool {
         self.extensions.codecs.contains(name)
+    }
+
+    /// Whether this build (and `--without`) has the chunk grid or codec `name`.
+    pub fn has_extension(&self, name: &str) -> bool {
+        self.extensions.chunk_grids.contains(name) || self.has_codec(name)
     }
 
     /// Opens the array at the root of `location`.

@@ -6,7 +6,7 @@
 //! project a fixture needs (`regular_bounded`, `sparse_layout`), which `run` groups results
 //! by (for corpora without it, `run` looks for those names in each `zarr.json`).
 
-pub mod corpus;
+mod corpus;
 mod run;
 
 use std::sync::Arc;
@@ -15,18 +15,18 @@ use serde_json::{json, Value};
 use zarr_array::zarr_store::Store;
 
 use crate::error::{zarr, Result};
-use crate::layout::SPARSE_CODEC;
+use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 use crate::progress::outln;
 use crate::store::{open_store, Access, Ctx};
 
-pub use run::run;
+pub(crate) use run::run;
 
 /// `zarr conformance write`
-pub fn write(ctx: &Ctx, dir: &str) -> Result<()> {
+pub(crate) fn write(ctx: &Ctx, dir: &str) -> Result<()> {
     let store: Arc<dyn Store> = open_store(dir, Access::Empty)?;
     let fixtures = corpus::write_corpus(ctx, store.clone(), dir)?;
-    let bounded = ctx.extensions.chunk_grids.contains(corpus::REGULAR_BOUNDED);
-    let sparse = ctx.has_codec(SPARSE_CODEC);
+    let bounded = ctx.has_extension(REGULAR_BOUNDED);
+    let sparse = ctx.has_extension(SPARSE_CODEC);
     let count = |node: &str, expect: &str| {
         fixtures
             .iter()
@@ -42,7 +42,7 @@ pub fn write(ctx: &Ctx, dir: &str) -> Result<()> {
         "generator": "zarr conformance write",
         "zarr_cli": env!("CARGO_PKG_VERSION"),
         "seed": 1,
-        "extensions": {corpus::REGULAR_BOUNDED: bounded, SPARSE_CODEC: sparse},
+        "extensions": {REGULAR_BOUNDED: bounded, SPARSE_CODEC: sparse},
         "fixtures": fixtures,
     });
     let text = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
@@ -54,7 +54,7 @@ pub fn write(ctx: &Ctx, dir: &str) -> Result<()> {
          refuse, {groups} groups; manifest.json lists them",
         reads + rejects + groups
     ));
-    for (name, have) in [(corpus::REGULAR_BOUNDED, bounded), (SPARSE_CODEC, sparse)] {
+    for (name, have) in [(REGULAR_BOUNDED, bounded), (SPARSE_CODEC, sparse)] {
         let n = fixtures
             .iter()
             .filter(|f| {

@@ -16,6 +16,7 @@ use zarr_array::Group;
 
 use crate::cli::ConformanceRunArgs;
 use crate::error::{chain, CliError, Result};
+use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 use crate::npy::Npy;
 use crate::progress::{outln, Progress};
 use crate::store::{open_store, store_url, Access, Ctx};
@@ -181,7 +182,7 @@ fn load_manifest(corpus: &Corpus) -> Result<Vec<Fixture>> {
 fn scan_requires(corpus: &Corpus, doc: &str) -> Vec<String> {
     let bytes = corpus.read(doc).ok().flatten().unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes);
-    ["regular_bounded", "sparse_layout"]
+    [REGULAR_BOUNDED, SPARSE_CODEC]
         .iter()
         .filter(|n| text.contains(&format!("\"{n}\"")))
         .map(|n| n.to_string())
@@ -360,7 +361,7 @@ fn check_group(ctx: &Ctx, corpus: &Corpus, f: &Fixture, all: &[Fixture]) -> Outc
 }
 
 /// `zarr conformance run`
-pub fn run(ctx: &Ctx, args: &ConformanceRunArgs) -> Result<()> {
+pub(crate) fn run(ctx: &Ctx, args: &ConformanceRunArgs) -> Result<()> {
     let corpus = Corpus::open(&args.dir)?;
     let fixtures = load_manifest(&corpus)?;
     let arrays: Vec<usize> = (0..fixtures.len())
