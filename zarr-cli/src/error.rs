@@ -1,8 +1,12 @@
 //! The error type of the `zarr` command and how it is shown: one line, exit code 1 for bad
 //! input, 2 for bad usage.
 
+use zarr_array::zarr_codecs::CodecError;
+use zarr_array::zarr_grid::GridError;
+use zarr_array::zarr_meta::{ExtensionPoint, MetaError};
 use zarr_array::ArrayError;
 
+use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 use crate::npy::NpyError;
 
 /// Everything a subcommand can fail with.
@@ -29,6 +33,17 @@ pub enum CliError {
         /// What is wrong.
         #[source]
         source: NpyError,
+    },
+    /// The library refused, about `context` (a PATH, a key, an option). The message shows the
+    /// context; the causes are the source's chain, shown once by [`CliError::one_line`], with
+    /// the fix when the error's variant has one.
+    #[error("{context}")]
+    Zarr {
+        /// The PATH (or what was being done).
+        context: String,
+        /// The library's error.
+        #[source]
+        source: Box<ArrayError>,
     },
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
@@ -81,14 +96,21 @@ impl CliError {
         }
     }
 
-    /// The message: one line, with the causes the top message does not already show.
+    /// The message: one line, each cause once, then the fix where the error's variant has one.
     pub fn one_line(&self) -> String {
-        chain(self)
+        match self {
+            // the library's context is left out where it names the node at `context`
+            CliError::Zarr { context, source } => {
+                format!("{context}: {}", explain(source, &["", "/"]))
+            }
+            other => chain(other),
+        }
     }
 }
 
-/// Wraps a library error with the path (or operation) it concerns, adding the fix where the
-/// library's message has none.
+/// Wraps a library error with the path (or operation) it concerns. The errors a user meets
+/// first (nothing there, something there already, a group for an array) get a message that
+/// names the fix; the rest keep the library's error as their source.
 pub fn zarr(context: impl std::fmt::Display, source: ArrayError) -> CliError {
     let context = context.to_string();
     match &source {
@@ -106,14 +128,15 @@ pub fn zarr(context: impl std::fmt::Display, source: ArrayError) -> CliError {
             "{context} is a {found}, not {} {expected} (`zarr tree {context}` lists what it holds)",
             if expected.starts_with('a') { "an" } else { "a" }
         )),
-        ArrayError::Metadata { path, source: meta } if path == "/" || path.is_empty() => {
-            CliError::input(with_hint(format!("{context}: {}", chain(meta))))
-        }
-        _ => CliError::input(with_hint(format!("{context}: {}", chain(&source)))),
+        _ => CliError::Zarr {
+            context,
+            source: Box::new(source),
+        },
     }
 }
 
-/// An error and its causes on one line (causes the message already shows are left out).
+/// An error and its causes on one line, each cause once: a cause the line already shows (a
+/// library message of the form `"{context}: {source}"` shows its source) is not repeated.
 pub fn chain(e: &dyn std::error::Error) -> String {
     let mut msg = e.to_string();
     let mut source = e.source();
@@ -128,20 +151,180 @@ pub fn chain(e: &dyn std::error::Error) -> String {
     msg.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Adds the fix to messages about extensions a reader lacks.
-fn with_hint(message: String) -> String {
-    let lacking = message.contains("unknown ") || message.contains("unsupported ");
-    if lacking && message.contains("\"regular_bounded\"") {
-        format!(
-            "{message} (a reader without this chunk grid must refuse the array; \
-             `zarr convert SRC DST --to-regular` writes a copy such readers can read)"
+/// A library error on one line: its causes, each once, without the library's own context (a
+/// node path, `/` for the root, or a chunk key) when it is one of `named`, which the caller
+/// shows itself; then the fix, where the error's variant has one.
+pub fn explain(e: &ArrayError, named: &[&str]) -> String {
+    let causes = match e {
+        ArrayError::Metadata { path, source } if named.contains(&path.as_str()) => chain(source),
+        ArrayError::Codec { context, source } if named.contains(&context.as_str()) => chain(source),
+        ArrayError::Sparse { context, source } if named.contains(&context.as_str()) => {
+            chain(source)
+        }
+        other => chain(other),
+    };
+    match hint(e) {
+        Some(hint) => format!("{causes} ({hint})"),
+        None => causes,
+    }
+}
+
+/// The fix for an error, chosen by its variant: an array that needs an extension of this
+/// project which the registry lacks (`--without`, or a build without it) can be copied to a
+/// layout without it.
+fn hint(e: &ArrayError) -> Option<&'static str> {
+    match lacking_extension(e)? {
+        (ExtensionPoint::ChunkGrid, name) if name == REGULAR_BOUNDED => Some(
+            "a reader without this chunk grid must refuse the array; `zarr convert SRC DST \
+             --to-regular` writes a copy such readers can read",
+        ),
+        (ExtensionPoint::Codec, name) if name == SPARSE_CODEC => Some(
+            "a reader without this codec must refuse the array; `zarr convert SRC DST --dense` \
+             writes a copy such readers can read",
+        ),
+        _ => None,
+    }
+}
+
+/// The extension point and name of an extension the registry does not know or this build
+/// left out, when that is what `e` is about.
+fn lacking_extension(e: &ArrayError) -> Option<(ExtensionPoint, &str)> {
+    let meta = match e {
+        ArrayError::Metadata { source, .. } | ArrayError::Grid(GridError::Meta(source)) => source,
+        ArrayError::Codec { source, .. } => codec_metadata(source)?,
+        _ => return None,
+    };
+    match meta {
+        MetaError::UnknownExtension { point, name }
+        | MetaError::CompiledOut { point, name, .. } => Some((*point, name.as_str())),
+        _ => None,
+    }
+}
+
+/// The metadata error a codec error is about (through the inner chunks of shards).
+fn codec_metadata(e: &CodecError) -> Option<&MetaError> {
+    match e {
+        CodecError::Metadata(meta) => Some(meta),
+        CodecError::InnerChunk { source, .. } => codec_metadata(source),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shows its source in its message, as thiserror's `"{context}: {source}"` does.
+    #[derive(Debug, thiserror::Error)]
+    #[error("gzip failed: {source}")]
+    struct Embeds {
+        #[source]
+        source: std::io::Error,
+    }
+
+    /// Shows its source only through `source()`.
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading c/0/0")]
+    struct Links {
+        #[source]
+        source: Embeds,
+    }
+
+    fn disk() -> std::io::Error {
+        std::io::Error::other("disk on fire")
+    }
+
+    #[test]
+    fn chain_shows_each_cause_once() {
+        assert_eq!(
+            chain(&Embeds { source: disk() }),
+            "gzip failed: disk on fire"
+        );
+        let linked = Links {
+            source: Embeds { source: disk() },
+        };
+        assert_eq!(chain(&linked), "reading c/0/0: gzip failed: disk on fire");
+    }
+
+    fn unknown(point: ExtensionPoint, name: &str) -> MetaError {
+        MetaError::UnknownExtension {
+            point,
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn hints_by_variant() {
+        let to_regular = "`zarr convert SRC DST --to-regular`";
+        let dense = "`zarr convert SRC DST --dense`";
+        let bounded = || unknown(ExtensionPoint::ChunkGrid, REGULAR_BOUNDED);
+        let line = zarr(
+            "z",
+            ArrayError::Metadata {
+                path: "".into(),
+                source: bounded(),
+            },
         )
-    } else if lacking && message.contains("\"sparse_layout\"") {
-        format!(
-            "{message} (a reader without this codec must refuse the array; `zarr convert SRC \
-             DST --dense` writes a copy such readers can read)"
-        )
-    } else {
-        message
+        .one_line();
+        assert!(
+            line.starts_with("z: unknown chunk grid \"regular_bounded\" (a reader without"),
+            "{line}"
+        );
+        assert!(line.contains(to_regular), "{line}");
+        let line = zarr("z", ArrayError::Grid(GridError::Meta(bounded()))).one_line();
+        assert!(line.contains(to_regular), "{line}");
+
+        // through a shard's inner chain, compiled out rather than unknown; the root's "/" is
+        // left out
+        let compiled_out = CodecError::Metadata(MetaError::CompiledOut {
+            point: ExtensionPoint::Codec,
+            name: SPARSE_CODEC.into(),
+            feature: "sparse",
+        });
+        let e = ArrayError::Codec {
+            context: "/".into(),
+            source: CodecError::InnerChunk {
+                chunk: vec![0, 0],
+                source: Box::new(compiled_out),
+            },
+        };
+        let line = zarr("z", e).one_line();
+        assert!(line.starts_with("z: inner chunk [0, 0]"), "{line}");
+        assert!(line.contains(dense), "{line}");
+
+        // the variant decides, not the text: the same words elsewhere get no hint
+        let text = ArrayError::Unsupported {
+            reason: "unknown chunk grid \"regular_bounded\"".into(),
+        };
+        let line = zarr("z", text).one_line();
+        assert!(!line.contains(to_regular), "{line}");
+        let wrong_point = ArrayError::Metadata {
+            path: "".into(),
+            source: unknown(ExtensionPoint::Codec, REGULAR_BOUNDED),
+        };
+        let line = zarr("z", wrong_point).one_line();
+        assert!(
+            !line.contains(to_regular) && !line.contains(dense),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn explain_leaves_out_only_the_named_context() {
+        let corrupt = || ArrayError::Codec {
+            context: "a/c/0/0".into(),
+            source: CodecError::Corrupt {
+                codec: "zstd",
+                reason: "not a zstd frame".into(),
+            },
+        };
+        assert_eq!(
+            explain(&corrupt(), &["a/c/0/0"]),
+            "zstd data is corrupt: not a zstd frame"
+        );
+        assert_eq!(
+            zarr("z", corrupt()).one_line(),
+            "z: a/c/0/0: zstd data is corrupt: not a zstd frame"
+        );
     }
 }

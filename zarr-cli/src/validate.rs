@@ -8,7 +8,7 @@ use zarr_array::zarr_meta::NodeMetadata;
 use zarr_array::zarr_store::Store;
 use zarr_array::{Array, DataType, NodePath};
 
-use crate::error::{chain, CliError, Result};
+use crate::error::{chain, explain, CliError, Result};
 use crate::progress::{outln, Progress};
 use crate::store::{open_store, Access, Ctx};
 
@@ -118,7 +118,10 @@ fn node(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report)
         Ok(NodeMetadata::Array(_)) => {
             report.arrays += 1;
             match Array::open_with(store.clone(), path.as_str(), &ctx.extensions) {
-                Err(e) => report.problems.push(format!("{key}: {}", chain(&e))),
+                Err(e) => report.problems.push(format!(
+                    "{key}: {}",
+                    explain(&e, &[path.to_string().as_str()])
+                )),
                 Ok(array) => chunks(ctx, &array, path, report)?,
             }
         }
@@ -184,15 +187,7 @@ fn chunks(ctx: &Ctx, array: &Array, path: &NodePath, report: &mut Report) -> Res
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some((key, idx)) = todo.get(i) else { break };
                 let problem = match array.read_chunk_bytes(idx) {
-                    Err(e) => {
-                        let text = chain(&e);
-                        // the library's message may already start with the key
-                        Some(if text.starts_with(key.as_str()) {
-                            text
-                        } else {
-                            format!("{key}: {text}")
-                        })
-                    }
+                    Err(e) => Some(format!("{key}: {}", explain(&e, &[key.as_str()]))),
                     Ok(None) => Some(format!("{key}: listed but could not be read")),
                     Ok(Some(buf)) if is_bool => {
                         buf.as_bytes().iter().position(|&b| b > 1).map(|p| {

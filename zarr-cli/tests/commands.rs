@@ -672,6 +672,98 @@ fn validate_finds_problems() {
     fails(&["validate", &s(&dir.path().join("nope"))], 1);
 }
 
+/// Every `: `-separated part of two or more words appears once in `line`.
+fn each_cause_once(line: &str) {
+    for part in line.trim().split(": ") {
+        if part.split_whitespace().count() >= 2 {
+            assert_eq!(line.matches(part).count(), 1, "{part:?} repeated in {line}");
+        }
+    }
+}
+
+#[test]
+fn errors_print_each_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.npy");
+    write_npy(&src, DataType::Int32, &[8, 8], &i32s(0..64));
+    let out = dir.path().join("out.npy");
+
+    // a corrupt gzip chunk: array error, codec error, then the decompressor's error
+    let a = dir.path().join("a");
+    ok(&[
+        "import",
+        &s(&src),
+        &s(&a),
+        "--chunks",
+        "4,4",
+        "--codec",
+        "gzip:1",
+    ]);
+    std::fs::write(a.join("c/0/0"), [b'x'; 40]).unwrap();
+    let r = zarr(&["validate", &s(&a)]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let problem = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("problem:"))
+        .unwrap();
+    assert!(problem.starts_with("problem: c/0/0: gzip "), "{problem}");
+    each_cause_once(problem);
+    let e = fails(&["export", &s(&a), &s(&out)], 1);
+    assert!(e.contains(": c/0/0: gzip "), "{e}");
+    each_cause_once(&e);
+
+    // a flipped byte in a shard: the inner chunk's checksum fails
+    let b = dir.path().join("b");
+    ok(&[
+        "import",
+        &s(&src),
+        &s(&b),
+        "--chunks",
+        "2,2",
+        "--shards",
+        "4,4",
+        "--codec",
+        "crc32c",
+    ]);
+    let shard = b.join("c/0/0");
+    let mut bytes = std::fs::read(&shard).unwrap();
+    bytes[1] ^= 0x55;
+    std::fs::write(&shard, &bytes).unwrap();
+    let r = zarr(&["validate", &s(&b)]);
+    let problem = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("problem:"))
+        .unwrap();
+    assert!(problem.contains("checksum mismatch"), "{problem}");
+    each_cause_once(problem);
+    let e = fails(&["export", &s(&b), &s(&out)], 1);
+    assert!(
+        e.contains("inner chunk [0, 0]") && e.contains("checksum"),
+        "{e}"
+    );
+    each_cause_once(&e);
+
+    // missing nodes: a directory without zarr.json, a member a group does not have
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for args in [
+        vec!["info".to_string(), s(&empty)],
+        vec!["export".to_string(), s(&empty), s(&out)],
+    ] {
+        let e = fails(&args, 1);
+        assert!(e.contains("no Zarr array or group here"), "{e}");
+        each_cause_once(&e);
+    }
+    let demo = dir.path().join("demo");
+    ok(&["quickstart", &s(&demo)]);
+    std::fs::create_dir(demo.join("nothing")).unwrap();
+    let e = fails(&["export", &s(&demo.join("nothing")), &s(&out)], 1);
+    assert!(e.contains("no Zarr array or group here"), "{e}");
+    each_cause_once(&e);
+}
+
 #[test]
 fn convert_layouts() {
     let dir = tempfile::tempdir().unwrap();

@@ -65,6 +65,8 @@ fn worked_example_of_the_prepend_spec() {
         assert_ne!(r.code, 0, "{args:?} must be refused");
         let all = format!("{}{}", r.stdout, r.stderr);
         assert!(all.contains("regular_bounded"), "{args:?}: {all}");
+        // with the fix: a copy on a regular grid
+        assert!(all.contains("--to-regular"), "{args:?}: {all}");
     }
     assert!(!dir.path().join("x.npy").exists());
 }

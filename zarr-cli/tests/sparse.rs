@@ -175,6 +175,7 @@ fn sparse_formats_round_trip() {
     // a reader without the codec refuses, by name
     let e = fails(&["info", &s(&back), "--without", "sparse_layout"], 1);
     assert!(e.contains("sparse_layout"), "{e}");
+    assert!(e.contains("`zarr convert SRC DST --dense`"), "{e}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use zarr_array::zarr_store::{Store, StoreUrl};
 use zarr_array::Group;
 
 use crate::cli::ConformanceRunArgs;
-use crate::error::{chain, CliError, Result};
+use crate::error::{chain, explain, CliError, Result};
 use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 use crate::npy::Npy;
 use crate::progress::{outln, Progress};
@@ -331,7 +331,9 @@ fn check_group(ctx: &Ctx, corpus: &Corpus, f: &Fixture, all: &[Fixture]) -> Outc
     let location = corpus.child(&f.path).to_string_lossy().into_owned();
     let opened = open_store(&location, Access::Existing)
         .map_err(|e| e.one_line())
-        .and_then(|s| Group::open_with(s, "", &ctx.extensions).map_err(|e| chain(&e)));
+        .and_then(|s| {
+            Group::open_with(s, "", &ctx.extensions).map_err(|e| explain(&e, &["", "/"]))
+        });
     match (opened, f.expect.as_str()) {
         (Err(_), "reject") => Outcome::Pass,
         (Err(e), _) => Outcome::Refused(e),
@@ -339,7 +341,12 @@ fn check_group(ctx: &Ctx, corpus: &Corpus, f: &Fixture, all: &[Fixture]) -> Outc
         (Ok(g), _) => {
             let members = match g.members() {
                 Ok(m) => m,
-                Err(e) => return Outcome::Wrong(format!("cannot list members: {}", chain(&e))),
+                Err(e) => {
+                    return Outcome::Wrong(format!(
+                        "cannot list members: {}",
+                        explain(&e, &["", "/"])
+                    ))
+                }
             };
             let prefix = format!("{}/", f.path);
             let missing: Vec<&str> = all
