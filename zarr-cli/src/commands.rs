@@ -232,11 +232,23 @@ pub fn grow(ctx: &Ctx, a: &GrowArgs, front: bool) -> Result<()> {
     let npy = read_npy(&a.npy)?;
     check_dtype(&npy, &a.npy, &array, &a.path)?;
     let rank = array.rank();
-    if a.axis >= rank {
+    let verb = if front { "prepend" } else { "append" };
+    if rank == 0 {
         return Err(CliError::input(format!(
-            "--axis {}: the array has {rank} dimensions (axes 0 to {})",
-            a.axis,
-            rank.saturating_sub(1)
+            "--axis {}: the array at {} is 0-d and has no axes, so it cannot grow (to {verb} \
+             values, keep them in an array of one or more dimensions)",
+            a.axis, a.path
+        )));
+    }
+    if a.axis >= rank {
+        let axes = if rank == 1 {
+            "1 dimension (axis 0)".to_string()
+        } else {
+            format!("{rank} dimensions (axes 0 to {})", rank - 1)
+        };
+        return Err(CliError::input(format!(
+            "--axis {}: the array has {axes}",
+            a.axis
         )));
     }
     let mut expected = array.shape().to_vec();
@@ -249,7 +261,7 @@ pub fn grow(ctx: &Ctx, a: &GrowArgs, front: bool) -> Result<()> {
              every other axis)",
             a.npy.display(),
             npy.shape,
-            if front { "prepend" } else { "append" },
+            verb,
             a.axis,
             fmt_wildcard(array.shape(), a.axis),
             array.shape(),

@@ -550,6 +550,26 @@ fn append_prepend_resize() {
     );
     let e = fails(&["resize", &s(&a), "--shape", "4"], 1);
     assert!(e.contains("dimensions"), "{e}");
+
+    // a 0-d array has no axis to grow along, and the message says so
+    let scalar = dir.path().join("scalar.npy");
+    write_npy(&scalar, DataType::Int32, &[], &i32s([7]));
+    let z = dir.path().join("z");
+    ok(&["import", &s(&scalar), &s(&z)]);
+    let before = snapshot(&z);
+    for grow in ["append", "prepend"] {
+        let e = fails(&[grow, &s(&z), &s(&scalar), "--axis", "0"], 1);
+        assert!(e.contains("0-d and has no axes"), "{e}");
+        assert!(!e.contains("axes 0 to"), "{e}");
+    }
+    assert_eq!(snapshot(&z), before);
+    // one axis: not "axes 0 to 0" either
+    let line = dir.path().join("line");
+    write_npy(&line, DataType::Int32, &[3], &i32s([1, 2, 3]));
+    let l = dir.path().join("l");
+    ok(&["import", &s(&line), &s(&l)]);
+    let e = fails(&["append", &s(&l), &s(&line), "--axis", "1"], 1);
+    assert!(e.contains("the array has 1 dimension (axis 0)"), "{e}");
 }
 
 #[test]
