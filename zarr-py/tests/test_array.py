@@ -126,6 +126,8 @@ def test_vindex_points_and_mask(tmp_path, rng):
     r = np.array([[0, 9], [4, 4]])
     c = np.array([[7, 0], [1, 1]])
     np.testing.assert_array_equal(a.vindex[r, c], data[r, c])
+    np.testing.assert_array_equal(a[[0, 9, 2], [7, 0, 0]], data[[0, 9, 2], [7, 0, 0]])  # NumPy: points
+    np.testing.assert_array_equal(a[3, [1, 4]], data[3, [1, 4]])
     mask = data > 0.7
     np.testing.assert_array_equal(a[mask], data[mask])
     np.testing.assert_array_equal(a.vindex[mask], data[mask])
@@ -246,6 +248,7 @@ def test_groups(tmp_path):
     assert isinstance(again, zarr_rs.Group) and len(again) == 2
     g2 = zarr_rs.open_group(str(tmp_path / "new.zarr"), mode="a")
     assert len(g2) == 0
+    assert isinstance(zarr_rs.open(str(tmp_path / "new2.zarr"), mode="a"), zarr_rs.Group)
     with pytest.raises(errors.NodeExistsError):
         zarr_rs.open_group(str(tmp_path / "h.zarr"), mode="w-")
     assert len(zarr_rs.open_group(str(tmp_path / "h.zarr"), mode="w")) == 0

@@ -80,3 +80,24 @@ def test_prepend_from_python_read_by_the_zarr_command(tmp_path, zarr_cli):
     b = zarr_rs.open(path, mode="r")
     assert b.domain == ((-4, 6), (0, 4))
     np.testing.assert_array_equal(b[0], [7, 7, 7, 7])
+
+
+def test_anndata_sparse_matrix_reads_as_scipy(tmp_path, rng):
+    """anndata 0.12 writes X as a CSR group (data, indices, indptr); zarr_rs reads the three
+    arrays and they make the same matrix."""
+    import anndata as ad
+    import scipy.sparse as sp
+    import zarr
+
+    x = sp.random_array((30, 20), density=0.1, format="csr", dtype="float32", rng=rng)
+    before = ad.settings.zarr_write_format
+    ad.settings.zarr_write_format = 3
+    try:
+        ad.AnnData(X=sp.csr_matrix(x)).write_zarr(str(tmp_path / "a.zarr"))
+    finally:
+        ad.settings.zarr_write_format = before
+    g = zarr_rs.open(str(tmp_path / "a.zarr"), mode="r")
+    X = g["X"]
+    assert X.attrs["encoding-type"] == "csr_matrix"
+    m = sp.csr_array((X["data"][...], X["indices"][...], X["indptr"][...]), shape=tuple(X.attrs["shape"]))
+    np.testing.assert_array_equal(m.toarray(), x.toarray())

@@ -365,20 +365,21 @@ class Array:
 
     @staticmethod
     def _kind_of(key: Any, ndim: int) -> str:
-        """zarr-python's dispatch: a mask or index arrays only -> points, arrays mixed with
-        slices -> orthogonal, else basic."""
+        """zarr-python's (and NumPy's) dispatch: a mask of the array's rank, or one index per
+        axis made of integers and integer arrays only -> points; arrays mixed with slices ->
+        orthogonal; no arrays -> basic."""
         items = key if isinstance(key, tuple) else (key,)
         arrays = [k for k in items if _indexing._is_array_like(k)]
         if not arrays:
             return "basic"
         if len(items) == 1:
             a = np.asarray(items[0])
-            if a.dtype == bool and a.ndim == ndim:
-                return "points"
-            if a.ndim > 1:
+            if (a.dtype == bool and a.ndim == ndim) or a.ndim > 1:
                 return "points"
             return "orthogonal"
-        if len(arrays) == len(items) == ndim and any(np.asarray(a).ndim != 1 for a in arrays):
+        if len(items) == ndim and all(
+            _indexing._is_int(k) or _indexing._is_array_like(k) for k in items
+        ):
             return "points"
         return "orthogonal"
 
@@ -925,8 +926,15 @@ def _wrap_node(core: Any, location: str, path: str) -> Array | Group:
 
 def open(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array | Group:  # noqa: A001
     """Opens the array or group at a directory or url (``mode`` "r" reads only; "r+" and "a"
-    read and write). ``path`` names a node below the location."""
-    return _wrap_node(_core.open_node(path_or_url, path, _check_mode(mode, ("r", "r+", "a"))), path_or_url, path)
+    read and write; as in zarr-python, "a" creates a group where there is no node).
+    ``path`` names a node below the location."""
+    _check_mode(mode, ("r", "r+", "a"))
+    try:
+        return _wrap_node(_core.open_node(path_or_url, path, mode), path_or_url, path)
+    except KeyError:
+        if mode != "a":
+            raise
+    return Group(_core.create_group(path_or_url, path, "{}", False), path_or_url, path)
 
 
 def open_array(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array:
