@@ -17,6 +17,7 @@ ALLOWED = {
     "zarr-array": {"zarr-meta", "zarr-grid", "zarr-layout-sparse", "zarr-codecs", "zarr-store"},
     "zarr-cli": {"zarr-array"},
     "zarr-benches": {"zarr-array"},
+    "zarr-py": {"zarr-array"},
 }
 
 

@@ -1,0 +1,393 @@
+//! `zarr_rs._core.ArrayCore`: the Rust half of `zarr_rs.Array`.
+//!
+//! Reads decode straight into a NumPy array that the caller allocated (`out`, a flat `uint8`
+//! view of it), or hand the buffer Rust filled over to NumPy as the array's owner; writes read
+//! the caller's C-contiguous buffer in place. Every read and write releases the GIL.
+//! Selections arrive already normalised by the Python side (see `python/zarr_rs/_indexing.py`).
+
+use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use serde_json::{Map, Value};
+use zarr_array::selection::{AxisSelection, Selection, Slice};
+use zarr_array::Array;
+
+use crate::engine::{self, Error};
+use crate::error::{raise, IntoPy};
+use crate::sparse;
+
+/// A Zarr array opened by the Rust engine (private: use `zarr_rs.Array`).
+#[pyclass(module = "zarr_rs._core")]
+#[derive(Debug)]
+pub struct ArrayCore {
+    pub(crate) inner: Array,
+    pub(crate) read_only: bool,
+}
+
+impl ArrayCore {
+    pub(crate) fn new(inner: Array, read_only: bool) -> Self {
+        ArrayCore { inner, read_only }
+    }
+
+    pub(crate) fn writable(&self) -> PyResult<()> {
+        if self.read_only {
+            return Err(raise(
+                "ReadOnlyError",
+                format!(
+                    "array {:?} was opened read-only (open it with mode=\"r+\" or \"a\" to write)",
+                    engine::array_path(&self.inner)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A contiguous byte slice of a NumPy array.
+fn bytes<'a>(a: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
+    a.as_slice()
+        .map_err(|e| raise("InvalidArgumentError", format!("data buffer: {e}")))
+}
+
+pub(crate) fn parse_json_map(text: &str) -> PyResult<Map<String, Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(raise(
+            "InvalidArgumentError",
+            "attributes must be a JSON object (a dict)".into(),
+        )),
+        Err(e) => Err(raise(
+            "InvalidArgumentError",
+            format!("attributes are not JSON: {e}"),
+        )),
+    }
+}
+
+fn slice_of(t: &Bound<'_, PyTuple>) -> PyResult<Slice> {
+    let (start, stop, step): (Option<i64>, Option<i64>, Option<i64>) = t.extract()?;
+    Ok(Slice { start, stop, step })
+}
+
+/// A selection from its Python form: `(kind, items)` with kind `"orthogonal"` (per axis an
+/// int, a `(start, stop, step)` tuple, an int64 or a bool array), `"points"` (per axis an
+/// int64 array, all of one length). Block selections are regions by then.
+fn selection(sel: &Bound<'_, PyTuple>) -> PyResult<Selection> {
+    let (kind, items): (String, Bound<'_, PyList>) = sel.extract()?;
+    match kind.as_str() {
+        "orthogonal" => {
+            let mut axes = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                axes.push(if let Ok(i) = item.extract::<i64>() {
+                    AxisSelection::Index(i)
+                } else if let Ok(t) = item.cast::<PyTuple>() {
+                    AxisSelection::Slice(slice_of(t)?)
+                } else if let Ok(m) = item.extract::<PyReadonlyArray1<'_, bool>>() {
+                    AxisSelection::Mask(m.as_array().to_vec())
+                } else {
+                    let v: PyReadonlyArray1<'_, i64> = item.extract()?;
+                    AxisSelection::Indices(v.as_array().to_vec())
+                });
+            }
+            Ok(Selection::Orthogonal(axes))
+        }
+        "points" => {
+            let per_axis: Vec<PyReadonlyArray1<'_, i64>> = items.extract()?;
+            let n = per_axis.first().map_or(0, |a| a.len());
+            if per_axis.iter().any(|a| a.len() != n) {
+                return Err(raise(
+                    "BoundsError",
+                    "point coordinates of different lengths".into(),
+                ));
+            }
+            let views: Vec<_> = per_axis.iter().map(|a| a.as_array()).collect();
+            Ok(Selection::Points(
+                (0..n)
+                    .map(|k| views.iter().map(|v| v[k]).collect())
+                    .collect(),
+            ))
+        }
+        other => Err(raise(
+            "InvalidArgumentError",
+            format!("unknown selection kind {other:?}"),
+        )),
+    }
+}
+
+#[pymethods]
+impl ArrayCore {
+    /// The metadata document (`zarr.json`) as JSON text.
+    fn metadata_json(&self) -> String {
+        engine::metadata_json(&self.inner)
+    }
+
+    /// The node path inside its store.
+    #[getter]
+    fn path(&self) -> String {
+        engine::array_path(&self.inner).to_string()
+    }
+
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    #[getter]
+    fn shape(&self) -> Vec<u64> {
+        engine::shape(&self.inner)
+    }
+
+    /// `[(lower, upper)]` per axis: the coordinates of positions `0..n` (lower is 0 unless the
+    /// grid is `regular_bounded`).
+    #[getter]
+    fn domain(&self) -> Vec<(i64, i64)> {
+        engine::domain(&self.inner)
+    }
+
+    /// The Zarr data type name.
+    #[getter]
+    fn data_type(&self) -> String {
+        engine::data_type_name(&self.inner)
+    }
+
+    #[getter]
+    fn item_size(&self) -> usize {
+        engine::item_size(&self.inner)
+    }
+
+    /// The fill value in its JSON form.
+    fn fill_value_json(&self) -> String {
+        engine::fill_value_json(&self.inner).to_string()
+    }
+
+    /// The fill value's bytes, native order.
+    fn fill_bytes(&self) -> Vec<u8> {
+        engine::fill_bytes(&self.inner)
+    }
+
+    /// The grid's chunk shape (the shard shape of a sharded array).
+    #[getter]
+    fn grid_chunk_shape(&self) -> Vec<u64> {
+        engine::grid_chunk_shape(&self.inner)
+    }
+
+    /// `(start, length)` in positions of every chunk along `axis`, in grid order (the first
+    /// chunk of a `regular_bounded` array may be partly before position 0: its span starts
+    /// at 0 and is shorter).
+    fn chunk_spans(&self, axis: usize) -> PyResult<Vec<(u64, u64)>> {
+        engine::chunk_spans(&self.inner, axis).py_err()
+    }
+
+    /// The stored chunks as `(grid index, stored bytes)`.
+    fn stored_chunk_sizes(&self, py: Python<'_>) -> PyResult<Vec<(Vec<i64>, u64)>> {
+        let a = &self.inner;
+        py.detach(|| engine::stored_chunk_sizes(a)).py_err()
+    }
+
+    #[getter]
+    fn is_sparse(&self) -> bool {
+        engine::is_sparse(&self.inner)
+    }
+
+    /// `"coo"`, `"csr"`, `"csc"` or None.
+    #[getter]
+    fn sparse_format(&self) -> Option<String> {
+        engine::sparse_format(&self.inner)
+    }
+
+    /// The user attributes as JSON text.
+    fn attributes_json(&self) -> String {
+        Value::Object(engine::attributes(&self.inner).clone()).to_string()
+    }
+
+    /// Replaces the user attributes (JSON text of an object) and writes the metadata.
+    fn set_attributes_json(&mut self, py: Python<'_>, text: &str) -> PyResult<()> {
+        self.writable()?;
+        let map = parse_json_map(text)?;
+        let a = &mut self.inner;
+        py.detach(|| engine::set_attributes(a, map)).py_err()
+    }
+
+    /// Reads the region `start`/`shape` into `out`, a flat `uint8` view of a C-contiguous
+    /// array of the region's shape and the array's dtype. The GIL is released.
+    fn read_into(
+        &self,
+        py: Python<'_>,
+        start: Vec<u64>,
+        shape: Vec<u64>,
+        mut out: PyReadwriteArray1<'_, u8>,
+    ) -> PyResult<()> {
+        let region = engine::region(start, shape).py_err()?;
+        let dst = out
+            .as_slice_mut()
+            .map_err(|e| raise("InvalidArgumentError", format!("output buffer: {e}")))?;
+        let a = &self.inner;
+        py.detach(|| engine::read_region_into(a, &region, dst))
+            .py_err()
+    }
+
+    /// Writes `data` (a flat `uint8` view of C-contiguous data of the region's shape and the
+    /// array's dtype) into the region `start`/`shape`. The GIL is released.
+    fn write_from(
+        &self,
+        py: Python<'_>,
+        start: Vec<u64>,
+        shape: Vec<u64>,
+        data: PyReadonlyArray1<'_, u8>,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let region = engine::region(start, shape).py_err()?;
+        let src = bytes(&data)?;
+        let a = &self.inner;
+        py.detach(|| engine::write_region(a, &region, src)).py_err()
+    }
+
+    /// The shape a selection reads.
+    fn selection_shape(&self, sel: &Bound<'_, PyTuple>) -> PyResult<Vec<u64>> {
+        let sel = selection(sel)?;
+        engine::selection_shape(&self.inner, &sel).py_err()
+    }
+
+    /// Reads a selection: `(shape, flat uint8 array)`; the array owns the buffer the engine
+    /// filled (no copy). The GIL is released.
+    fn read_selection<'py>(
+        &self,
+        py: Python<'py>,
+        sel: &Bound<'py, PyTuple>,
+    ) -> PyResult<(Vec<u64>, Bound<'py, PyArray1<u8>>)> {
+        let sel = selection(sel)?;
+        let a = &self.inner;
+        let (shape, buf) = py.detach(|| engine::read_selection(a, &sel)).py_err()?;
+        Ok((shape, PyArray1::from_vec(py, buf)))
+    }
+
+    /// Writes `data` (flat `uint8` view of C-contiguous data of the selection's shape)
+    /// through a selection. The GIL is released.
+    fn write_selection(
+        &self,
+        py: Python<'_>,
+        sel: &Bound<'_, PyTuple>,
+        data: PyReadonlyArray1<'_, u8>,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let sel = selection(sel)?;
+        let src = bytes(&data)?;
+        let a = &self.inner;
+        py.detach(|| engine::write_selection(a, &sel, src)).py_err()
+    }
+
+    /// Changes the shape.
+    fn resize(&mut self, py: Python<'_>, shape: Vec<u64>) -> PyResult<()> {
+        self.writable()?;
+        let a = &mut self.inner;
+        py.detach(|| engine::resize(a, &shape)).py_err()
+    }
+
+    /// Appends data of `shape` after the end of `axis`.
+    fn append(
+        &mut self,
+        py: Python<'_>,
+        shape: Vec<u64>,
+        data: PyReadonlyArray1<'_, u8>,
+        axis: usize,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let src = bytes(&data)?;
+        let a = &mut self.inner;
+        py.detach(|| engine::append(a, &shape, src, axis)).py_err()
+    }
+
+    /// Prepends data of `shape` before position 0 of `axis` (`regular_bounded`).
+    fn prepend(
+        &mut self,
+        py: Python<'_>,
+        shape: Vec<u64>,
+        data: PyReadonlyArray1<'_, u8>,
+        axis: usize,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let src = bytes(&data)?;
+        let a = &mut self.inner;
+        py.detach(|| engine::prepend(a, &shape, src, axis)).py_err()
+    }
+
+    /// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, int64 indices,
+    /// every array owning the vector Rust built.
+    fn read_csr<'py>(
+        &self,
+        py: Python<'py>,
+        start: Vec<u64>,
+        shape: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        sparse::read_csr(self, py, start, shape)
+    }
+
+    /// The region `start`/`shape` as COO: `(coords, values)`, coords int64 of shape
+    /// `(ndim, nnz)` in array positions, C order.
+    fn read_coo<'py>(
+        &self,
+        py: Python<'py>,
+        start: Vec<u64>,
+        shape: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        sparse::read_coo(self, py, start, shape)
+    }
+
+    /// Replaces the 2-d region at `offset` with a CSR (`csr=True`) or CSC matrix given by
+    /// its arrays (indices int32 or int64, data of the array's dtype; read in place).
+    #[allow(clippy::too_many_arguments)]
+    fn write_compressed(
+        &self,
+        py: Python<'_>,
+        csr: bool,
+        shape: (usize, usize),
+        indptr: &Bound<'_, PyAny>,
+        indices: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
+        offset: Vec<u64>,
+    ) -> PyResult<()> {
+        sparse::write_compressed(self, py, csr, shape, indptr, indices, data, offset)
+    }
+
+    /// Writes entries: `coords` uint64 `(ndim, nnz)` array positions, `values` of the array's
+    /// dtype. A value equal to the fill value removes the entry.
+    fn write_coo(
+        &self,
+        py: Python<'_>,
+        coords: &Bound<'_, PyAny>,
+        values: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        sparse::write_coo(self, py, coords, values)
+    }
+
+    /// The number of stored entries inside the array (chunk-parallel).
+    fn nnz(&self, py: Python<'_>) -> PyResult<u64> {
+        sparse::nnz(self, py)
+    }
+
+    /// The sum of the stored entries, as a 1-element array of the array's dtype.
+    fn sum<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        sparse::sum(self, py)
+    }
+
+    /// `A @ x` for a 2-d array, `x` a contiguous 1-d array of the array's dtype.
+    fn spmv<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        sparse::spmv(self, py, x)
+    }
+
+    /// Copies the array onto a `regular` grid at `location` (a path or url of a new node).
+    fn to_regular(&self, py: Python<'_>, location: &str, path: &str) -> PyResult<ArrayCore> {
+        let a = &self.inner;
+        let copy = py
+            .detach(|| {
+                let store = engine::open_store(location, engine::Access::Create)?;
+                engine::to_regular(a, store, path)
+            })
+            .py_err()?;
+        Ok(ArrayCore::new(copy, false))
+    }
+}
+
+/// `Err(Error)` helper for the sparse module.
+pub(crate) fn unsupported(reason: String) -> PyErr {
+    crate::error::to_py(Error::Unsupported { reason })
+}

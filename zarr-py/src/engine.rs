@@ -1,0 +1,409 @@
+//! The one place that calls zarr-array: opening stores and nodes, dense and sparse reads and
+//! writes, growth. The Python classes ([`crate::array`], [`crate::group`], [`crate::sparse`])
+//! go through these functions only, so a change of zarr-array's API is an edit here.
+//!
+//! Nothing here knows Python: plain Rust values in, plain Rust values out.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use zarr_array::ndarray::{Array2, ArrayView2};
+use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
+use zarr_array::zarr_layout_sparse::Format;
+use zarr_array::zarr_store::{self, FilesystemStore, Store, StoreUrl};
+use zarr_array::{
+    Array, ArrayBuilder, ArrayError, DataType, ExtensionDef, Group, NodeKind, Selection,
+    SparseElement, SparseScalar, WriteOptions,
+};
+
+pub(crate) use zarr_array::{ArrayError as Error, Result};
+
+/// What a caller is about to do with a location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Read or modify what is there: a local directory must exist.
+    Existing,
+    /// Create nodes: a local directory is created when missing.
+    Create,
+}
+
+/// Opens the store a path or url names (see `zarr_store::open_url`). For
+/// [`Access::Existing`] a local directory must exist (nothing is created), so a mistyped path
+/// is a "not found" error rather than a new empty directory.
+pub(crate) fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
+    let not_found = || Error::NotFound {
+        path: location.to_string(),
+    };
+    match StoreUrl::parse(location)? {
+        StoreUrl::Path(path) if access == Access::Existing => {
+            if !Path::new(&path).is_dir() {
+                return Err(not_found());
+            }
+            Ok(Arc::new(FilesystemStore::open(&path)?))
+        }
+        _ => Ok(zarr_store::open_url(location)?),
+    }
+}
+
+/// An opened node (the array boxed: it is much larger than a group).
+#[derive(Debug)]
+pub(crate) enum Node {
+    Array(Box<Array>),
+    Group(Group),
+}
+
+/// Opens the node at `path` of `store`, whichever kind it is.
+pub(crate) fn open_node(store: Arc<dyn Store>, path: &str) -> Result<Node> {
+    match Array::open(store.clone(), path) {
+        Ok(a) => Ok(Node::Array(Box::new(a))),
+        Err(ArrayError::WrongNodeType { .. }) => Ok(Node::Group(Group::open(store, path)?)),
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) fn open_array(store: Arc<dyn Store>, path: &str) -> Result<Array> {
+    Array::open(store, path)
+}
+
+pub(crate) fn open_group(store: Arc<dyn Store>, path: &str) -> Result<Group> {
+    Group::open(store, path)
+}
+
+/// Creates a group at `path` (replacing a node there when `overwrite`).
+pub(crate) fn create_group(
+    store: Arc<dyn Store>,
+    path: &str,
+    attributes: Map<String, Value>,
+    overwrite: bool,
+) -> Result<Group> {
+    if overwrite {
+        let node = zarr_array::NodePath::new(path)?;
+        store.delete_prefix(&node.prefix())?;
+    }
+    Group::create(store, path, attributes)
+}
+
+/// Everything `create_array` takes, as plain values.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ArraySpec {
+    pub shape: Vec<u64>,
+    pub data_type: String,
+    pub chunks: Option<Vec<u64>>,
+    pub shards: Option<Vec<u64>>,
+    /// `None`: the default (zstd); `Some([])`: raw bytes.
+    pub compressors: Option<Vec<Value>>,
+    pub fill_value: Option<Value>,
+    pub dimension_names: Option<Vec<Option<String>>>,
+    pub attributes: Map<String, Value>,
+    pub lower_bound: Option<Vec<i64>>,
+    /// `coo`, `csr` or `csc`.
+    pub sparse: Option<String>,
+    pub overwrite: bool,
+    pub write_empty_chunks: bool,
+}
+
+fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
+    Error::InvalidArgument {
+        what,
+        reason: reason.into(),
+    }
+}
+
+/// A data type by its Zarr name.
+pub(crate) fn data_type(name: &str) -> Result<DataType> {
+    DataType::from_name(name).ok_or_else(|| {
+        invalid(
+            "data type",
+            format!("{name:?} is not a Zarr v3 data type (bool, int8..uint64, float16..complex128, r<N>)"),
+        )
+    })
+}
+
+fn builder(spec: &ArraySpec) -> Result<ArrayBuilder> {
+    let dt = data_type(&spec.data_type)?;
+    let mut b = ArrayBuilder::new(spec.shape.clone(), dt)
+        .overwrite(spec.overwrite)
+        .write_options(WriteOptions {
+            write_empty_chunks: spec.write_empty_chunks,
+        })
+        .attributes(spec.attributes.clone());
+    if let Some(c) = &spec.chunks {
+        b = b.chunk_shape(c.clone());
+    }
+    if let Some(s) = &spec.shards {
+        b = b.shards(s.clone());
+    }
+    if let Some(list) = &spec.compressors {
+        let defs = list
+            .iter()
+            .map(|v| {
+                ExtensionDef::from_value(v, "compressors")
+                    .map_err(|e| invalid("compressors", format!("{v}: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        b = b.compressors(defs);
+    }
+    if let Some(f) = &spec.fill_value {
+        b = b.fill_value_json(f)?;
+    }
+    if let Some(n) = &spec.dimension_names {
+        b = b.dimension_names(n.clone());
+    }
+    if let Some(l) = &spec.lower_bound {
+        b = b.lower_bound(l.clone());
+    }
+    if let Some(s) = &spec.sparse {
+        let format = match s.as_str() {
+            "coo" => Format::Coo,
+            "csr" => Format::Csr,
+            "csc" => Format::Csc,
+            other => {
+                return Err(invalid(
+                    "sparse",
+                    format!("{other:?} (use \"coo\", \"csr\" or \"csc\")"),
+                ))
+            }
+        };
+        b = b.sparse(format);
+    }
+    Ok(b)
+}
+
+/// Creates an array at `path` of `store`.
+pub(crate) fn create_array(store: Arc<dyn Store>, path: &str, spec: &ArraySpec) -> Result<Array> {
+    builder(spec)?.create(store, path)
+}
+
+/// Creates an array as a child of a group (with `overwrite`, replacing a node there).
+pub(crate) fn create_child_array(group: &Group, name: &str, spec: &ArraySpec) -> Result<Array> {
+    group.create_array(name, &builder(spec)?)
+}
+
+pub(crate) fn create_child_group(
+    group: &Group,
+    name: &str,
+    attributes: Map<String, Value>,
+) -> Result<Group> {
+    group.create_group(name, attributes)
+}
+
+pub(crate) fn group_members(group: &Group) -> Result<Vec<(String, bool)>> {
+    Ok(group
+        .members()?
+        .into_iter()
+        .map(|(name, kind)| (name, kind == NodeKind::Array))
+        .collect())
+}
+
+pub(crate) fn open_child(group: &Group, name: &str) -> Result<Node> {
+    match group.open_array(name) {
+        Ok(a) => Ok(Node::Array(Box::new(a))),
+        Err(ArrayError::WrongNodeType { .. }) => Ok(Node::Group(group.open_group(name)?)),
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) fn group_path(group: &Group) -> &str {
+    group.path()
+}
+
+pub(crate) fn group_attributes(group: &Group) -> &Map<String, Value> {
+    group.attributes()
+}
+
+pub(crate) fn set_group_attributes(
+    group: &mut Group,
+    attributes: Map<String, Value>,
+) -> Result<()> {
+    group.set_attributes(attributes)
+}
+
+// ---- arrays: metadata ----
+
+pub(crate) fn metadata_json(a: &Array) -> String {
+    a.metadata().to_value().to_string()
+}
+
+pub(crate) fn array_path(a: &Array) -> &str {
+    a.path()
+}
+
+pub(crate) fn shape(a: &Array) -> Vec<u64> {
+    a.shape().to_vec()
+}
+
+pub(crate) fn domain(a: &Array) -> Vec<(i64, i64)> {
+    a.domain()
+}
+
+pub(crate) fn data_type_name(a: &Array) -> String {
+    a.data_type().name()
+}
+
+pub(crate) fn item_size(a: &Array) -> usize {
+    a.data_type().size()
+}
+
+/// The fill value's bytes (native order).
+pub(crate) fn fill_bytes(a: &Array) -> Vec<u8> {
+    a.fill_value().as_bytes().to_vec()
+}
+
+/// The chunk shape of the grid (for a sharded array, the shard shape).
+pub(crate) fn grid_chunk_shape(a: &Array) -> Vec<u64> {
+    a.chunk_shape()
+}
+
+/// The grid's chunk indices along each axis (first, end), domain coordinates aside: for
+/// `regular_bounded` arrays the first chunk may start before position 0.
+pub(crate) fn chunk_spans(a: &Array, axis: usize) -> Result<Vec<(u64, u64)>> {
+    let ranges = a.grid().grid_range();
+    let Some(r) = ranges.get(axis) else {
+        return Err(Error::InvalidAxis {
+            axis,
+            rank: a.rank(),
+        });
+    };
+    Ok(r.clone()
+        .filter_map(|g| {
+            let mut chunk: Vec<i64> = ranges.iter().map(|r| r.start).collect();
+            chunk[axis] = g;
+            a.grid()
+                .chunk_region(&chunk)
+                .map(|reg| (reg.start[axis], reg.shape[axis]))
+        })
+        .collect())
+}
+
+pub(crate) fn stored_chunk_sizes(a: &Array) -> Result<Vec<(Vec<i64>, u64)>> {
+    a.stored_chunk_sizes()
+}
+
+pub(crate) fn is_sparse(a: &Array) -> bool {
+    a.is_sparse()
+}
+
+pub(crate) fn sparse_format(a: &Array) -> Option<String> {
+    a.sparse_layout().map(|l| l.format().to_string())
+}
+
+pub(crate) fn set_attributes(a: &mut Array, attributes: Map<String, Value>) -> Result<()> {
+    a.set_attributes(attributes)
+}
+
+pub(crate) fn attributes(a: &Array) -> &Map<String, Value> {
+    a.attributes()
+}
+
+pub(crate) fn fill_value_json(a: &Array) -> Value {
+    a.fill_value().to_json(a.data_type())
+}
+
+// ---- arrays: dense reads and writes ----
+
+pub(crate) fn region(start: Vec<u64>, shape: Vec<u64>) -> Result<Region> {
+    Ok(Region::new(start, shape)?)
+}
+
+/// Reads a region into `out` (C order, native byte order).
+pub(crate) fn read_region_into(a: &Array, region: &Region, out: &mut [u8]) -> Result<()> {
+    a.read_region_into(region, out)
+}
+
+/// Writes `data` (C order, native byte order, the region's shape) into a region.
+pub(crate) fn write_region(a: &Array, region: &Region, data: &[u8]) -> Result<()> {
+    a.write_region_bytes(region, data)
+}
+
+/// Reads a selection: its output shape and bytes.
+pub(crate) fn read_selection(a: &Array, sel: &Selection) -> Result<(Vec<u64>, Vec<u8>)> {
+    a.read_selection_bytes(sel)
+}
+
+pub(crate) fn write_selection(a: &Array, sel: &Selection, data: &[u8]) -> Result<()> {
+    a.write_selection_bytes(sel, data)
+}
+
+pub(crate) fn selection_shape(a: &Array, sel: &Selection) -> Result<Vec<u64>> {
+    a.selection_shape(sel)
+}
+
+// ---- growth ----
+
+pub(crate) fn resize(a: &mut Array, shape: &[u64]) -> Result<()> {
+    a.resize(shape)
+}
+
+pub(crate) fn append(a: &mut Array, shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
+    a.append_bytes(shape, data, axis)
+}
+
+pub(crate) fn prepend(a: &mut Array, shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
+    a.prepend_bytes(shape, data, axis)
+}
+
+pub(crate) fn to_regular(a: &Array, store: Arc<dyn Store>, path: &str) -> Result<Array> {
+    a.to_regular(store, path)
+}
+
+// ---- sparse ----
+
+/// A 2-d region as CSR: (indptr, indices, values).
+pub(crate) fn read_csr<T: SparseElement>(
+    a: &Array,
+    region: &Region,
+) -> Result<(Vec<usize>, Vec<usize>, Vec<T>)> {
+    Ok(a.read_csr::<T>(region)?.into_raw_storage())
+}
+
+/// A region as COO: coordinates `(ndim, nnz)` in array positions (C order of the positions),
+/// and values.
+pub(crate) fn read_coo<T: SparseElement>(
+    a: &Array,
+    region: &Region,
+) -> Result<(Array2<u64>, Vec<T>)> {
+    Ok(a.read_sparse::<T>(region)?.into_parts())
+}
+
+/// Writes entries at array positions (`(ndim, nnz)`); a value equal to the fill value removes
+/// the entry.
+pub(crate) fn write_coo<T: SparseElement>(
+    a: &Array,
+    coords: ArrayView2<'_, u64>,
+    values: &[T],
+) -> Result<()> {
+    a.write_sparse_coo(coords, values)
+}
+
+/// Replaces the 2-d region at `offset` with a compressed matrix (CSR when `csr`, else CSC)
+/// given as borrowed slices.
+pub(crate) fn write_compressed<T: SparseElement, I: SpIndex>(
+    a: &Array,
+    csr: bool,
+    shape: (usize, usize),
+    parts: (&[I], &[I], &[T]),
+    offset: &[u64],
+) -> Result<()> {
+    let (indptr, indices, data) = parts;
+    let bad = |e: (&[I], &[I], &[T], _)| invalid("sparse matrix", format!("{}", e.3));
+    let m = if csr {
+        CsMatBase::try_new(shape, indptr, indices, data).map_err(bad)?
+    } else {
+        CsMatBase::try_new_csc(shape, indptr, indices, data).map_err(bad)?
+    };
+    a.write_sprs(&m, offset)
+}
+
+pub(crate) fn nnz(a: &Array) -> Result<u64> {
+    a.nnz()
+}
+
+pub(crate) fn sum<T: SparseScalar>(a: &Array) -> Result<T> {
+    a.sum::<T>()
+}
+
+pub(crate) fn spmv<T: SparseScalar>(a: &Array, x: &[T]) -> Result<Vec<T>> {
+    a.spmv(x)
+}

@@ -1,0 +1,110 @@
+//! `zarr_rs._core.GroupCore`: the Rust half of `zarr_rs.Group`.
+
+use pyo3::prelude::*;
+use serde_json::Value;
+use zarr_array::Group;
+
+use crate::array::{parse_json_map, ArrayCore};
+use crate::engine::{self, Node};
+use crate::error::{raise, IntoPy};
+use crate::spec::spec_from_kwargs;
+
+/// A Zarr group opened by the Rust engine (private: use `zarr_rs.Group`).
+#[pyclass(module = "zarr_rs._core")]
+#[derive(Debug)]
+pub struct GroupCore {
+    pub(crate) inner: Group,
+    pub(crate) read_only: bool,
+}
+
+/// A node as its Python core object.
+pub(crate) fn node_to_py(py: Python<'_>, node: Node, read_only: bool) -> PyResult<Py<PyAny>> {
+    Ok(match node {
+        Node::Array(a) => Py::new(py, ArrayCore::new(*a, read_only))?.into_any(),
+        Node::Group(inner) => Py::new(py, GroupCore { inner, read_only })?.into_any(),
+    })
+}
+
+impl GroupCore {
+    fn writable(&self) -> PyResult<()> {
+        if self.read_only {
+            return Err(raise(
+                "ReadOnlyError",
+                format!(
+                    "group {:?} was opened read-only (open it with mode=\"r+\" or \"a\" to write)",
+                    engine::group_path(&self.inner)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl GroupCore {
+    #[getter]
+    fn path(&self) -> String {
+        engine::group_path(&self.inner).to_string()
+    }
+
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The user attributes as JSON text.
+    fn attributes_json(&self) -> String {
+        Value::Object(engine::group_attributes(&self.inner).clone()).to_string()
+    }
+
+    /// Replaces the user attributes (JSON text of an object) and writes the metadata.
+    fn set_attributes_json(&mut self, py: Python<'_>, text: &str) -> PyResult<()> {
+        self.writable()?;
+        let map = parse_json_map(text)?;
+        let g = &mut self.inner;
+        py.detach(|| engine::set_group_attributes(g, map)).py_err()
+    }
+
+    /// The direct children: `[(name, is_array)]`, sorted by name.
+    fn members(&self, py: Python<'_>) -> PyResult<Vec<(String, bool)>> {
+        let g = &self.inner;
+        py.detach(|| engine::group_members(g)).py_err()
+    }
+
+    /// Opens the child `name` (an `ArrayCore` or a `GroupCore`).
+    fn child(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let g = &self.inner;
+        let node = py.detach(|| engine::open_child(g, name)).py_err()?;
+        node_to_py(py, node, self.read_only)
+    }
+
+    /// Creates a child group.
+    fn create_group(&self, py: Python<'_>, name: &str, attributes: &str) -> PyResult<GroupCore> {
+        self.writable()?;
+        let attrs = parse_json_map(attributes)?;
+        let g = &self.inner;
+        let inner = py
+            .detach(|| engine::create_child_group(g, name, attrs))
+            .py_err()?;
+        Ok(GroupCore {
+            inner,
+            read_only: false,
+        })
+    }
+
+    /// Creates a child array (`spec` as `zarr_rs._core.create_array` takes it).
+    fn create_array(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        spec: &Bound<'_, pyo3::types::PyDict>,
+    ) -> PyResult<ArrayCore> {
+        self.writable()?;
+        let spec = spec_from_kwargs(spec)?;
+        let g = &self.inner;
+        let a = py
+            .detach(|| engine::create_child_array(g, name, &spec))
+            .py_err()?;
+        Ok(ArrayCore::new(a, false))
+    }
+}

@@ -1,0 +1,131 @@
+//! `zarr_rs._core`: the extension module of the `zarr_rs` Python package.
+//!
+//! The public Python API lives in `python/zarr_rs/` (arrays and groups as zarr-python users
+//! know them, sparse reads as SciPy / pydata-sparse objects, Dask and xarray); this module is
+//! its engine: [`array::ArrayCore`] and [`group::GroupCore`] wrap zarr-array's `Array` and
+//! `Group`, and every call into zarr-array goes through [`engine`]. Errors become the
+//! exceptions of `zarr_rs.errors` ([`error`]).
+
+mod array;
+mod engine;
+mod error;
+mod group;
+mod sparse;
+mod spec;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::array::ArrayCore;
+use crate::engine::Access;
+use crate::error::{raise, IntoPy};
+use crate::group::{node_to_py, GroupCore};
+
+fn read_only(mode: &str) -> PyResult<bool> {
+    match mode {
+        "r" => Ok(true),
+        "r+" | "a" | "w" | "w-" => Ok(false),
+        other => Err(raise(
+            "InvalidArgumentError",
+            format!("mode {other:?} (use \"r\", \"r+\", \"a\", \"w\" or \"w-\")"),
+        )),
+    }
+}
+
+/// Opens the node (array or group) at `path` inside the store at `location` (a directory or
+/// a url); a local directory must exist. Returns an `ArrayCore` or a `GroupCore`.
+#[pyfunction]
+fn open_node(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<Py<PyAny>> {
+    let ro = read_only(mode)?;
+    let node = py
+        .detach(|| {
+            let store = engine::open_store(location, Access::Existing)?;
+            engine::open_node(store, path)
+        })
+        .py_err()?;
+    node_to_py(py, node, ro)
+}
+
+/// Opens the array at `path` inside the store at `location`.
+#[pyfunction]
+fn open_array(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<ArrayCore> {
+    let ro = read_only(mode)?;
+    let a = py
+        .detach(|| {
+            let store = engine::open_store(location, Access::Existing)?;
+            engine::open_array(store, path)
+        })
+        .py_err()?;
+    Ok(ArrayCore::new(a, ro))
+}
+
+/// Opens the group at `path` inside the store at `location`.
+#[pyfunction]
+fn open_group(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<GroupCore> {
+    let ro = read_only(mode)?;
+    let inner = py
+        .detach(|| {
+            let store = engine::open_store(location, Access::Existing)?;
+            engine::open_group(store, path)
+        })
+        .py_err()?;
+    Ok(GroupCore {
+        inner,
+        read_only: ro,
+    })
+}
+
+/// Creates a group at `path` inside the store at `location` (created when missing);
+/// `overwrite` replaces a node there.
+#[pyfunction]
+fn create_group(
+    py: Python<'_>,
+    location: &str,
+    path: &str,
+    attributes: &str,
+    overwrite: bool,
+) -> PyResult<GroupCore> {
+    let attrs = array::parse_json_map(attributes)?;
+    let inner = py
+        .detach(|| {
+            let store = engine::open_store(location, Access::Create)?;
+            engine::create_group(store, path, attrs, overwrite)
+        })
+        .py_err()?;
+    Ok(GroupCore {
+        inner,
+        read_only: false,
+    })
+}
+
+/// Creates an array at `path` inside the store at `location` (created when missing), from
+/// the settings in `spec` (see `spec::spec_from_kwargs`).
+#[pyfunction]
+fn create_array(
+    py: Python<'_>,
+    location: &str,
+    path: &str,
+    spec: &Bound<'_, PyDict>,
+) -> PyResult<ArrayCore> {
+    let spec = spec::spec_from_kwargs(spec)?;
+    let a = py
+        .detach(|| {
+            let store = engine::open_store(location, Access::Create)?;
+            engine::create_array(store, path, &spec)
+        })
+        .py_err()?;
+    Ok(ArrayCore::new(a, false))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ArrayCore>()?;
+    m.add_class::<GroupCore>()?;
+    m.add_function(wrap_pyfunction!(open_node, m)?)?;
+    m.add_function(wrap_pyfunction!(open_array, m)?)?;
+    m.add_function(wrap_pyfunction!(open_group, m)?)?;
+    m.add_function(wrap_pyfunction!(create_group, m)?)?;
+    m.add_function(wrap_pyfunction!(create_array, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

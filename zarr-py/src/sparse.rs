@@ -1,0 +1,274 @@
+//! The sparse methods of `ArrayCore`: reads that hand the index and value vectors Rust built
+//! over to NumPy as the arrays' owners, writes that borrow the caller's arrays, and
+//! chunk-parallel nnz / sum / SpMV. Each dispatches once on the array's data type.
+
+use numpy::{Element as NpElement, PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+use zarr_array::zarr_layout_sparse::sprs::SpIndex;
+use zarr_array::{DataType, SparseElement, SparseScalar};
+
+use crate::array::{unsupported, ArrayCore};
+use crate::engine;
+use crate::error::{raise, IntoPy};
+
+/// Runs `$body` with `$t` bound to the Rust element type of data type `$dt` (every numeric
+/// type; `bool` and raw bits have no sparse form).
+macro_rules! with_sparse_type {
+    ($dt:expr, $t:ident => $body:expr) => {
+        match $dt {
+            DataType::Int8 => {
+                type $t = i8;
+                $body
+            }
+            DataType::Int16 => {
+                type $t = i16;
+                $body
+            }
+            DataType::Int32 => {
+                type $t = i32;
+                $body
+            }
+            DataType::Int64 => {
+                type $t = i64;
+                $body
+            }
+            DataType::UInt8 => {
+                type $t = u8;
+                $body
+            }
+            DataType::UInt16 => {
+                type $t = u16;
+                $body
+            }
+            DataType::UInt32 => {
+                type $t = u32;
+                $body
+            }
+            DataType::UInt64 => {
+                type $t = u64;
+                $body
+            }
+            DataType::Float16 => {
+                type $t = half::f16;
+                $body
+            }
+            DataType::Float32 => {
+                type $t = f32;
+                $body
+            }
+            DataType::Float64 => {
+                type $t = f64;
+                $body
+            }
+            DataType::Complex64 => {
+                type $t = num_complex::Complex32;
+                $body
+            }
+            DataType::Complex128 => {
+                type $t = num_complex::Complex64;
+                $body
+            }
+            other => Err(unsupported(format!(
+                "sparse access needs a numeric data type, the array holds {}",
+                other.name()
+            ))),
+        }
+    };
+}
+
+/// Vectors of `usize` as `i64`, the index type SciPy and pydata/sparse keep without
+/// converting: the allocation is reused (same size and alignment), not copied.
+fn indices_i64(v: Vec<usize>) -> Vec<i64> {
+    match bytemuck::allocation::try_cast_vec::<usize, i64>(v) {
+        Ok(v) => v,
+        // a target where usize is not 64 bits
+        Err((_, v)) => v.into_iter().map(|i| i as i64).collect(),
+    }
+}
+
+fn data_type(core: &ArrayCore) -> PyResult<DataType> {
+    engine::data_type(&engine::data_type_name(&core.inner)).py_err()
+}
+
+fn read_csr_typed<'py, T: SparseElement + NpElement>(
+    py: Python<'py>,
+    core: &ArrayCore,
+    region: &zarr_array::zarr_grid::geometry::Region,
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = &core.inner;
+    let (indptr, indices, data) = py.detach(|| engine::read_csr::<T>(a, region)).py_err()?;
+    let out = (
+        PyArray1::from_vec(py, indices_i64(indptr)),
+        PyArray1::from_vec(py, indices_i64(indices)),
+        PyArray1::from_vec(py, data),
+    );
+    Ok(out.into_pyobject(py)?.into_any())
+}
+
+fn read_coo_typed<'py, T: SparseElement + NpElement>(
+    py: Python<'py>,
+    core: &ArrayCore,
+    region: &zarr_array::zarr_grid::geometry::Region,
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = &core.inner;
+    let (coords, values) = py.detach(|| engine::read_coo::<T>(a, region)).py_err()?;
+    let ndim = coords.nrows();
+    let (flat, offset) = coords.into_raw_vec_and_offset();
+    debug_assert_eq!(offset.unwrap_or(0), 0);
+    let flat = match bytemuck::allocation::try_cast_vec::<u64, i64>(flat) {
+        Ok(v) => v,
+        Err((_, v)) => v.into_iter().map(|i| i as i64).collect(),
+    };
+    let coords = PyArray1::from_vec(py, flat);
+    let nnz = values.len();
+    let coords = coords.reshape([ndim, nnz])?;
+    Ok((coords, PyArray1::from_vec(py, values))
+        .into_pyobject(py)?
+        .into_any())
+}
+
+fn write_compressed_typed<T: SparseElement + NpElement, I: SpIndex + NpElement>(
+    py: Python<'_>,
+    core: &ArrayCore,
+    csr: bool,
+    shape: (usize, usize),
+    arrays: (&Bound<'_, PyAny>, &Bound<'_, PyAny>, &Bound<'_, PyAny>),
+    offset: Vec<u64>,
+) -> PyResult<()> {
+    let indptr: PyReadonlyArray1<'_, I> = arrays.0.extract()?;
+    let indices: PyReadonlyArray1<'_, I> = arrays.1.extract()?;
+    let data: PyReadonlyArray1<'_, T> = arrays.2.extract()?;
+    let p = contiguous("indptr", indptr.as_slice())?;
+    let i = contiguous("indices", indices.as_slice())?;
+    let d = contiguous("data", data.as_slice())?;
+    let a = &core.inner;
+    py.detach(|| engine::write_compressed(a, csr, shape, (p, i, d), &offset))
+        .py_err()
+}
+
+fn contiguous<'a, T>(what: &str, r: Result<&'a [T], numpy::AsSliceError>) -> PyResult<&'a [T]> {
+    r.map_err(|e| raise("InvalidArgumentError", format!("{what}: {e}")))
+}
+
+fn write_coo_typed<T: SparseElement + NpElement>(
+    py: Python<'_>,
+    core: &ArrayCore,
+    coords: &Bound<'_, PyAny>,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let coords: numpy::PyReadonlyArray2<'_, u64> = coords.extract()?;
+    let values: PyReadonlyArray1<'_, T> = values.extract()?;
+    let v = values
+        .as_slice()
+        .map_err(|e| raise("InvalidArgumentError", format!("values: {e}")))?;
+    let c = coords.as_array();
+    let a = &core.inner;
+    py.detach(|| engine::write_coo(a, c, v)).py_err()
+}
+
+fn sum_typed<'py, T: SparseScalar + NpElement>(
+    py: Python<'py>,
+    core: &ArrayCore,
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = &core.inner;
+    let s = py.detach(|| engine::sum::<T>(a)).py_err()?;
+    // a 1-element array: Python takes its element, a NumPy scalar of the array's dtype
+    Ok(PyArray1::from_vec(py, vec![s]).into_any())
+}
+
+fn spmv_typed<'py, T: SparseScalar + NpElement>(
+    py: Python<'py>,
+    core: &ArrayCore,
+    x: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let x: PyReadonlyArray1<'_, T> = x.extract()?;
+    let xs = x
+        .as_slice()
+        .map_err(|e| raise("InvalidArgumentError", format!("x: {e}")))?;
+    let a = &core.inner;
+    let y = py.detach(|| engine::spmv::<T>(a, xs)).py_err()?;
+    Ok(PyArray1::from_vec(py, y).into_any())
+}
+
+/// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, int64 indices,
+/// every array owning the vector Rust built.
+pub(crate) fn read_csr<'py>(
+    core: &ArrayCore,
+    py: Python<'py>,
+    start: Vec<u64>,
+    shape: Vec<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let region = engine::region(start, shape).py_err()?;
+    with_sparse_type!(data_type(core)?, T => read_csr_typed::<T>(py, core, &region))
+}
+
+/// The region `start`/`shape` as COO: `(coords, values)`, coords int64 of shape
+/// `(ndim, nnz)` in array positions, C order.
+pub(crate) fn read_coo<'py>(
+    core: &ArrayCore,
+    py: Python<'py>,
+    start: Vec<u64>,
+    shape: Vec<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let region = engine::region(start, shape).py_err()?;
+    with_sparse_type!(data_type(core)?, T => read_coo_typed::<T>(py, core, &region))
+}
+
+/// Replaces the 2-d region at `offset` with a CSR (`csr=True`) or CSC matrix given by
+/// its arrays (indices int32 or int64, data of the array's dtype; read in place).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_compressed(
+    core: &ArrayCore,
+    py: Python<'_>,
+    csr: bool,
+    shape: (usize, usize),
+    indptr: &Bound<'_, PyAny>,
+    indices: &Bound<'_, PyAny>,
+    data: &Bound<'_, PyAny>,
+    offset: Vec<u64>,
+) -> PyResult<()> {
+    core.writable()?;
+    let arrays = (indptr, indices, data);
+    let wide = indptr
+        .getattr("dtype")?
+        .getattr("itemsize")?
+        .extract::<usize>()?
+        == 8;
+    with_sparse_type!(data_type(core)?, T => if wide {
+        write_compressed_typed::<T, i64>(py, core, csr, shape, arrays, offset)
+    } else {
+        write_compressed_typed::<T, i32>(py, core, csr, shape, arrays, offset)
+    })
+}
+
+/// Writes entries: `coords` uint64 `(ndim, nnz)` array positions, `values` of the array's
+/// dtype. A value equal to the fill value removes the entry.
+pub(crate) fn write_coo(
+    core: &ArrayCore,
+    py: Python<'_>,
+    coords: &Bound<'_, PyAny>,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    core.writable()?;
+    with_sparse_type!(data_type(core)?, T => write_coo_typed::<T>(py, core, coords, values))
+}
+
+/// The number of stored entries inside the array (chunk-parallel).
+pub(crate) fn nnz(core: &ArrayCore, py: Python<'_>) -> PyResult<u64> {
+    let a = &core.inner;
+    py.detach(|| engine::nnz(a)).py_err()
+}
+
+/// The sum of the stored entries, as a 1-element array of the array's dtype.
+pub(crate) fn sum<'py>(core: &ArrayCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    with_sparse_type!(data_type(core)?, T => sum_typed::<T>(py, core))
+}
+
+/// `A @ x` for a 2-d array, `x` a contiguous 1-d array of the array's dtype.
+pub(crate) fn spmv<'py>(
+    core: &ArrayCore,
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    with_sparse_type!(data_type(core)?, T => spmv_typed::<T>(py, core, x))
+}

@@ -1,0 +1,142 @@
+"""Dask: blocks follow chunks, graphs pickle small, sparse blocks stay sparse, parallel writes;
+a LocalCluster with 2 worker processes over files and over the local S3 server."""
+
+from __future__ import annotations
+
+import pickle
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sparse
+
+import zarr_rs
+from zarr_rs import errors
+from zarr_rs.dask import CSRBlock
+
+
+def sparse_array(location, rng, shape=(300, 200), chunks=(100, 50), density=0.02):
+    m = sp.random_array(shape, density=density, format="csr", dtype="float32", rng=rng)
+    m.data += 1
+    a = zarr_rs.create_array(location, shape=shape, chunks=chunks, dtype="float32", sparse="csr")
+    a.write_sparse(m)
+    return a, m
+
+
+def test_dense_blocks_follow_chunks(tmp_path, rng):
+    data = rng.random((50, 30)).astype("float64")
+    a = zarr_rs.create_array(str(tmp_path / "d.zarr"), shape=data.shape, chunks=(20, 16), dtype="float64")
+    a[...] = data
+    x = a.to_dask()
+    assert x.chunks == ((20, 20, 10), (16, 14))
+    assert type(x._meta) is np.ndarray
+    with dask.config.set(scheduler="threads"):
+        np.testing.assert_array_equal(x.compute(), data)
+        assert np.isclose(x.sum().compute(), data.sum())
+
+
+def test_shards_and_inner_chunks(tmp_path, rng):
+    data = rng.random((40, 40)).astype("float32")
+    a = zarr_rs.create_array(str(tmp_path / "s.zarr"), shape=data.shape, chunks=(10, 10), shards=(20, 40), dtype="float32")
+    a[...] = data
+    assert a.to_dask().chunks == ((20, 20), (40,))
+    x = a.to_dask(blocks="chunks")
+    assert x.chunks == ((10,) * 4, (10,) * 4)
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), data)
+
+
+def test_prepended_array_blocks(tmp_path):
+    a = zarr_rs.create_array(str(tmp_path / "p.zarr"), shape=(6,), chunks=(4,), dtype="int32")
+    a[...] = np.arange(6, dtype="int32")
+    a.prepend(np.full(3, -1, "int32"))
+    x = a.to_dask()
+    assert x.chunks == ((3, 4, 2),)  # the partly filled first chunk is its own block
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), a[...])
+
+
+def test_graph_pickles_small(tmp_path, rng):
+    a, _ = sparse_array(str(tmp_path / "g.zarr"), rng)
+    x = a.to_dask()
+    size = len(pickle.dumps(dict(x.__dask_graph__())))
+    assert size < 600 * x.npartitions  # location, path, metadata token per task; no data
+
+
+def test_sparse_blocks_never_densify(tmp_path, rng):
+    a, m = sparse_array(str(tmp_path / "sp.zarr"), rng)
+    x = a.to_dask()
+    assert isinstance(x._meta, sp.csr_array)
+    blocks = []
+    x.map_blocks(lambda b: blocks.append(type(b)) or b, meta=x._meta).compute(scheduler="sync")
+    assert blocks and all(t is CSRBlock for t in blocks)
+    with dask.config.set(scheduler="sync"):
+        assert np.isclose(x.sum().compute(), m.sum(), rtol=1e-5)
+        np.testing.assert_allclose(x.sum(axis=0).compute(), m.sum(axis=0), rtol=1e-5)
+        np.testing.assert_allclose(x.sum(axis=1).compute(), m.sum(axis=1), rtol=1e-5)
+        v = rng.random(200).astype("float32")
+        np.testing.assert_allclose((x @ v).compute(), m @ v, rtol=1e-4)
+        doubled = x.map_blocks(lambda b: b * 2).compute()
+        assert sp.issparse(doubled)
+        np.testing.assert_allclose(doubled.toarray(), 2 * m.toarray())
+
+
+def test_pydata_blocks(tmp_path, rng):
+    a, m = sparse_array(str(tmp_path / "pd.zarr"), rng)
+    x = a.to_dask(sparse="pydata")
+    assert isinstance(x._meta, sparse.COO)
+    with dask.config.set(scheduler="sync"):
+        assert np.isclose(float(x.sum().compute()), m.sum(), rtol=1e-5)
+        got = x.sum(axis=0).compute()
+        np.testing.assert_allclose(got.todense() if hasattr(got, "todense") else got, m.sum(axis=0), rtol=1e-5)
+
+
+def test_from_dask_writes_in_parallel(tmp_path, rng):
+    data = rng.random((64, 48)).astype("float32")
+    x = da.from_array(data, chunks=(16, 24))
+    a = zarr_rs.from_dask(x, str(tmp_path / "w.zarr"))
+    assert a.chunks == (16, 24)
+    np.testing.assert_array_equal(zarr_rs.open(str(tmp_path / "w.zarr"), mode="r")[...], data)
+    # chunks that are whole multiples of the blocks' boundaries are fine
+    b = zarr_rs.from_dask(x, str(tmp_path / "w2.zarr"), chunks=(8, 12))
+    np.testing.assert_array_equal(b[...], data)
+    # a block layout where two tasks would write one chunk is refused, nothing is written
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        zarr_rs.from_dask(x, str(tmp_path / "w3.zarr"), chunks=(32, 24))
+    assert "rechunk" in str(e.value)
+
+
+def test_from_dask_sparse_blocks(tmp_path, rng):
+    a, m = sparse_array(str(tmp_path / "src.zarr"), rng)
+    b = zarr_rs.from_dask(a.to_dask(), str(tmp_path / "dst.zarr"))
+    assert b.is_sparse
+    np.testing.assert_array_equal(b.read_csr().toarray(), m.toarray())
+
+
+def _cluster_checks(location, rng):
+    from distributed import Client, LocalCluster
+
+    a, m = sparse_array(location, rng, shape=(400, 300), chunks=(100, 100))
+    v = rng.random(300).astype("float32")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, protocol="tcp") as cluster, Client(cluster) as client:
+        x = a.to_dask()
+        total, col, prod = dask.compute(x.sum(), x.sum(axis=0), x @ v)
+        assert np.isclose(total, m.sum(), rtol=1e-5)
+        np.testing.assert_allclose(col, m.sum(axis=0), rtol=1e-5)
+        np.testing.assert_allclose(prod, m @ v, rtol=1e-4)
+        # both worker processes opened the array themselves
+        seen = client.run(lambda: len(__import__("zarr_rs.dask").dask._Source._cache))
+        assert len(seen) == 2
+        # and a parallel write from the cluster
+        out = zarr_rs.from_dask(x, location + "-copy")
+        np.testing.assert_array_equal(out.read_csr().toarray(), m.toarray())
+
+
+def test_local_cluster_on_files(tmp_path, rng):
+    _cluster_checks(str(tmp_path / "cluster.zarr"), rng)
+
+
+@pytest.mark.s3
+def test_local_cluster_on_s3(s3_url, rng):
+    _cluster_checks(s3_url, rng)

@@ -1,0 +1,103 @@
+"""Interop with zarr-python 3.1.6 both ways, and prepends from Python read by the Rust `zarr`
+command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import zarr_rs
+
+
+def test_zarr_python_reads_what_zarr_rs_writes(tmp_path, rng):
+    import zarr
+
+    for i, kw in enumerate([{}, {"shards": (20, 30)}, {"compressors": None}]):
+        data = rng.integers(0, 500, size=(40, 30)).astype("int32")
+        path = str(tmp_path / f"ours{i}.zarr")
+        a = zarr_rs.create_array(path, shape=data.shape, chunks=(10, 15), dtype="int32",
+                                 attributes={"k": i}, dimension_names=["y", "x"], **kw)
+        a[...] = data
+        z = zarr.open_array(path, mode="r")
+        np.testing.assert_array_equal(z[...], data)
+        assert z.attrs["k"] == i and z.metadata.dimension_names == ("y", "x")
+
+
+def test_zarr_rs_reads_what_zarr_python_writes(tmp_path, rng):
+    import zarr
+
+    root = zarr.open_group(str(tmp_path / "theirs.zarr"), mode="w", zarr_format=3)
+    data = rng.random((33, 17)).astype("float64")
+    z = root.create_array("x", shape=data.shape, chunks=(8, 8), dtype="float64", fill_value=np.nan)
+    z[...] = data
+    s = root.create_array("s", shape=data.shape, chunks=(4, 4), shards=(16, 8), dtype="float64")
+    s[...] = data
+    g = zarr_rs.open(str(tmp_path / "theirs.zarr"), mode="r")
+    assert isinstance(g, zarr_rs.Group)
+    np.testing.assert_array_equal(g["x"][...], data)
+    np.testing.assert_array_equal(g["s"].oindex[[0, 32], ::3], data[[0, 32], ::3])
+    assert np.isnan(g["x"].fill_value) and g["s"].shards == (16, 8)
+    # and zarr-python reads our writes into its array
+    w = zarr_rs.open(str(tmp_path / "theirs.zarr"), mode="r+")["x"]
+    w[1:3] = 0.5
+    data[1:3] = 0.5
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "theirs.zarr"), path="x", mode="r")[...], data)
+
+
+def test_zarr_python_refuses_prepended_arrays_and_reads_the_regular_copy(tmp_path):
+    import zarr
+
+    a = zarr_rs.create_array(str(tmp_path / "p.zarr"), shape=(4, 3), chunks=(2, 3), dtype="int16")
+    a[...] = 1
+    a.prepend(np.full((2, 3), 2, "int16"))
+    with pytest.raises(Exception, match="regular_bounded"):
+        zarr.open_array(str(tmp_path / "p.zarr"), mode="r")[...]
+    a.to_regular(str(tmp_path / "copy.zarr"))
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "copy.zarr"), mode="r")[...], a[...])
+
+
+@pytest.mark.cli
+def test_prepend_from_python_read_by_the_zarr_command(tmp_path, zarr_cli):
+    path = str(tmp_path / "cli.zarr")
+    a = zarr_rs.create_array(path, shape=(6, 4), chunks=(4, 4), dtype="int32")
+    a[...] = 1
+    a.prepend(np.full((3, 4), 2, "int32"))
+    info = json.loads(subprocess.run([zarr_cli, "info", path, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert info["shape"] == [9, 4]
+    assert info["domain"] == [[-3, 6], [0, 4]]
+    subprocess.run([zarr_cli, "validate", path], check=True, capture_output=True)
+    out = tmp_path / "out.npy"
+    subprocess.run([zarr_cli, "export", path, str(out)], check=True, capture_output=True)
+    np.testing.assert_array_equal(np.load(out), a[...])
+    # and Python reads what the command prepends
+    np.save(tmp_path / "more.npy", np.full((1, 4), 7, "int32"))
+    subprocess.run([zarr_cli, "prepend", path, str(tmp_path / "more.npy"), "--axis", "0"], check=True,
+                   capture_output=True)
+    b = zarr_rs.open(path, mode="r")
+    assert b.domain == ((-4, 6), (0, 4))
+    np.testing.assert_array_equal(b[0], [7, 7, 7, 7])
+
+
+def test_anndata_sparse_matrix_reads_as_scipy(tmp_path, rng):
+    """anndata 0.12 writes X as a CSR group (data, indices, indptr); zarr_rs reads the three
+    arrays and they make the same matrix."""
+    import anndata as ad
+    import scipy.sparse as sp
+    import zarr
+
+    x = sp.random_array((30, 20), density=0.1, format="csr", dtype="float32", rng=rng)
+    before = ad.settings.zarr_write_format
+    ad.settings.zarr_write_format = 3
+    try:
+        ad.AnnData(X=sp.csr_matrix(x)).write_zarr(str(tmp_path / "a.zarr"))
+    finally:
+        ad.settings.zarr_write_format = before
+    g = zarr_rs.open(str(tmp_path / "a.zarr"), mode="r")
+    X = g["X"]
+    assert X.attrs["encoding-type"] == "csr_matrix"
+    m = sp.csr_array((X["data"][...], X["indices"][...], X["indptr"][...]), shape=tuple(X.attrs["shape"]))
+    np.testing.assert_array_equal(m.toarray(), x.toarray())
