@@ -216,7 +216,8 @@ impl CodecError {
         feature = "lz4",
         feature = "lzma",
         feature = "packbits",
-        feature = "pcodec"
+        feature = "pcodec",
+        feature = "zfp"
     ))]
     pub(crate) fn corrupt(codec: &'static str, reason: impl Into<String>) -> Self {
         CodecError::Corrupt {

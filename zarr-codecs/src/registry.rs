@@ -63,7 +63,7 @@ pub type CodecRegistry = Registry<CodecFactory>;
 /// | `crc32c` | `crc32c` |
 /// | `sharding_indexed` | `sharding` (which enables `crc32c`) |
 /// | `sparse_layout` | `sparse` |
-/// | `numcodecs.<id>`, `pcodec` | one per codec (see [`crate::numcodecs`]) |
+/// | `numcodecs.<id>`, `pcodec`, `zfp`, `zfpy` | one per codec (see [`crate::numcodecs`]) |
 ///
 /// # Errors
 /// [`MetaError::DuplicateExtension`] if one of the names is already registered.

@@ -1,6 +1,6 @@
 //! The codecs of [numcodecs](https://numcodecs.readthedocs.io) 0.16, under the names
-//! zarr-python 3 writes them (`numcodecs.<id>`), and the `pcodec` codec of the zarr-extensions
-//! registry that zarrs reads.
+//! zarr-python 3 writes them (`numcodecs.<id>`), and the `pcodec`, `zfp` and `zfpy` codecs of
+//! the zarr-extensions registry that zarrs reads.
 //!
 //! Each codec is one module of one shape: a configuration struct with numcodecs' parameters
 //! (the codec's numcodecs configuration without its `id`, unknown fields refused), the codec
@@ -26,6 +26,7 @@
 //! | `packbits` | `numcodecs.packbits` | [`packbits`] | array -> array | `packbits` |
 //! | `astype` | `numcodecs.astype` | [`astype`] | array -> array | `astype` |
 //! | `pcodec` | `numcodecs.pcodec`, `pcodec` | [`pcodec`] | array -> bytes | `pcodec` |
+//! | `zfpy` | `numcodecs.zfpy`, `zfp`, `zfpy` | [`zfp`] | array -> bytes | `zfp` |
 //!
 //! The kinds are the ones zarr-python gives these codecs. The array -> array codecs may change
 //! the representation the next codec sees: `delta`, `fixedscaleoffset` and `astype` its data
@@ -113,6 +114,8 @@ pub mod pcodec;
 pub mod quantize;
 #[cfg(feature = "shuffle")]
 pub mod shuffle;
+#[cfg(feature = "zfp")]
+pub mod zfp;
 #[cfg(feature = "zlib")]
 pub mod zlib;
 
@@ -171,6 +174,7 @@ numcodecs_table! {
     "packbits", ArrayToArray, "packbits";
     "astype", ArrayToArray, "astype";
     "pcodec", ArrayToBytes, "pcodec";
+    "zfpy", ArrayToBytes, "zfp";
 }
 
 type Factory = fn(&ExtensionDef, &ChunkRepr, &CodecRegistry) -> Result<Codec>;
@@ -208,6 +212,8 @@ fn factory_of(id: &str) -> Option<Factory> {
         "astype" => astype::factory,
         #[cfg(feature = "pcodec")]
         "pcodec" => pcodec::numcodecs_factory,
+        #[cfg(feature = "zfp")]
+        "zfpy" => zfp::numcodecs_factory,
         _ => return None,
     })
 }
@@ -242,7 +248,7 @@ pub fn build(id: &str, configuration: Map<String, Value>, repr: &ChunkRepr) -> R
 }
 
 /// Registers `numcodecs.<id>` for every codec of [`NUMCODECS`] (compiled-out ones as such),
-/// and zarrs' `pcodec`.
+/// and zarrs' `pcodec`, `zfp` and `zfpy`.
 pub(crate) fn register(registry: &mut CodecRegistry) -> Result<(), MetaError> {
     for c in NUMCODECS {
         match factory_of(c.id) {
@@ -254,6 +260,16 @@ pub(crate) fn register(registry: &mut CodecRegistry) -> Result<(), MetaError> {
     registry.register(pcodec::NAME, CodecFactory(pcodec::factory))?;
     #[cfg(not(feature = "pcodec"))]
     registry.register_compiled_out("pcodec", "pcodec");
+    #[cfg(feature = "zfp")]
+    {
+        registry.register(zfp::NAME, CodecFactory(zfp::factory))?;
+        registry.register(zfp::ZFPY_NAME, CodecFactory(zfp::zfpy_factory))?;
+    }
+    #[cfg(not(feature = "zfp"))]
+    {
+        registry.register_compiled_out("zfp", "zfp");
+        registry.register_compiled_out("zfpy", "zfp");
+    }
     Ok(())
 }
 
