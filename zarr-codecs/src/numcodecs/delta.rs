@@ -30,11 +30,11 @@ use serde::{Deserialize, Serialize};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint};
 
 use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::Result;
+use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
 
-use super::cast::{cast_repr, get, is_real, set, with_real, Element, Real};
+use super::cast::{cast_repr, get, is_real, set, with_real, Element, Real, Value};
 use super::{check_len, dtype, invalid};
 
 /// The codec's name.
@@ -111,18 +111,36 @@ pub(crate) fn factory(def: &ExtensionDef, repr: &ChunkRepr, _: &CodecRegistry) -
     )?)))
 }
 
-fn encode_typed<T: Real, A: Element>(src: &[u8], dst: &mut [u8]) {
+fn encode_typed<T: Real, A: Element>(src: &[u8], dst: &mut [u8]) -> Result<()> {
     let n = src.len() / std::mem::size_of::<T>();
     let mut prev: Option<T> = None;
     for i in 0..n {
         let cur: T = get(src, i);
         let d = match prev {
-            None => cur,
+            None => {
+                // the first element is stored as it is: an integer `astype` must hold it
+                // (NumPy refuses the assignment, so numcodecs fails too); differences wrap
+                let v = cur.to_value();
+                if let (Value::Int(i), Value::Int(_)) = (v, A::from_value(v).to_value()) {
+                    // NumPy lets a negative value wrap into an unsigned type, nothing else
+                    let unsigned = A::from_value(Value::Int(-1)).to_value() != Value::Int(-1);
+                    if A::from_value(v).to_value() != v && (i > 0 || !unsigned) {
+                        return Err(CodecError::Compress {
+                            codec: NAME,
+                            reason: format!(
+                                "the first element of the chunk, {v:?}, does not fit astype (numcodecs refuses it too)"
+                            ),
+                        });
+                    }
+                }
+                cur
+            }
             Some(p) => cur.sub(p),
         };
         set(dst, i, A::from_value(d.to_value()));
         prev = Some(cur);
     }
+    Ok(())
 }
 
 fn decode_typed<T: Real, A: Element>(src: &[u8], dst: &mut [u8]) {
@@ -161,8 +179,7 @@ impl ArrayToArrayCodec for DeltaCodec {
         check_len("the output buffer", self.encoded.byte_len()?, out.len())?;
         with_real!(self.decoded.data_type, T => with_real!(self.encoded.data_type, A => {
             encode_typed::<T, A>(input, out)
-        }, ()), ());
-        Ok(())
+        }, Ok(())), Ok(()))
     }
 
     fn decode(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
@@ -271,6 +288,32 @@ mod tests {
             f64::from(0.1f32) + f64::from(0.2f32) + f64::from(0.3f32),
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_first_element_astype_cannot_hold_is_refused() {
+        let r = repr(DataType::Int32, 3);
+        let c = DeltaCodec::new(
+            DeltaConfig {
+                dtype: "<i4".into(),
+                astype: Some("|i1".into()),
+            },
+            &r,
+        )
+        .unwrap();
+        let chunk: Vec<u8> = [300i32, 301, 100]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        assert!(c.encode(&chunk, &mut [0; 3]).is_err());
+        // later differences wrap, as in numcodecs
+        let chunk: Vec<u8> = [100i32, 301, 100]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        let mut enc = [0u8; 3];
+        c.encode(&chunk, &mut enc).unwrap();
+        assert_eq!(enc, [100, 201, 55]);
     }
 
     proptest! {

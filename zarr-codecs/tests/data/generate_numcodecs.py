@@ -73,6 +73,8 @@ class Cases:
             assert np.array_equal(decoded, data, equal_nan=True), name
         (OUT / f"{name}.stored").write_bytes(stored)
         (OUT / f"{name}.decoded").write_bytes(le_bytes(decoded))
+        # (NaN and infinities stay out of the lossy data: the codecs' rounding of them is
+        # not what these cases test)
         case = {
             "name": name,
             "data_type": meta["data_type"],
@@ -184,6 +186,22 @@ def write(c: Cases) -> None:
     c.add("pcodec_f4_pages", c.smooth("<f4", (30, 10)),
           serializer=nc.PCodec(equal_pages_up_to=100), compressors=None)
     c.add("pcodec_f2", c.smooth("<f2", s2), serializer=nc.PCodec(), compressors=None)
+
+    # array -> bytes: zfpy (zfp 1.0.1), every mode, type and rank, partial blocks
+    def zfpy(name, data, **kw):
+        c.add(name, data, serializer=nc.ZFPY(**kw), compressors=None, lossy=True)
+
+    zfpy("zfpy_accuracy_f8_2d", c.smooth("<f8", (9, 6)), mode=4, tolerance=0.01)
+    zfpy("zfpy_accuracy_f4_3d", c.smooth("<f4", (5, 3, 6)), mode=4, tolerance=0.5)
+    zfpy("zfpy_accuracy_zero_tol", c.smooth("<f8", (7,)), mode=4, tolerance=0)
+    zfpy("zfpy_rate_f4_1d", c.smooth("<f4", (23,)), mode=2, rate=8)
+    zfpy("zfpy_rate_f8_4d", c.smooth("<f8", (2, 5, 3, 6)), mode=2, rate=12.5)
+    zfpy("zfpy_rate_2d", c.smooth("<f8", (6, 6)), mode=2, rate=4)
+    zfpy("zfpy_precision_i4_2d", c.ints("<i4", (7, 9), -10**6, 10**6), mode=3, precision=14)
+    zfpy("zfpy_precision_f8_3d", c.smooth("<f8", (4, 5, 6)), mode=3, precision=30)
+    zfpy("zfpy_reversible_f8", c.smooth("<f8", (5, 7)))
+    zfpy("zfpy_reversible_i8_3d", c.ints("<i8", (3, 4, 5), -10**12, 10**12), mode=3)
+    zfpy("zfpy_accuracy_i8", c.ints("<i8", (11,), -10**9, 10**9), mode=4, tolerance=1)
 
 
 def main() -> None:
