@@ -215,7 +215,6 @@ impl CodecError {
         feature = "bz2",
         feature = "lz4",
         feature = "lzma",
-        feature = "packbits",
         feature = "pcodec",
         feature = "zfp"
     ))]

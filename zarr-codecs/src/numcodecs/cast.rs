@@ -241,6 +241,7 @@ macro_rules! with_element {
 
 /// Runs `$body` with `$T` the element type of `$t` when it is an integer or a float (the types
 /// NumPy does arithmetic on here); `$other` for the rest.
+#[allow(unused_macros)]
 macro_rules! with_real {
     ($t:expr, $T:ident => $body:expr, $other:expr) => {{
         use ::zarr_meta::DataType as D;
