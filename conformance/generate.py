@@ -763,9 +763,79 @@ def metadata_documents(c: Corpus):
           "group with an unknown field marked must_understand false", node="group")
 
 
+def numcodecs_codecs(c: Corpus):
+    """numcodecs_*: the codecs zarr-python writes as ``numcodecs.<id>`` (numcodecs 0.16.6),
+    with pcodec and zfpy from their Python packages. Lossy codecs (fixedscaleoffset,
+    bitround, quantize, zfpy, a narrowing astype) store what zarr-python reads back, so that
+    readers are held to zarr-python's exact values."""
+    import zarr.codecs.numcodecs as nc
+
+    def lossy(name, data, why, **create):
+        a = c.zp(name, data, why, **create)
+        c.fixtures.pop()
+        c.record(name, a[...], why, "zarr-python")
+
+    def smooth(dtype, shape=SHAPE):
+        n = int(np.prod(shape))
+        return (np.cumsum(c.rng.standard_normal(n)) + 50.0).reshape(shape).astype(dtype)
+
+    c.zp("numcodecs_zlib", c.sample("int32", SHAPE), "numcodecs.zlib level 1",
+         compressors=[nc.Zlib(level=1)])
+    c.zp("numcodecs_bz2", c.sample("float64", SHAPE), "numcodecs.bz2 level 9",
+         compressors=[nc.BZ2(level=9)])
+    c.zp("numcodecs_lz4", c.sample("uint16", SHAPE), "numcodecs.lz4 acceleration 1",
+         compressors=[nc.LZ4(acceleration=1)])
+    c.zp("numcodecs_lzma", c.sample("int64", SHAPE), "numcodecs.lzma xz, default check, preset 6",
+         compressors=[nc.LZMA()])
+    c.zp("numcodecs_lzma_raw", c.sample("int16", SHAPE),
+         "numcodecs.lzma raw format with a delta + LZMA2 filter chain",
+         compressors=[nc.LZMA(format=3, filters=[{"id": 3, "dist": 2}, {"id": 33, "preset": 1}])])
+    c.zp("numcodecs_shuffle", c.sample("float32", SHAPE), "numcodecs.shuffle then numcodecs.zlib",
+         compressors=[nc.Shuffle(elementsize=4), nc.Zlib(level=1)])
+    c.zp("numcodecs_crc32", c.sample("int32", SHAPE), "numcodecs.crc32 (checksum first)",
+         compressors=[nc.CRC32()])
+    c.zp("numcodecs_adler32", c.sample("uint8", SHAPE), "numcodecs.adler32 at the end, after zlib",
+         compressors=[nc.Zlib(level=1), nc.Adler32(location="end")])
+    c.zp("numcodecs_fletcher32", c.sample("int16", SHAPE), "numcodecs.fletcher32",
+         compressors=[nc.Fletcher32()])
+    c.zp("numcodecs_delta", np.cumsum(c.sample("int16", SHAPE, specials=False) // 64,
+                                      dtype="int16").reshape(SHAPE),
+         "numcodecs.delta int16 stored as int16, then zlib",
+         filters=[nc.Delta(dtype="<i2")], compressors=[nc.Zlib(level=1)])
+    # (numcodecs refuses a first element of a chunk that astype cannot hold)
+    cols = np.arange(SHAPE[1]) * 20 - 100
+    lossy("numcodecs_delta_astype", (cols[None, :] + np.arange(SHAPE[0])[:, None]).astype("int32"),
+          "numcodecs.delta int32 stored as int8: differences that int8 cannot hold wrap, and "
+          "decode (int32 sums of int8 differences) to what zarr-python reads",
+          filters=[nc.Delta(dtype="<i4", astype="<i1")])
+    lossy("numcodecs_fixedscaleoffset", np.linspace(1000, 1001, 260).reshape(SHAPE),
+          "numcodecs.fixedscaleoffset offset 1000 scale 10, float64 stored as uint8",
+          filters=[nc.FixedScaleOffset(offset=1000, scale=10, dtype="<f8", astype="|u1")])
+    lossy("numcodecs_bitround", smooth("float32"), "numcodecs.bitround keepbits 8, then zlib",
+          filters=[nc.BitRound(keepbits=8)], compressors=[nc.Zlib(level=1)])
+    lossy("numcodecs_quantize", smooth("float64"), "numcodecs.quantize digits 2",
+          filters=[nc.Quantize(digits=2, dtype="<f8")])
+    c.zp("numcodecs_packbits", c.sample("bool", SHAPE), "numcodecs.packbits on bool",
+         filters=[nc.PackBits()])
+    lossy("numcodecs_astype", smooth("float64"), "numcodecs.astype float64 stored as float32",
+          filters=[nc.AsType(encode_dtype="<f4", decode_dtype="<f8")])
+    c.zp("numcodecs_pcodec", smooth("float64"), "numcodecs.pcodec level 8 (array -> bytes)",
+         serializer=nc.PCodec(level=8), compressors=None)
+    c.zp("numcodecs_pcodec_int", c.sample("int32", SHAPE), "numcodecs.pcodec on int32, classic mode",
+         serializer=nc.PCodec(level=4, mode_spec="classic"), compressors=None)
+    lossy("numcodecs_zfpy_accuracy", smooth("float64"),
+          "numcodecs.zfpy fixed accuracy, tolerance 0.01 (array -> bytes)",
+          serializer=nc.ZFPY(mode=4, tolerance=0.01), compressors=None)
+    lossy("numcodecs_zfpy_rate", smooth("float32"), "numcodecs.zfpy fixed rate 16",
+          serializer=nc.ZFPY(mode=2, rate=16), compressors=None)
+    lossy("numcodecs_zfpy_precision", c.sample("int32", SHAPE, specials=False) // 1024,
+          "numcodecs.zfpy fixed precision 20 on int32",
+          serializer=nc.ZFPY(mode=3, precision=20), compressors=None)
+
+
 CATEGORIES = [data_types, endianness, transposes, compressors, blosc, sharding, fill_values,
               missing_chunks, shapes, chunk_keys, metadata_fields, groups,
-              tensorstore_fixtures, metadata_documents]
+              tensorstore_fixtures, metadata_documents, numcodecs_codecs]
 
 
 def generate(out: Path, seed: int) -> int:

@@ -422,7 +422,14 @@ impl Codec {
 }
 
 /// Converts a bound to a `usize` allocation limit.
-#[cfg(any(feature = "gzip", feature = "zstd"))]
+#[cfg(any(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "zlib",
+    feature = "bz2",
+    feature = "lz4",
+    feature = "lzma"
+))]
 pub(crate) fn limit_usize(bound: u64) -> usize {
     usize::try_from(bound).unwrap_or(usize::MAX)
 }

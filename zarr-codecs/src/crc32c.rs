@@ -61,7 +61,11 @@ impl Crc32cCodec {
         let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
         let computed = ::crc32c::crc32c(payload);
         if stored != computed {
-            return Err(CodecError::ChecksumMismatch { stored, computed });
+            return Err(CodecError::ChecksumMismatch {
+                codec: NAME,
+                stored,
+                computed,
+            });
         }
         Ok(n)
     }

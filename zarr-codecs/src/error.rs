@@ -102,9 +102,12 @@ pub enum CodecError {
         reason: String,
     },
 
-    /// The stored CRC32C checksum does not match the data.
-    #[error("crc32c checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    /// A stored checksum (`crc32c`, or numcodecs' `crc32`, `adler32`, `fletcher32`) does not
+    /// match the data.
+    #[error("{codec} checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
     ChecksumMismatch {
+        /// The codec's name.
+        codec: &'static str,
         /// The checksum stored after the data.
         stored: u32,
         /// The checksum of the data.
@@ -204,7 +207,17 @@ impl From<SourceError> for CodecError {
 }
 
 impl CodecError {
-    #[cfg(any(feature = "gzip", feature = "zstd", feature = "blosc"))]
+    #[cfg(any(
+        feature = "gzip",
+        feature = "zstd",
+        feature = "blosc",
+        feature = "zlib",
+        feature = "bz2",
+        feature = "lz4",
+        feature = "lzma",
+        feature = "pcodec",
+        feature = "zfp"
+    ))]
     pub(crate) fn corrupt(codec: &'static str, reason: impl Into<String>) -> Self {
         CodecError::Corrupt {
             codec,

@@ -17,6 +17,7 @@ pub mod bytes;
 pub mod crc32c;
 #[cfg(feature = "gzip")]
 pub mod gzip;
+pub mod numcodecs;
 #[cfg(feature = "sharding")]
 pub mod sharding;
 #[cfg(feature = "sparse")]

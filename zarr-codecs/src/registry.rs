@@ -63,6 +63,7 @@ pub type CodecRegistry = Registry<CodecFactory>;
 /// | `crc32c` | `crc32c` |
 /// | `sharding_indexed` | `sharding` (which enables `crc32c`) |
 /// | `sparse_layout` | `sparse` |
+/// | `numcodecs.<id>`, `pcodec`, `zfp`, `zfpy` | one per codec (see [`crate::numcodecs`]) |
 ///
 /// # Errors
 /// [`MetaError::DuplicateExtension`] if one of the names is already registered.
@@ -108,6 +109,8 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     )?;
     #[cfg(not(feature = "sparse"))]
     registry.register_compiled_out("sparse_layout", "sparse");
+
+    crate::numcodecs::register(registry)?;
 
     Ok(())
 }

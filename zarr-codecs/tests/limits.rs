@@ -225,6 +225,75 @@ fn gzip_bombs_are_refused_within_bounds() {
     assert_refused_within_bounds(&c, &members, "20000 gzip members");
 }
 
+/// A bomb for a numcodecs compressor: 64 MiB of zeros, written by the codec itself.
+#[cfg(feature = "numcodecs")]
+fn numcodecs_bomb(codec: &str) -> Vec<u8> {
+    let json = format!(r#"[{{"name":"bytes"}},{codec}]"#);
+    let big = chain(DataType::UInt8, vec![BOMB as u64], &json);
+    big.encode(&vec![0u8; BOMB]).expect("compresses")
+}
+
+#[cfg(feature = "numcodecs")]
+#[test]
+fn numcodecs_bombs_are_refused_within_bounds() {
+    let _serial = serial();
+    for codec in [
+        r#"{"name":"numcodecs.zlib","configuration":{"level":9}}"#,
+        r#"{"name":"numcodecs.lzma","configuration":{"preset":1}}"#,
+        r#"{"name":"numcodecs.lz4","configuration":{}}"#,
+        r#"{"name":"numcodecs.shuffle","configuration":{"elementsize":4}},{"name":"numcodecs.zlib","configuration":{"level":1}}"#,
+    ] {
+        let bomb = numcodecs_bomb(codec);
+        assert!(bomb.len() < BOMB / 100, "{codec}: {}", bomb.len());
+        let c = chain(
+            DataType::UInt8,
+            vec![4096],
+            &format!(r#"[{{"name":"bytes"}},{codec}]"#),
+        );
+        assert_refused_within_bounds(&c, &bomb, codec);
+    }
+    // an lz4 header claiming 4 GiB is refused before allocating
+    let c = chain(
+        DataType::UInt8,
+        vec![4096],
+        r#"[{"name":"bytes"},{"name":"numcodecs.lz4","configuration":{}}]"#,
+    );
+    let mut lie = u32::MAX.to_le_bytes().to_vec();
+    lie.extend_from_slice(&[0x1f; 16]);
+    assert_refused_within_bounds(&c, &lie, "lz4 header claiming 4 GiB");
+}
+
+/// bzip2's decoder holds a fixed state of up to 3.6 MB (block size 900k, as the header says),
+/// whatever the chunk; past that, decoding stays within the usual allowance.
+#[cfg(feature = "numcodecs")]
+#[test]
+fn bz2_bombs_are_refused_within_a_fixed_state() {
+    let _serial = serial();
+    let codec = r#"{"name":"numcodecs.bz2","configuration":{"level":9}}"#;
+    let bomb = numcodecs_bomb(codec);
+    assert!(bomb.len() < BOMB / 100, "{}", bomb.len());
+    let c = chain(
+        DataType::UInt8,
+        vec![4096],
+        &format!(r#"[{{"name":"bytes"}},{codec}]"#),
+    );
+    let _ = c.decode(&[0u8; 16]);
+    let limit = allowance(bomb.len(), c.decoded_len()) + (4 << 20);
+    let (result, peak) = peak_of(|| c.decode(&bomb).map(|b| b.len()));
+    assert!(result.is_err());
+    assert!(
+        peak <= limit,
+        "bz2 bomb: decode allocated {peak} bytes (limit {limit})"
+    );
+    let mut out = vec![0u8; c.decoded_len()];
+    let (result, peak) = peak_of(|| c.decode_into(&bomb, &mut out));
+    assert!(result.is_err());
+    assert!(
+        peak <= limit,
+        "bz2 bomb: decode_into allocated {peak} bytes (limit {limit})"
+    );
+}
+
 #[test]
 fn blosc_headers_claiming_huge_sizes_are_refused_within_bounds() {
     let _serial = serial();

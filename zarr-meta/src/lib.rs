@@ -5,6 +5,7 @@ pub mod data_type;
 mod error;
 pub mod ext;
 mod fill_value;
+pub mod numpy;
 
 pub use array::{ArrayMetadata, GroupMetadata, NodeMetadata};
 pub use data_type::{DataKind, DataType};

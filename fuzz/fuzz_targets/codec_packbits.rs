@@ -1,0 +1,7 @@
+#![no_main]
+//! Stored chunks decoded by fixed `numcodecs.packbits` chains (first byte: which chain).
+use libfuzzer_sys::fuzz_target;
+
+include!("../targets_common/codecs.rs");
+
+fuzz_target!(|data: &[u8]| fuzz_codec("packbits", data));
