@@ -9,12 +9,20 @@ import subprocess
 import sys
 
 ALLOWED = {
+    "zarr-buffer": set(),
     "zarr-meta": set(),
-    "zarr-store": set(),
+    "zarr-store": {"zarr-buffer"},
     "zarr-grid": {"zarr-meta"},
-    "zarr-layout-sparse": {"zarr-meta", "zarr-grid"},
-    "zarr-codecs": {"zarr-meta", "zarr-grid", "zarr-layout-sparse"},
-    "zarr-array": {"zarr-meta", "zarr-grid", "zarr-layout-sparse", "zarr-codecs", "zarr-store"},
+    "zarr-layout-sparse": {"zarr-buffer", "zarr-meta", "zarr-grid"},
+    "zarr-codecs": {"zarr-buffer", "zarr-meta", "zarr-grid", "zarr-layout-sparse"},
+    "zarr-array": {
+        "zarr-buffer",
+        "zarr-meta",
+        "zarr-grid",
+        "zarr-layout-sparse",
+        "zarr-codecs",
+        "zarr-store",
+    },
     "zarr-cli": {"zarr-array"},
     "zarr-benches": {"zarr-array"},
     "zarr-py": {"zarr-array"},

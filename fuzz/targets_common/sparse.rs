@@ -19,14 +19,14 @@ pub fn sparse_cases() -> Vec<(zarr_layout_sparse::Layout, Vec<u64>, usize)> {
 /// A chunk that validates densifies, lists exactly `nnz` entries inside the shape, and
 /// re-encodes (from its dense form) to a chunk that densifies the same.
 pub fn fuzz_sparse(data: &[u8]) {
-    use zarr_layout_sparse::{encode_dense_bytes, AlignedBuf, ElementKind, SparseChunk};
+    use zarr_layout_sparse::{encode_dense_bytes, AlignedBuffer, ElementKind, SparseChunk};
 
     let Some((&selector, rest)) = data.split_first() else {
         return;
     };
     let cases = sparse_cases();
     let (layout, shape, size) = cases[usize::from(selector) % cases.len()].clone();
-    let buf = AlignedBuf::from_slice(rest);
+    let buf = AlignedBuffer::from_slice(rest);
     let Ok(chunk) = SparseChunk::decode(buf.as_bytes(), &layout, &shape, size) else {
         return;
     };
@@ -53,7 +53,7 @@ pub fn fuzz_sparse(data: &[u8]) {
     // re-encoding drops those, but the dense form is the same
     let again =
         encode_dense_bytes(&layout, &shape, kind, &fill, &dense).expect("a dense chunk encodes");
-    let abuf = AlignedBuf::from_slice(&again);
+    let abuf = AlignedBuffer::from_slice(&again);
     let round = SparseChunk::decode(abuf.as_bytes(), &layout, &shape, size)
         .expect("a re-encoded chunk decodes");
     assert!(round.nnz() <= chunk.nnz(), "re-encoding adds entries");

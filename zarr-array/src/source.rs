@@ -17,19 +17,11 @@ impl<'a> StoreSource<'a> {
     }
 }
 
-fn to_store_range(r: &ByteRange) -> zarr_store::ByteRange {
-    match *r {
-        ByteRange::Range { start, end } => zarr_store::ByteRange::Range { start, end },
-        ByteRange::FromStart(o) => zarr_store::ByteRange::FromStart(o),
-        ByteRange::Suffix(n) => zarr_store::ByteRange::Suffix(n),
-    }
-}
-
 impl ByteRangeSource for StoreSource<'_> {
     fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
-        let ranges: Vec<_> = ranges.iter().map(to_store_range).collect();
+        // one range type for the whole stack (zarr-buffer's): no conversion
         self.store
-            .get_ranges(self.key, &ranges)
+            .get_ranges(self.key, ranges)
             .map_err(SourceError::new)
     }
 

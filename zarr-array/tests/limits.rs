@@ -229,7 +229,7 @@ fn deeply_nested_metadata_is_an_error() {
 #[test]
 fn sparse_chunks_claiming_more_entries_than_their_bytes_hold_are_refused() {
     use zarr_array::zarr_layout_sparse::{
-        encode_dense_bytes, AlignedBuf, ElementKind, IndexType, Layout, PointerType, SparseChunk,
+        encode_dense_bytes, AlignedBuffer, ElementKind, IndexType, Layout, PointerType, SparseChunk,
     };
     let _serial = serial();
     let shape = [64u64, 64];
@@ -244,13 +244,18 @@ fn sparse_chunks_claiming_more_entries_than_their_bytes_hold_are_refused() {
     ] {
         let good = encode_dense_bytes(&layout, &shape, ElementKind::U32, &[0; 4], &dense)
             .expect("encodes");
-        let real = SparseChunk::decode(AlignedBuf::from_slice(&good).as_bytes(), &layout, &shape, 4)
-            .expect("decodes")
-            .nnz() as u64;
+        let real = SparseChunk::decode(
+            AlignedBuffer::from_slice(&good).as_bytes(),
+            &layout,
+            &shape,
+            4,
+        )
+        .expect("decodes")
+        .nnz() as u64;
         for nnz in [real + 1, 64 * 64, 1 << 40, u64::MAX] {
             let mut bad = good.clone();
             bad[8..16].copy_from_slice(&nnz.to_le_bytes());
-            let buf = AlignedBuf::from_slice(&bad);
+            let buf = AlignedBuffer::from_slice(&bad);
             let (result, peak) = peak_of(|| {
                 SparseChunk::decode(buf.as_bytes(), &layout, &shape, 4)
                     .and_then(|c| c.to_dense_bytes(&[0; 4]))

@@ -13,7 +13,9 @@ use std::marker::PhantomData;
 use zarr_grid::geometry::block_runs;
 
 use crate::error::{CodecError, Result};
-use crate::repr::{fill_pattern, ChunkRepr};
+use zarr_buffer::fill_pattern;
+
+use crate::repr::ChunkRepr;
 
 /// An output buffer that several workers write disjoint parts of.
 ///

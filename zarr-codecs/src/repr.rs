@@ -1,5 +1,6 @@
 //! [`ChunkRepr`]: what a codec sees of a chunk.
 
+use zarr_buffer::fill_pattern;
 use zarr_grid::geometry::buffer_len;
 use zarr_meta::{DataType, FillValue};
 
@@ -91,30 +92,6 @@ impl ChunkRepr {
     /// Fills `out` with the fill value, element after element.
     pub fn fill(&self, out: &mut [u8]) {
         fill_pattern(out, self.fill_value.as_bytes());
-    }
-}
-
-/// Writes `pattern` repeatedly over `out` (a trailing partial element is left as is).
-pub(crate) fn fill_pattern(out: &mut [u8], pattern: &[u8]) {
-    let n = pattern.len();
-    if n == 0 {
-        return;
-    }
-    if pattern.iter().all(|&b| b == pattern[0]) {
-        out.fill(pattern[0]);
-        return;
-    }
-    let whole = out.len() / n * n;
-    let out = &mut out[..whole];
-    if out.is_empty() {
-        return;
-    }
-    out[..n].copy_from_slice(pattern);
-    let mut filled = n;
-    while filled < out.len() {
-        let m = filled.min(out.len() - filled);
-        out.copy_within(..m, filled);
-        filled += m;
     }
 }
 

@@ -15,52 +15,10 @@
 //! ```
 
 use std::error::Error as StdError;
-use std::fmt;
-use std::ops::Range;
+
+pub use zarr_buffer::ByteRange;
 
 use crate::error::{CodecError, Result};
-
-/// A range of bytes within a stored value.
-///
-/// Every range must lie inside the value; a source answers a range that does not with an
-/// error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ByteRange {
-    /// Bytes `start..end` (`end` exclusive).
-    Range {
-        /// The first byte.
-        start: u64,
-        /// One past the last byte.
-        end: u64,
-    },
-    /// Bytes from the offset to the end of the value.
-    FromStart(u64),
-    /// The last `len` bytes of the value.
-    Suffix(u64),
-}
-
-impl ByteRange {
-    /// The bytes this range selects in a value of `size` bytes, or `None` when the range does
-    /// not lie inside the value.
-    pub fn resolve(self, size: u64) -> Option<Range<u64>> {
-        match self {
-            ByteRange::Range { start, end } if start <= end && end <= size => Some(start..end),
-            ByteRange::FromStart(offset) if offset <= size => Some(offset..size),
-            ByteRange::Suffix(len) if len <= size => Some(size - len..size),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ByteRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ByteRange::Range { start, end } => write!(f, "{start}..{end}"),
-            ByteRange::FromStart(offset) => write!(f, "{offset}.."),
-            ByteRange::Suffix(len) => write!(f, "-{len}"),
-        }
-    }
-}
 
 /// The error of a [`ByteRangeSource`]: whatever the underlying storage reported.
 #[derive(Debug, thiserror::Error)]

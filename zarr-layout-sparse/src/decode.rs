@@ -207,7 +207,7 @@ impl<'a> SparseChunk<'a> {
     /// `layout` whose values are `value_size` bytes.
     ///
     /// `bytes` must start at an 8-byte-aligned address (decoded buffers of the codec chain
-    /// are; otherwise copy into an [`AlignedBuf`](crate::AlignedBuf)):
+    /// are; otherwise copy into an [`AlignedBuffer`](crate::AlignedBuffer)):
     /// [`SparseError::Misaligned`] otherwise. Nothing is allocated from sizes read from
     /// `bytes`, and no input makes this panic.
     pub fn decode(

@@ -105,7 +105,7 @@ pub enum SparseError {
     },
 
     /// The buffer (or a section of it) is not aligned for an in-place cast.
-    #[error("buffer is not {align}-byte aligned (address % {align} = {offset}); copy it into an AlignedBuf first")]
+    #[error("buffer is not {align}-byte aligned (address % {align} = {offset}); copy it into an AlignedBuffer first")]
     Misaligned {
         /// The alignment needed.
         align: usize,

@@ -44,7 +44,6 @@ compile_error!(
      little-endian chunk bytes"
 );
 
-mod aligned;
 mod decode;
 mod encode;
 mod error;
@@ -52,7 +51,6 @@ mod header;
 mod types;
 mod value;
 
-pub use aligned::AlignedBuf;
 pub use decode::{decode, ByteEntries, CooView, Coords, Entries, SparseChunk};
 pub use encode::{
     encode_dense, encode_dense_bytes, encode_sprs, encode_triples, encode_triples_summed,
@@ -65,6 +63,9 @@ pub use types::{
     element_count, Format, IndexType, Layout, PointerType, SparseIndex, SparsePointer,
 };
 pub use value::{ElementKind, FloatKind, SparseSum, SparseValue};
+/// The 8-byte-aligned buffer to decode chunks into (zarr-buffer's), so every section of an
+/// encoded chunk held in it can be cast in place.
+pub use zarr_buffer::AlignedBuffer;
 
 /// Re-exported so that callers name the same `sprs` and `ndarray` versions as the views.
 pub use ndarray;

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use zarr_layout_sparse::{
-    encode_dense, AlignedBuf, Format, IndexType, Layout, PointerType, SparseChunk, SparseError,
+    encode_dense, AlignedBuffer, Format, IndexType, Layout, PointerType, SparseChunk, SparseError,
 };
 
 // CSR 4 x 5 float32, uint16 indices, uint32 pointers:
@@ -55,12 +55,12 @@ fn put_u16(b: &mut [u8], at: usize, v: u16) {
 }
 
 fn csr_err(bytes: &[u8]) -> SparseError {
-    let buf = AlignedBuf::from_slice(bytes);
+    let buf = AlignedBuffer::from_slice(bytes);
     SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap_err()
 }
 
 fn coo_err(bytes: &[u8]) -> SparseError {
-    let buf = AlignedBuf::from_slice(bytes);
+    let buf = AlignedBuffer::from_slice(bytes);
     SparseChunk::decode(&buf, &COO, &COO_SHAPE, 4).unwrap_err()
 }
 
@@ -80,13 +80,13 @@ fn coo_with(edit: impl FnOnce(&mut Vec<u8>)) -> SparseError {
 #[test]
 fn valid_chunks_decode() {
     let b = csr_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     let chunk = SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap();
     assert_eq!(chunk.to_dense(&0.0f32).unwrap(), CSR_DENSE);
     assert_eq!(chunk.pointers::<u32>().unwrap(), &[0, 2, 2, 4, 6]);
     assert_eq!(chunk.indices::<u16>().unwrap(), &[1, 3, 0, 4, 1, 2]);
     let b = coo_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     let chunk = SparseChunk::decode(&buf, &COO, &COO_SHAPE, 4).unwrap();
     assert_eq!(chunk.to_dense(&0i32).unwrap(), coo_dense());
 }
@@ -400,7 +400,7 @@ fn index_corruptions() {
 #[test]
 fn expectations_of_the_caller() {
     let b = csr_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     assert!(matches!(
         SparseChunk::decode(&buf, &CSR, &[5, 4], 4),
         Err(SparseError::SectionSize { .. })
@@ -413,7 +413,7 @@ fn expectations_of_the_caller() {
         SparseChunk::decode(&buf, &CSR, &[4, 5, 1], 4),
         Err(SparseError::UnsupportedRank { .. })
     ));
-    let misaligned = AlignedBuf::from_slice(&[&[0u8][..], &b].concat());
+    let misaligned = AlignedBuffer::from_slice(&[&[0u8][..], &b].concat());
     assert_eq!(
         SparseChunk::decode(&misaligned[1..], &CSR, &CSR_SHAPE, 4).unwrap_err(),
         SparseError::Misaligned {
@@ -432,21 +432,21 @@ fn non_canonical_layouts_are_accepted() {
     moved.extend_from_slice(&b[120..144]);
     moved.extend_from_slice(&[0xCD; 5]);
     put_u64(&mut moved, 64, 136);
-    let buf = AlignedBuf::from_slice(&moved);
+    let buf = AlignedBuffer::from_slice(&moved);
     let chunk = SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap();
     assert_eq!(chunk.to_dense(&0.0f32).unwrap(), CSR_DENSE);
 
     // A stored value equal to the fill value is accepted (and reads as itself).
     let mut stored_fill = b.clone();
     put_u32(&mut stored_fill, 120, 0);
-    let buf = AlignedBuf::from_slice(&stored_fill);
+    let buf = AlignedBuffer::from_slice(&stored_fill);
     let chunk = SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap();
     assert_eq!(chunk.nnz(), 6);
     assert_eq!(chunk.to_dense(&0.0f32).unwrap()[1], 0.0);
 
     // An empty chunk.
     let empty = encode_dense(&CSR, &CSR_SHAPE, &[0.0f32; 20], &0.0).unwrap();
-    let buf = AlignedBuf::from_slice(&empty);
+    let buf = AlignedBuffer::from_slice(&empty);
     let chunk = SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap();
     assert_eq!(chunk.nnz(), 0);
     assert_eq!(chunk.to_dense(&7.0f32).unwrap(), [7.0; 20]);
@@ -455,7 +455,7 @@ fn non_canonical_layouts_are_accepted() {
 #[test]
 fn typed_access_is_checked() {
     let b = csr_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     let chunk = SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap();
     assert!(matches!(
         chunk.indices::<u32>(),
@@ -486,7 +486,7 @@ fn typed_access_is_checked() {
         Err(SparseError::LengthMismatch { .. })
     ));
     let b = coo_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     let chunk = SparseChunk::decode(&buf, &COO, &COO_SHAPE, 4).unwrap();
     assert!(matches!(
         chunk.pointers::<u32>(),
@@ -498,7 +498,7 @@ fn typed_access_is_checked() {
     ));
 }
 
-fn inside<T>(buf: &AlignedBuf, slice: &[T]) -> bool {
+fn inside<T>(buf: &AlignedBuffer, slice: &[T]) -> bool {
     let range = buf.as_bytes().as_ptr_range();
     let (start, end) = (slice.as_ptr() as usize, slice.as_ptr_range().end as usize);
     start >= range.start as usize && end <= range.end as usize
@@ -507,7 +507,7 @@ fn inside<T>(buf: &AlignedBuf, slice: &[T]) -> bool {
 #[test]
 fn views_point_into_the_input_buffer() {
     let b = csr_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     let chunk = SparseChunk::decode(&buf, &CSR, &CSR_SHAPE, 4).unwrap();
     let base = buf.as_bytes().as_ptr() as usize;
     let mat = chunk.sprs_view::<f32, u16, u32>().unwrap();
@@ -520,7 +520,7 @@ fn views_point_into_the_input_buffer() {
     assert_eq!(chunk.values::<f32>().unwrap().as_ptr(), mat.data().as_ptr());
 
     let b = coo_bytes();
-    let buf = AlignedBuf::from_slice(&b);
+    let buf = AlignedBuffer::from_slice(&b);
     let chunk = SparseChunk::decode(&buf, &COO, &COO_SHAPE, 4).unwrap();
     let base = buf.as_bytes().as_ptr() as usize;
     let view = chunk.coo::<i32, u32>().unwrap();
@@ -543,7 +543,7 @@ fn uint16_minor_axis_of_65536() {
     dense[65535] = 1;
     dense[3] = 2;
     let bytes = encode_dense(&layout, &shape, &dense, &0).unwrap();
-    let buf = AlignedBuf::from_slice(&bytes);
+    let buf = AlignedBuffer::from_slice(&bytes);
     let chunk = SparseChunk::decode(&buf, &layout, &shape, 1).unwrap();
     assert_eq!(chunk.to_dense(&0u8).unwrap(), dense);
     assert!(matches!(
@@ -703,9 +703,9 @@ proptest! {
             b.truncate(c % (b.len() + 1));
         }
         let buf = if misalign {
-            AlignedBuf::from_slice(&[&[0u8][..], &b].concat())
+            AlignedBuffer::from_slice(&[&[0u8][..], &b].concat())
         } else {
-            AlignedBuf::from_slice(&b)
+            AlignedBuffer::from_slice(&b)
         };
         let bytes = if misalign { &buf[1..] } else { &buf[..] };
         if let Ok(chunk) = SparseChunk::decode(bytes, &layout, &shape, value_size) {

@@ -12,7 +12,7 @@ use proptest::sample::select;
 use zarr_layout_sparse::sprs::CsMatI;
 use zarr_layout_sparse::{
     encode_dense, encode_dense_bytes, encode_sprs, encode_triples, encode_triples_summed,
-    encoded_len, encoded_size_bound, AlignedBuf, Format, IndexType, Layout, PointerType,
+    encoded_len, encoded_size_bound, AlignedBuffer, Format, IndexType, Layout, PointerType,
     SparseChunk, SparseError, SparseIndex, SparsePointer, SparseValue,
 };
 
@@ -241,7 +241,7 @@ fn check_roundtrip<T: SparseValue + Debug>(
     prop_assert_eq!(bytes.len() % 8, 0);
 
     // Decode, densify, compare (NaN equal to NaN: it is the fill value).
-    let buf = AlignedBuf::from_slice(&bytes);
+    let buf = AlignedBuffer::from_slice(&bytes);
     let chunk = SparseChunk::decode(&buf, &layout, shape, size).unwrap();
     prop_assert_eq!(chunk.nnz(), nnz);
     let out = chunk.to_dense(&fill).unwrap();
@@ -362,7 +362,7 @@ proptest! {
     fn summed_floats_in_input_order(a in -1e3f64..1e3, b in -1e3f64..1e3, c in -1e3f64..1e3) {
         let layout = Layout::coo(IndexType::U16);
         let bytes = encode_triples_summed(&layout, &[4], &[2, 1, 2, 2], &[a, 9.0, b, c], &0.0).unwrap();
-        let buf = AlignedBuf::from_slice(&bytes);
+        let buf = AlignedBuffer::from_slice(&bytes);
         let chunk = SparseChunk::decode(&buf, &layout, &[4], 8).unwrap();
         let dense = chunk.to_dense(&0.0f64).unwrap();
         prop_assert_eq!(dense[2].to_bits(), (a + b + c).to_bits());

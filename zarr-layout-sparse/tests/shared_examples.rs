@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use zarr_layout_sparse::{
-    encode_dense_bytes, AlignedBuf, ElementKind, Format, IndexType, Layout, PointerType,
+    encode_dense_bytes, AlignedBuffer, ElementKind, Format, IndexType, Layout, PointerType,
     SparseChunk,
 };
 
@@ -156,7 +156,7 @@ fn check_array(name: &str) -> Outcome {
         };
         outcome.stored += 1;
 
-        let buf = AlignedBuf::from_slice(&stored);
+        let buf = AlignedBuffer::from_slice(&stored);
         let chunk = SparseChunk::decode(&buf, &layout, &chunk_shape, size)
             .unwrap_or_else(|e| panic!("{name}: chunk {key:?} does not decode: {e}"));
         let dense = chunk.to_dense_bytes(&fill).unwrap();

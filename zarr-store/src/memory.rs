@@ -6,7 +6,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::{Result, StoreError};
 use crate::key::{validate_key, validate_prefix};
-use crate::range::ByteRange;
+use crate::range::{resolve_all, ByteRange};
 use crate::store::{ListDir, Store};
 
 /// A store that keeps every value in memory, in a sorted map behind a read-write lock.
@@ -80,7 +80,7 @@ impl Store for MemoryStore {
         let Some(value) = map.get(key) else {
             return Ok(None);
         };
-        let resolved = ByteRange::resolve_all(key, ranges, value.len() as u64)?;
+        let resolved = resolve_all(key, ranges, value.len() as u64)?;
         Ok(Some(
             resolved
                 .into_iter()

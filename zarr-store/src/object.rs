@@ -19,7 +19,7 @@ use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 use crate::error::{Result, StoreError};
 use crate::key::{validate_key, validate_prefix};
 use crate::open::{invalid, percent_decode};
-use crate::range::ByteRange;
+use crate::range::{resolve_all, ByteRange};
 use crate::store::{ListDir, Store};
 
 /// The most requests one call of an [`ObjectStoreBackend`] keeps in flight (the byte ranges of
@@ -343,7 +343,7 @@ impl ObjectStoreBackend {
                 let Some(size) = self.head_size(location).await.map_err(remote)? else {
                     return Ok(None);
                 };
-                ByteRange::resolve_all(key, ranges, size)?;
+                resolve_all(key, ranges, size)?;
                 Ok(Some(vec![Vec::new(); ranges.len()]))
             }
             Err(object_store::Error::NotSupported { .. }) => {
@@ -354,7 +354,7 @@ impl ObjectStoreBackend {
                     Err(object_store::Error::NotFound { .. }) => return Ok(None),
                     Err(e) => return Err(remote(e)),
                 };
-                let resolved = ByteRange::resolve_all(key, ranges, value.len() as u64)?;
+                let resolved = resolve_all(key, ranges, value.len() as u64)?;
                 Ok(Some(
                     resolved
                         .into_iter()
@@ -371,7 +371,7 @@ impl ObjectStoreBackend {
                 let Some(size) = size else {
                     return Ok(None);
                 };
-                let exact: Vec<ByteRange> = ByteRange::resolve_all(key, ranges, size)?
+                let exact: Vec<ByteRange> = resolve_all(key, ranges, size)?
                     .into_iter()
                     .map(|r| ByteRange::from(r.start as u64..r.end as u64))
                     .collect();
@@ -481,7 +481,7 @@ fn assemble(key: &str, ranges: &[ByteRange], pieces: &[Piece]) -> Result<Vec<Vec
             )));
         }
     }
-    let resolved = ByteRange::resolve_all(key, ranges, size)?;
+    let resolved = resolve_all(key, ranges, size)?;
     resolved
         .into_iter()
         .map(|range| {

@@ -1,126 +1,43 @@
-//! Byte ranges for partial reads.
+//! Byte ranges for partial reads: [`ByteRange`] (zarr-buffer's, the one range type of the
+//! workspace) and resolving a request's ranges against a value's size.
 
-use std::fmt;
-use std::ops::{Range, RangeFrom};
+use std::ops::Range;
+
+pub use zarr_buffer::ByteRange;
 
 use crate::error::{Result, StoreError};
 
-/// A range of bytes within a value, for [`Store::get_ranges`](crate::Store::get_ranges).
-///
-/// A range must lie inside the value: a range that does not is an error
-/// ([`StoreError::RangeOutOfBounds`]), never a shorter result.
-///
-/// ```
-/// use zarr_store::ByteRange;
-///
-/// assert_eq!(ByteRange::Range { start: 2, end: 5 }.resolve(10), Some(2..5));
-/// assert_eq!(ByteRange::FromStart(7).resolve(10), Some(7..10));
-/// assert_eq!(ByteRange::Suffix(4).resolve(10), Some(6..10));
-/// assert_eq!(ByteRange::Suffix(11).resolve(10), None);
-/// assert_eq!(ByteRange::from(3..4), ByteRange::Range { start: 3, end: 4 });
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ByteRange {
-    /// Bytes `start..end` (`end` exclusive); `start <= end <= size` is required.
-    Range {
-        /// The first byte.
-        start: u64,
-        /// One past the last byte.
-        end: u64,
-    },
-    /// Bytes from the offset to the end of the value; `offset <= size` is required.
-    FromStart(u64),
-    /// The last `len` bytes of the value; `len <= size` is required.
-    Suffix(u64),
-}
-
-impl ByteRange {
-    /// The bytes this range selects in a value of `size` bytes, or `None` when the range does
-    /// not lie inside the value.
-    #[must_use]
-    pub fn resolve(self, size: u64) -> Option<Range<u64>> {
-        match self {
-            Self::Range { start, end } if start <= end && end <= size => Some(start..end),
-            Self::FromStart(offset) if offset <= size => Some(offset..size),
-            Self::Suffix(len) if len <= size => Some(size - len..size),
-            _ => None,
-        }
-    }
-
-    /// Resolves `ranges` against a value of `size` bytes, all of them before anything is read
-    /// or allocated.
-    pub(crate) fn resolve_all(key: &str, ranges: &[Self], size: u64) -> Result<Vec<Range<usize>>> {
-        ranges
-            .iter()
-            .map(|&range| {
-                let bytes = range
-                    .resolve(size)
-                    .ok_or_else(|| StoreError::RangeOutOfBounds {
-                        key: key.to_owned(),
-                        range,
-                        size,
-                    })?;
-                match (usize::try_from(bytes.start), usize::try_from(bytes.end)) {
-                    (Ok(start), Ok(end)) => Ok(start..end),
-                    _ => Err(StoreError::io(
-                        key,
-                        std::io::Error::new(
-                            std::io::ErrorKind::InvalidInput,
-                            "byte range does not fit in this platform's address space",
-                        ),
-                    )),
-                }
-            })
-            .collect()
-    }
-}
-
-/// `start..end`, `offset..` or `-len` (the last `len` bytes, as in HTTP ranges).
-impl fmt::Display for ByteRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Range { start, end } => write!(f, "{start}..{end}"),
-            Self::FromStart(offset) => write!(f, "{offset}.."),
-            Self::Suffix(len) => write!(f, "-{len}"),
-        }
-    }
-}
-
-impl From<Range<u64>> for ByteRange {
-    fn from(range: Range<u64>) -> Self {
-        Self::Range {
-            start: range.start,
-            end: range.end,
-        }
-    }
-}
-
-impl From<RangeFrom<u64>> for ByteRange {
-    fn from(range: RangeFrom<u64>) -> Self {
-        Self::FromStart(range.start)
-    }
+/// Resolves `ranges` against a value of `size` bytes, all of them before anything is read or
+/// allocated: [`StoreError::RangeOutOfBounds`] names the first range that does not lie inside
+/// the value.
+pub(crate) fn resolve_all(key: &str, ranges: &[ByteRange], size: u64) -> Result<Vec<Range<usize>>> {
+    ranges
+        .iter()
+        .map(|&range| {
+            let bytes = range
+                .resolve(size)
+                .ok_or_else(|| StoreError::RangeOutOfBounds {
+                    key: key.to_owned(),
+                    range,
+                    size,
+                })?;
+            match (usize::try_from(bytes.start), usize::try_from(bytes.end)) {
+                (Ok(start), Ok(end)) => Ok(start..end),
+                _ => Err(StoreError::io(
+                    key,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "byte range does not fit in this platform's address space",
+                    ),
+                )),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn resolve_bounds() {
-        let r = |start, end| ByteRange::Range { start, end };
-        assert_eq!(r(0, 0).resolve(0), Some(0..0));
-        assert_eq!(r(0, 10).resolve(10), Some(0..10));
-        assert_eq!(r(10, 10).resolve(10), Some(10..10));
-        assert_eq!(r(0, 11).resolve(10), None);
-        assert_eq!(r(11, 11).resolve(10), None);
-        assert_eq!(r(5, 4).resolve(10), None);
-        assert_eq!(r(u64::MAX, u64::MAX).resolve(10), None);
-        assert_eq!(ByteRange::FromStart(10).resolve(10), Some(10..10));
-        assert_eq!(ByteRange::FromStart(11).resolve(10), None);
-        assert_eq!(ByteRange::Suffix(0).resolve(0), Some(0..0));
-        assert_eq!(ByteRange::Suffix(10).resolve(10), Some(0..10));
-        assert_eq!(ByteRange::Suffix(u64::MAX).resolve(10), None);
-    }
 
     #[test]
     fn resolve_all_reports_the_first_bad_range() {
@@ -129,21 +46,18 @@ mod tests {
             ByteRange::Suffix(4),
             ByteRange::Suffix(3),
         ];
-        match ByteRange::resolve_all("k", &ranges, 3) {
+        match resolve_all("k", &ranges, 3) {
             Err(StoreError::RangeOutOfBounds { key, range, size }) => {
                 assert_eq!((key.as_str(), range, size), ("k", ByteRange::Suffix(4), 3));
             }
             other => panic!("expected RangeOutOfBounds, got {other:?}"),
         }
-        let ok = ByteRange::resolve_all("k", &ranges[..2], 4).ok();
+        let ok = resolve_all("k", &ranges[..2], 4).ok();
         assert_eq!(ok, Some(vec![1..4, 0..4]));
     }
 
     #[test]
-    fn display() {
-        assert_eq!(ByteRange::from(1..3).to_string(), "1..3");
-        assert_eq!(ByteRange::from(4..).to_string(), "4..");
-        assert_eq!(ByteRange::Suffix(5).to_string(), "-5");
+    fn out_of_bounds_message() {
         let err = StoreError::RangeOutOfBounds {
             key: "a/c/0".into(),
             range: ByteRange::Suffix(5),

@@ -10,7 +10,7 @@ use super::MAX_ATTEMPTS;
 use super::{keeps_changing, segments, split_key, symlink_error, temp_name, FilesystemStore};
 use crate::error::{Result, StoreError};
 use crate::key::{is_valid_segment, validate_key, validate_prefix};
-use crate::range::ByteRange;
+use crate::range::{resolve_all, ByteRange};
 use crate::store::{ListDir, Store};
 
 impl FilesystemStore {
@@ -191,7 +191,7 @@ impl Store for FilesystemStore {
             return Ok(None);
         };
         let size = file.metadata().map_err(|e| StoreError::io(key, e))?.len();
-        let resolved = ByteRange::resolve_all(key, ranges, size)?;
+        let resolved = resolve_all(key, ranges, size)?;
         let mut read = || -> io::Result<Vec<Vec<u8>>> {
             let mut parts = Vec::with_capacity(resolved.len());
             for range in &resolved {

@@ -18,7 +18,7 @@ use super::MAX_ATTEMPTS;
 use super::{keeps_changing, segments, split_key, symlink_error, temp_name, FilesystemStore};
 use crate::error::{Result, StoreError};
 use crate::key::{is_valid_segment, validate_key, validate_prefix};
-use crate::range::ByteRange;
+use crate::range::{resolve_all, ByteRange};
 use crate::store::{ListDir, Store};
 
 /// A directory reached from the root without following a link: the root itself, or a folder
@@ -315,7 +315,7 @@ impl Store for FilesystemStore {
         let Some((file, size)) = self.open_key(key)? else {
             return Ok(None);
         };
-        let resolved = ByteRange::resolve_all(key, ranges, size)?;
+        let resolved = resolve_all(key, ranges, size)?;
         let read = || -> io::Result<Vec<Vec<u8>>> {
             let mut parts = Vec::with_capacity(resolved.len());
             for range in &resolved {

@@ -1,0 +1,11 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod aligned;
+mod fill;
+mod range;
+
+pub use aligned::{is_aligned, AlignedBuffer};
+pub use fill::fill_pattern;
+pub use range::ByteRange;
