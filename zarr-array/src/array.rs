@@ -5,9 +5,10 @@ use std::sync::Arc;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
+use zarr_buffer::fill_pattern;
 use zarr_codecs::{BlockPlace, ChunkRepr, CodecChain, SharedOut};
 use zarr_grid::geometry::{buffer_len, copy_region, Region};
-use zarr_grid::{ChunkGrid, ChunkKeyEncoding, GridChunkPart};
+use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
 use zarr_store::Store;
 
@@ -329,25 +330,7 @@ impl Array {
 
     /// Checks a region against the shape and returns its byte length.
     pub(crate) fn region_byte_len(&self, region: &Region) -> Result<usize> {
-        if region.rank() != self.rank() {
-            return Err(ArrayError::InvalidSelection {
-                reason: format!(
-                    "region has {} dimensions but the array has {}",
-                    region.rank(),
-                    self.rank()
-                ),
-            });
-        }
-        for d in 0..self.rank() {
-            if region.start[d].saturating_add(region.shape[d]) > self.meta.shape[d] {
-                return Err(ArrayError::InvalidSelection {
-                    reason: format!(
-                        "region {:?}+{:?} exceeds the shape {:?}",
-                        region.start, region.shape, self.meta.shape
-                    ),
-                });
-            }
-        }
+        region.check_inside(&self.meta.shape)?;
         buffer_len(&region.shape, self.meta.data_type.size()).map_err(|_| ArrayError::TooLarge {
             what: "a region",
             shape: region.shape.clone(),
@@ -377,7 +360,7 @@ impl Array {
         if len == 0 {
             return Ok(());
         }
-        let parts: Vec<GridChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         let chunk_shape = self.chunk_shape();
         let chunk_len = self.chunk_byte_len()?;
         let elem = self.meta.data_type.size();
@@ -386,7 +369,7 @@ impl Array {
         let fill = self.meta.fill_value.as_bytes();
         // one part: `fetched` is its chunk's value when a batch fetched it already
         let run = |scratch: &mut Vec<u8>,
-                   part: &GridChunkPart,
+                   part: &ChunkPart,
                    fetched: Option<Option<Vec<u8>>>|
          -> Result<()> {
             let key = self.chunk_key(&part.chunk);
@@ -441,10 +424,10 @@ impl Array {
             };
             match value {
                 None => fill_part(),
-                Some(bytes) if whole_chunk && contiguous_in(&part.in_region, &region.shape) => {
+                Some(bytes) if whole_chunk && part.in_region.is_contiguous_in(&region.shape) => {
                     // the chunk is one contiguous run of the output: decode straight
                     // into it, with no scratch buffer and no copy
-                    let at = linear_offset(&part.in_region.start, &region.shape) * elem;
+                    let at = part.in_region.linear_offset(&region.shape) as usize * elem;
                     // the run lies inside `out` because the part lies inside the region
                     let dst = unsafe { out_ptr.run(at, chunk_len) };
                     self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
@@ -531,25 +514,20 @@ impl Array {
         if len == 0 {
             return Ok(());
         }
-        let parts: Vec<GridChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         parts
             .par_iter()
             .try_for_each(|part| self.write_chunk_part(part, &region.shape, data))
     }
 
-    fn write_chunk_part(
-        &self,
-        part: &GridChunkPart,
-        data_shape: &[u64],
-        data: &[u8],
-    ) -> Result<()> {
+    fn write_chunk_part(&self, part: &ChunkPart, data_shape: &[u64], data: &[u8]) -> Result<()> {
         let chunk_shape = self.chunk_shape();
         let chunk_len = self.chunk_byte_len()?;
         let elem = self.meta.data_type.size();
         let key = self.chunk_key(&part.chunk);
-        if part.in_chunk.shape == chunk_shape && contiguous_in(&part.in_region, data_shape) {
+        if part.in_chunk.shape == chunk_shape && part.in_region.is_contiguous_in(data_shape) {
             // the whole chunk buffer is one contiguous run of the data: encode it in place
-            let at = linear_offset(&part.in_region.start, data_shape) * elem;
+            let at = part.in_region.linear_offset(data_shape) as usize * elem;
             return self.store_chunk(&key, &data[at..at + chunk_len]);
         }
         // Every array position of this chunk, in its buffer.
@@ -604,7 +582,7 @@ impl Array {
         grow_to(&mut c, len, &self.chunk_shape())?;
         let fill = self.meta.fill_value.as_bytes();
         if fill.iter().any(|&b| b != 0) {
-            fill_with(&mut c, fill);
+            fill_pattern(&mut c, fill);
         }
         Ok(c)
     }
@@ -750,25 +728,6 @@ fn advise_huge_pages(out: &mut [u8]) {
     let _ = out;
 }
 
-/// Whether the block `part` is one contiguous run of a C-order buffer of `shape`: leading
-/// axes of length 1, then one partial axis, then axes it spans wholly.
-fn contiguous_in(part: &Region, shape: &[u64]) -> bool {
-    let rank = shape.len();
-    let mut d = 0;
-    while d < rank && part.shape[d] == 1 {
-        d += 1;
-    }
-    // axis d may be partial; every later axis must be whole
-    (d + 1..rank).all(|e| part.start[e] == 0 && part.shape[e] == shape[e])
-}
-
-/// The C-order linear index of `pos` in a buffer of `shape`.
-fn linear_offset(pos: &[u64], shape: &[u64]) -> usize {
-    pos.iter()
-        .zip(shape)
-        .fold(0usize, |acc, (&p, &n)| acc * n as usize + p as usize)
-}
-
 /// Grows `buf` to `len` bytes, failing with [`ArrayError::TooLarge`] rather than aborting
 /// when the memory cannot be had (chunk sizes come from untrusted metadata).
 pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize, shape: &[u64]) -> Result<()> {
@@ -781,15 +740,4 @@ pub(crate) fn grow_to(buf: &mut Vec<u8>, len: usize, shape: &[u64]) -> Result<()
     }
     buf.resize(len, 0);
     Ok(())
-}
-
-/// Fills `out` with `pattern` repeated (`out.len()` a multiple of `pattern.len()`).
-pub(crate) fn fill_with(out: &mut [u8], pattern: &[u8]) {
-    if pattern.iter().all(|&b| b == 0) {
-        out.fill(0);
-    } else if !pattern.is_empty() {
-        for c in out.chunks_exact_mut(pattern.len()) {
-            c.copy_from_slice(pattern);
-        }
-    }
 }

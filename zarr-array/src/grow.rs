@@ -14,7 +14,9 @@ use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::{ChunkGrid, ChunkSet};
 use zarr_store::Store;
 
-use crate::array::{fill_with, Array};
+use zarr_buffer::fill_pattern;
+
+use crate::array::Array;
 use crate::element::Element;
 use crate::error::{ArrayError, Result};
 use crate::path::NodePath;
@@ -69,7 +71,7 @@ impl Array {
         };
         let shape = self.chunk_shape();
         let mut fresh = vec![0u8; old.len()];
-        fill_with(&mut fresh, self.fill_value().as_bytes());
+        fill_pattern(&mut fresh, self.fill_value().as_bytes());
         copy_region(
             old.as_bytes(),
             &shape,

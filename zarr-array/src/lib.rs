@@ -26,4 +26,4 @@ pub use sparse::{SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};
 /// The layers below, re-exported so that one dependency is enough.
-pub use {ndarray, zarr_codecs, zarr_grid, zarr_layout_sparse, zarr_meta, zarr_store};
+pub use {ndarray, zarr_buffer, zarr_codecs, zarr_grid, zarr_layout_sparse, zarr_meta, zarr_store};

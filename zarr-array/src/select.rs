@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_codecs::SharedOut;
-use zarr_grid::geometry::{buffer_len, indices, Region};
+use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
@@ -148,7 +148,7 @@ impl Array {
         work.par_iter().try_for_each(|(chunk, pts)| -> Result<()> {
             let decoded = self.read_chunk_bytes(chunk)?;
             for (offset, i) in pts {
-                let src = linear(offset, &chunk_shape);
+                let src = linear_index(offset, &chunk_shape) as usize;
                 let value = match &decoded {
                     Some(buf) => &buf.as_bytes()[src * elem..(src + 1) * elem],
                     None => &fill[..],
@@ -228,7 +228,7 @@ impl Array {
                     by_chunk
                         .entry(chunk)
                         .or_default()
-                        .push((linear(&offset, &chunk_shape), i));
+                        .push((linear_index(&offset, &chunk_shape) as usize, i));
                 }
             }
         }
@@ -241,7 +241,7 @@ impl Array {
                     None => {
                         let len = buffer_len(&chunk_shape, elem)?;
                         let mut b = vec![0u8; len];
-                        crate::array::fill_with(&mut b, self.fill_value().as_bytes());
+                        zarr_buffer::fill_pattern(&mut b, self.fill_value().as_bytes());
                         b
                     }
                 };
@@ -295,12 +295,6 @@ impl Array {
         let items: Vec<T> = data.iter().copied().collect();
         self.write_selection_bytes(sel, T::as_bytes(&items))
     }
-}
-
-fn linear(pos: &[u64], shape: &[u64]) -> usize {
-    pos.iter()
-        .zip(shape)
-        .fold(0usize, |acc, (&p, &n)| acc * n as usize + p as usize)
 }
 
 /// The region an orthogonal selection covers when every axis is contiguous.

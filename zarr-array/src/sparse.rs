@@ -64,7 +64,7 @@ use rayon::prelude::*;
 use zarr_codecs::sharding::ShardingCodec;
 use zarr_codecs::sparse_layout::SparseLayoutCodec;
 use zarr_codecs::{AlignedBuffer, CodecChain, CodecError};
-use zarr_grid::geometry::{indices, Region};
+use zarr_grid::geometry::{indices, linear_index, unravel_index, Region};
 use zarr_layout_sparse::sprs::{CsMat, CsMatBase, CsMatViewI, SpIndex};
 use zarr_layout_sparse::{
     encode_triples, CooView, Format, Layout, SparseChunk, SparseError, SparseIndex, SparsePointer,
@@ -192,40 +192,12 @@ impl Place {
 
 /// The part of `a` inside `ext`, relative to `ext.start`; `None` if they do not meet.
 fn intersect(a: &Region, ext: &Region) -> Option<Region> {
-    let mut start = Vec::with_capacity(a.rank());
-    let mut shape = Vec::with_capacity(a.rank());
-    for d in 0..a.rank() {
-        let lo = a.start[d].max(ext.start[d]);
-        let hi = (a.start[d] + a.shape[d]).min(ext.start[d] + ext.shape[d]);
-        if lo >= hi {
-            return None;
-        }
-        start.push(lo - ext.start[d]);
-        shape.push(hi - lo);
-    }
-    Some(Region { start, shape })
+    a.intersect(ext).map(|r| r.relative_to(&ext.start))
 }
 
 /// Above this many chunks in a region, sparse reads list the stored chunks rather than asking
 /// the store for each chunk of the region.
 const LIST_STORED_ABOVE: u64 = 4096;
-
-fn contains(region: &Region, pos: &[u64]) -> bool {
-    pos.iter()
-        .zip(region.start.iter().zip(&region.shape))
-        .all(|(&p, (&s, &n))| p >= s && p - s < n)
-}
-
-fn linear(pos: &[u64], shape: &[u64]) -> u64 {
-    pos.iter().zip(shape).fold(0, |acc, (&p, &n)| acc * n + p)
-}
-
-fn unravel(mut key: u64, shape: &[u64], out: &mut [u64]) {
-    for (o, &n) in out.iter_mut().zip(shape).rev() {
-        *o = key % n;
-        key /= n;
-    }
-}
 
 fn sparse_err(context: impl Into<String>) -> impl FnOnce(SparseError) -> ArrayError {
     let context = context.into();
@@ -405,7 +377,7 @@ impl StoredSparseChunk {
         let whole = self.is_whole();
         let mut pos = vec![0u64; self.shape().len()];
         for (local, &v) in self.view.entries::<T>()? {
-            if !whole && !contains(&self.place.valid, &local) {
+            if !whole && !self.place.valid.contains(&local) {
                 continue;
             }
             for ((p, &l), &o) in pos.iter_mut().zip(local.iter()).zip(&self.place.origin) {
@@ -424,7 +396,7 @@ impl StoredSparseChunk {
         }
         self.view
             .byte_entries()
-            .filter(|(local, _)| contains(&self.place.valid, local))
+            .filter(|(local, _)| self.place.valid.contains(local))
             .count()
     }
 
@@ -1095,12 +1067,12 @@ impl Array {
                         let mut local = vec![0u64; ndim];
                         for c in &chunks {
                             c.for_each_in_array::<T>(|p, v| {
-                                if contains(region, p) {
+                                if region.contains(p) {
                                     for ((l, &p), &s) in local.iter_mut().zip(p).zip(&region.start)
                                     {
                                         *l = p - s;
                                     }
-                                    out.push((linear(&local, &region.shape), v));
+                                    out.push((linear_index(&local, &region.shape), v));
                                 }
                             })
                             .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
@@ -1118,7 +1090,7 @@ impl Array {
                 let mut values = Vec::with_capacity(nnz);
                 let mut pos = vec![0u64; ndim];
                 for (k, (key, v)) in keyed.into_iter().enumerate() {
-                    unravel(key, &region.shape, &mut pos);
+                    unravel_index(key, &region.shape, &mut pos);
                     for (d, (&p, &s)) in pos.iter().zip(&region.start).enumerate() {
                         coords[[d, k]] = p + s;
                     }
@@ -1136,7 +1108,7 @@ impl Array {
                         let mut vals = Vec::new();
                         for c in &chunks {
                             c.for_each_in_array::<T>(|p, v| {
-                                if contains(region, p) {
+                                if region.contains(p) {
                                     pos.extend_from_slice(p);
                                     vals.push(v);
                                 }
@@ -1400,13 +1372,13 @@ impl Array {
                     clear: None,
                 })
                 .entries
-                .push((linear(&offset, &chunk_shape), v));
+                .push((linear_index(&offset, &chunk_shape), v));
         }
         for (chunk, edit) in &mut work {
             edit.entries.sort_by_key(|e| e.0);
             if let Some(w) = edit.entries.windows(2).find(|w| w[0].0 == w[1].0) {
                 let mut local = vec![0; ndim];
-                unravel(w[0].0, &chunk_shape, &mut local);
+                unravel_index(w[0].0, &chunk_shape, &mut local);
                 let place = self.place_of(chunk);
                 let pos: Vec<i64> = match place {
                     Some(p) => p
@@ -1505,19 +1477,19 @@ impl Array {
         let rank = shape.len();
         let (mut pos, mut idx, mut local) = (vec![0; rank], vec![0; rank], vec![0; rank]);
         for (key, v) in edit.entries {
-            unravel(key, shape, &mut pos);
+            unravel_index(key, shape, &mut pos);
             for d in 0..rank {
                 idx[d] = pos[d] / ishape[d];
                 local[d] = pos[d] % ishape[d];
             }
             groups
-                .entry(linear(&idx, cps) as usize)
+                .entry(linear_index(&idx, cps) as usize)
                 .or_insert_with(|| Edit {
                     entries: Vec::new(),
                     clear: None,
                 })
                 .entries
-                .push((linear(&local, ishape), v));
+                .push((linear_index(&local, ishape), v));
         }
         if let Some(clear) = &edit.clear {
             for (j, idx) in indices(cps).enumerate() {
@@ -1539,7 +1511,7 @@ impl Array {
             .into_iter()
             .filter_map(|(j, e)| {
                 let mut idx = vec![0; rank];
-                unravel(j as u64, cps, &mut idx);
+                unravel_index(j as u64, cps, &mut idx);
                 // an inner chunk wholly outside the array receives no entries
                 let valid_j = intersect(valid, &ext_of(&idx))?;
                 Some((j, valid_j, e))
@@ -1584,10 +1556,10 @@ impl Array {
             let buffer = plan.leaf.decode_to_array_bytes(bytes)?;
             let view = plan.codec.decode_sparse(&buffer)?;
             for (local, &v) in view.entries::<T>()? {
-                let dropped = !contains(valid, &local)
-                    || edit.clear.as_ref().is_some_and(|c| contains(c, &local));
+                let dropped = !valid.contains(&local)
+                    || edit.clear.as_ref().is_some_and(|c| c.contains(&local));
                 if !dropped {
-                    merged.push((linear(&local, shape), 0, v));
+                    merged.push((linear_index(&local, shape), 0, v));
                 }
             }
         }
@@ -1601,7 +1573,7 @@ impl Array {
             if superseded || v.is_fill(&fill) {
                 continue;
             }
-            unravel(key, shape, &mut local);
+            unravel_index(key, shape, &mut local);
             coords.extend_from_slice(&local);
             values.push(v);
         }

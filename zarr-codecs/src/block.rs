@@ -10,7 +10,7 @@
 
 use std::marker::PhantomData;
 
-use zarr_grid::geometry::block_runs;
+use zarr_grid::geometry::{block_runs, Region};
 
 use crate::error::{CodecError, Result};
 use zarr_buffer::fill_pattern;
@@ -161,13 +161,11 @@ impl BlockPlace<'_> {
     /// bytes.
     pub(crate) fn check(&self, repr: &ChunkRepr, len: usize) -> Result<()> {
         let elem = repr.element_size() as u64;
-        let inside = self.shape.len() == repr.rank()
-            && self.start.len() == repr.rank()
-            && (0..repr.rank()).all(|d| {
-                self.start[d]
-                    .checked_add(repr.shape[d])
-                    .is_some_and(|end| end <= self.shape[d])
-            });
+        let block = Region {
+            start: self.start.to_vec(),
+            shape: repr.shape.clone(),
+        };
+        let inside = block.check_inside(self.shape).is_ok();
         let expected = self
             .shape
             .iter()

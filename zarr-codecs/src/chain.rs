@@ -1,7 +1,7 @@
 //! [`CodecChain`]: a validated list of codecs that encodes and decodes whole chunks, or reads
 //! a region of a stored chunk.
 
-use zarr_grid::geometry::{copy_region, Region};
+use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
 use crate::block::{BlockPlace, SharedOut};
@@ -622,15 +622,8 @@ impl CodecChain {
             return Ok(false);
         };
         let elem = self.repr.element_size();
-        let last = region
-            .start
-            .iter()
-            .zip(&region.shape)
-            .zip(&self.repr.shape)
-            .fold(0usize, |acc, ((&s, &n), &dim)| {
-                acc * dim as usize + (s + n - 1) as usize
-            });
-        let end = (last + 1) * elem;
+        let last: Vec<u64> = region.end().iter().map(|&e| e - 1).collect();
+        let end = (linear_index(&last, &self.repr.shape) as usize + 1) * elem;
         // a prefix of more than three quarters of the chunk saves too little
         if end > self.len / 4 * 3 {
             return Ok(false);
@@ -664,20 +657,13 @@ fn order_error(codec: &str, kind: &str, a2b: &str) -> CodecError {
 
 /// Checks that `region` lies inside the chunk and that `out_len` is its byte length.
 pub(crate) fn check_region(repr: &ChunkRepr, region: &Region, out_len: usize) -> Result<()> {
-    let inside = region.rank() == repr.rank()
-        && region.start.len() == region.shape.len()
-        && (0..repr.rank()).all(|d| {
-            region.start[d]
-                .checked_add(region.shape[d])
-                .is_some_and(|end| end <= repr.shape[d])
-        });
-    if !inside {
-        return Err(CodecError::RegionOutOfBounds {
+    region
+        .check_inside(&repr.shape)
+        .map_err(|_| CodecError::RegionOutOfBounds {
             start: region.start.clone(),
             shape: region.shape.clone(),
             chunk_shape: repr.shape.clone(),
-        });
-    }
+        })?;
     let expected = repr.with_shape(region.shape.clone()).byte_len()?;
     if out_len != expected {
         return Err(CodecError::BufferLength {

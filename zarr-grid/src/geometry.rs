@@ -1,9 +1,13 @@
 //! Shapes, regions and the iteration over the chunks of a regular grid that intersect a region.
 //!
 //! Positions are zero-based `u64` (what users index with). A [`Region`] is a start and a
-//! shape. [`regular_chunks_in_region`] walks the chunks of a regular grid (chunk `i` covers
-//! `[i*c, (i+1)*c)`) that a region touches and says, for each, which part of the chunk buffer
-//! and which part of the region it covers. [`copy_region`] copies an N-d block between two
+//! shape, with the arithmetic every layer needs (intersection, containment, its offset in a
+//! C-order buffer, whether it is one contiguous run of one, the bounds check against a shape).
+//! [`regular_chunks_in_region`] walks the chunks of a plain regular grid (chunk `i` covers
+//! `[i*c, (i+1)*c)`, what a shard's inner chunks are) that a region touches; it is the same
+//! iterator, with the same [`ChunkPart`](crate::ChunkPart)s, as
+//! [`ChunkGrid::chunks_in_region`](crate::ChunkGrid::chunks_in_region) of the `regular` and
+//! `regular_bounded` grids. [`block_runs`] and [`copy_region`] copy an N-d block between two
 //! C-order buffers, a contiguous run at a time.
 //!
 //! ```
@@ -15,6 +19,14 @@
 //! assert_eq!(parts[0].chunk, vec![0, 0]);
 //! assert_eq!(parts[0].in_chunk, Region::new(vec![2, 0], vec![2, 3]).unwrap());
 //! assert_eq!(parts[1].in_region.start, vec![2, 0]);
+//!
+//! let a = Region::new(vec![0, 0], vec![4, 4]).unwrap();
+//! assert_eq!(a.intersect(&region), Region::new(vec![2, 0], vec![2, 3]).ok());
+//! assert!(a.contains(&[3, 3]) && !a.contains(&[4, 0]));
+//! // rows 1..3 of a 4x4 buffer are one contiguous run starting at element 4
+//! let rows = Region::new(vec![1, 0], vec![2, 4]).unwrap();
+//! assert!(rows.is_contiguous_in(&[4, 4]));
+//! assert_eq!(rows.linear_offset(&[4, 4]), 4);
 //! ```
 
 /// A zero-based rectangular block: `start[d] .. start[d] + shape[d]` on each axis.
@@ -43,6 +55,28 @@ pub enum GeometryError {
     Overflow {
         /// the axis
         axis: usize,
+    },
+    /// A region, position or shape of another rank than the buffer or array it is used with.
+    #[error("{what} has {got} dimensions but {expected} are needed")]
+    DimensionMismatch {
+        /// What had the wrong rank.
+        what: &'static str,
+        /// The rank needed.
+        expected: usize,
+        /// The rank given.
+        got: usize,
+    },
+    /// A region that reaches past the end of a shape on an axis.
+    #[error("region {start}..{end} is out of bounds on axis {axis} (length {len})")]
+    OutOfBounds {
+        /// The axis.
+        axis: usize,
+        /// The region's first position.
+        start: u64,
+        /// One past the region's last position (saturated at `u64::MAX`).
+        end: u64,
+        /// The length of the shape on that axis.
+        len: u64,
     },
     /// The element count does not fit in memory.
     #[error("region of shape {shape:?} has too many elements")]
@@ -111,6 +145,139 @@ impl Region {
                         <= self.start[d].saturating_add(self.shape[d])
             })
     }
+
+    /// Whether the position `pos` (of the region's rank) lies inside the region.
+    pub fn contains(&self, pos: &[u64]) -> bool {
+        pos.len() == self.rank()
+            && pos
+                .iter()
+                .zip(self.start.iter().zip(&self.shape))
+                .all(|(&p, (&s, &n))| p >= s && p - s < n)
+    }
+
+    /// The positions that lie in both regions (same rank, same coordinates), or `None` when
+    /// they share none.
+    pub fn intersect(&self, other: &Region) -> Option<Region> {
+        if self.rank() != other.rank() {
+            return None;
+        }
+        let mut start = Vec::with_capacity(self.rank());
+        let mut shape = Vec::with_capacity(self.rank());
+        for d in 0..self.rank() {
+            let lo = self.start[d].max(other.start[d]);
+            let hi = self.start[d]
+                .saturating_add(self.shape[d])
+                .min(other.start[d].saturating_add(other.shape[d]));
+            if lo >= hi {
+                return None;
+            }
+            start.push(lo);
+            shape.push(hi - lo);
+        }
+        Some(Region { start, shape })
+    }
+
+    /// The region in coordinates whose zero is `origin` (every `origin[d] <= start[d]`; the
+    /// start saturates at 0 otherwise): the part of a chunk at `origin` in its own positions.
+    pub fn relative_to(&self, origin: &[u64]) -> Region {
+        debug_assert!(origin.iter().zip(&self.start).all(|(o, s)| o <= s));
+        Region {
+            start: self
+                .start
+                .iter()
+                .zip(origin)
+                .map(|(&s, &o)| s.saturating_sub(o))
+                .collect(),
+            shape: self.shape.clone(),
+        }
+    }
+
+    /// The region moved by `offset` (its start plus `offset`, saturating): a block of a
+    /// chunk placed in a larger buffer at `offset`.
+    pub fn shifted(&self, offset: &[u64]) -> Region {
+        Region {
+            start: self
+                .start
+                .iter()
+                .zip(offset)
+                .map(|(&s, &o)| s.saturating_add(o))
+                .collect(),
+            shape: self.shape.clone(),
+        }
+    }
+
+    /// The C-order element offset of the region's start in a buffer of `shape` (see
+    /// [`linear_index`]).
+    pub fn linear_offset(&self, shape: &[u64]) -> u64 {
+        linear_index(&self.start, shape)
+    }
+
+    /// Whether the region, lying inside a C-order buffer of `shape`, is one contiguous run of
+    /// it: leading axes of length 1, then one axis it covers in part, then axes it spans
+    /// wholly. An empty region is contiguous.
+    pub fn is_contiguous_in(&self, shape: &[u64]) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        let rank = shape.len().min(self.rank());
+        let mut d = 0;
+        while d < rank && self.shape[d] == 1 {
+            d += 1;
+        }
+        // axis d may be partial; every later axis must be whole
+        (d + 1..rank).all(|e| self.start[e] == 0 && self.shape[e] == shape[e])
+    }
+
+    /// Checks that the region has the rank of `shape` and lies inside it: the one region
+    /// bounds check of the workspace (reads, writes, chunk iteration, codec regions).
+    ///
+    /// # Errors
+    /// [`GeometryError::DimensionMismatch`], or [`GeometryError::OutOfBounds`] naming the
+    /// first axis the region leaves.
+    pub fn check_inside(&self, shape: &[u64]) -> Result<(), GeometryError> {
+        if self.start.len() != shape.len() || self.shape.len() != shape.len() {
+            return Err(GeometryError::DimensionMismatch {
+                what: "region",
+                expected: shape.len(),
+                got: if self.start.len() != shape.len() {
+                    self.start.len()
+                } else {
+                    self.shape.len()
+                },
+            });
+        }
+        for (axis, ((&start, &n), &len)) in
+            self.start.iter().zip(&self.shape).zip(shape).enumerate()
+        {
+            let end = start.checked_add(n);
+            if end.is_none_or(|e| e > len) {
+                return Err(GeometryError::OutOfBounds {
+                    axis,
+                    start,
+                    end: end.unwrap_or(u64::MAX),
+                    len,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The C-order linear index of the position `pos` in a buffer of `shape` (the caller keeps
+/// `pos` inside `shape`, whose element count fits in `u64`).
+pub fn linear_index(pos: &[u64], shape: &[u64]) -> u64 {
+    pos.iter()
+        .zip(shape)
+        .fold(0u64, |acc, (&p, &n)| acc * n + p)
+}
+
+/// Writes the position of C-order linear index `lin` in a buffer of `shape` to `out` (the
+/// inverse of [`linear_index`]; `out` has the rank of `shape`, whose extents are non-zero).
+pub fn unravel_index(mut lin: u64, shape: &[u64], out: &mut [u64]) {
+    for (o, &n) in out.iter_mut().zip(shape).rev() {
+        *o = lin % n;
+        lin /= n;
+    }
 }
 
 /// The product of a shape, or `None` on overflow.
@@ -131,76 +298,16 @@ pub fn buffer_len(shape: &[u64], elem_size: usize) -> Result<usize, GeometryErro
         })
 }
 
-/// The part of a region that one chunk of a regular grid covers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChunkPart {
-    /// The chunk's grid index.
-    pub chunk: Vec<u64>,
-    /// The covered part, in positions inside the chunk buffer.
-    pub in_chunk: Region,
-    /// The covered part, in positions relative to the region's start.
-    pub in_region: Region,
-}
-
-/// The chunks of a regular grid with `chunk_shape` that intersect `region`, in C order of
-/// their grid indices. Every position of the region is covered exactly once. A region with
-/// a zero-length axis yields nothing; a zero chunk size on an axis yields nothing.
-pub fn regular_chunks_in_region<'a>(
-    chunk_shape: &'a [u64],
-    region: &'a Region,
-) -> impl Iterator<Item = ChunkPart> + 'a {
-    let rank = region.rank();
-    let valid =
-        chunk_shape.len() == rank && !region.is_empty() && chunk_shape.iter().all(|&c| c > 0);
-    let (first, last): (Vec<u64>, Vec<u64>) = if valid {
-        (0..rank)
-            .map(|d| {
-                let c = chunk_shape[d];
-                let s = region.start[d];
-                let e = s.saturating_add(region.shape[d]) - 1;
-                (s / c, e / c)
-            })
-            .unzip()
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let mut next = if valid { Some(first.clone()) } else { None };
-    std::iter::from_fn(move || {
-        let idx = next.take()?;
-        // advance to the following index in C order
-        let mut succ = idx.clone();
-        let mut d = rank;
-        let mut done = true;
-        while d > 0 {
-            d -= 1;
-            if succ[d] < last[d] {
-                succ[d] += 1;
-                done = false;
-                break;
-            }
-            succ[d] = first[d];
-        }
-        if !done {
-            next = Some(succ);
-        }
-        let mut in_chunk = Region::whole(&vec![0; rank]);
-        let mut in_region = Region::whole(&vec![0; rank]);
-        for dim in 0..rank {
-            let c = chunk_shape[dim];
-            let chunk_start = idx[dim] * c;
-            let lo = region.start[dim].max(chunk_start);
-            let hi = (region.start[dim] + region.shape[dim]).min(chunk_start + c);
-            in_chunk.start[dim] = lo - chunk_start;
-            in_chunk.shape[dim] = hi - lo;
-            in_region.start[dim] = lo - region.start[dim];
-            in_region.shape[dim] = hi - lo;
-        }
-        Some(ChunkPart {
-            chunk: idx,
-            in_chunk,
-            in_region,
-        })
-    })
+/// The chunks of a plain regular grid with `chunk_shape` (chunk `i` covers `[i*c, (i+1)*c)`
+/// on each axis; grid indices are never negative) that intersect `region`, in C order of
+/// their grid indices, as [`ChunkPart`](crate::ChunkPart)s. Every position of the region is covered exactly
+/// once. A region with a zero-length axis, a zero chunk size on an axis, a rank mismatch or a
+/// region end past `i64::MAX` yield nothing.
+///
+/// The same iterator as [`ChunkGrid::chunks_in_region`](crate::ChunkGrid::chunks_in_region)
+/// of the `regular` grid: what a shard's inner chunks are.
+pub fn regular_chunks_in_region(chunk_shape: &[u64], region: &Region) -> ChunksInRegion {
+    ChunksInRegion::regular(chunk_shape, region)
 }
 
 /// Iterates over the C-order position tuples of a shape (the empty tuple once for rank 0).
@@ -350,6 +457,8 @@ pub fn copy_region(
     );
 }
 
+use crate::grid::ChunksInRegion;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,8 +473,8 @@ mod tests {
                 let x = p.in_region.start[1] + i[1];
                 seen[(y * 9 + x) as usize] += 1;
                 // the chunk position maps back to the same array position
-                assert_eq!(p.chunk[0] * 4 + p.in_chunk.start[0] + i[0], 3 + y);
-                assert_eq!(p.chunk[1] * 5 + p.in_chunk.start[1] + i[1], 1 + x);
+                assert_eq!(p.chunk[0] as u64 * 4 + p.in_chunk.start[0] + i[0], 3 + y);
+                assert_eq!(p.chunk[1] as u64 * 5 + p.in_chunk.start[1] + i[1], 1 + x);
             }
         }
         assert!(seen.iter().all(|&n| n == 1));
@@ -401,10 +510,65 @@ mod tests {
     }
 
     #[test]
+    fn region_arithmetic() {
+        let r = |s: &[u64], n: &[u64]| Region::new(s.to_vec(), n.to_vec()).unwrap();
+        let a = r(&[2, 3], &[4, 5]);
+        assert_eq!(a.intersect(&r(&[4, 0], &[9, 4])), Some(r(&[4, 3], &[2, 1])));
+        assert_eq!(a.intersect(&r(&[6, 3], &[1, 1])), None);
+        assert_eq!(a.intersect(&r(&[0], &[9])), None);
+        assert_eq!(a.relative_to(&[2, 1]), r(&[0, 2], &[4, 5]));
+        assert_eq!(a.shifted(&[1, 1]), r(&[3, 4], &[4, 5]));
+        assert!(a.contains(&[5, 7]) && !a.contains(&[6, 7]) && !a.contains(&[5]));
+        assert_eq!(a.linear_offset(&[10, 10]), 23);
+        let mut pos = [0; 2];
+        unravel_index(23, &[10, 10], &mut pos);
+        assert_eq!(pos, [2, 3]);
+        // contiguity: whole trailing axes, one partial axis, then leading ones of length 1
+        assert!(r(&[1, 0, 0], &[2, 4, 4]).is_contiguous_in(&[8, 4, 4]));
+        assert!(r(&[1, 2, 0], &[1, 2, 4]).is_contiguous_in(&[8, 4, 4]));
+        assert!(!r(&[1, 2, 0], &[2, 2, 4]).is_contiguous_in(&[8, 4, 4]));
+        assert!(!r(&[0, 0, 1], &[1, 2, 3]).is_contiguous_in(&[8, 4, 4]));
+        assert!(r(&[0, 0, 1], &[1, 1, 3]).is_contiguous_in(&[8, 4, 4]));
+        assert!(Region::whole(&[]).is_contiguous_in(&[]));
+        // the bounds check
+        assert_eq!(a.check_inside(&[6, 8]), Ok(()));
+        assert_eq!(
+            a.check_inside(&[6, 7]),
+            Err(GeometryError::OutOfBounds {
+                axis: 1,
+                start: 3,
+                end: 8,
+                len: 7
+            })
+        );
+        let far = Region {
+            start: vec![u64::MAX],
+            shape: vec![2],
+        };
+        assert!(matches!(
+            far.check_inside(&[9]),
+            Err(GeometryError::OutOfBounds { end: u64::MAX, .. })
+        ));
+        assert!(matches!(
+            a.check_inside(&[6]),
+            Err(GeometryError::DimensionMismatch {
+                expected: 1,
+                got: 2,
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn zero_d_and_empty() {
         assert_eq!(indices(&[]).count(), 1);
         assert_eq!(indices(&[2, 0]).count(), 0);
         let r = Region::whole(&[]);
         assert_eq!(regular_chunks_in_region(&[], &r).count(), 1);
+        let empty = Region::new(vec![1, 1], vec![0, 2]).unwrap();
+        assert_eq!(regular_chunks_in_region(&[2, 2], &empty).count(), 0);
+        let zero_chunk = Region::whole(&[4]);
+        assert_eq!(regular_chunks_in_region(&[0], &zero_chunk).count(), 0);
+        assert_eq!(regular_chunks_in_region(&[2, 2], &zero_chunk).count(), 0);
     }
 }

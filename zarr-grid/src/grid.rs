@@ -36,11 +36,12 @@ use std::ops::Range;
 use zarr_meta::{ExtensionDef, ExtensionPoint, Registry};
 
 use crate::error::GridError;
-use crate::geometry::Region;
+use crate::geometry::{GeometryError, Region};
 
-/// The part of a region that one chunk covers.
+/// The part of a region that one chunk covers: what every chunk iteration of the workspace
+/// ([`ChunkGrid::chunks_in_region`], [`crate::geometry::regular_chunks_in_region`]) yields.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct GridChunkPart {
+pub struct ChunkPart {
     /// The chunk's grid index (negative before the origin).
     pub chunk: Vec<i64>,
     /// The covered part, in positions inside the chunk buffer (the buffer offset included).
@@ -49,7 +50,7 @@ pub struct GridChunkPart {
     pub in_region: Region,
 }
 
-impl GridChunkPart {
+impl ChunkPart {
     /// Whether the part is the whole chunk buffer of `chunk_shape`, so a write can encode it
     /// without reading the chunk first.
     pub fn is_whole_chunk(&self, chunk_shape: &[NonZeroU64]) -> bool {
@@ -95,7 +96,7 @@ pub trait ChunkGrid: fmt::Debug + Send + Sync {
     /// the region is the whole array) and where they lie in its buffer (`in_chunk`, the
     /// buffer offset included). `None` for a chunk outside [`ChunkGrid::grid_range`] or of
     /// the wrong rank.
-    fn chunk_part(&self, chunk: &[i64]) -> Option<GridChunkPart>;
+    fn chunk_part(&self, chunk: &[i64]) -> Option<ChunkPart>;
 
     /// Where the array's data starts inside the chunk buffer, per dimension: the shift
     /// `(L - o) mod c` on an axis where `chunk` is the first chunk, 0 otherwise.
@@ -110,7 +111,7 @@ pub trait ChunkGrid: fmt::Debug + Send + Sync {
     fn chunks_in_region(
         &self,
         region: &Region,
-    ) -> Result<Box<dyn Iterator<Item = GridChunkPart> + Send + '_>, GridError>;
+    ) -> Result<Box<dyn Iterator<Item = ChunkPart> + Send + '_>, GridError>;
 
     /// The grid's definition for the metadata (typed configuration written back).
     fn to_def(&self) -> ExtensionDef;
@@ -447,7 +448,7 @@ impl Geometry {
         Ok((chunk, offset))
     }
 
-    pub(crate) fn chunk_part(&self, chunk: &[i64]) -> Option<GridChunkPart> {
+    pub(crate) fn chunk_part(&self, chunk: &[i64]) -> Option<ChunkPart> {
         if chunk.len() != self.axes.len() {
             return None;
         }
@@ -464,7 +465,7 @@ impl Geometry {
             in_region.start[d] = pos;
             in_region.shape[d] = len;
         }
-        Some(GridChunkPart {
+        Some(ChunkPart {
             chunk: chunk.to_vec(),
             in_chunk,
             in_region,
@@ -486,23 +487,32 @@ impl Geometry {
     }
 
     pub(crate) fn chunks_in_region(&self, region: &Region) -> Result<ChunksInRegion, GridError> {
-        check_rank("region start", self.axes.len(), region.start.len())?;
-        check_rank("region shape", self.axes.len(), region.shape.len())?;
+        region.check_inside(&self.shape).map_err(|e| match e {
+            GeometryError::OutOfBounds {
+                axis,
+                start,
+                end,
+                len,
+            } => GridError::RegionOutOfBounds {
+                axis,
+                start,
+                end,
+                len,
+            },
+            GeometryError::DimensionMismatch { expected, got, .. } => {
+                GridError::DimensionMismatch {
+                    what: "region",
+                    expected,
+                    got,
+                }
+            }
+            other => GridError::Geometry(other),
+        })?;
         let mut axes = Vec::with_capacity(self.axes.len());
         for (axis, a) in self.axes.iter().enumerate() {
             let rs = region.start[axis];
-            let end = rs.checked_add(region.shape[axis]);
-            let re = match end {
-                Some(e) if e <= a.n => e,
-                _ => {
-                    return Err(GridError::RegionOutOfBounds {
-                        axis,
-                        start: rs,
-                        end: end.unwrap_or(u64::MAX),
-                        len: a.n,
-                    })
-                }
-            };
+            // inside the shape: checked above
+            let re = rs + region.shape[axis];
             let (first, last) = if re > rs {
                 (a.locate(rs).0, a.locate(re - 1).0)
             } else {
@@ -535,17 +545,47 @@ struct RegionAxis {
     last: i64,
 }
 
-/// The iterator of [`ChunkGrid::chunks_in_region`] for the regular grids. Owns its data.
+/// The chunks of a regular grid (an origin and a lower bound on each axis; `0` and `0` for
+/// `regular`) that intersect a region, in C order of their grid indices: the one chunk
+/// iterator of the workspace. [`ChunkGrid::chunks_in_region`] of the `regular` and
+/// `regular_bounded` grids yields it (boxed), and
+/// [`regular_chunks_in_region`](crate::geometry::regular_chunks_in_region) for a plain
+/// regular grid (a shard's inner chunks). Owns its data, so it can be sent to another thread.
 #[derive(Debug, Clone)]
-pub(crate) struct ChunksInRegion {
+pub struct ChunksInRegion {
     axes: Vec<RegionAxis>,
     next: Option<Vec<i64>>,
 }
 
-impl Iterator for ChunksInRegion {
-    type Item = GridChunkPart;
+impl ChunksInRegion {
+    /// The chunks of the plain regular grid `chunk_shape` (origin 0) that meet `region`;
+    /// nothing for a rank mismatch, a zero chunk size or a region past `i64::MAX`.
+    pub(crate) fn regular(chunk_shape: &[u64], region: &Region) -> Self {
+        let nothing = ChunksInRegion {
+            axes: Vec::new(),
+            next: None,
+        };
+        if chunk_shape.len() != region.rank() || region.start.len() != region.rank() {
+            return nothing;
+        }
+        let Some(chunks) = chunk_shape
+            .iter()
+            .map(|&c| NonZeroU64::new(c))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return nothing;
+        };
+        let zeros = vec![0; region.rank()];
+        Geometry::new(&chunks, &zeros, &zeros, &region.end())
+            .and_then(|g| g.chunks_in_region(region))
+            .unwrap_or(nothing)
+    }
+}
 
-    fn next(&mut self) -> Option<GridChunkPart> {
+impl Iterator for ChunksInRegion {
+    type Item = ChunkPart;
+
+    fn next(&mut self) -> Option<ChunkPart> {
         let idx = self.next.take()?;
         let rank = idx.len();
         let mut succ = idx.clone();
@@ -569,7 +609,7 @@ impl Iterator for ChunksInRegion {
             in_region.start[d] = pos - r.rs;
             in_region.shape[d] = len;
         }
-        Some(GridChunkPart {
+        Some(ChunkPart {
             chunk: idx,
             in_chunk,
             in_region,
@@ -603,7 +643,7 @@ macro_rules! delegate_geometry {
             self.geometry.chunk_of(position)
         }
 
-        fn chunk_part(&self, chunk: &[i64]) -> Option<$crate::grid::GridChunkPart> {
+        fn chunk_part(&self, chunk: &[i64]) -> Option<$crate::grid::ChunkPart> {
             self.geometry.chunk_part(chunk)
         }
 
@@ -615,7 +655,7 @@ macro_rules! delegate_geometry {
             &self,
             region: &$crate::geometry::Region,
         ) -> Result<
-            Box<dyn Iterator<Item = $crate::grid::GridChunkPart> + Send + '_>,
+            Box<dyn Iterator<Item = $crate::grid::ChunkPart> + Send + '_>,
             $crate::error::GridError,
         > {
             Ok(Box::new(self.geometry.chunks_in_region(region)?))

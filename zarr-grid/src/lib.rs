@@ -13,7 +13,7 @@ pub mod resize;
 pub use error::GridError;
 pub use grid::{
     build_grid, default_registry, register_defaults, ChunkGrid, ChunkGridFactory, ChunkIndices,
-    GridChunkPart,
+    ChunkPart, ChunksInRegion,
 };
 pub use key_encoding::{
     build_key_encoding, default_key_encoding_registry, register_key_encodings, ChunkKeyEncoding,

@@ -50,7 +50,10 @@ mod morton;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use zarr_grid::geometry::{block_runs, regular_chunks_in_region, ChunkPart, Region};
+use zarr_grid::geometry::{
+    block_runs, linear_index, regular_chunks_in_region, unravel_index, Region,
+};
+use zarr_grid::ChunkPart;
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
 use crate::block::{BlockPlace, SharedOut};
@@ -249,20 +252,18 @@ impl ShardingCodec {
         self.location
     }
 
-    fn unravel(&self, mut lin: usize) -> Vec<u64> {
+    /// The inner chunk grid position of C-order index `lin`.
+    fn unravel(&self, lin: usize) -> Vec<u64> {
         let mut idx = vec![0u64; self.chunks_per_shard.len()];
-        for d in (0..idx.len()).rev() {
-            let n = self.chunks_per_shard[d] as usize;
-            idx[d] = (lin % n) as u64;
-            lin /= n;
-        }
+        unravel_index(lin as u64, &self.chunks_per_shard, &mut idx);
         idx
     }
 
-    fn ravel(&self, idx: &[u64]) -> usize {
-        idx.iter()
-            .zip(&self.chunks_per_shard)
-            .fold(0usize, |acc, (&i, &n)| acc * n as usize + i as usize)
+    /// The C-order index of the inner chunk at grid index `chunk` (never negative: the inner
+    /// grid starts at 0).
+    fn ravel(&self, chunk: &[i64]) -> usize {
+        let idx: Vec<u64> = chunk.iter().map(|&g| g as u64).collect();
+        linear_index(&idx, &self.chunks_per_shard) as usize
     }
 
     /// The stored `(offset, nbytes)` of inner chunk `lin`, checked; `None` if not stored.
@@ -323,31 +324,21 @@ impl ShardingCodec {
         let run_one = |scratch: &mut AlignedBuffer, job: &Job<'_>| -> Result<()> {
             let part = &job.part;
             let wrap = |e: CodecError| CodecError::InnerChunk {
-                chunk: part.chunk.clone(),
+                chunk: part.chunk.iter().map(|&g| g as u64).collect(),
                 source: Box::new(e),
             };
-            let dst = Region {
-                start: part
-                    .in_region
-                    .start
-                    .iter()
-                    .zip(base)
-                    .map(|(s, b)| s + b)
-                    .collect(),
-                shape: part.in_region.shape.clone(),
-            };
+            let dst = part.in_region.shifted(base);
             let Some(bytes) = job.data else {
                 // SAFETY: the jobs' blocks partition the caller's block of the output, so
                 // blocks of different jobs never overlap.
                 unsafe { shared.fill_block(out_shape, &dst.start, &dst.shape, fill) };
                 return Ok(());
             };
-            if part.in_chunk.shape == self.inner_shape {
-                if let Some(offset) = contiguous_offset(out_shape, &dst, elem) {
-                    // SAFETY: this job's block, contiguous in the output; see above.
-                    let out = unsafe { shared.run(offset, inner_len) };
-                    return self.inner.decode_into(bytes, out).map_err(wrap);
-                }
+            if part.in_chunk.shape == self.inner_shape && dst.is_contiguous_in(out_shape) {
+                let offset = dst.linear_offset(out_shape) as usize * elem;
+                // SAFETY: this job's block, contiguous in the output; see above.
+                let out = unsafe { shared.run(offset, inner_len) };
+                return self.inner.decode_into(bytes, out).map_err(wrap);
             }
             if scratch.len() != inner_len {
                 *scratch = AlignedBuffer::try_zeroed(inner_len).ok_or_else(|| {
@@ -678,26 +669,6 @@ impl ShardingCodec {
         }
         Ok(out)
     }
-}
-
-/// The byte offset of a block in a C-order buffer when the block is one contiguous run.
-fn contiguous_offset(shape: &[u64], block: &Region, elem: usize) -> Option<usize> {
-    let rank = shape.len();
-    // axes after `k` are spanned wholly; axes before it have extent 1
-    let k = (0..rank)
-        .rev()
-        .find(|&d| block.shape[d] != shape[d])
-        .unwrap_or(0);
-    if block.shape[..k].iter().any(|&n| n != 1) {
-        return None;
-    }
-    let mut offset = 0usize;
-    let mut stride = elem;
-    for d in (0..rank).rev() {
-        offset += block.start[d] as usize * stride;
-        stride *= shape[d] as usize;
-    }
-    Some(offset)
 }
 
 /// Builds `sharding_indexed` from its definition.
