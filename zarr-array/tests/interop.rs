@@ -84,15 +84,7 @@ fn expect_same(py: &Path, peers: &[&str], array: &Array, root: &Path) {
 }
 
 fn random_bytes(n: usize, t: DataType, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut out: Vec<u8> = (0..n * t.size())
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let mut out = zarr_testkit::Rng::new(seed).bytes(n * t.size());
     match t {
         DataType::Bool => out.iter_mut().for_each(|b| *b &= 1),
         // keep floats finite and not NaN so both sides compare exactly

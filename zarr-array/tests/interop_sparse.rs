@@ -123,19 +123,12 @@ fn def(name: &str, config: serde_json::Value) -> ExtensionDef {
 }
 
 /// About `n` random positions of `shape` with small nonzero integer values.
-fn random_entries(shape: &[u64], n: usize, mut seed: u64) -> BTreeMap<Vec<u64>, i64> {
+fn random_entries(shape: &[u64], n: usize, seed: u64) -> BTreeMap<Vec<u64>, i64> {
+    let mut rng = zarr_testkit::Rng::new(seed);
     let mut out = BTreeMap::new();
     for _ in 0..n {
-        let pos = shape
-            .iter()
-            .map(|&s| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (seed >> 33) % s
-            })
-            .collect();
-        out.insert(pos, ((seed >> 40) % 200) as i64 - 100);
+        let pos = shape.iter().map(|&s| rng.below(s)).collect();
+        out.insert(pos, rng.below(200) as i64 - 100);
     }
     out.retain(|_, v| *v != 0);
     out

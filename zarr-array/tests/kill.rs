@@ -16,22 +16,11 @@ use std::time::{Duration, Instant};
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, Store, TEMP_PREFIX};
 use zarr_array::{Array, ArrayBuilder, DataType};
+use zarr_testkit::Rng;
 
 const PATH: &str = "arr";
 const ROWS: u64 = 8;
 const COLS: u64 = 64;
-
-/// A seeded xorshift.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// The value a writer stores at a position in step `round`: the round (never 0) in the high
 /// 12 bits, so that a reader can tell which write each element came from.
@@ -172,12 +161,12 @@ fn kill_rounds(role: &str, seed: u64, rounds: u32) {
         .chunk_shape(vec![2, 4])
         .create(store, PATH)
         .expect("creates");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut shapes = Vec::new();
     for round in 1..=rounds {
         let mut child = spawn(role, dir.path(), round);
         // 20 to 220 ms: long enough to be mid-write (process start included)
-        let delay = 20 + rng.next() % 200;
+        let delay = 20 + rng.below(200);
         std::thread::sleep(Duration::from_millis(delay));
         child.kill().expect("SIGKILL");
         let status = child.wait().expect("reaped");

@@ -113,18 +113,13 @@ fn known_failures() {
 
 /// Test data of `len` bytes: all zero, a ramp, or pseudo-random (`bool` chunks get 0/1).
 fn pattern(kind: usize, len: usize, is_bool: bool) -> Vec<u8> {
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rng = zarr_testkit::Rng::new(1);
     (0..len)
         .map(|i| {
             let b = match kind {
                 0 => 0,
                 1 => (i / 3) as u8,
-                _ => {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    (state >> 56) as u8
-                }
+                _ => rng.byte(),
             };
             if is_bool {
                 b & 1

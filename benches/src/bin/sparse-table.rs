@@ -20,6 +20,7 @@ use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
 use zarr_benches::{def, dense_to_csr};
+use zarr_testkit::Rng;
 
 /// The system allocator, counting live bytes and their peak.
 struct Counting;
@@ -106,27 +107,9 @@ fn median_of<R>(mut f: impl FnMut() -> Res<R>) -> Res<(Duration, usize)> {
     Ok((times[RUNS / 2], peaks[RUNS / 2]))
 }
 
-/// splitmix64
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A nonzero value in [1, 2).
-    fn value(&mut self) -> f32 {
-        1.0 + self.unit() as f32
-    }
+/// A nonzero value in [1, 2).
+fn value(rng: &mut Rng) -> f32 {
+    1.0 + rng.unit() as f32
 }
 
 #[derive(Clone, Copy)]
@@ -139,13 +122,13 @@ enum Pattern {
 /// The dense data (C order) of `shape` at `density`.
 fn make(shape: &[u64], density: f64, pattern: Pattern, seed: u64) -> Vec<f32> {
     let n: u64 = shape.iter().product();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut data = vec![0f32; n as usize];
     match pattern {
         Pattern::Random => {
             for v in &mut data {
                 if rng.unit() < density {
-                    *v = rng.value();
+                    *v = value(&mut rng);
                 }
             }
         }
@@ -155,11 +138,12 @@ fn make(shape: &[u64], density: f64, pattern: Pattern, seed: u64) -> Vec<f32> {
             let side = ((density * n as f64 / 4.0).sqrt().round() as u64).min(rows / 2);
             for q in 0..4u64 {
                 let (qr, qc) = ((q / 2) * rows / 2, (q % 2) * cols / 2);
-                let r0 = qr + rng.next() % (rows / 2 - side + 1);
-                let c0 = qc + rng.next() % (cols / 2 - side + 1);
+                // `%`, not `below`: the same data as the figures of benches/README.md
+                let r0 = qr + rng.next_u64() % (rows / 2 - side + 1);
+                let c0 = qc + rng.next_u64() % (cols / 2 - side + 1);
                 for r in r0..r0 + side {
                     for c in c0..c0 + side {
-                        data[(r * cols + c) as usize] = rng.value();
+                        data[(r * cols + c) as usize] = value(&mut rng);
                     }
                 }
             }
@@ -296,8 +280,8 @@ fn case(
 
     let spmv = if two_d {
         let (rows, cols) = (shape[0] as usize, shape[1] as usize);
-        let mut rng = Rng(7);
-        let x: Vec<f32> = (0..cols).map(|_| rng.value()).collect();
+        let mut rng = Rng::new(7);
+        let x: Vec<f32> = (0..cols).map(|_| value(&mut rng)).collect();
         let (s_a, _) = median_of(|| Ok(sparse.spmv(&x)?))?;
         let (s_b, _) = median_of(|| {
             let d = dense.read_all::<f32>()?;

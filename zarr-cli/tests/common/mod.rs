@@ -81,15 +81,7 @@ pub fn to_i32(b: &[u8]) -> Vec<i32> {
 
 /// Deterministic pseudo-random bytes; bool bytes 0/1, floats finite.
 pub fn random(t: DataType, n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut out: Vec<u8> = (0..n * t.size())
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let mut out = zarr_testkit::Rng::new(seed).bytes(n * t.size());
     match t {
         DataType::Bool => out.iter_mut().for_each(|b| *b &= 1),
         DataType::Float16 => out.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3f),
