@@ -7,10 +7,8 @@
 //!
 //! `cargo run --release -p zarr-benches --bin sparse-table`
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,74 +18,23 @@ use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
 use zarr_benches::{def, dense_to_csr};
-use zarr_testkit::Rng;
+use zarr_testkit::{CountingAlloc, Rng};
 
 /// The system allocator, counting live bytes and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let live = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-// SAFETY: every call forwards to `System` with the same arguments; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded as is
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded as is
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as is
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded as is
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Runs `f`, returning its result, the time it took and the peak of live bytes above those
 /// live when it started (what it returns counts: it is live at the end).
 fn measure<R>(f: impl FnOnce() -> Res<R>) -> Res<(R, Duration, usize)> {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let t = Instant::now();
-    let r = f()?;
-    let dt = t.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    Ok((r, dt, peak))
+    let ((r, dt), peak) = ALLOC.peak_of(|| {
+        let t = Instant::now();
+        let r = f();
+        (r, t.elapsed())
+    });
+    Ok((r?, dt, peak))
 }
 
 /// Medians over `RUNS` runs of time and peak memory (the result of the last run is dropped).
