@@ -1,22 +1,22 @@
 //! A process killed with SIGKILL in the middle of long writes, appends and prepends to a
 //! filesystem store leaves an array that opens and whose every stored chunk decodes.
 //!
-//! The writer is this test binary itself, run again as a child with `ZARR_KILL_ROLE` set
-//! (the test `child_writer` does the work then and nothing otherwise), so no separate binary
-//! has to be built. The parent kills it after seeded random delays, several times over the
+//! The writer is this test binary itself, run again as a child (`zarr_testkit::child`)
+//! filtered to the ignored test `child_writer`, which does the work, so no separate binary has
+//! to be built. The parent kills it after seeded random delays, several times over the
 //! same array, and validates the array after each kill by reading every chunk.
 
 #![cfg(unix)]
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, Store, TEMP_PREFIX};
 use zarr_array::{Array, ArrayBuilder, DataType};
-use zarr_testkit::Rng;
+use zarr_testkit::{child, Rng};
 
 const PATH: &str = "arr";
 const ROWS: u64 = 8;
@@ -29,9 +29,7 @@ fn value(round: u32, row: u64, col: u64) -> u32 {
 }
 
 fn spawn(role: &str, dir: &Path, round: u32) -> Child {
-    Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
-        .env("ZARR_KILL_ROLE", role)
+    child::command("child_writer", role)
         .env("ZARR_KILL_DIR", dir)
         .env("ZARR_KILL_ROUND", round.to_string())
         .stdout(Stdio::null())
@@ -42,10 +40,9 @@ fn spawn(role: &str, dir: &Path, round: u32) -> Child {
 
 /// The child: writes, appends or prepends in a loop until killed (or for 10 s at most).
 #[test]
+#[ignore = "the child process of the kill tests (zarr_testkit::child), run and killed by them"]
 fn child_writer() {
-    let Ok(role) = std::env::var("ZARR_KILL_ROLE") else {
-        return;
-    };
+    let role = child::role();
     let dir = std::env::var("ZARR_KILL_DIR").expect("a folder");
     let round: u32 = std::env::var("ZARR_KILL_ROUND")
         .expect("a round")

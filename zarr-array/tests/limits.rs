@@ -12,7 +12,7 @@ use std::sync::Arc;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store, StoreError};
 use zarr_array::{Array, ArrayBuilder, ArrayError, DataType, Group};
-use zarr_testkit::CountingAlloc;
+use zarr_testkit::{child, CountingAlloc};
 
 include!("../../fuzz/targets_common/array_open.rs");
 include!("../../fuzz/targets_common/replay.rs");
@@ -217,26 +217,14 @@ fn writing_into_a_huge_chunk_shape_fails_cleanly() {
 /// Runs one of the cases in `child_cases` in a child process, failing with its output if it
 /// does not exit cleanly (an allocation failure aborts the process).
 fn child_case(case: &str) {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "child_cases", "--nocapture", "--test-threads=1"])
-        .env("ZARR_LIMITS_CASE", case)
-        .output()
-        .expect("the child runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(&format!("case {case} done")),
-        "case {case} did not finish cleanly ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
+    child::run_to_completion("child_cases", case);
 }
 
+/// The cases `child_case` runs, each in a child process of its own.
 #[test]
+#[ignore = "the child process of the tests above (zarr_testkit::child), run by them"]
 fn child_cases() {
-    let Ok(case) = std::env::var("ZARR_LIMITS_CASE") else {
-        return;
-    };
+    let case = child::role();
     let _serial = ALLOC.serial();
     let chunks = "[33554432,33554432]";
     let store = store_with(&doc("[33554432,33554432]", chunks, "uint8"));
@@ -258,7 +246,7 @@ fn child_cases() {
         }
         other => panic!("unknown case {other}"),
     }
-    println!("case {case} done");
+    child::done(&case);
 }
 
 // ---------------------------------------------------------------------------------------------

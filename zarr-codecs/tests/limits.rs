@@ -22,7 +22,7 @@ use zarr_codecs::{
 };
 use zarr_grid::geometry::Region;
 use zarr_meta::{DataType, FillValue};
-use zarr_testkit::CountingAlloc;
+use zarr_testkit::{child, CountingAlloc};
 
 /// Single requests above 8 GiB fail (as on a machine without that much memory), so that a
 /// regression aborts quickly instead of paging.
@@ -421,30 +421,17 @@ fn sharding_codecs_build_without_allocating_per_inner_chunk() {
     child_case("huge_shard_build");
 }
 
-/// Runs one of the cases below in a child process (this test binary, filtered to
+/// Runs one of the cases of `child_cases` in a child process (this test binary, filtered to
 /// `child_cases`), and fails with its output if it does not exit cleanly.
 fn child_case(case: &str) {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "child_cases", "--nocapture", "--test-threads=1"])
-        .env("ZARR_LIMITS_CASE", case)
-        .output()
-        .expect("the child runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(&format!("case {case} done")),
-        "case {case} did not finish cleanly ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
+    child::run_to_completion("child_cases", case);
 }
 
-/// The cases `child_case` runs; does nothing unless `ZARR_LIMITS_CASE` names one.
+/// The cases `child_case` runs, each in a child process of its own.
 #[test]
+#[ignore = "the child process of the tests above (zarr_testkit::child), run by them"]
 fn child_cases() {
-    let Ok(case) = std::env::var("ZARR_LIMITS_CASE") else {
-        return;
-    };
+    let case = child::role();
     let _serial = ALLOC.serial();
     match case.as_str() {
         "huge_chunk_decode" => {
@@ -504,5 +491,5 @@ fn child_cases() {
         }
         other => panic!("unknown case {other}"),
     }
-    println!("case {case} done");
+    child::done(&case);
 }

@@ -93,7 +93,7 @@ fn check_done(role: &str, output: &Output) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        output.status.success() && stdout.lines().any(|l| l == done_line(role)),
+        output.status.success() && stdout.contains(&done_line(role)),
         "the child process ({role}) did not finish cleanly ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         output.status
     );
@@ -117,5 +117,6 @@ pub fn role() -> String {
 /// In the child test: reports that `role` finished (the parent's [`run_to_completion`] and
 /// [`wait_done`] look for this line).
 pub fn done(role: &str) {
-    println!("{}", done_line(role));
+    // on a line of its own: libtest has printed `test <name> ... ` without a newline
+    println!("\n{}", done_line(role));
 }
