@@ -16,7 +16,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 ///
 /// When `AWS_ENDPOINT_URL` is unset or not a loopback `http://` address, or when the server
 /// does not answer: a missing server fails the test, it never skips it.
-#[must_use]
 pub fn endpoint(bucket: &str) -> String {
     let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
         panic!(
