@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod child;
 pub mod corpus;
+pub mod peers;
 mod report;
 pub mod rng;
 pub mod s3;

@@ -111,18 +111,6 @@ pub fn sparse_available() -> bool {
     have
 }
 
-/// The peers' python when interop tests are on (`ZARR_INTEROP=1`, set by scripts/test with
-/// `ZARR_PEERS_PYTHON_BIN`); `None` (with a note) otherwise.
-pub fn python() -> Option<PathBuf> {
-    if std::env::var("ZARR_INTEROP").ok().as_deref() != Some("1") {
-        eprintln!("note: interop tests skipped: set ZARR_INTEROP=1 and ZARR_PEERS_PYTHON_BIN (scripts/test does)");
-        return None;
-    }
-    let py = std::env::var("ZARR_PEERS_PYTHON_BIN")
-        .expect("ZARR_INTEROP=1 needs ZARR_PEERS_PYTHON_BIN (the peers' venv python)");
-    Some(PathBuf::from(py))
-}
-
 /// The workspace root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
