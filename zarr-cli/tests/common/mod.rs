@@ -96,21 +96,6 @@ pub fn random(t: DataType, n: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// Whether this build has the `sparse_layout` codec (another engineer is adding it); tests of
-/// `--sparse` skip with a note until it exists.
-pub fn sparse_available() -> bool {
-    let have = zarr_array::Extensions::default()
-        .codecs
-        .contains("sparse_layout");
-    if !have {
-        eprintln!(
-            "note: sparse_layout is not registered in zarr-codecs yet; the --sparse checks are \
-             skipped (they run once it is)"
-        );
-    }
-    have
-}
-
 /// The workspace root.
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
