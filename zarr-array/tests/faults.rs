@@ -12,7 +12,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use zarr_array::zarr_grid::geometry::Region;
-use zarr_array::zarr_store::{Fault, FaultOp, FaultyStore, MemoryStore, Store};
+use zarr_array::zarr_store::testing::{Fault, FaultOp, FaultyStore};
+use zarr_array::zarr_store::{MemoryStore, Store};
 use zarr_array::{Array, ArrayBuilder, DataType, FillValue, Result};
 use zarr_testkit::Rng;
 

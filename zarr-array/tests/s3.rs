@@ -29,9 +29,8 @@ use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Group};
 use zarr_store::object_store::memory::InMemory;
-use zarr_store::{
-    open_url, CountingObjectStore, FilesystemStore, ObjectStoreBackend, RequestCounts, Store,
-};
+use zarr_store::testing::{CountingObjectStore, RequestCounts};
+use zarr_store::{open_url, FilesystemStore, ObjectStoreBackend, Store};
 use zarr_testkit::s3;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

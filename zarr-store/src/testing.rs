@@ -1,9 +1,16 @@
-//! The store conformance suite (cargo feature `testing`).
+//! The store conformance suite and the store test doubles (cargo feature `testing`; **not a
+//! stable API**: it changes with the tests that use it).
 //!
 //! Every [`Store`] implementation runs [`run_store_conformance`] in its tests, so all stores
 //! agree on the semantics the rest of the library relies on: missing keys, overwrites, empty
 //! values, byte ranges and their errors, deletes, sorted listings, one-level listings, key
 //! validation, keys with negative chunk indices, and concurrent writers.
+//!
+//! The test doubles: [`FaultyStore`] injects faults (failed, cut-short or every later call),
+//! for tests of what an interrupted operation leaves; [`CountingStore`] counts the calls made
+//! to a store and the bytes moved; with cargo feature `object-store`, `CountingObjectStore`
+//! counts the HTTP requests under an `ObjectStoreBackend`
+//! (`ObjectStoreBackend::with_request_counter`).
 //!
 //! ```
 //! use zarr_store::{testing::run_store_conformance, MemoryStore};
@@ -16,6 +23,11 @@
 use std::fmt::Debug;
 
 use crate::{ByteRange, MemoryStore, Result, Store, StoreError, StoreExt};
+
+pub use crate::counting::{CountingStore, StoreCounts};
+pub use crate::faulty::{Fault, FaultKind, FaultOp, FaultyStore};
+#[cfg(feature = "object-store")]
+pub use crate::object::{CountingObjectStore, RequestCounts};
 
 /// Runs every check against `store`, which must be empty; it is left empty again.
 ///

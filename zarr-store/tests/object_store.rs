@@ -14,11 +14,8 @@ use std::time::Duration;
 use zarr_store::object_store::memory::InMemory;
 use zarr_store::object_store::path::Path;
 use zarr_store::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use zarr_store::testing::run_store_conformance;
-use zarr_store::{
-    open_url, ByteRange, CountingObjectStore, ObjectStoreBackend, RequestCounts, Store, StoreError,
-    StoreExt,
-};
+use zarr_store::testing::{run_store_conformance, CountingObjectStore, RequestCounts};
+use zarr_store::{open_url, ByteRange, ObjectStoreBackend, Store, StoreError, StoreExt};
 use zarr_testkit::s3;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
