@@ -2,20 +2,20 @@
 //! claiming more entries than their bytes hold, deep JSON, and node paths that try to leave a
 //! filesystem store's root (`..`, absolute paths, NUL, symbolic links). Every case ends in an
 //! error or a confined success, with bounded memory, and nothing outside the root is read or
-//! written. Also replays the `metadata` fuzz corpus through `Array::open`.
+//! written. Also replays the `metadata` fuzz corpus through `Array::open`
+//! (`zarr_array::fuzzing::array_open`, the array half of the fuzz target).
 //!
 //! A counting global allocator measures peaks; every test holds one lock for its whole run.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use zarr_array::fuzzing::array_open;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store, StoreError};
 use zarr_array::{Array, ArrayBuilder, ArrayError, DataType, Group};
+use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
 use zarr_testkit::{child, CountingAlloc};
-
-include!("../../fuzz/targets_common/array_open.rs");
-include!("../../fuzz/targets_common/replay.rs");
 
 /// Single requests above 8 GiB fail, so that a regression aborts quickly instead of paging.
 #[global_allocator]
@@ -41,15 +41,14 @@ fn store_with(meta: &str) -> Arc<MemoryStore> {
 #[test]
 fn metadata_corpus_opens_cleanly() {
     let _serial = ALLOC.serial();
-    let ran = replay_corpus("metadata", false, fuzz_array_open);
-    assert!(ran > 0, "the metadata corpus is empty");
+    replay_fuzz_target("metadata", Inputs::Fixed, array_open::run);
 }
 
 #[test]
 #[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
 fn known_failures() {
     let _serial = ALLOC.serial();
-    replay_corpus("metadata", true, fuzz_array_open);
+    replay_fuzz_target("metadata", Inputs::KnownFailures, array_open::run);
 }
 
 #[test]
