@@ -3,6 +3,10 @@
 
 Every dependency (normal, build and dev) of a workspace crate on another workspace crate must
 be allowed below; edges only point down. Reads `cargo metadata --no-deps`.
+
+zarr-testkit, the shared test kit (publish = false), depends on no workspace crate, so every
+crate may dev-depend on it, the lowest ones included; only the unpublished zarr-benches may
+also depend on it as a normal dependency (for its measuring programs).
 """
 import json
 import subprocess
@@ -26,7 +30,12 @@ ALLOWED = {
     "zarr-cli": {"zarr-array"},
     "zarr-benches": {"zarr-array"},
     "zarr-py": {"zarr-array"},
+    "zarr-testkit": set(),
 }
+
+# Dev-only crates: every crate may dev-depend on them; normal and build edges to them only
+# from the crates listed.
+DEV_ONLY = {"zarr-testkit": {"zarr-benches"}}
 
 
 def main() -> int:
@@ -44,8 +53,14 @@ def main() -> int:
             target = dep["name"]
             if target not in members or target == name:
                 continue
+            kind = dep["kind"] or "normal"
+            if target in DEV_ONLY:
+                if kind != "dev" and name not in DEV_ONLY[target]:
+                    problems.append(
+                        f"{name} -> {target} ({kind} dependency): {target} is for dev-dependencies only"
+                    )
+                continue
             if target not in ALLOWED[name]:
-                kind = dep["kind"] or "normal"
                 problems.append(f"{name} -> {target} ({kind} dependency) is not an allowed edge")
     for p in problems:
         print(f"check-edges: {p}", file=sys.stderr)

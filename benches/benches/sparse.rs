@@ -17,27 +17,19 @@ use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
 use zarr_benches::{def, dense_to_csr};
+use zarr_testkit::Rng;
 
 const N: u64 = 2000;
 const CHUNK: u64 = 1000;
 const DENSITY: f64 = 0.01;
 
-/// splitmix64, uniform in [0, 1)
-fn unit(state: &mut u64) -> f64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-}
-
 fn sparse_vs_dense(c: &mut Criterion) {
-    let mut state = 0x5eed;
+    let mut rng = Rng::new(0x5eed);
     let mut data = vec![0f32; (N * N) as usize];
     let (mut rows, mut cols, mut values) = (Vec::new(), Vec::new(), Vec::new());
     for (i, v) in data.iter_mut().enumerate() {
-        if unit(&mut state) < DENSITY {
-            *v = 1.0 + unit(&mut state) as f32;
+        if rng.unit() < DENSITY {
+            *v = 1.0 + rng.unit() as f32;
             rows.push(i as u64 / N);
             cols.push(i as u64 % N);
             values.push(*v);

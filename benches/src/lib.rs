@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 // The shared pieces of the benchmarks: the data formula and the four workloads of
-// `/work/shared/bench/compare.py`, seeded chunk data for the codec benches, and the peak
+// the peers' harness `compare.py` (benches/README.md), seeded chunk data for the codec benches, and the peak
 // resident set size.
 
 use std::fmt;

@@ -2,6 +2,4 @@
 //! Chunk keys decoded by the `default` and `v2` encodings with both separators.
 use libfuzzer_sys::fuzz_target;
 
-include!("../targets_common/chunk_key.rs");
-
-fuzz_target!(|data: &[u8]| fuzz_chunk_key(data));
+fuzz_target!(|data: &[u8]| zarr_grid::fuzzing::chunk_key::run(data));

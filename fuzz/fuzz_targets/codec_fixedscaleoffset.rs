@@ -2,6 +2,4 @@
 //! Stored chunks decoded by fixed `numcodecs.fixedscaleoffset` chains (first byte: which chain).
 use libfuzzer_sys::fuzz_target;
 
-include!("../targets_common/codecs.rs");
-
-fuzz_target!(|data: &[u8]| fuzz_codec("fixedscaleoffset", data));
+fuzz_target!(|data: &[u8]| zarr_codecs::fuzzing::codec::run("fixedscaleoffset", data));

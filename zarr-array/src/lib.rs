@@ -5,6 +5,8 @@ mod builder;
 mod element;
 mod error;
 mod extensions;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod group;
 mod grow;
 mod path;

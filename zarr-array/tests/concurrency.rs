@@ -7,17 +7,18 @@
 //!   the last writer wins and other writes may be lost, but the shard stays one whole valid
 //!   version. There is no locking between writers.
 //!
-//! Child processes are this test binary run again with `ZARR_CONC_ROLE` set (the test
-//! `child_process` does the work then, and nothing otherwise).
+//! Child processes are this test binary run again (`zarr_testkit::child`), filtered to the
+//! ignored test `child_process`, which does their work.
 
 use std::path::Path;
-use std::process::Command;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::{Array, ArrayBuilder, DataType};
+use zarr_testkit::child;
 
 const PATH: &str = "arr";
 
@@ -126,38 +127,26 @@ fn processes_writing_disjoint_chunks_lose_nothing() {
         let children: Vec<_> = (0..n)
             .map(|w| spawn("disjoint", dir.path(), w, n, unit))
             .collect();
-        for mut c in children {
-            assert!(
-                c.wait().expect("reaped").success(),
-                "a writer process failed"
-            );
+        for c in children {
+            child::wait_done(c, "disjoint");
         }
         check_disjoint(&array, n, unit, 2);
     }
 }
 
 fn spawn(role: &str, dir: &Path, w: u32, n: u32, unit: u64) -> std::process::Child {
-    Command::new(std::env::current_exe().expect("the test binary"))
-        .args([
-            "--exact",
-            "child_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("ZARR_CONC_ROLE", role)
+    child::command("child_process", role)
         .env("ZARR_CONC_DIR", dir)
         .env("ZARR_CONC_ARGS", format!("{w} {n} {unit}"))
-        .stdout(std::process::Stdio::null())
         .spawn()
         .expect("the child starts")
 }
 
-/// The child processes' work; does nothing unless `ZARR_CONC_ROLE` is set.
+/// The child processes' work.
 #[test]
+#[ignore = "the child process of the process tests (zarr_testkit::child), run by them"]
 fn child_process() {
-    let Ok(role) = std::env::var("ZARR_CONC_ROLE") else {
-        return;
-    };
+    let role = child::role();
     let dir = std::env::var("ZARR_CONC_DIR").expect("a folder");
     let args: Vec<u64> = std::env::var("ZARR_CONC_ARGS")
         .expect("args")
@@ -172,6 +161,7 @@ fn child_process() {
         "same_shard" => write_inner_chunk(&array, w, 40),
         other => panic!("unknown role {other}"),
     }
+    child::done(&role);
 }
 
 /// Writes inner chunk `w` (of the four `[8, 8]` inner chunks of shard `[0, 0]`) `steps` times.
@@ -343,11 +333,8 @@ fn processes_writing_inner_chunks_of_one_shard_race_but_the_shard_stays_whole() 
     let children: Vec<_> = (0..4)
         .map(|w| spawn("same_shard", dir.path(), w, 4, 16))
         .collect();
-    for mut c in children {
-        assert!(
-            c.wait().expect("reaped").success(),
-            "a writer process failed"
-        );
+    for c in children {
+        child::wait_done(c, "same_shard");
     }
     check_shard_race(&array);
 }

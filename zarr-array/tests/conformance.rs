@@ -1,5 +1,6 @@
 //! One table-driven test over the conformance corpora: the project's own `conformance/v3`,
-//! and `../shared/conformance/v3` and `../shared/conformance/extensions` when present. Every
+//! and the `v3` and `extensions` sets of a shared corpus when `ZARR_CONFORMANCE_DIR` names one
+//! (`zarr_testkit::corpus::conformance_corpora`). Every
 //! `read` fixture decodes exactly to its `.npy`; every `reject` fixture is refused with an
 //! error; every group opens with its attributes and children.
 
@@ -13,23 +14,7 @@ use zarr_array::{Array, Group};
 use zarr_store::FilesystemStore;
 
 fn corpora() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let own = root.join("conformance/v3");
-    assert!(
-        own.join("manifest.json").exists(),
-        "the project's own corpus is missing"
-    );
-    let mut all = vec![own];
-    for shared in [
-        "../shared/conformance/v3",
-        "../shared/conformance/extensions",
-    ] {
-        let p = root.join(shared);
-        if p.join("manifest.json").exists() {
-            all.push(p);
-        }
-    }
-    all
+    zarr_testkit::corpus::conformance_corpora(&["v3", "extensions"])
 }
 
 #[derive(Default, Debug)]

@@ -12,8 +12,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use zarr_array::zarr_grid::geometry::Region;
-use zarr_array::zarr_store::{Fault, FaultOp, FaultyStore, MemoryStore, Store};
+use zarr_array::zarr_store::testing::{Fault, FaultOp, FaultyStore};
+use zarr_array::zarr_store::{MemoryStore, Store};
 use zarr_array::{Array, ArrayBuilder, DataType, FillValue, Result};
+use zarr_testkit::Rng;
 
 type Snapshot = BTreeMap<String, Vec<u8>>;
 
@@ -37,26 +39,16 @@ fn restore(snap: &Snapshot) -> Arc<MemoryStore> {
     store
 }
 
-/// A seeded xorshift, so every run writes the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn data(&mut self, n: usize) -> Vec<u16> {
-        // some zeros (the fill value), so that chunks are also deleted
-        (0..n)
-            .map(|_| match self.next() % 5 {
-                0 => 0,
-                _ => (self.next() % 60_000) as u16 + 1,
-            })
-            .collect()
-    }
+/// `n` values from a seeded generator, so every run writes the same data: some zeros (the
+/// fill value), so that chunks are also deleted.
+fn data(seed: u64, n: usize) -> Vec<u16> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| match rng.below(5) {
+            0 => 0,
+            _ => rng.below(60_000) as u16 + 1,
+        })
+        .collect()
 }
 
 fn bytes(v: &[u16]) -> Vec<u8> {
@@ -94,7 +86,7 @@ fn initial(kind: Kind) -> (Snapshot, Vec<u16>) {
         Kind::Dense | Kind::Sharded => {}
     }
     let array = builder.create(store.clone(), PATH).expect("creates");
-    let data = Rng(7).data(70);
+    let data = data(7, 70);
     array
         .write_region_bytes(
             &Region::new(vec![0, 0], vec![10, 7]).expect("r"),
@@ -113,7 +105,7 @@ fn open(store: Arc<dyn Store>) -> Result<Array> {
 
 fn op_write_partial(s: Arc<dyn Store>) -> Result<()> {
     let a = open(s)?;
-    let data = Rng(11).data(6 * 5);
+    let data = data(11, 6 * 5);
     a.write_region_bytes(&Region::new(vec![3, 1], vec![6, 5])?, &bytes(&data))
 }
 
@@ -140,22 +132,22 @@ fn op_write_sparse(s: Arc<dyn Store>) -> Result<()> {
 
 fn op_append_0(s: Arc<dyn Store>) -> Result<()> {
     let mut a = open(s)?;
-    a.append_bytes(&[5, 7], &bytes(&Rng(13).data(35)), 0)
+    a.append_bytes(&[5, 7], &bytes(&data(13, 35)), 0)
 }
 
 fn op_append_1(s: Arc<dyn Store>) -> Result<()> {
     let mut a = open(s)?;
-    a.append_bytes(&[10, 4], &bytes(&Rng(17).data(40)), 1)
+    a.append_bytes(&[10, 4], &bytes(&data(17, 40)), 1)
 }
 
 fn op_prepend_0(s: Arc<dyn Store>) -> Result<()> {
     let mut a = open(s)?;
-    a.prepend_bytes(&[3, 7], &bytes(&Rng(19).data(21)), 0)
+    a.prepend_bytes(&[3, 7], &bytes(&data(19, 21)), 0)
 }
 
 fn op_prepend_aligned(s: Arc<dyn Store>) -> Result<()> {
     let mut a = open(s)?;
-    a.prepend_bytes(&[10, 3], &bytes(&Rng(23).data(30)), 1)
+    a.prepend_bytes(&[10, 3], &bytes(&data(23, 30)), 1)
 }
 
 fn op_shrink(s: Arc<dyn Store>) -> Result<()> {

@@ -2,12 +2,13 @@
 //! data type, codecs, sharding, both key encodings, groups) are read by both peers with
 //! identical data; both refuse an array after `prepend`, and both read its `regular` copy.
 //!
-//! Runs when `ZARR_INTEROP=1` (set by `scripts/test`, which also creates the peers' venv and
-//! exports `ZARR_PEERS_PYTHON_BIN`); then a missing peer fails the test instead of skipping.
+//! The tests are ignored by a plain `cargo test`: `scripts/test` creates the peers' venv,
+//! exports `ZARR_PEERS_PYTHON_BIN` and runs them (`-- --ignored`); run without the venv, or
+//! with a peer missing, they fail.
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -15,16 +16,6 @@ use serde_json::json;
 use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Group};
 use zarr_meta::data_type::CORE_DATA_TYPES;
 use zarr_store::{FilesystemStore, Store};
-
-fn python() -> Option<PathBuf> {
-    if std::env::var("ZARR_INTEROP").ok().as_deref() != Some("1") {
-        eprintln!("interop tests skipped: set ZARR_INTEROP=1 (scripts/test does)");
-        return None;
-    }
-    let py = std::env::var("ZARR_PEERS_PYTHON_BIN")
-        .expect("ZARR_INTEROP=1 needs ZARR_PEERS_PYTHON_BIN (the peers' venv python)");
-    Some(PathBuf::from(py))
-}
 
 /// Runs the peer reader; `Ok(bytes of the .npy)` or `Err(exit code)`.
 fn peer_read(py: &Path, peer: &str, array: &Path) -> Result<Vec<u8>, i32> {
@@ -84,15 +75,7 @@ fn expect_same(py: &Path, peers: &[&str], array: &Array, root: &Path) {
 }
 
 fn random_bytes(n: usize, t: DataType, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut out: Vec<u8> = (0..n * t.size())
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let mut out = zarr_testkit::Rng::new(seed).bytes(n * t.size());
     match t {
         DataType::Bool => out.iter_mut().for_each(|b| *b &= 1),
         // keep floats finite and not NaN so both sides compare exactly
@@ -116,8 +99,9 @@ fn def(name: &str, config: serde_json::Value) -> ExtensionDef {
 }
 
 #[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
 fn peers_read_what_we_write() {
-    let Some(py) = python() else { return };
+    let py = zarr_testkit::peers::python();
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
     let both = ["zarr-python", "tensorstore"];
@@ -232,8 +216,9 @@ fn peers_read_what_we_write() {
 }
 
 #[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
 fn peers_refuse_prepended_arrays_and_read_the_regular_copy() {
-    let Some(py) = python() else { return };
+    let py = zarr_testkit::peers::python();
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
     let mut z = ArrayBuilder::new(vec![6, 4], DataType::Int32)

@@ -7,8 +7,9 @@
 //! - arrays zarr-python writes through the package decode here to the same data, and every
 //!   chunk's sparse bytes (before compression) are the ones our encoder produces.
 //!
-//! Runs when `ZARR_INTEROP=1` (set by `scripts/test`, which also exports
-//! `ZARR_PEERS_PYTHON_BIN`); then a missing peer fails the test instead of skipping.
+//! The tests are ignored by a plain `cargo test`: `scripts/test` creates the peers' venv,
+//! exports `ZARR_PEERS_PYTHON_BIN` and runs them (`-- --ignored`); run without the venv, or
+//! with a peer missing, they fail.
 
 mod common;
 
@@ -26,16 +27,6 @@ use zarr_array::zarr_layout_sparse::sprs::TriMat;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
 use zarr_store::{FilesystemStore, Store};
-
-fn python() -> Option<PathBuf> {
-    if std::env::var("ZARR_INTEROP").ok().as_deref() != Some("1") {
-        eprintln!("sparse interop tests skipped: set ZARR_INTEROP=1 (scripts/test does)");
-        return None;
-    }
-    let py = std::env::var("ZARR_PEERS_PYTHON_BIN")
-        .expect("ZARR_INTEROP=1 needs ZARR_PEERS_PYTHON_BIN (the peers' venv python)");
-    Some(PathBuf::from(py))
-}
 
 /// The directory holding the `zarr_sparse_layout` package.
 fn package_dir() -> PathBuf {
@@ -123,19 +114,12 @@ fn def(name: &str, config: serde_json::Value) -> ExtensionDef {
 }
 
 /// About `n` random positions of `shape` with small nonzero integer values.
-fn random_entries(shape: &[u64], n: usize, mut seed: u64) -> BTreeMap<Vec<u64>, i64> {
+fn random_entries(shape: &[u64], n: usize, seed: u64) -> BTreeMap<Vec<u64>, i64> {
+    let mut rng = zarr_testkit::Rng::new(seed);
     let mut out = BTreeMap::new();
     for _ in 0..n {
-        let pos = shape
-            .iter()
-            .map(|&s| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (seed >> 33) % s
-            })
-            .collect();
-        out.insert(pos, ((seed >> 40) % 200) as i64 - 100);
+        let pos = shape.iter().map(|&s| rng.below(s)).collect();
+        out.insert(pos, rng.below(200) as i64 - 100);
     }
     out.retain(|_, v| *v != 0);
     out
@@ -177,8 +161,9 @@ fn expected_bytes(a: &Array, entries: &BTreeMap<Vec<u64>, i64>) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
 fn zarr_python_reads_sparse_arrays_we_write() {
-    let Some(py) = python() else { return };
+    let py = zarr_testkit::peers::python();
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
     let zstd_crc = vec![
@@ -277,8 +262,9 @@ fn zarr_python_reads_sparse_arrays_we_write() {
 }
 
 #[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
 fn we_read_sparse_arrays_zarr_python_writes() {
-    let Some(py) = python() else { return };
+    let py = zarr_testkit::peers::python();
     let dir = tempfile::tempdir().unwrap();
     run_python(&py, WRITE, &[dir.path()]);
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path()).unwrap());

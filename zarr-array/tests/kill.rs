@@ -1,37 +1,26 @@
 //! A process killed with SIGKILL in the middle of long writes, appends and prepends to a
 //! filesystem store leaves an array that opens and whose every stored chunk decodes.
 //!
-//! The writer is this test binary itself, run again as a child with `ZARR_KILL_ROLE` set
-//! (the test `child_writer` does the work then and nothing otherwise), so no separate binary
-//! has to be built. The parent kills it after seeded random delays, several times over the
+//! The writer is this test binary itself, run again as a child (`zarr_testkit::child`)
+//! filtered to the ignored test `child_writer`, which does the work, so no separate binary has
+//! to be built. The parent kills it after seeded random delays, several times over the
 //! same array, and validates the array after each kill by reading every chunk.
 
 #![cfg(unix)]
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, Store, TEMP_PREFIX};
 use zarr_array::{Array, ArrayBuilder, DataType};
+use zarr_testkit::{child, Rng};
 
 const PATH: &str = "arr";
 const ROWS: u64 = 8;
 const COLS: u64 = 64;
-
-/// A seeded xorshift.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// The value a writer stores at a position in step `round`: the round (never 0) in the high
 /// 12 bits, so that a reader can tell which write each element came from.
@@ -40,9 +29,7 @@ fn value(round: u32, row: u64, col: u64) -> u32 {
 }
 
 fn spawn(role: &str, dir: &Path, round: u32) -> Child {
-    Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
-        .env("ZARR_KILL_ROLE", role)
+    child::command("child_writer", role)
         .env("ZARR_KILL_DIR", dir)
         .env("ZARR_KILL_ROUND", round.to_string())
         .stdout(Stdio::null())
@@ -53,10 +40,9 @@ fn spawn(role: &str, dir: &Path, round: u32) -> Child {
 
 /// The child: writes, appends or prepends in a loop until killed (or for 10 s at most).
 #[test]
+#[ignore = "the child process of the kill tests (zarr_testkit::child), run and killed by them"]
 fn child_writer() {
-    let Ok(role) = std::env::var("ZARR_KILL_ROLE") else {
-        return;
-    };
+    let role = child::role();
     let dir = std::env::var("ZARR_KILL_DIR").expect("a folder");
     let round: u32 = std::env::var("ZARR_KILL_ROUND")
         .expect("a round")
@@ -172,12 +158,12 @@ fn kill_rounds(role: &str, seed: u64, rounds: u32) {
         .chunk_shape(vec![2, 4])
         .create(store, PATH)
         .expect("creates");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut shapes = Vec::new();
     for round in 1..=rounds {
         let mut child = spawn(role, dir.path(), round);
         // 20 to 220 ms: long enough to be mid-write (process start included)
-        let delay = 20 + rng.next() % 200;
+        let delay = 20 + rng.below(200);
         std::thread::sleep(Duration::from_millis(delay));
         child.kill().expect("SIGKILL");
         let status = child.wait().expect("reaped");

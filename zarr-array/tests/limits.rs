@@ -2,96 +2,24 @@
 //! claiming more entries than their bytes hold, deep JSON, and node paths that try to leave a
 //! filesystem store's root (`..`, absolute paths, NUL, symbolic links). Every case ends in an
 //! error or a confined success, with bounded memory, and nothing outside the root is read or
-//! written. Also replays the `metadata` fuzz corpus through `Array::open`.
+//! written. Also replays the `metadata` fuzz corpus through `Array::open`
+//! (`zarr_array::fuzzing::array_open`, the array half of the fuzz target).
 //!
 //! A counting global allocator measures peaks; every test holds one lock for its whole run.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
+use zarr_array::fuzzing::array_open;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store, StoreError};
 use zarr_array::{Array, ArrayBuilder, ArrayError, DataType, Group};
+use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
+use zarr_testkit::{child, CountingAlloc};
 
-include!("../../fuzz/targets_common/array_open.rs");
-include!("../../fuzz/targets_common/replay.rs");
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-/// Single requests above this fail, so that a regression aborts quickly instead of paging.
-const REFUSE_ABOVE: usize = 8 << 30;
-
-fn grew(n: usize) {
-    let now = CURRENT.fetch_add(n, Ordering::SeqCst) + n;
-    PEAK.fetch_max(now, Ordering::SeqCst);
-}
-
-// SAFETY: forwards to the system allocator, only counting sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > REFUSE_ABOVE {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: the caller's contract is the system allocator's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > REFUSE_ABOVE {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: as above.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > REFUSE_ABOVE {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: as above.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-            grew(new_size);
-        }
-        p
-    }
-}
-
+/// Single requests above 8 GiB fail, so that a regression aborts quickly instead of paging.
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Runs `f`, returning its result and the peak of bytes allocated above what was live before.
-fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let base = CURRENT.load(Ordering::SeqCst);
-    PEAK.store(base, Ordering::SeqCst);
-    let r = f();
-    (r, PEAK.load(Ordering::SeqCst).saturating_sub(base))
-}
+static ALLOC: CountingAlloc = CountingAlloc::refusing_above(8 << 30);
 
 /// An array document with `shape`, regular `chunks` and `[bytes, zstd]`.
 fn doc(shape: &str, chunks: &str, data_type: &str) -> String {
@@ -112,21 +40,20 @@ fn store_with(meta: &str) -> Arc<MemoryStore> {
 
 #[test]
 fn metadata_corpus_opens_cleanly() {
-    let _serial = serial();
-    let ran = replay_corpus("metadata", false, fuzz_array_open);
-    assert!(ran > 0, "the metadata corpus is empty");
+    let _serial = ALLOC.serial();
+    replay_fuzz_target("metadata", Inputs::Fixed, array_open::run);
 }
 
 #[test]
 #[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
 fn known_failures() {
-    let _serial = serial();
-    replay_corpus("metadata", true, fuzz_array_open);
+    let _serial = ALLOC.serial();
+    replay_fuzz_target("metadata", Inputs::KnownFailures, array_open::run);
 }
 
 #[test]
 fn huge_chunk_shapes_are_refused_on_open_with_bounded_memory() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     for (shape, chunks) in [
         (
             "[1099511627776,1099511627776]",
@@ -136,7 +63,7 @@ fn huge_chunk_shapes_are_refused_on_open_with_bounded_memory() {
         ("[4,4,4]", "[4294967296,4294967296,4294967296]"),
     ] {
         let store = store_with(&doc(shape, chunks, "float64"));
-        let (result, peak) = peak_of(|| Array::open(store, "a").map(|a| a.chunk_shape()));
+        let (result, peak) = ALLOC.peak_of(|| Array::open(store, "a").map(|a| a.chunk_shape()));
         assert!(result.is_err(), "chunk shape {chunks}: {result:?}");
         assert!(
             peak < 256 << 10,
@@ -147,7 +74,7 @@ fn huge_chunk_shapes_are_refused_on_open_with_bounded_memory() {
 
 #[test]
 fn huge_shapes_with_small_chunks_open_and_read_cheaply() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     // grid coordinates are i64, so shapes above i64::MAX are refused on open (not a panic)
     for (shape, chunks) in [
         ("[18446744073709551615]", "[2]"),
@@ -165,7 +92,7 @@ fn huge_shapes_with_small_chunks_open_and_read_cheaply() {
         let rank = shape.matches(',').count() + 1;
         let chunks = format!("[{}]", vec!["2"; rank].join(","));
         let store = store_with(&doc(&shape, &chunks, "uint8"));
-        let (result, peak) = peak_of(|| -> Result<Vec<u8>, ArrayError> {
+        let (result, peak) = ALLOC.peak_of(|| -> Result<Vec<u8>, ArrayError> {
             let array = Array::open(store.clone(), "a")?;
             // the last element and the first
             let last: Vec<u64> = array.shape().iter().map(|&n| n - 1).collect();
@@ -185,7 +112,7 @@ fn huge_shapes_with_small_chunks_open_and_read_cheaply() {
 
 #[test]
 fn growing_past_u64_is_an_error_not_a_panic() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let max = i64::MAX as u64;
     let store = store_with(&doc(&format!("[{}]", max - 1), "[4]", "uint8"));
     let mut array = Array::open(store.clone(), "a").expect("opens");
@@ -207,7 +134,7 @@ fn growing_past_u64_is_an_error_not_a_panic() {
 
 #[test]
 fn deeply_nested_metadata_is_an_error() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     for depth in [200usize, 100_000] {
         let attrs = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
         let meta = doc("[4]", "[2]", "uint8").replacen(
@@ -216,7 +143,7 @@ fn deeply_nested_metadata_is_an_error() {
             1,
         );
         let store = store_with(&meta);
-        let (result, peak) = peak_of(|| Array::open(store.clone(), "a").map(|_| ()));
+        let (result, peak) = ALLOC.peak_of(|| Array::open(store.clone(), "a").map(|_| ()));
         assert!(result.is_err(), "depth {depth}");
         assert!(
             peak < 16 * meta.len() + (1 << 20),
@@ -231,7 +158,7 @@ fn sparse_chunks_claiming_more_entries_than_their_bytes_hold_are_refused() {
     use zarr_array::zarr_layout_sparse::{
         encode_dense_bytes, AlignedBuffer, ElementKind, IndexType, Layout, PointerType, SparseChunk,
     };
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let shape = [64u64, 64];
     let mut dense = vec![0u8; 64 * 64 * 4];
     for i in (0..dense.len()).step_by(4 * 37) {
@@ -256,7 +183,7 @@ fn sparse_chunks_claiming_more_entries_than_their_bytes_hold_are_refused() {
             let mut bad = good.clone();
             bad[8..16].copy_from_slice(&nnz.to_le_bytes());
             let buf = AlignedBuffer::from_slice(&bad);
-            let (result, peak) = peak_of(|| {
+            let (result, peak) = ALLOC.peak_of(|| {
                 SparseChunk::decode(buf.as_bytes(), &layout, &shape, 4)
                     .and_then(|c| c.to_dense_bytes(&[0; 4]))
                     .map(|d| d.len())
@@ -289,27 +216,15 @@ fn writing_into_a_huge_chunk_shape_fails_cleanly() {
 /// Runs one of the cases in `child_cases` in a child process, failing with its output if it
 /// does not exit cleanly (an allocation failure aborts the process).
 fn child_case(case: &str) {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "child_cases", "--nocapture", "--test-threads=1"])
-        .env("ZARR_LIMITS_CASE", case)
-        .output()
-        .expect("the child runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(&format!("case {case} done")),
-        "case {case} did not finish cleanly ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
+    child::run_to_completion("child_cases", case);
 }
 
+/// The cases `child_case` runs, each in a child process of its own.
 #[test]
+#[ignore = "the child process of the tests above (zarr_testkit::child), run by them"]
 fn child_cases() {
-    let Ok(case) = std::env::var("ZARR_LIMITS_CASE") else {
-        return;
-    };
-    let _serial = serial();
+    let case = child::role();
+    let _serial = ALLOC.serial();
     let chunks = "[33554432,33554432]";
     let store = store_with(&doc("[33554432,33554432]", chunks, "uint8"));
     let array = Array::open(store.clone(), "a").expect("a 2^50-byte chunk shape opens");
@@ -319,18 +234,18 @@ fn child_cases() {
             // a few stored bytes: not even a zstd frame
             store.set("a/c/0/0", b"abc").expect("set");
             let mut out = [0u8; 1];
-            let (result, peak) = peak_of(|| array.read_region_into(&one, &mut out));
+            let (result, peak) = ALLOC.peak_of(|| array.read_region_into(&one, &mut out));
             assert!(result.is_err(), "{result:?}");
             assert!(peak < 1 << 20, "allocated {peak} bytes");
         }
         "huge_chunk_write" => {
-            let (result, peak) = peak_of(|| array.write_region_bytes(&one, &[1]));
+            let (result, peak) = ALLOC.peak_of(|| array.write_region_bytes(&one, &[1]));
             assert!(result.is_err(), "{result:?}");
             assert!(peak < 1 << 20, "allocated {peak} bytes");
         }
         other => panic!("unknown case {other}"),
     }
-    println!("case {case} done");
+    child::done(&case);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -433,7 +348,7 @@ const BAD_PATHS: [&str; 12] = [
 
 #[test]
 fn bad_node_paths_are_refused_by_arrays_and_groups() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let sandbox = Sandbox::new();
     let before = sandbox.outside_snapshot();
     let store = sandbox.store();
@@ -495,7 +410,7 @@ fn bad_node_paths_are_refused_by_arrays_and_groups() {
 #[cfg(unix)]
 #[test]
 fn symbolic_links_out_of_the_root_are_not_followed() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let sandbox = Sandbox::new();
     let before = sandbox.outside_snapshot();
     let root = &sandbox.root;

@@ -1,18 +1,19 @@
 //! Arrays on object stores (cargo feature `object-store`): request counts of sharded reads on
-//! `object_store`'s in-memory store (always), and, against a real S3-compatible server when
-//! `ZARR_S3_TEST=1`, the same counts, create / write / read / append / prepend / resize round
-//! trips, sparse round trips, the conformance corpus read back from the server, and the read
-//! time of the 256^3 uint16 zstd workload next to the filesystem's:
+//! `object_store`'s in-memory store, and, against a real S3-compatible server (the `s3_*`
+//! tests), the same counts, create / write / read / append / prepend / resize round trips,
+//! sparse round trips, the conformance corpus read back from the server, and the read time of
+//! the 256^3 uint16 zstd workload next to the filesystem's. The `s3_*` tests are ignored by a
+//! plain `cargo test`; `scripts/test` runs them once it has started the server. By hand:
 //!
 //! ```text
 //! eval "$(scripts/s3-server)"
-//! ZARR_S3_TEST=1 cargo test -p zarr-array --features object-store --test s3 -- --nocapture
+//! cargo test -p zarr-array --features object-store --test s3 -- --ignored --nocapture
 //! scripts/s3-server stop
 //! ```
 //!
-//! Without `ZARR_S3_TEST=1` the S3 tests print a note and pass; with it, a missing server or
-//! a missing `AWS_ENDPOINT_URL` fails them. Without the feature this file is empty, so that
-//! `cargo test -p zarr-array` does not build the object store client.
+//! Without a server (`AWS_ENDPOINT_URL` unset, or nothing answering) they fail. Without the
+//! feature this file is empty, so that `cargo test -p zarr-array` does not build the object
+//! store client.
 #![cfg(feature = "object-store")]
 
 mod common;
@@ -26,29 +27,22 @@ use ndarray::{s, ArrayD, IxDyn};
 use serde_json::{json, Value};
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_layout_sparse::Format;
-use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Extensions, Group};
+use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Group};
 use zarr_store::object_store::memory::InMemory;
-use zarr_store::{
-    open_url, CountingObjectStore, FilesystemStore, ObjectStoreBackend, RequestCounts, Store,
-};
+use zarr_store::testing::{CountingObjectStore, RequestCounts};
+use zarr_store::{open_url, FilesystemStore, ObjectStoreBackend, Store};
+use zarr_testkit::s3;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 // ---------------------------------------------------------------------------------------------
-// The S3 server (scripts/s3-server), when ZARR_S3_TEST=1.
+// The S3 server (scripts/s3-server; scripts/test starts it).
 
 const BUCKET: &str = "zarr-array-test";
 
-fn s3_endpoint(test: &str) -> Option<String> {
-    zarr_store::testing::s3::endpoint(test, BUCKET)
-}
-
 /// An `s3://` url under a prefix no other test run uses.
 fn unique_url(test: &str) -> String {
-    format!(
-        "s3://{BUCKET}/{}",
-        zarr_store::testing::s3::unique_prefix(test)
-    )
+    format!("s3://{BUCKET}/{}", s3::unique_prefix(test))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -152,10 +146,9 @@ fn shard_requests_in_memory() -> TestResult {
 }
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_shard_requests() -> TestResult {
-    let Some(_) = s3_endpoint("s3_shard_requests") else {
-        return Ok(());
-    };
+    s3::endpoint(BUCKET);
     check_shard_requests(ObjectStoreBackend::from_url(&unique_url("requests"))?)
 }
 
@@ -246,10 +239,9 @@ fn round_trips_in_memory() -> TestResult {
 }
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_round_trips() -> TestResult {
-    let Some(_) = s3_endpoint("s3_round_trips") else {
-        return Ok(());
-    };
+    s3::endpoint(BUCKET);
     // The way a user opens a remote array: a url, then the node path.
     let url = unique_url("round-trips");
     check_round_trips(&open_url(&url)?)?;
@@ -306,31 +298,16 @@ fn check_sparse_round_trips(store: &Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
-fn has_sparse() -> bool {
-    let yes = Extensions::default().codecs.contains("sparse_layout");
-    if !yes {
-        eprintln!("note: this build has no sparse_layout codec: sparse round trips skipped");
-    }
-    yes
-}
-
 #[test]
 fn sparse_round_trips_in_memory() -> TestResult {
-    if !has_sparse() {
-        return Ok(());
-    }
     let store: Arc<dyn Store> = Arc::new(ObjectStoreBackend::new(Arc::new(InMemory::new()), "")?);
     check_sparse_round_trips(&store)
 }
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_sparse_round_trips() -> TestResult {
-    let Some(_) = s3_endpoint("s3_sparse_round_trips") else {
-        return Ok(());
-    };
-    if !has_sparse() {
-        return Ok(());
-    }
+    s3::endpoint(BUCKET);
     check_sparse_round_trips(&open_url(&unique_url("sparse"))?)
 }
 
@@ -375,10 +352,9 @@ fn parallel<T: Sync>(items: &[T], work: impl Fn(&T) + Sync) {
 }
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_conformance_corpus() -> TestResult {
-    let Some(_) = s3_endpoint("s3_conformance_corpus") else {
-        return Ok(());
-    };
+    s3::endpoint(BUCKET);
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
     let files = files_under(&corpus);
     assert!(files.contains(&"manifest.json".to_string()));
@@ -535,10 +511,9 @@ fn time_reads(array: &Array, expected: &[u8], runs: usize) -> f64 {
 /// server and from the filesystem (`ZARR_S3_TIMING_N` changes 256). Run it with
 /// `--release --nocapture` for meaningful figures.
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_timing_zstd_workload() -> TestResult {
-    let Some(endpoint) = s3_endpoint("s3_timing_zstd_workload") else {
-        return Ok(());
-    };
+    let endpoint = s3::endpoint(BUCKET);
     let n: u64 = std::env::var("ZARR_S3_TIMING_N")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -18,6 +18,7 @@ use zarr_array::{
     Array, ArrayBuilder, ArrayError, DataType, ExtensionDef, Extensions, WriteOptions,
 };
 use zarr_store::{MemoryStore, Store};
+use zarr_testkit::Rng;
 
 fn store() -> Arc<dyn Store> {
     Arc::new(MemoryStore::new())
@@ -37,24 +38,9 @@ fn zstd_crc() -> Vec<ExtensionDef> {
     ]
 }
 
-/// A deterministic pseudo-random generator for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// About `n` distinct random positions of `shape` with nonzero values.
 fn random_entries(shape: &[u64], n: usize, seed: u64) -> BTreeMap<Vec<u64>, f64> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut out = BTreeMap::new();
     for _ in 0..n {
         let pos: Vec<u64> = shape.iter().map(|&s| rng.below(s)).collect();
@@ -795,7 +781,7 @@ proptest! {
         prop_assert_eq!(csr.to_dense(), dense_of(&[rows, cols], &model, 0.0).into_dimensionality::<ndarray::Ix2>().unwrap());
         // the direct CSR read gives the same matrix, for the whole array and for sub-regions
         prop_assert_eq!(&a.read_csr::<f64>(&Region::whole(&[rows, cols])).unwrap(), &csr);
-        let mut rng = Rng(seed ^ 0x5eed);
+        let mut rng = Rng::new(seed ^ 0x5eed);
         for _ in 0..4 {
             let (r0, c0) = (rng.below(rows), rng.below(cols));
             let (nr, nc) = (rng.below(rows - r0 + 1), rng.below(cols - c0 + 1));

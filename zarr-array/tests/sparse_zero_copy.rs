@@ -3,11 +3,9 @@
 //! coordinates and pointers point into the very buffer the zstd decoder allocated: no copy of
 //! the decoded chunk is made, and nothing of the dense chunk's size is allocated.
 //!
-//! A tracking global allocator records every allocation at least as large as a threshold, so
-//! this file holds a single test (the allocator is global to the test binary).
+//! The counting global allocator records every allocation at least as large as a threshold,
+//! so this file holds a single test (the allocator is global to the test binary).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ndarray::Array2;
@@ -15,67 +13,10 @@ use serde_json::json;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::{ArrayBuilder, DataType, ExtensionDef};
 use zarr_store::{MemoryStore, Store};
-
-const SLOTS: usize = 64;
-
-static THRESHOLD: AtomicUsize = AtomicUsize::new(usize::MAX);
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-static SEEN: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-
-fn note(ptr: *mut u8, size: usize) {
-    if size >= THRESHOLD.load(Ordering::Relaxed) && !ptr.is_null() {
-        let i = COUNT.fetch_add(1, Ordering::Relaxed);
-        if i < SLOTS {
-            SEEN[i].store(ptr as usize, Ordering::Relaxed);
-        }
-    }
-}
-
-struct Tracking;
-
-// SAFETY: every call forwards to the system allocator with the caller's arguments.
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract is forwarded.
-        let p = unsafe { System.alloc(layout) };
-        note(p, layout.size());
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as above.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        note(p, layout.size());
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as above.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        note(p, new_size);
-        p
-    }
-}
+use zarr_testkit::CountingAlloc;
 
 #[global_allocator]
-static ALLOCATOR: Tracking = Tracking;
-
-/// Runs `f` and returns the addresses of the allocations of at least `threshold` bytes it made.
-fn tracked<R>(threshold: usize, f: impl FnOnce() -> R) -> (R, Vec<usize>) {
-    COUNT.store(0, Ordering::SeqCst);
-    THRESHOLD.store(threshold, Ordering::SeqCst);
-    let r = f();
-    THRESHOLD.store(usize::MAX, Ordering::SeqCst);
-    let n = COUNT.load(Ordering::SeqCst);
-    assert!(n <= SLOTS);
-    let seen = SEEN[..n].iter().map(|a| a.load(Ordering::SeqCst)).collect();
-    (r, seen)
-}
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 fn compressors() -> Vec<ExtensionDef> {
     let zstd = match json!({"level": 3, "checksum": false}) {
@@ -123,7 +64,7 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
         stored.len()
     );
 
-    let (chunks, big) = tracked(sparse_len, || a.sparse_chunks().unwrap());
+    let (chunks, big) = ALLOC.large_allocations_of(sparse_len, || a.sparse_chunks().unwrap());
     assert_eq!(chunks.len(), 1);
     let c = &chunks[0];
     assert_eq!(
@@ -143,11 +84,11 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
         assert!(range.contains(&p));
     }
     // the same through the computations: nothing of the dense size, no copy of the chunk
-    let (nnz, big) = tracked(sparse_len, || a.nnz().unwrap());
+    let (nnz, big) = ALLOC.large_allocations_of(sparse_len, || a.nnz().unwrap());
     assert_eq!(nnz, 20_000);
     assert_eq!(big.len(), 1);
     let x = vec![1.0f32; 1000];
-    let (y, big) = tracked(sparse_len, || a.spmv(&x).unwrap());
+    let (y, big) = ALLOC.large_allocations_of(sparse_len, || a.spmv(&x).unwrap());
     assert!(y.iter().all(|&v| v == 20.0));
     assert_eq!(big.len(), 1);
 
@@ -162,7 +103,7 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
     b.write_sparse_coo(coords.view(), &values).unwrap();
     // each inner chunk holds 5000 entries: 64 + 2 * 5000 * 2 + 5000 * 4 bytes
     let inner_len = 64 + 20_000 + 20_000;
-    let (chunks, big) = tracked(inner_len, || b.sparse_chunks().unwrap());
+    let (chunks, big) = ALLOC.large_allocations_of(inner_len, || b.sparse_chunks().unwrap());
     assert_eq!(chunks.len(), 4);
     let mut owned: Vec<usize> = chunks
         .iter()

@@ -1,17 +1,17 @@
 //! The `zarr` command on urls (cargo feature `object-store`, on by default): url handling
-//! that needs no server (always), and, against a real S3-compatible server when
-//! `ZARR_S3_TEST=1`, every subcommand on `s3://` paths, the requests `zarr info` costs, and
-//! four `zarr write` processes writing disjoint chunks (then disjoint whole shards) of one
-//! array at once:
+//! that needs no server, and, against a real S3-compatible server (the `s3_*` tests), every
+//! subcommand on `s3://` paths, the requests `zarr info` costs, and four `zarr write`
+//! processes writing disjoint chunks (then disjoint whole shards) of one array at once. The
+//! `s3_*` tests are ignored by a plain `cargo test`; `scripts/test` runs them once it has
+//! started the server. By hand:
 //!
 //! ```text
 //! eval "$(scripts/s3-server)"
-//! ZARR_S3_TEST=1 cargo test -p zarr-cli --test s3
+//! cargo test -p zarr-cli --test s3 -- --ignored
 //! scripts/s3-server stop
 //! ```
 //!
-//! Without `ZARR_S3_TEST=1` the S3 tests print a note and pass; with it, a missing server or
-//! a missing `AWS_ENDPOINT_URL` fails them.
+//! Without a server (`AWS_ENDPOINT_URL` unset, or nothing answering) they fail.
 #![cfg(feature = "object-store")]
 
 mod common;
@@ -21,27 +21,16 @@ use std::sync::Arc;
 
 use common::*;
 use serde_json::Value;
-use zarr_array::zarr_store::testing::s3;
 use zarr_array::zarr_store::{ObjectStoreBackend, Store};
 use zarr_array::{Array, ArrayBuilder};
 use zarr_cli::cli::InfoArgs;
 use zarr_cli::store::Ctx;
+use zarr_testkit::s3;
 
 // ---------------------------------------------------------------------------------------------
-// The S3 server (scripts/s3-server), when ZARR_S3_TEST=1.
+// The S3 server (scripts/s3-server; scripts/test starts it).
 
 const BUCKET: &str = "zarr-cli-test";
-
-/// Whether to run against the server (creating the bucket); `false` (and a note) when
-/// `ZARR_S3_TEST` is not `1`.
-///
-/// # Panics
-///
-/// With `ZARR_S3_TEST=1`, when `AWS_ENDPOINT_URL` is unset or not a loopback `http://`
-/// address, or when the server does not answer: a missing server fails, it never skips.
-fn s3_server(test: &str) -> bool {
-    s3::endpoint(test, BUCKET).is_some()
-}
 
 fn unique_url(test: &str) -> String {
     format!("s3://{BUCKET}/{}", s3::unique_prefix(test))
@@ -108,10 +97,9 @@ fn urls_without_a_server() {
 // Every subcommand on s3:// paths.
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_subcommands() {
-    if !s3_server("s3_subcommands") {
-        return;
-    }
+    s3::endpoint(BUCKET);
     let dir = tempfile::tempdir().unwrap();
     let base = unique_url("subcommands");
     let z = format!("{base}/z");
@@ -228,10 +216,9 @@ fn s3_subcommands() {
 /// `zarr conformance write` to the server, then `zarr conformance run` there with
 /// `zarr export` as the reader: every fixture read from s3:// urls.
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_conformance_write_and_run() {
-    if !s3_server("s3_conformance_write_and_run") {
-        return;
-    }
+    s3::endpoint(BUCKET);
     let corpus = unique_url("corpus");
     let wrote = ok(&["conformance", "write", &corpus]);
     assert!(wrote.contains("manifest.json lists them"), "{wrote}");
@@ -262,10 +249,9 @@ fn s3_conformance_write_and_run() {
 // Requests of `zarr info`.
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_info_requests() {
-    if !s3_server("s3_info_requests") {
-        return;
-    }
+    s3::endpoint(BUCKET);
     let url = unique_url("info-requests");
     // 3 x 4 = 12 shards of 2 x 2 inner chunks, every one written
     let array = ArrayBuilder::new(vec![60, 80], zarr_array::DataType::Float32)
@@ -380,10 +366,9 @@ fn four_writers(url: &str, blocks: &[(std::path::PathBuf, String)]) {
 }
 
 #[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_four_processes_write_one_array() {
-    if !s3_server("s3_four_processes_write_one_array") {
-        return;
-    }
+    s3::endpoint(BUCKET);
     let dir = tempfile::tempdir().unwrap();
     let base = unique_url("four-writers");
     let n = 128u64;

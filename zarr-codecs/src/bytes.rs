@@ -422,7 +422,7 @@ mod tests {
             };
             let r = repr(t, vec![n as u64]);
             let codec = BytesCodec::new(r, Some(if big { Endian::Big } else { Endian::Little })).unwrap();
-            let data: Vec<u8> = (0..n * width).map(|i| (seed.wrapping_mul(i as u64 + 1) >> 13) as u8).collect();
+            let data = zarr_testkit::Rng::new(seed).bytes(n * width);
             let enc = codec.encode(&data).unwrap();
             let mut out = vec![0u8; data.len()];
             codec.decode_into(&enc, &mut out).unwrap();

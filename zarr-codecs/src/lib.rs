@@ -15,6 +15,8 @@ pub mod blosc;
 pub mod bytes;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 #[cfg(feature = "gzip")]
 pub mod gzip;
 pub mod numcodecs;

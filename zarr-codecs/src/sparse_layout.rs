@@ -694,19 +694,15 @@ mod tests {
     }
 
     /// A chunk of `n` elements of `t`, about `density` of them not equal to zero.
-    fn sparse_chunk(t: DataType, n: usize, density: u8, mut seed: u64) -> Vec<u8> {
+    fn sparse_chunk(t: DataType, n: usize, density: u8, seed: u64) -> Vec<u8> {
         let size = t.size();
         let mut out = vec![0u8; n * size];
+        let mut rng = zarr_testkit::Rng::new(seed);
         for e in out.chunks_exact_mut(size) {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            if ((seed >> 33) % 100) as u8 >= density {
+            if rng.below(100) >= u64::from(density) {
                 continue;
             }
-            for (i, b) in e.iter_mut().enumerate() {
-                *b = (seed >> (8 * (i % 8))) as u8;
-            }
+            rng.fill(e);
             if t == DataType::Bool {
                 e[0] = 1;
             }

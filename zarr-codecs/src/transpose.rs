@@ -393,12 +393,7 @@ mod tests {
         ) {
             let rank = shape.len();
             // a permutation from the seed
-            let mut perm: Vec<usize> = (0..rank).collect();
-            let mut s = seed;
-            for i in (1..rank).rev() {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                perm.swap(i, (s >> 33) as usize % (i + 1));
-            }
+            let perm = zarr_testkit::Rng::new(seed).permutation(rank);
             let n = shape.iter().product::<u64>() as usize * elem;
             let src: Vec<u8> = (0..n).map(|i| (i * 7 + (seed as usize % 13)) as u8).collect();
             let mut dst = vec![0u8; n];

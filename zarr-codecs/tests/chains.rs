@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use zarr_codecs::{default_registry, BlockPlace, ChunkRepr, CodecChain, SharedOut};
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::{DataType, ExtensionDef, FillValue};
+use zarr_testkit::Rng;
 
 const TYPES: [&str; 10] = [
     "bool",
@@ -28,18 +29,6 @@ const TYPES: [&str; 10] = [
     "complex128",
     "r24",
 ];
-
-/// A random permutation of `0..rank` from a seed.
-fn permutation(rank: usize, mut seed: u64) -> Vec<usize> {
-    let mut p: Vec<usize> = (0..rank).collect();
-    for i in (1..rank).rev() {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        p.swap(i, (seed >> 33) as usize % (i + 1));
-    }
-    p
-}
 
 /// A divisor of `n` picked by `pick`.
 fn divisor(n: u64, pick: u64) -> u64 {
@@ -83,7 +72,7 @@ fn chain_json(shape: &[u64], seed: u64, depth: u32) -> Vec<Value> {
     let mut codecs = Vec::new();
     let mut shape = shape.to_vec();
     if seed.is_multiple_of(3) {
-        let p = permutation(rank, seed / 3);
+        let p = Rng::new(seed / 3).permutation(rank);
         shape = p.iter().map(|&a| shape[a]).collect();
         codecs.push(json!({"name": "transpose", "configuration": {"order": p}}));
     }
@@ -174,18 +163,14 @@ proptest! {
             .map_err(|e| TestCaseError::fail(format!("{e}: {}", Value::Array(codecs.clone()))))?;
 
         // data: random elements, a share of them equal to the fill value
-        let mut state = seed | 1;
-        let mut data = Vec::with_capacity(n * size);
-        for _ in 0..n {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-            if (state % 4) < u64::from(fill_prob) {
-                data.extend_from_slice(&fill_bytes);
+        let mut rng = Rng::new(seed);
+        let mut data = vec![0u8; n * size];
+        for e in data.chunks_exact_mut(size) {
+            if rng.below(4) < u64::from(fill_prob) {
+                e.copy_from_slice(&fill_bytes);
             } else {
-                for k in 0..size {
-                    let mut b = (state >> (8 * (k % 8))) as u8;
-                    if t == DataType::Bool { b &= 1; }
-                    data.push(b);
-                }
+                rng.fill(e);
+                if t == DataType::Bool { e[0] &= 1; }
             }
         }
 

@@ -264,16 +264,8 @@ fn decompression_bombs_stop_at_the_bound() {
 #[test]
 fn bounds_hold_for_incompressible_data() {
     let reg = default_registry();
-    // xorshift noise: no compressor can shrink it
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let noise: Vec<u8> = (0..200_003usize)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect();
+    // random noise: no compressor can shrink it
+    let noise = zarr_testkit::Rng::new(1).bytes(200_003);
     for codecs in [
         r#"{"name": "gzip", "configuration": {"level": 0}}"#,
         r#"{"name": "gzip", "configuration": {"level": 9}}"#,

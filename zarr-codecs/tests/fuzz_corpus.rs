@@ -1,5 +1,6 @@
 //! Replays the fuzz corpora and regressions of the codec fuzz targets (`codec_*`, `shard`) as
-//! ordinary tests: no cargo-fuzz needed. See `fuzz/targets_common/README.md`.
+//! ordinary tests through their bodies, `zarr_codecs::fuzzing::{codec, shard}::run`: no
+//! cargo-fuzz needed. See fuzz/README.md.
 
 #![cfg(all(
     feature = "zstd",
@@ -10,18 +11,20 @@
     feature = "numcodecs"
 ))]
 
-include!("../../fuzz/targets_common/codecs.rs");
-include!("../../fuzz/targets_common/shard.rs");
-include!("../../fuzz/targets_common/replay.rs");
+use zarr_codecs::fuzzing::{codec, shard};
+use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
 
 macro_rules! codec_replay {
-    ($($test:ident: $codec:literal),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let ran = replay_corpus(concat!("codec_", $codec), false, |d| fuzz_codec($codec, d));
-            assert!(ran > 0, concat!("the codec_", $codec, " corpus is empty"));
-        }
-    )*};
+    ($($test:ident: $codec:literal),* $(,)?) => {
+        /// The codecs with a replay test below.
+        const REPLAYED: &[&str] = &[$($codec),*];
+        $(
+            #[test]
+            fn $test() {
+                replay_fuzz_target(concat!("codec_", $codec), Inputs::Fixed, |d| codec::run($codec, d));
+            }
+        )*
+    };
 }
 
 codec_replay! {
@@ -50,81 +53,47 @@ codec_replay! {
 }
 
 #[test]
+fn every_codec_with_a_target_has_a_replay_test() {
+    assert_eq!(REPLAYED, codec::CODECS);
+}
+
+#[test]
 fn shard_corpus_replays_cleanly() {
-    let ran = replay_corpus("shard", false, fuzz_shard);
-    assert!(ran > 0, "the shard corpus is empty");
+    replay_fuzz_target("shard", Inputs::Fixed, shard::run);
 }
 
 #[test]
 fn every_fixed_chain_builds() {
-    for codec in CODECS {
-        for i in 0..codec_chains(codec).len() {
-            codec_chain(codec, i);
+    for name in codec::CODECS {
+        for i in 0..codec::chains(name).len() {
+            codec::chain(name, i);
         }
     }
-    for i in 0..shard_chains().len() {
-        shard_chain(i);
+    for i in 0..shard::chains().len() {
+        shard::chain(i);
     }
 }
 
 #[test]
 #[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
 fn known_failures() {
-    for codec in CODECS {
-        // a function pointer per codec: replay_corpus takes a plain fn
-        let known = |name: &str| -> fn(&[u8]) {
-            macro_rules! each {
-                ($($c:literal),*) => {
-                    match name {
-                        $($c => |d| fuzz_codec($c, d),)*
-                        _ => unreachable!("every codec of CODECS is listed"),
-                    }
-                };
-            }
-            each!(
-                "bytes",
-                "transpose",
-                "gzip",
-                "zstd",
-                "blosc",
-                "crc32c",
-                "zlib",
-                "bz2",
-                "lz4",
-                "lzma",
-                "shuffle",
-                "crc32",
-                "adler32",
-                "fletcher32",
-                "delta",
-                "fixedscaleoffset",
-                "bitround",
-                "quantize",
-                "packbits",
-                "astype",
-                "pcodec",
-                "zfp"
-            )
-        };
-        replay_corpus(&format!("codec_{codec}"), true, known(codec));
+    for name in codec::CODECS {
+        replay_fuzz_target(&format!("codec_{name}"), Inputs::KnownFailures, |d| {
+            codec::run(name, d)
+        });
     }
-    replay_corpus("shard", true, fuzz_shard);
+    replay_fuzz_target("shard", Inputs::KnownFailures, shard::run);
 }
 
 /// Test data of `len` bytes: all zero, a ramp, or pseudo-random (`bool` chunks get 0/1).
 fn pattern(kind: usize, len: usize, is_bool: bool) -> Vec<u8> {
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rng = zarr_testkit::Rng::new(1);
     (0..len)
         .map(|i| {
             let b = match kind {
                 0 => 0,
                 1 => (i / 3) as u8,
-                _ => {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    (state >> 56) as u8
-                }
+                _ => rng.byte(),
             };
             if is_bool {
                 b & 1
@@ -138,7 +107,7 @@ fn pattern(kind: usize, len: usize, is_bool: bool) -> Vec<u8> {
 /// Chunk files (`c/...`) of the conformance fixtures whose top-level codecs include `name`,
 /// at most two per fixture.
 fn conformance_chunks(name: &str) -> Vec<(String, Vec<u8>)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    let root = zarr_testkit::repo_root().join("conformance/v3");
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(&root) else {
         return out;
@@ -189,9 +158,7 @@ fn conformance_chunks(name: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 fn write_seed(target: &str, name: &str, selector: usize, bytes: &[u8]) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/corpus")
-        .join(target);
+    let dir = zarr_testkit::repo_root().join("fuzz/corpus").join(target);
     std::fs::create_dir_all(&dir).expect("corpus folder");
     let mut data = vec![selector as u8];
     data.extend_from_slice(bytes);
@@ -204,34 +171,34 @@ fn write_seed(target: &str, name: &str, selector: usize, bytes: &[u8]) {
 #[test]
 #[ignore = "writes seeds into fuzz/corpus; run by hand when the fixed chains change"]
 fn generate_seeds() {
-    for codec in CODECS {
-        let target = format!("codec_{codec}");
-        let chains = codec_chains(codec);
+    for name in codec::CODECS {
+        let target = format!("codec_{name}");
+        let chains = codec::chains(name);
         for (i, (t, _, _)) in chains.iter().enumerate() {
-            let chain = codec_chain(codec, i);
+            let chain = codec::chain(name, i);
             for p in 0..3 {
                 let data = pattern(p, chain.decoded_len(), *t == zarr_meta::DataType::Bool);
                 // a lossy codec may refuse a pattern (a delta first element out of range)
                 match chain.encode(&data) {
                     Ok(stored) => write_seed(&target, &format!("enc{p}"), i, &stored),
-                    Err(e) => assert!(lossy(codec), "{codec}: {e}"),
+                    Err(e) => assert!(codec::lossy(name), "{name}: {e}"),
                 }
             }
         }
-        let numcodecs_name = match codec {
+        let numcodecs_name = match name {
             "zfp" => "numcodecs.zfpy".to_string(),
             other => format!("numcodecs.{other}"),
         };
-        let mut chunks = conformance_chunks(codec);
+        let mut chunks = conformance_chunks(name);
         chunks.extend(conformance_chunks(&numcodecs_name));
-        for (name, bytes) in chunks {
+        for (seed_name, bytes) in chunks {
             for i in 0..chains.len() {
-                write_seed(&target, &name, i, &bytes);
+                write_seed(&target, &seed_name, i, &bytes);
             }
         }
     }
-    for (i, _) in shard_chains().iter().enumerate() {
-        let chain = shard_chain(i);
+    for (i, _) in shard::chains().iter().enumerate() {
+        let chain = shard::chain(i);
         for p in 0..3 {
             let data = pattern(p, chain.decoded_len(), false);
             write_seed(
@@ -247,7 +214,7 @@ fn generate_seeds() {
         write_seed("shard", "one", i, &chain.encode(&data).expect("encodes"));
     }
     for (name, bytes) in conformance_chunks("sharding_indexed") {
-        for i in 0..shard_chains().len() {
+        for i in 0..shard::chains().len() {
             write_seed("shard", &name, i, &bytes);
         }
     }

@@ -14,98 +14,20 @@
     feature = "sharding"
 ))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use zarr_codecs::{
     default_registry, ByteRange, ByteRangeSource, ChunkRepr, CodecChain, CodecError, SourceError,
 };
 use zarr_grid::geometry::Region;
 use zarr_meta::{DataType, FillValue};
+use zarr_testkit::{child, CountingAlloc};
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-/// Single requests above this fail (as on a machine without that much memory), so that a
+/// Single requests above 8 GiB fail (as on a machine without that much memory), so that a
 /// regression aborts quickly instead of paging.
-const REFUSE_ABOVE: usize = 8 << 30;
-
-fn grew(n: usize) {
-    let now = CURRENT.fetch_add(n, Ordering::SeqCst) + n;
-    PEAK.fetch_max(now, Ordering::SeqCst);
-}
-
-fn shrank(n: usize) {
-    CURRENT.fetch_sub(n, Ordering::SeqCst);
-}
-
-// SAFETY: forwards to the system allocator, only counting sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > REFUSE_ABOVE {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: the caller's contract is the system allocator's.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > REFUSE_ABOVE {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: as above.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) };
-        shrank(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > REFUSE_ABOVE {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: as above.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            shrank(layout.size());
-            grew(new_size);
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Runs `f`, returning its result and the peak of bytes allocated above what was live before.
-fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let base = CURRENT.load(Ordering::SeqCst);
-    PEAK.store(base, Ordering::SeqCst);
-    let r = f();
-    let peak = PEAK.load(Ordering::SeqCst).saturating_sub(base);
-    (r, peak)
-}
+static ALLOC: CountingAlloc = CountingAlloc::refusing_above(8 << 30);
 
 /// What decoding may allocate: a small multiple of the stored and decoded sizes, plus a fixed
 /// allowance for codec state (zstd's context, error values, rayon bookkeeping).
@@ -125,7 +47,7 @@ fn assert_refused_within_bounds(chain: &CodecChain, stored: &[u8], what: &str) {
     let _ = chain.decode(&[0u8; 16]);
     let _ = chain.decode_into(&[0u8; 16], &mut vec![0u8; chain.decoded_len()]);
     let limit = allowance(stored.len(), chain.decoded_len());
-    let (result, peak) = peak_of(|| chain.decode(stored).map(|b| b.len()));
+    let (result, peak) = ALLOC.peak_of(|| chain.decode(stored).map(|b| b.len()));
     assert!(
         result.is_err(),
         "{what}: decode should fail, got {result:?}"
@@ -137,7 +59,7 @@ fn assert_refused_within_bounds(chain: &CodecChain, stored: &[u8], what: &str) {
         chain.decoded_len()
     );
     let mut out = vec![0u8; chain.decoded_len()];
-    let (result, peak) = peak_of(|| chain.decode_into(stored, &mut out));
+    let (result, peak) = ALLOC.peak_of(|| chain.decode_into(stored, &mut out));
     assert!(result.is_err(), "{what}: decode_into should fail");
     assert!(
         peak <= limit,
@@ -172,7 +94,7 @@ const BYTES_ZSTD: &str =
 
 #[test]
 fn zstd_bombs_are_refused_within_bounds() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let c = chain(DataType::UInt8, vec![4096], BYTES_ZSTD);
     for with_size in [true, false] {
         let bomb = zstd_bomb(with_size);
@@ -196,7 +118,7 @@ fn zstd_bombs_are_refused_within_bounds() {
 
 #[test]
 fn gzip_bombs_are_refused_within_bounds() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let c = chain(
         DataType::UInt8,
         vec![4096],
@@ -236,7 +158,7 @@ fn numcodecs_bomb(codec: &str) -> Vec<u8> {
 #[cfg(feature = "numcodecs")]
 #[test]
 fn numcodecs_bombs_are_refused_within_bounds() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     for codec in [
         r#"{"name":"numcodecs.zlib","configuration":{"level":9}}"#,
         r#"{"name":"numcodecs.lzma","configuration":{"preset":1}}"#,
@@ -268,7 +190,7 @@ fn numcodecs_bombs_are_refused_within_bounds() {
 #[cfg(feature = "numcodecs")]
 #[test]
 fn bz2_bombs_are_refused_within_a_fixed_state() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let codec = r#"{"name":"numcodecs.bz2","configuration":{"level":9}}"#;
     let bomb = numcodecs_bomb(codec);
     assert!(bomb.len() < BOMB / 100, "{}", bomb.len());
@@ -279,14 +201,14 @@ fn bz2_bombs_are_refused_within_a_fixed_state() {
     );
     let _ = c.decode(&[0u8; 16]);
     let limit = allowance(bomb.len(), c.decoded_len()) + (4 << 20);
-    let (result, peak) = peak_of(|| c.decode(&bomb).map(|b| b.len()));
+    let (result, peak) = ALLOC.peak_of(|| c.decode(&bomb).map(|b| b.len()));
     assert!(result.is_err());
     assert!(
         peak <= limit,
         "bz2 bomb: decode allocated {peak} bytes (limit {limit})"
     );
     let mut out = vec![0u8; c.decoded_len()];
-    let (result, peak) = peak_of(|| c.decode_into(&bomb, &mut out));
+    let (result, peak) = ALLOC.peak_of(|| c.decode_into(&bomb, &mut out));
     assert!(result.is_err());
     assert!(
         peak <= limit,
@@ -296,7 +218,7 @@ fn bz2_bombs_are_refused_within_a_fixed_state() {
 
 #[test]
 fn blosc_headers_claiming_huge_sizes_are_refused_within_bounds() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let c = chain(
         DataType::UInt8,
         vec![4096],
@@ -379,7 +301,7 @@ fn index_of(entries: &[(u64, u64)]) -> Vec<u8> {
 
 #[test]
 fn shard_indices_claiming_huge_ranges_are_refused_within_bounds() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let c = chain(DataType::UInt8, vec![8], SHARD_END);
     let m = u64::MAX;
     let forged: Vec<(&str, Vec<(u64, u64)>)> = vec![
@@ -409,7 +331,7 @@ fn shard_indices_claiming_huge_ranges_are_refused_within_bounds() {
         let part = Region::new(vec![1], vec![6]).expect("a region");
         for r in [first, part] {
             let mut out = vec![0u8; r.shape[0] as usize];
-            let (result, peak) = peak_of(|| c.decode_region(&source, &r, &mut out));
+            let (result, peak) = ALLOC.peak_of(|| c.decode_region(&source, &r, &mut out));
             assert!(
                 peak <= allowance(64, 8),
                 "{what}: decode_region allocated {peak} bytes ({result:?})"
@@ -425,7 +347,7 @@ fn shard_indices_claiming_huge_ranges_are_refused_within_bounds() {
 
 #[test]
 fn zstd_bombs_inside_shards_are_refused_within_bounds() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let c = chain(
         DataType::Int32,
         vec![4, 4],
@@ -439,7 +361,7 @@ fn zstd_bombs_inside_shards_are_refused_within_bounds() {
     assert_refused_within_bounds(&c, &stored, "a zstd bomb as an inner chunk");
     let part = Region::new(vec![0, 0], vec![1, 1]).expect("a region");
     let mut out = vec![0u8; 4];
-    let (result, peak) = peak_of(|| c.decode_region(&stored, &part, &mut out));
+    let (result, peak) = ALLOC.peak_of(|| c.decode_region(&stored, &part, &mut out));
     assert!(result.is_err(), "a bomb inner chunk read in part");
     assert!(
         peak <= allowance(stored.len(), 64),
@@ -449,7 +371,7 @@ fn zstd_bombs_inside_shards_are_refused_within_bounds() {
 
 #[test]
 fn huge_chunk_shapes_are_refused_when_the_chain_is_built() {
-    let _serial = serial();
+    let _serial = ALLOC.serial();
     let registry = default_registry();
     for shape in [
         vec![1u64 << 40, 1 << 40],
@@ -462,7 +384,7 @@ fn huge_chunk_shapes_are_refused_when_the_chain_is_built() {
             DataType::Float64,
             FillValue::zero(DataType::Float64),
         );
-        let (result, peak) = peak_of(|| {
+        let (result, peak) = ALLOC.peak_of(|| {
             CodecChain::from_json(
                 r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":0,"checksum":false}}]"#,
                 &repr,
@@ -499,31 +421,18 @@ fn sharding_codecs_build_without_allocating_per_inner_chunk() {
     child_case("huge_shard_build");
 }
 
-/// Runs one of the cases below in a child process (this test binary, filtered to
+/// Runs one of the cases of `child_cases` in a child process (this test binary, filtered to
 /// `child_cases`), and fails with its output if it does not exit cleanly.
 fn child_case(case: &str) {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", "child_cases", "--nocapture", "--test-threads=1"])
-        .env("ZARR_LIMITS_CASE", case)
-        .output()
-        .expect("the child runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(&format!("case {case} done")),
-        "case {case} did not finish cleanly ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
+    child::run_to_completion("child_cases", case);
 }
 
-/// The cases `child_case` runs; does nothing unless `ZARR_LIMITS_CASE` names one.
+/// The cases `child_case` runs, each in a child process of its own.
 #[test]
+#[ignore = "the child process of the tests above (zarr_testkit::child), run by them"]
 fn child_cases() {
-    let Ok(case) = std::env::var("ZARR_LIMITS_CASE") else {
-        return;
-    };
-    let _serial = serial();
+    let case = child::role();
+    let _serial = ALLOC.serial();
     match case.as_str() {
         "huge_chunk_decode" => {
             let shapes = vec![1u64 << 25, 1 << 25];
@@ -536,12 +445,13 @@ fn child_cases() {
             ] {
                 let c = chain(DataType::UInt8, shapes.clone(), json);
                 let stored = [0u8; 64];
-                let (result, peak) = peak_of(|| c.decode(&stored).map(|b| b.len()));
+                let (result, peak) = ALLOC.peak_of(|| c.decode(&stored).map(|b| b.len()));
                 assert!(result.is_err(), "{json}: {result:?}");
                 assert!(peak <= allowance(64, 0), "{json}: allocated {peak} bytes");
                 let region = Region::new(vec![0, 0], vec![1, 1]).expect("a region");
                 let mut out = [0u8; 1];
-                let (result, peak) = peak_of(|| c.decode_region(&&stored[..], &region, &mut out));
+                let (result, peak) =
+                    ALLOC.peak_of(|| c.decode_region(&&stored[..], &region, &mut out));
                 assert!(result.is_err(), "{json}: {result:?}");
                 assert!(
                     peak <= allowance(64, 1),
@@ -558,8 +468,8 @@ fn child_cases() {
                 FillValue::zero(DataType::UInt8),
             );
             let start = std::time::Instant::now();
-            let (result, peak) =
-                peak_of(|| CodecChain::from_json(json, &repr, &default_registry()).map(|_| ()));
+            let (result, peak) = ALLOC
+                .peak_of(|| CodecChain::from_json(json, &repr, &default_registry()).map(|_| ()));
             println!(
                 "2048x2048 shard of 1x1 chunks: {result:?}, {peak} bytes, {:?}",
                 start.elapsed()
@@ -574,12 +484,12 @@ fn child_cases() {
                 DataType::UInt8,
                 FillValue::zero(DataType::UInt8),
             );
-            let (result, peak) =
-                peak_of(|| CodecChain::from_json(json, &repr, &default_registry()).map(|_| ()));
+            let (result, peak) = ALLOC
+                .peak_of(|| CodecChain::from_json(json, &repr, &default_registry()).map(|_| ()));
             println!("2^20 x 2^20 shard of 1x1 chunks: {result:?}, {peak} bytes");
             assert!(peak < 1 << 20, "building allocated {peak} bytes");
         }
         other => panic!("unknown case {other}"),
     }
-    println!("case {case} done");
+    child::done(&case);
 }

@@ -2,6 +2,8 @@
 #![warn(missing_docs)]
 
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod geometry;
 pub mod grid;
 pub mod key_encoding;

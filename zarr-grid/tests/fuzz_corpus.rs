@@ -1,17 +1,17 @@
-//! Replays the fuzz corpus and regressions of the `chunk_key` fuzz target as an ordinary
-//! test: no cargo-fuzz needed. See `fuzz/targets_common/README.md`.
+//! Replays the fuzz corpus and regressions of the `chunk_key` fuzz target as an ordinary test
+//! through its body, `zarr_grid::fuzzing::chunk_key::run`: no cargo-fuzz needed. See
+//! fuzz/README.md.
 
-include!("../../fuzz/targets_common/chunk_key.rs");
-include!("../../fuzz/targets_common/replay.rs");
+use zarr_grid::fuzzing::chunk_key;
+use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
 
 #[test]
 fn chunk_key_corpus_replays_cleanly() {
-    let ran = replay_corpus("chunk_key", false, fuzz_chunk_key);
-    assert!(ran > 0, "the chunk_key corpus is empty");
+    replay_fuzz_target("chunk_key", Inputs::Fixed, chunk_key::run);
 }
 
 #[test]
 #[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
 fn known_failures() {
-    replay_corpus("chunk_key", true, fuzz_chunk_key);
+    replay_fuzz_target("chunk_key", Inputs::KnownFailures, chunk_key::run);
 }

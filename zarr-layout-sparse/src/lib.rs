@@ -47,6 +47,8 @@ compile_error!(
 mod decode;
 mod encode;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod header;
 mod types;
 mod value;

@@ -1,19 +1,19 @@
 //! Replays the fuzz corpus and regressions of the `sparse_decode` fuzz target as an ordinary
-//! test: no cargo-fuzz needed. See `fuzz/targets_common/README.md`.
+//! test through its body, `zarr_layout_sparse::fuzzing::decode::run`: no cargo-fuzz needed.
+//! See fuzz/README.md.
 
-include!("../../fuzz/targets_common/sparse.rs");
-include!("../../fuzz/targets_common/replay.rs");
+use zarr_layout_sparse::fuzzing::decode;
+use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
 
 #[test]
 fn sparse_decode_corpus_replays_cleanly() {
-    let ran = replay_corpus("sparse_decode", false, fuzz_sparse);
-    assert!(ran > 0, "the sparse_decode corpus is empty");
+    replay_fuzz_target("sparse_decode", Inputs::Fixed, decode::run);
 }
 
 #[test]
 #[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
 fn known_failures() {
-    replay_corpus("sparse_decode", true, fuzz_sparse);
+    replay_fuzz_target("sparse_decode", Inputs::KnownFailures, decode::run);
 }
 
 /// Writes seed inputs for `sparse_decode` into `fuzz/corpus/` (then minimise with
@@ -24,9 +24,9 @@ fn known_failures() {
 fn generate_seeds() {
     use zarr_layout_sparse::{encode_dense_bytes, ElementKind};
 
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/sparse_decode");
+    let dir = zarr_testkit::repo_root().join("fuzz/corpus/sparse_decode");
     std::fs::create_dir_all(&dir).expect("corpus folder");
-    for (i, (layout, shape, size)) in sparse_cases().into_iter().enumerate() {
+    for (i, (layout, shape, size)) in decode::cases().into_iter().enumerate() {
         let elements: u64 = shape.iter().product();
         let kind = ElementKind::opaque(size).expect("a size");
         for (p, every) in [0u64, 3, 1].into_iter().enumerate() {

@@ -15,6 +15,7 @@ use zarr_layout_sparse::{
     encoded_len, encoded_size_bound, AlignedBuffer, Format, IndexType, Layout, PointerType,
     SparseChunk, SparseError, SparseIndex, SparsePointer, SparseValue,
 };
+use zarr_testkit::Rng;
 
 fn layouts() -> impl Strategy<Value = Layout> {
     let index = select(IndexType::ALL.to_vec());
@@ -108,16 +109,6 @@ fn c128s() -> BoxedStrategy<Complex64> {
 
 fn same<T: SparseValue>(a: &T, b: &T) -> bool {
     bytes_of(a) == bytes_of(b)
-}
-
-/// A deterministic Fisher-Yates shuffle driven by `seed`.
-fn shuffle<T>(items: &mut [T], mut seed: u64) {
-    for i in (1..items.len()).rev() {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        items.swap(i, (seed % (i as u64 + 1)) as usize);
-    }
 }
 
 fn coords_of(shape: &[u64], mut pos: u64) -> Vec<u64> {
@@ -279,7 +270,7 @@ fn check_roundtrip<T: SparseValue + Debug>(
         .filter(|&(i, v)| !v.is_fill(&fill) || i % 5 == 0)
         .map(|(i, v)| (i as u64, *v))
         .collect();
-    shuffle(&mut triples, seed | 1);
+    Rng::new(seed).shuffle(&mut triples);
     let coords: Vec<u64> = triples
         .iter()
         .flat_map(|&(pos, _)| coords_of(shape, pos))
@@ -350,7 +341,7 @@ proptest! {
             triples.push((i as u64, a));
             triples.push((i as u64, v.wrapping_sub(a)));
         }
-        shuffle(&mut triples, seed | 1);
+        Rng::new(seed).shuffle(&mut triples);
         let coords: Vec<u64> = triples.iter().flat_map(|&(p, _)| coords_of(&shape, p)).collect();
         let values: Vec<i32> = triples.iter().map(|t| t.1).collect();
         let summed = encode_triples_summed(&layout, &shape, &coords, &values, &0).unwrap();

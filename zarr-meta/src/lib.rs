@@ -5,6 +5,8 @@ pub mod data_type;
 mod error;
 pub mod ext;
 mod fill_value;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod numpy;
 
 pub use array::{ArrayMetadata, GroupMetadata, NodeMetadata};

@@ -2,7 +2,8 @@
 //! reject documents whose fault is structural are refused here, with the registries for the
 //! grid, key encoding, codec and storage transformer names filled with the core names.
 //!
-//! Corpora: the project's own `conformance/v3` and, when present, `../shared/conformance/v3`.
+//! Corpora: the project's own `conformance/v3` and, when `ZARR_CONFORMANCE_DIR` names a shared
+//! corpus, its `v3` set (`zarr_testkit::corpus::conformance_corpora`).
 
 use std::path::{Path, PathBuf};
 
@@ -10,14 +11,7 @@ use serde_json::Value;
 use zarr_meta::{ArrayMetadata, ExtensionPoint, FillValue, GroupMetadata, MetaError, Registry};
 
 fn corpora() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    [
-        root.join("conformance/v3"),
-        root.join("../shared/conformance/v3"),
-    ]
-    .into_iter()
-    .filter(|p| p.join("manifest.json").exists())
-    .collect()
+    zarr_testkit::corpus::conformance_corpora(&["v3"])
 }
 
 fn fixtures(dir: &Path) -> Vec<Value> {

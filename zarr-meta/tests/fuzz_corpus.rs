@@ -1,17 +1,17 @@
 //! Replays the fuzz corpus and regressions of the `metadata` fuzz target (parsing part) as
-//! an ordinary test: no cargo-fuzz needed. See `fuzz/targets_common/README.md`.
+//! an ordinary test through its body, `zarr_meta::fuzzing::metadata::run`: no cargo-fuzz
+//! needed. See fuzz/README.md.
 
-include!("../../fuzz/targets_common/metadata.rs");
-include!("../../fuzz/targets_common/replay.rs");
+use zarr_meta::fuzzing::metadata;
+use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
 
 #[test]
 fn metadata_corpus_replays_cleanly() {
-    let ran = replay_corpus("metadata", false, fuzz_metadata_parse);
-    assert!(ran > 0, "the metadata corpus is empty");
+    replay_fuzz_target("metadata", Inputs::Fixed, metadata::run);
 }
 
 #[test]
 #[ignore = "inputs of bugs not fixed yet (fuzz/regressions/KNOWN_FAILURES)"]
 fn known_failures() {
-    replay_corpus("metadata", true, fuzz_metadata_parse);
+    replay_fuzz_target("metadata", Inputs::KnownFailures, metadata::run);
 }

@@ -1,4 +1,5 @@
-//! A store wrapper that counts calls, for tests that assert how many requests a read costs.
+//! A store wrapper that counts calls, for tests that assert how many requests a read costs
+//! (cargo feature `testing`; `zarr_store::testing::CountingStore`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,7 +15,8 @@ use crate::store::{ListDir, Store};
 /// `CountingObjectStore` (cargo feature `object-store`).
 ///
 /// ```
-/// use zarr_store::{ByteRange, CountingStore, MemoryStore, Store, StoreExt};
+/// use zarr_store::testing::CountingStore; // cargo feature `testing`
+/// use zarr_store::{ByteRange, MemoryStore, Store, StoreExt};
 ///
 /// let store = CountingStore::new(MemoryStore::new());
 /// store.set("a/c/0", b"0123456789")?;

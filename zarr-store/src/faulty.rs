@@ -1,4 +1,5 @@
-//! A store wrapper that injects faults, for tests of what an interrupted operation leaves.
+//! A store wrapper that injects faults, for tests of what an interrupted operation leaves
+//! (cargo feature `testing`; `zarr_store::testing::FaultyStore`).
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,7 +90,8 @@ impl Fault {
 /// for every `k`:
 ///
 /// ```
-/// use zarr_store::{Fault, FaultOp, FaultyStore, MemoryStore, Store};
+/// use zarr_store::testing::{Fault, FaultOp, FaultyStore}; // cargo feature `testing`
+/// use zarr_store::{MemoryStore, Store};
 ///
 /// let store = FaultyStore::new(MemoryStore::new());
 /// store.set("a", b"1")?;

@@ -1,7 +1,9 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "testing")]
 mod counting;
 mod error;
+#[cfg(feature = "testing")]
 mod faulty;
 mod filesystem;
 mod key;
@@ -14,14 +16,12 @@ mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use counting::{CountingStore, StoreCounts};
 pub use error::{Result, StoreError};
-pub use faulty::{Fault, FaultKind, FaultOp, FaultyStore};
 pub use filesystem::FilesystemStore;
 pub use key::{validate_key, validate_prefix, TEMP_PREFIX};
 pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
-pub use object::{CountingObjectStore, ObjectStoreBackend, RequestCounts, MAX_CONCURRENT_REQUESTS};
+pub use object::{ObjectStoreBackend, MAX_CONCURRENT_REQUESTS};
 /// The `object_store` crate this crate builds on (cargo feature `object-store`), re-exported so
 /// that callers build their `Arc<dyn ObjectStore>` with the same version.
 #[cfg(feature = "object-store")]

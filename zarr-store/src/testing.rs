@@ -1,9 +1,16 @@
-//! The store conformance suite (cargo feature `testing`).
+//! The store conformance suite and the store test doubles (cargo feature `testing`; **not a
+//! stable API**: it changes with the tests that use it).
 //!
 //! Every [`Store`] implementation runs [`run_store_conformance`] in its tests, so all stores
 //! agree on the semantics the rest of the library relies on: missing keys, overwrites, empty
 //! values, byte ranges and their errors, deletes, sorted listings, one-level listings, key
 //! validation, keys with negative chunk indices, and concurrent writers.
+//!
+//! The test doubles: [`FaultyStore`] injects faults (failed, cut-short or every later call),
+//! for tests of what an interrupted operation leaves; [`CountingStore`] counts the calls made
+//! to a store and the bytes moved; with cargo feature `object-store`, `CountingObjectStore`
+//! counts the HTTP requests under an `ObjectStoreBackend`
+//! (`ObjectStoreBackend::with_request_counter`).
 //!
 //! ```
 //! use zarr_store::{testing::run_store_conformance, MemoryStore};
@@ -16,6 +23,11 @@
 use std::fmt::Debug;
 
 use crate::{ByteRange, MemoryStore, Result, Store, StoreError, StoreExt};
+
+pub use crate::counting::{CountingStore, StoreCounts};
+pub use crate::faulty::{Fault, FaultKind, FaultOp, FaultyStore};
+#[cfg(feature = "object-store")]
+pub use crate::object::{CountingObjectStore, RequestCounts};
 
 /// Runs every check against `store`, which must be empty; it is left empty again.
 ///
@@ -846,96 +858,4 @@ fn check_concurrent_disjoint_writes(store: &dyn Store) {
         );
     }
     clear(store);
-}
-
-/// Helpers for tests against a local S3 server (`scripts/s3-server` starts one and prints its
-/// environment). Every S3 test of the workspace uses them, so they skip and fail the same way.
-pub mod s3 {
-    use std::io::{Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-    /// The S3 endpoint to test against (`AWS_ENDPOINT_URL`), with `bucket` created; `None`
-    /// (and a note on stderr naming `test`) when `ZARR_S3_TEST` is not `1`.
-    ///
-    /// # Panics
-    ///
-    /// With `ZARR_S3_TEST=1`, when `AWS_ENDPOINT_URL` is unset or not a loopback `http://`
-    /// address, or when the server does not answer: a missing server fails, it never skips.
-    pub fn endpoint(test: &str, bucket: &str) -> Option<String> {
-        if std::env::var("ZARR_S3_TEST").as_deref() != Ok("1") {
-            eprintln!(
-                "note: {test}: skipped, set ZARR_S3_TEST=1 with a server running \
-                 (eval \"$(scripts/s3-server)\") to run it"
-            );
-            return None;
-        }
-        let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
-            panic!(
-                "ZARR_S3_TEST=1 but AWS_ENDPOINT_URL is unset: run eval \"$(scripts/s3-server)\""
-            )
-        });
-        let authority = endpoint
-            .strip_prefix("http://")
-            .map(|rest| rest.trim_end_matches('/'))
-            .unwrap_or_else(|| {
-                panic!("AWS_ENDPOINT_URL={endpoint}: expected http://127.0.0.1:PORT")
-            });
-        let loopback = authority
-            .to_socket_addrs()
-            .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
-            .unwrap_or(false);
-        assert!(
-            loopback,
-            "AWS_ENDPOINT_URL={endpoint}: the S3 tests only talk to a server on the loopback \
-             address"
-        );
-        create_bucket(authority, bucket);
-        Some(endpoint)
-    }
-
-    /// Creates `bucket` with an unsigned `PUT /bucket` (which the local test server accepts);
-    /// a bucket that exists already is fine.
-    ///
-    /// # Panics
-    ///
-    /// When the server does not answer, or answers anything but 200 or 409.
-    pub fn create_bucket(authority: &str, bucket: &str) {
-        let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| {
-            panic!(
-                "ZARR_S3_TEST=1 but no S3 server answers at {authority}: {e} \
-                 (start one: eval \"$(scripts/s3-server)\")"
-            )
-        });
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap_or_else(|e| panic!("set_read_timeout: {e}"));
-        let request = format!(
-            "PUT /{bucket} HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 0\r\n\
-             Connection: close\r\n\r\n"
-        );
-        stream
-            .write_all(request.as_bytes())
-            .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
-        let mut response = String::new();
-        stream
-            .read_to_string(&mut response)
-            .unwrap_or_else(|e| panic!("creating bucket {bucket}: {e}"));
-        let status = response.split_whitespace().nth(1).unwrap_or("");
-        // 409: the bucket exists already (created by another test)
-        assert!(
-            status == "200" || status == "409",
-            "creating bucket {bucket}: unexpected answer {:?}",
-            response.lines().next()
-        );
-    }
-
-    /// An object prefix no other test run uses: `run-<process id>-<nanoseconds>/<test>`.
-    pub fn unique_prefix(test: &str) -> String {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        format!("run-{}-{nanos}/{test}", std::process::id())
-    }
 }

@@ -1,4 +1,4 @@
-//! The project side of `/work/shared/bench/compare.py`:
+//! The project side of the peers' benchmark harness `compare.py` (benches/README.md):
 //!
 //! ```text
 //! peer-bench OP WORKLOAD PATH N      OP: write | read | slab    WORKLOAD: raw | zstd | blosc | shard

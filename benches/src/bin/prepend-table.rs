@@ -1,4 +1,4 @@
-//! Reproduces the prepend cost table of `/work/shared/design/regular_bounded.md` on this
+//! Reproduces the prepend cost table of the shared design note `regular_bounded.md` on this
 //! machine: two chunk rows prepended on axis 0 to a uint8 array of 64x64x64 chunks
 //! (`[bytes]`, 256 KiB per chunk file) on a grid of G x G x G chunks in a `FilesystemStore`
 //! in a temporary directory. Columns, wall seconds (medians of `--repeat` runs):

@@ -7,10 +7,8 @@
 //!
 //! `cargo run --release -p zarr-benches --bin sparse-table`
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,73 +18,23 @@ use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
 use zarr_benches::{def, dense_to_csr};
+use zarr_testkit::{CountingAlloc, Rng};
 
 /// The system allocator, counting live bytes and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let live = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-// SAFETY: every call forwards to `System` with the same arguments; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded as is
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded as is
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as is
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded as is
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Runs `f`, returning its result, the time it took and the peak of live bytes above those
 /// live when it started (what it returns counts: it is live at the end).
 fn measure<R>(f: impl FnOnce() -> Res<R>) -> Res<(R, Duration, usize)> {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let t = Instant::now();
-    let r = f()?;
-    let dt = t.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    Ok((r, dt, peak))
+    let ((r, dt), peak) = ALLOC.peak_of(|| {
+        let t = Instant::now();
+        let r = f();
+        (r, t.elapsed())
+    });
+    Ok((r?, dt, peak))
 }
 
 /// Medians over `RUNS` runs of time and peak memory (the result of the last run is dropped).
@@ -106,27 +54,9 @@ fn median_of<R>(mut f: impl FnMut() -> Res<R>) -> Res<(Duration, usize)> {
     Ok((times[RUNS / 2], peaks[RUNS / 2]))
 }
 
-/// splitmix64
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A nonzero value in [1, 2).
-    fn value(&mut self) -> f32 {
-        1.0 + self.unit() as f32
-    }
+/// A nonzero value in [1, 2).
+fn value(rng: &mut Rng) -> f32 {
+    1.0 + rng.unit() as f32
 }
 
 #[derive(Clone, Copy)]
@@ -139,13 +69,13 @@ enum Pattern {
 /// The dense data (C order) of `shape` at `density`.
 fn make(shape: &[u64], density: f64, pattern: Pattern, seed: u64) -> Vec<f32> {
     let n: u64 = shape.iter().product();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut data = vec![0f32; n as usize];
     match pattern {
         Pattern::Random => {
             for v in &mut data {
                 if rng.unit() < density {
-                    *v = rng.value();
+                    *v = value(&mut rng);
                 }
             }
         }
@@ -155,11 +85,12 @@ fn make(shape: &[u64], density: f64, pattern: Pattern, seed: u64) -> Vec<f32> {
             let side = ((density * n as f64 / 4.0).sqrt().round() as u64).min(rows / 2);
             for q in 0..4u64 {
                 let (qr, qc) = ((q / 2) * rows / 2, (q % 2) * cols / 2);
-                let r0 = qr + rng.next() % (rows / 2 - side + 1);
-                let c0 = qc + rng.next() % (cols / 2 - side + 1);
+                // `%`, not `below`: the same data as the figures of benches/README.md
+                let r0 = qr + rng.next_u64() % (rows / 2 - side + 1);
+                let c0 = qc + rng.next_u64() % (cols / 2 - side + 1);
                 for r in r0..r0 + side {
                     for c in c0..c0 + side {
-                        data[(r * cols + c) as usize] = rng.value();
+                        data[(r * cols + c) as usize] = value(&mut rng);
                     }
                 }
             }
@@ -296,8 +227,8 @@ fn case(
 
     let spmv = if two_d {
         let (rows, cols) = (shape[0] as usize, shape[1] as usize);
-        let mut rng = Rng(7);
-        let x: Vec<f32> = (0..cols).map(|_| rng.value()).collect();
+        let mut rng = Rng::new(7);
+        let x: Vec<f32> = (0..cols).map(|_| value(&mut rng)).collect();
         let (s_a, _) = median_of(|| Ok(sparse.spmv(&x)?))?;
         let (s_b, _) = median_of(|| {
             let d = dense.read_all::<f32>()?;

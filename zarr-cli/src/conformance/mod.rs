@@ -1,6 +1,6 @@
 //! `zarr conformance write DIR` and `zarr conformance run DIR -- READER...`.
 //!
-//! The corpus format is the one of `../shared/conformance/v3`: a `manifest.json` with
+//! The corpus format is the shared one (`conformance/v3` uses it too): a `manifest.json` with
 //! `{"fixtures": [{"path", "node", "writer", "expect", "data", "why"}]}`, each readable array
 //! beside its expected `PATH.npy`. This writer adds `"requires"`: the extensions of this
 //! project a fixture needs (`regular_bounded`, `sparse_layout`), which `run` groups results

@@ -81,15 +81,7 @@ pub fn to_i32(b: &[u8]) -> Vec<i32> {
 
 /// Deterministic pseudo-random bytes; bool bytes 0/1, floats finite.
 pub fn random(t: DataType, n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut out: Vec<u8> = (0..n * t.size())
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let mut out = zarr_testkit::Rng::new(seed).bytes(n * t.size());
     match t {
         DataType::Bool => out.iter_mut().for_each(|b| *b &= 1),
         DataType::Float16 => out.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3f),
@@ -102,33 +94,6 @@ pub fn random(t: DataType, n: usize, seed: u64) -> Vec<u8> {
         _ => {}
     }
     out
-}
-
-/// Whether this build has the `sparse_layout` codec (another engineer is adding it); tests of
-/// `--sparse` skip with a note until it exists.
-pub fn sparse_available() -> bool {
-    let have = zarr_array::Extensions::default()
-        .codecs
-        .contains("sparse_layout");
-    if !have {
-        eprintln!(
-            "note: sparse_layout is not registered in zarr-codecs yet; the --sparse checks are \
-             skipped (they run once it is)"
-        );
-    }
-    have
-}
-
-/// The peers' python when interop tests are on (`ZARR_INTEROP=1`, set by scripts/test with
-/// `ZARR_PEERS_PYTHON_BIN`); `None` (with a note) otherwise.
-pub fn python() -> Option<PathBuf> {
-    if std::env::var("ZARR_INTEROP").ok().as_deref() != Some("1") {
-        eprintln!("note: interop tests skipped: set ZARR_INTEROP=1 and ZARR_PEERS_PYTHON_BIN (scripts/test does)");
-        return None;
-    }
-    let py = std::env::var("ZARR_PEERS_PYTHON_BIN")
-        .expect("ZARR_INTEROP=1 needs ZARR_PEERS_PYTHON_BIN (the peers' venv python)");
-    Some(PathBuf::from(py))
 }
 
 /// The workspace root.

@@ -17,7 +17,10 @@ little-endian) and whether our encoding must be byte-identical ("identical"); an
 Usage (the pinned peers from scripts/peers-venv):
 
     PY=$(scripts/peers-venv | tail -n1)
-    $PY zarr-codecs/tests/data/generate.py [/work/shared/conformance/v3]
+    $PY zarr-codecs/tests/data/generate.py CORPUS_V3
+
+CORPUS_V3 is the ``v3`` folder of the shared conformance corpus, which the copied cases were
+taken from (it lives outside this repository, so it is an argument).
 """
 from __future__ import annotations
 
@@ -176,7 +179,9 @@ def rejected(corpus: Path) -> list:
 
 
 def main() -> None:
-    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/shared/conformance/v3")
+    if len(sys.argv) != 2 or not (Path(sys.argv[1]) / "manifest.json").is_file():
+        sys.exit("usage: generate.py CORPUS_V3 (a conformance corpus folder with a manifest.json)")
+    corpus = Path(sys.argv[1])
     if OUT.exists():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)

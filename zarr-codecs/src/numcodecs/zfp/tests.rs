@@ -191,17 +191,8 @@ fn corrupt_and_truncated_streams_are_errors() {
     assert!(f32s.decode_into(&enc, &mut out[..42 * 4]).is_err());
     // garbage never panics and never reads past the chunk
     for seed in 0..50u64 {
-        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let garbage: Vec<u8> = enc[..16]
-            .iter()
-            .copied()
-            .chain((0..200).map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s as u8
-            }))
-            .collect();
+        let mut garbage = enc[..16].to_vec();
+        garbage.extend(zarr_testkit::Rng::new(seed).bytes(200));
         let _ = c.decode_into(&garbage, &mut out);
     }
 }

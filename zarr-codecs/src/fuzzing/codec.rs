@@ -1,4 +1,6 @@
-// Shared by fuzz/fuzz_targets/codec_*.rs and zarr-codecs/tests/fuzz_corpus.rs (see README.md).
+//! The `codec_<name>` targets: stored chunks decoded by fixed chains of one codec.
+
+use zarr_grid::geometry;
 
 /// The codecs with a fuzz target `codec_<name>` (and a replayed corpus).
 pub const CODECS: [&str; 22] = [
@@ -36,7 +38,7 @@ pub fn lossy(codec: &str) -> bool {
 }
 
 /// The fixed chains each codec target decodes with: `(data type, chunk shape, codecs JSON)`.
-pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static str)> {
+pub fn chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static str)> {
     use zarr_meta::DataType as T;
     match codec {
         "bytes" => vec![
@@ -154,7 +156,11 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
             ),
         ],
         "zlib" => vec![
-            (T::UInt8, vec![64], r#"[{"name":"bytes"},{"name":"numcodecs.zlib","configuration":{"level":1}}]"#),
+            (
+                T::UInt8,
+                vec![64],
+                r#"[{"name":"bytes"},{"name":"numcodecs.zlib","configuration":{"level":1}}]"#,
+            ),
             (
                 T::Float32,
                 vec![8, 8],
@@ -162,7 +168,11 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
             ),
         ],
         "bz2" => vec![
-            (T::UInt8, vec![64], r#"[{"name":"bytes"},{"name":"numcodecs.bz2","configuration":{"level":1}}]"#),
+            (
+                T::UInt8,
+                vec![64],
+                r#"[{"name":"bytes"},{"name":"numcodecs.bz2","configuration":{"level":1}}]"#,
+            ),
             (
                 T::Int16,
                 vec![4, 8],
@@ -170,7 +180,11 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
             ),
         ],
         "lz4" => vec![
-            (T::UInt8, vec![64], r#"[{"name":"bytes"},{"name":"numcodecs.lz4","configuration":{}}]"#),
+            (
+                T::UInt8,
+                vec![64],
+                r#"[{"name":"bytes"},{"name":"numcodecs.lz4","configuration":{}}]"#,
+            ),
             (
                 T::Float64,
                 vec![16],
@@ -178,7 +192,11 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
             ),
         ],
         "lzma" => vec![
-            (T::UInt8, vec![64], r#"[{"name":"bytes"},{"name":"numcodecs.lzma","configuration":{"preset":1}}]"#),
+            (
+                T::UInt8,
+                vec![64],
+                r#"[{"name":"bytes"},{"name":"numcodecs.lzma","configuration":{"preset":1}}]"#,
+            ),
             (
                 T::Int32,
                 vec![8, 8],
@@ -208,7 +226,11 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
                 vec![6],
                 r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"numcodecs.crc32","configuration":{}}]"#,
             ),
-            (T::UInt8, vec![16], r#"[{"name":"bytes"},{"name":"numcodecs.crc32","configuration":{"location":"end"}}]"#),
+            (
+                T::UInt8,
+                vec![16],
+                r#"[{"name":"bytes"},{"name":"numcodecs.crc32","configuration":{"location":"end"}}]"#,
+            ),
         ],
         "adler32" => vec![
             (
@@ -216,10 +238,18 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
                 vec![6],
                 r#"[{"name":"bytes","configuration":{"endian":"little"}},{"name":"numcodecs.adler32","configuration":{}}]"#,
             ),
-            (T::UInt8, vec![16], r#"[{"name":"bytes"},{"name":"numcodecs.lz4","configuration":{}},{"name":"numcodecs.adler32","configuration":{"location":"end"}}]"#),
+            (
+                T::UInt8,
+                vec![16],
+                r#"[{"name":"bytes"},{"name":"numcodecs.lz4","configuration":{}},{"name":"numcodecs.adler32","configuration":{"location":"end"}}]"#,
+            ),
         ],
         "fletcher32" => vec![
-            (T::UInt8, vec![7], r#"[{"name":"bytes"},{"name":"numcodecs.fletcher32","configuration":{}}]"#),
+            (
+                T::UInt8,
+                vec![7],
+                r#"[{"name":"bytes"},{"name":"numcodecs.fletcher32","configuration":{}}]"#,
+            ),
             (
                 T::Int16,
                 vec![4, 4],
@@ -280,8 +310,16 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
             ),
         ],
         "packbits" => vec![
-            (T::Bool, vec![13], r#"[{"name":"numcodecs.packbits","configuration":{}},{"name":"bytes"}]"#),
-            (T::Bool, vec![4, 4], r#"[{"name":"numcodecs.packbits","configuration":{}},{"name":"bytes"},{"name":"numcodecs.zlib","configuration":{"level":1}}]"#),
+            (
+                T::Bool,
+                vec![13],
+                r#"[{"name":"numcodecs.packbits","configuration":{}},{"name":"bytes"}]"#,
+            ),
+            (
+                T::Bool,
+                vec![4, 4],
+                r#"[{"name":"numcodecs.packbits","configuration":{}},{"name":"bytes"},{"name":"numcodecs.zlib","configuration":{"level":1}}]"#,
+            ),
         ],
         "astype" => vec![
             (
@@ -296,44 +334,67 @@ pub fn codec_chains(codec: &str) -> Vec<(zarr_meta::DataType, Vec<u64>, &'static
             ),
         ],
         "pcodec" => vec![
-            (T::Int32, vec![64], r#"[{"name":"numcodecs.pcodec","configuration":{"level":8}}]"#),
-            (T::Float64, vec![8, 8], r#"[{"name":"pcodec","configuration":{"level":3,"delta_spec":"try_consecutive","delta_encoding_order":2}}]"#),
-            (T::UInt16, vec![16], r#"[{"name":"numcodecs.pcodec","configuration":{"mode_spec":"classic","equal_pages_up_to":4}}]"#),
+            (
+                T::Int32,
+                vec![64],
+                r#"[{"name":"numcodecs.pcodec","configuration":{"level":8}}]"#,
+            ),
+            (
+                T::Float64,
+                vec![8, 8],
+                r#"[{"name":"pcodec","configuration":{"level":3,"delta_spec":"try_consecutive","delta_encoding_order":2}}]"#,
+            ),
+            (
+                T::UInt16,
+                vec![16],
+                r#"[{"name":"numcodecs.pcodec","configuration":{"mode_spec":"classic","equal_pages_up_to":4}}]"#,
+            ),
         ],
         "zfp" => vec![
-            (T::Float64, vec![6, 7], r#"[{"name":"numcodecs.zfpy","configuration":{"mode":4,"tolerance":0.01}}]"#),
-            (T::Float32, vec![5, 5], r#"[{"name":"zfp","configuration":{"mode":"reversible"}}]"#),
-            (T::Int32, vec![16], r#"[{"name":"zfp","configuration":{"mode":"fixed_rate","rate":8}}]"#),
-            (T::Int64, vec![3, 4, 5], r#"[{"name":"zfpy","configuration":{"mode":3,"precision":20}}]"#),
+            (
+                T::Float64,
+                vec![6, 7],
+                r#"[{"name":"numcodecs.zfpy","configuration":{"mode":4,"tolerance":0.01}}]"#,
+            ),
+            (
+                T::Float32,
+                vec![5, 5],
+                r#"[{"name":"zfp","configuration":{"mode":"reversible"}}]"#,
+            ),
+            (
+                T::Int32,
+                vec![16],
+                r#"[{"name":"zfp","configuration":{"mode":"fixed_rate","rate":8}}]"#,
+            ),
+            (
+                T::Int64,
+                vec![3, 4, 5],
+                r#"[{"name":"zfpy","configuration":{"mode":3,"precision":20}}]"#,
+            ),
         ],
         other => panic!("no chains for codec {other:?}"),
     }
 }
 
 /// Chain `i` of `codec`, built once (the chains are fixed, so building cannot fail).
-pub fn codec_chain(codec: &str, i: usize) -> &'static zarr_codecs::CodecChain {
+pub fn chain(codec: &str, i: usize) -> &'static crate::CodecChain {
     static CHAINS: std::sync::OnceLock<
-        std::collections::BTreeMap<&'static str, Vec<zarr_codecs::CodecChain>>,
+        std::collections::BTreeMap<&'static str, Vec<crate::CodecChain>>,
     > = std::sync::OnceLock::new();
     let all = CHAINS.get_or_init(|| {
         CODECS
             .iter()
             .copied()
             .map(|name| {
-                let chains = codec_chains(name)
+                let built = chains(name)
                     .into_iter()
                     .map(|(t, shape, json)| {
-                        let repr =
-                            zarr_codecs::ChunkRepr::new(shape, t, zarr_meta::FillValue::zero(t));
-                        zarr_codecs::CodecChain::from_json(
-                            json,
-                            &repr,
-                            &zarr_codecs::default_registry(),
-                        )
-                        .unwrap_or_else(|e| panic!("chain {json}: {e}"))
+                        let repr = crate::ChunkRepr::new(shape, t, zarr_meta::FillValue::zero(t));
+                        crate::CodecChain::from_json(json, &repr, &crate::default_registry())
+                            .unwrap_or_else(|e| panic!("chain {json}: {e}"))
                     })
                     .collect();
-                (name, chains)
+                (name, built)
             })
             .collect()
     });
@@ -343,12 +404,12 @@ pub fn codec_chain(codec: &str, i: usize) -> &'static zarr_codecs::CodecChain {
 /// The first byte picks one of the chains of `codec`; the rest is a stored chunk. Every way
 /// of decoding it must agree: `decode`, `decode_into`, `decode_region` of the whole chunk and
 /// of a part. A chunk that decodes re-encodes to a chunk that decodes to the same bytes.
-pub fn fuzz_codec(codec: &str, data: &[u8]) {
+pub fn run(codec: &str, data: &[u8]) {
     let Some((&selector, stored)) = data.split_first() else {
         return;
     };
-    let n = codec_chains(codec).len();
-    let chain = codec_chain(codec, usize::from(selector) % n);
+    let n = chains(codec).len();
+    let chain = self::chain(codec, usize::from(selector) % n);
     let len = chain.decoded_len();
     let shape = chain.repr().shape.clone();
     let elem = chain.repr().element_size();
@@ -358,8 +419,7 @@ pub fn fuzz_codec(codec: &str, data: &[u8]) {
     let head = (shape.first().is_some_and(|&d| d >= 4)).then(|| {
         let mut hshape = shape.clone();
         hshape[0] /= 4;
-        let region = zarr_grid::geometry::Region::new(vec![0; shape.len()], hshape)
-            .expect("a valid region");
+        let region = geometry::Region::new(vec![0; shape.len()], hshape).expect("a valid region");
         let hlen = region.shape.iter().product::<u64>() as usize * elem;
         let mut head_out = vec![0u8; hlen];
         let result = chain.decode_region(&stored, &region, &mut head_out);
@@ -389,7 +449,7 @@ pub fn fuzz_codec(codec: &str, data: &[u8]) {
             "the head of a chunk that decodes: {result:?}"
         );
         let mut expected = vec![0u8; head_out.len()];
-        zarr_grid::geometry::copy_region(
+        geometry::copy_region(
             &out,
             &shape,
             &region.start,
@@ -401,7 +461,7 @@ pub fn fuzz_codec(codec: &str, data: &[u8]) {
         );
         assert_eq!(head_out, expected, "the head of a chunk differs");
     }
-    let whole = zarr_grid::geometry::Region::whole(&shape);
+    let whole = geometry::Region::whole(&shape);
     let mut region_out = vec![0u8; len];
     let found = chain
         .decode_region(&stored, &whole, &mut region_out)
@@ -409,18 +469,16 @@ pub fn fuzz_codec(codec: &str, data: &[u8]) {
     assert!(found);
     assert_eq!(region_out, out, "decode_region of the whole chunk differs");
     if shape.iter().all(|&d| d >= 2) {
-        let part = zarr_grid::geometry::Region::new(
-            vec![1; shape.len()],
-            shape.iter().map(|&d| d - 1).collect(),
-        )
-        .expect("a valid region");
+        let part =
+            geometry::Region::new(vec![1; shape.len()], shape.iter().map(|&d| d - 1).collect())
+                .expect("a valid region");
         let plen = part.shape.iter().product::<u64>() as usize * elem;
         let mut part_out = vec![0u8; plen];
         assert!(chain
             .decode_region(&stored, &part, &mut part_out)
             .expect("decode_region of part of a chunk that decodes"));
         let mut expected = vec![0u8; plen];
-        zarr_grid::geometry::copy_region(
+        geometry::copy_region(
             &out,
             &shape,
             &part.start,

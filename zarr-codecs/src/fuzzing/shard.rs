@@ -1,7 +1,9 @@
-// Shared by fuzz/fuzz_targets/shard.rs and zarr-codecs/tests/fuzz_corpus.rs (see README.md).
+//! The `shard` target: stored shards read whole and by regions through a slice source.
+
+use zarr_grid::geometry::{copy_region, Region};
 
 /// The fixed sharding chains: `(data type, shard shape, codecs JSON)`.
-pub fn shard_chains() -> Vec<(zarr_meta::DataType, Vec<u64>, &'static str)> {
+pub fn chains() -> Vec<(zarr_meta::DataType, Vec<u64>, &'static str)> {
     use zarr_meta::DataType as T;
     vec![
         // zarr-python's defaults: index at the end with crc32c
@@ -38,14 +40,14 @@ pub fn shard_chains() -> Vec<(zarr_meta::DataType, Vec<u64>, &'static str)> {
 }
 
 /// Sharding chain `i`, built once.
-pub fn shard_chain(i: usize) -> &'static zarr_codecs::CodecChain {
-    static CHAINS: std::sync::OnceLock<Vec<zarr_codecs::CodecChain>> = std::sync::OnceLock::new();
+pub fn chain(i: usize) -> &'static crate::CodecChain {
+    static CHAINS: std::sync::OnceLock<Vec<crate::CodecChain>> = std::sync::OnceLock::new();
     let all = CHAINS.get_or_init(|| {
-        shard_chains()
+        chains()
             .into_iter()
             .map(|(t, shape, json)| {
-                let repr = zarr_codecs::ChunkRepr::new(shape, t, zarr_meta::FillValue::zero(t));
-                zarr_codecs::CodecChain::from_json(json, &repr, &zarr_codecs::default_registry())
+                let repr = crate::ChunkRepr::new(shape, t, zarr_meta::FillValue::zero(t));
+                crate::CodecChain::from_json(json, &repr, &crate::default_registry())
                     .unwrap_or_else(|e| panic!("chain {json}: {e}"))
             })
             .collect()
@@ -57,14 +59,12 @@ pub fn shard_chain(i: usize) -> &'static zarr_codecs::CodecChain {
 /// regions through a slice source. A region read must agree with the whole shard whenever the
 /// whole shard decodes; a region read of a shard that does not decode may succeed (it reads
 /// only the inner chunks it needs) but never panics.
-pub fn fuzz_shard(data: &[u8]) {
-    use zarr_grid::geometry::{copy_region, Region};
-
+pub fn run(data: &[u8]) {
     let Some((&selector, stored)) = data.split_first() else {
         return;
     };
-    let n = shard_chains().len();
-    let chain = shard_chain(usize::from(selector) % n);
+    let n = chains().len();
+    let chain = self::chain(usize::from(selector) % n);
     let shape = chain.repr().shape.clone();
     let elem = chain.repr().element_size();
     let whole = chain.decode(stored).ok();

@@ -1,0 +1,12 @@
+//! The bodies of the fuzz targets that exercise this crate (cargo feature `fuzzing`; **not a
+//! stable API**: it changes with the targets).
+//!
+//! `fuzz/fuzz_targets/<target>.rs` calls them (the `fuzz` crate enables the feature), and
+//! `tests/fuzz_corpus.rs` replays each target's corpus and regressions through the same
+//! functions under plain `cargo test`. A panic is a finding.
+//!
+//! The fixed chains name codecs of the default features: with one of them compiled out,
+//! building its chains panics (naming the feature).
+
+pub mod codec;
+pub mod shard;
