@@ -1,0 +1,152 @@
+//! The shard index: decoding it and checking its entries against the shard, the inner
+//! chunks' byte spans, and assembling a shard from encoded inner chunks (Morton order, then
+//! the index).
+
+use crate::buffer::AlignedBuffer;
+use crate::error::{CodecError, Result};
+
+use super::{IndexLocation, ShardingCodec, NAME};
+
+/// The index entry of an inner chunk that is not stored.
+pub(super) const MISSING: u64 = u64::MAX;
+
+impl ShardingCodec {
+    /// The stored `(offset, nbytes)` of inner chunk `lin`, checked; `None` if not stored.
+    pub(super) fn entry(
+        &self,
+        words: &[u64],
+        lin: usize,
+        shard_len: Option<u64>,
+    ) -> Result<Option<(u64, u64)>> {
+        let (offset, nbytes) = (words[2 * lin], words[2 * lin + 1]);
+        if offset == MISSING && nbytes == MISSING {
+            return Ok(None);
+        }
+        let err = |reason: &'static str| CodecError::InvalidShardIndex {
+            chunk: self.unravel(lin),
+            offset,
+            nbytes,
+            reason,
+        };
+        if nbytes > self.inner_bound {
+            return Err(err("nbytes exceeds the largest encoding of an inner chunk"));
+        }
+        let end = offset
+            .checked_add(nbytes)
+            .ok_or_else(|| err("it points outside the shard"))?;
+        if shard_len.is_some_and(|len| end > len) {
+            return Err(err("it points outside the shard"));
+        }
+        Ok(Some((offset, nbytes)))
+    }
+
+    /// Decodes an index; the result holds `2 * n_chunks` native-order words.
+    pub(super) fn decode_index(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
+        let index = self.index.decode(bytes)?;
+        if index.as_words().len() != 2 * self.n_chunks {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: 16 * self.n_chunks as u64,
+                got: index.len() as u64,
+            });
+        }
+        Ok(index)
+    }
+
+    /// Decodes the index of a whole stored shard and checks every entry against the shard:
+    /// `(offset, nbytes)` per inner chunk in C order, `None` where not stored.
+    pub(super) fn spans(&self, input: &[u8]) -> Result<Vec<Option<(u64, u64)>>> {
+        if input.len() < self.index_len {
+            return Err(CodecError::Truncated {
+                codec: NAME,
+                needed: self.index_len as u64,
+                got: input.len() as u64,
+            });
+        }
+        let index_bytes = match self.location {
+            IndexLocation::Start => &input[..self.index_len],
+            IndexLocation::End => &input[input.len() - self.index_len..],
+        };
+        let index = self.decode_index(index_bytes)?;
+        let words = index.as_words();
+        let shard_len = Some(input.len() as u64);
+        (0..self.n_chunks)
+            .map(|lin| self.entry(words, lin, shard_len))
+            .collect()
+    }
+
+    /// The stored bytes of every inner chunk of a shard, in C order of the inner chunk grid
+    /// (positions `zarr_grid::geometry::indices(self.chunks_per_shard())`), `None` for an inner
+    /// chunk that is not stored. The index is decoded and every entry checked against the
+    /// shard and the inner chain's bound; the inner chunks themselves are not decoded (decode
+    /// them with [`ShardingCodec::inner_chain`]).
+    ///
+    /// # Errors
+    /// A truncated shard, a corrupt index, an entry pointing outside the shard.
+    pub fn inner_chunk_bytes<'a>(&self, shard: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        Ok(self
+            .spans(shard)?
+            .into_iter()
+            .map(|span| span.map(|(o, n)| &shard[o as usize..(o + n) as usize]))
+            .collect())
+    }
+
+    /// Assembles a shard from inner chunks already encoded with the inner chain, given in C
+    /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
+    /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
+    /// (the shard is then not written).
+    ///
+    /// # Errors
+    /// [`CodecError::BufferLength`] for a list of the wrong length; an index codec's failure.
+    pub fn assemble_shard(&self, mut inner: Vec<Option<Vec<u8>>>) -> Result<Option<Vec<u8>>> {
+        if inner.len() != self.n_chunks {
+            return Err(CodecError::BufferLength {
+                what: "the list of inner chunks",
+                expected: self.n_chunks as u64,
+                got: inner.len() as u64,
+            });
+        }
+        if inner.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let morton: Vec<Option<Vec<u8>>> =
+            self.morton().iter().map(|&lin| inner[lin].take()).collect();
+        self.assemble(&morton).map(Some)
+    }
+
+    /// The shard bytes for inner chunks encoded in Morton order.
+    pub(super) fn assemble(&self, encoded: &[Option<Vec<u8>>]) -> Result<Vec<u8>> {
+        let data_len: usize = encoded.iter().flatten().map(Vec::len).sum();
+        let mut index = vec![MISSING; 2 * self.n_chunks];
+        let mut offset = match self.location {
+            IndexLocation::Start => self.index_len as u64,
+            IndexLocation::End => 0,
+        };
+        for (&lin, chunk) in self.morton().iter().zip(encoded) {
+            if let Some(bytes) = chunk {
+                index[2 * lin] = offset;
+                index[2 * lin + 1] = bytes.len() as u64;
+                offset += bytes.len() as u64;
+            }
+        }
+        let index_bytes = self.index.encode(bytemuck::cast_slice(&index))?;
+        if index_bytes.len() != self.index_len {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: self.index_len as u64,
+                got: index_bytes.len() as u64,
+            });
+        }
+        let mut out = Vec::with_capacity(self.index_len + data_len);
+        if self.location == IndexLocation::Start {
+            out.extend_from_slice(&index_bytes);
+        }
+        for bytes in encoded.iter().flatten() {
+            out.extend_from_slice(bytes);
+        }
+        if self.location == IndexLocation::End {
+            out.extend_from_slice(&index_bytes);
+        }
+        Ok(out)
+    }
+}
