@@ -16,7 +16,7 @@ use std::fmt;
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::ExtensionDef;
 
-use crate::block::{BlockPlace, SharedOut};
+use crate::block::{Block, SourceBlock};
 use crate::buffer::{is_aligned, AlignedBuffer};
 use crate::error::{CodecError, Result};
 use crate::repr::ChunkRepr;
@@ -150,14 +150,15 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         }
     }
 
-    /// As [`ArrayToBytesCodec::encode_or_skip`] for a chunk that is the block `place` of the
-    /// larger C-order buffer `src`. The default gathers the block into a chunk buffer (no
-    /// fill, one copy); `sharding_indexed` gathers each inner chunk straight from `src`.
+    /// As [`ArrayToBytesCodec::encode_or_skip`] for a chunk that is the block `src` of a
+    /// larger C-order buffer. The default gathers the block into a chunk buffer (no fill, one
+    /// copy); `sharding_indexed` gathers each inner chunk straight from the buffer.
     ///
     /// # Errors
-    /// A block outside `src`, and as [`ArrayToBytesCodec::encode`].
-    fn encode_or_skip_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Option<Vec<u8>>> {
-        let chunk = place.gather(src, self.decoded_repr())?;
+    /// A block of another shape or element size than the chunk, and as
+    /// [`ArrayToBytesCodec::encode`].
+    fn encode_or_skip_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+        let chunk = src.gather(self.decoded_repr())?;
         if self.decoded_repr().is_fill(&chunk) {
             Ok(None)
         } else {
@@ -200,23 +201,16 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         self.decode_into(&input, data)
     }
 
-    /// Decodes `input` (a whole chunk) into its block `place` of the buffer `out`. The
-    /// default decodes into a chunk buffer and copies it in; `sharding_indexed` decodes each
-    /// inner chunk straight into `out`.
+    /// Decodes `input` (a whole chunk) into `out`, its block of a larger buffer. The default
+    /// decodes into a chunk buffer and copies it in; `sharding_indexed` decodes each inner
+    /// chunk straight into its place.
     ///
     /// # Errors
-    /// A block outside `out`, and as [`ArrayToBytesCodec::decode_into`].
-    ///
-    /// # Safety
-    /// No other thread writes or reads the block `place` of `out` at the same time.
-    unsafe fn decode_into_block(
-        &self,
-        input: &[u8],
-        out: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
+    /// A block of another shape or element size than the chunk, and as
+    /// [`ArrayToBytesCodec::decode_into`].
+    fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
         let repr = self.decoded_repr();
-        place.check(repr, out.len())?;
+        out.check_chunk(repr)?;
         let mut chunk = AlignedBuffer::try_zeroed(repr.byte_len()?).ok_or_else(|| {
             CodecError::ChunkTooLarge {
                 shape: repr.shape.clone(),
@@ -224,19 +218,7 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
             }
         })?;
         decode_a2b_into(self, input, &mut chunk)?;
-        let zeros = vec![0u64; repr.rank()];
-        // SAFETY: the block is the caller's alone.
-        unsafe {
-            out.copy_block(
-                &chunk,
-                &repr.shape,
-                &zeros,
-                place.shape,
-                place.start,
-                &repr.shape,
-                repr.element_size(),
-            )
-        };
+        out.copy_from(&chunk, &repr.shape, &vec![0u64; repr.rank()])?;
         Ok(())
     }
 

@@ -187,6 +187,11 @@ pub enum CodecError {
         reason: String,
     },
 
+    /// A block of a larger buffer that does not fit what it is used for (a chunk decoded into
+    /// a block of another shape, a split whose blocks overlap).
+    #[error(transparent)]
+    Block(#[from] crate::block::BlockError),
+
     /// The byte-range source answered with the wrong number of ranges.
     #[error("the byte-range source returned {got} ranges for {expected} requested")]
     SourceRanges {

@@ -26,7 +26,7 @@ pub mod transpose;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 
-pub use block::{BlockPlace, SharedOut};
+pub use block::{AxisSet, Block, BlockBuffer, BlockError, SourceBlock};
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
 pub use codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded};

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use zarr_grid::geometry::{regular_chunks_in_region, Region};
 use zarr_grid::ChunkPart;
 
-use crate::block::{BlockPlace, SharedOut};
+use crate::block::{Block, BlockBuffer};
 use crate::buffer::AlignedBuffer;
 use crate::error::{CodecError, Result};
 use crate::source::{single_range, ByteRange, ByteRangeSource};
@@ -20,37 +20,27 @@ struct Job<'a> {
 }
 
 impl ShardingCodec {
-    /// Decodes the inner chunks of `jobs` into `out` (a C-order buffer of `out_shape`), in
-    /// parallel, each job's block shifted by `base`; missing ones read as the fill value.
-    /// The jobs' blocks must partition a block of `out` that no other thread touches.
-    fn run_jobs(
-        &self,
-        jobs: &[Job<'_>],
-        shared: &SharedOut<'_>,
-        out_shape: &[u64],
-        base: &[u64],
-    ) -> Result<()> {
+    /// Decodes the inner chunks of `jobs` into `out`, in parallel, each into its block (the
+    /// job's `in_region`, in positions of `out`); missing ones read as the fill value.
+    fn run_jobs(&self, jobs: &[Job<'_>], out: &mut Block<'_>) -> Result<()> {
         let elem = self.repr.element_size();
         let fill = self.repr.fill_value.as_bytes();
         let inner_len = self.inner_len;
-        let run_one = |scratch: &mut AlignedBuffer, job: &Job<'_>| -> Result<()> {
+        let mut blocks = out.split(jobs.iter().map(|job| &job.part.in_region))?;
+        let run_one = |scratch: &mut AlignedBuffer, job: &Job<'_>, block: &mut Block<'_>| {
             let part = &job.part;
             let wrap = |e: CodecError| CodecError::InnerChunk {
                 chunk: part.chunk.iter().map(|&g| g as u64).collect(),
                 source: Box::new(e),
             };
-            let dst = part.in_region.shifted(base);
             let Some(bytes) = job.data else {
-                // SAFETY: the jobs' blocks partition the caller's block of the output, so
-                // blocks of different jobs never overlap.
-                unsafe { shared.fill_block(out_shape, &dst.start, &dst.shape, fill) };
-                return Ok(());
+                return Ok(block.fill(fill)?);
             };
-            if part.in_chunk.shape == self.inner_shape && dst.is_contiguous_in(out_shape) {
-                let offset = dst.linear_offset(out_shape) as usize * elem;
-                // SAFETY: this job's block, contiguous in the output; see above.
-                let out = unsafe { shared.run(offset, inner_len) };
-                return self.inner.decode_into(bytes, out).map_err(wrap);
+            if part.in_chunk.shape == self.inner_shape {
+                if let Some(run) = block.as_contiguous_mut() {
+                    // the whole inner chunk is one run of the output: decode straight into it
+                    return self.inner.decode_into(bytes, run).map_err(wrap);
+                }
             }
             if scratch.len() != inner_len {
                 *scratch = AlignedBuffer::try_zeroed(inner_len).ok_or_else(|| {
@@ -61,26 +51,20 @@ impl ShardingCodec {
                 })?;
             }
             self.inner.decode_into(bytes, scratch).map_err(wrap)?;
-            // SAFETY: this job's block; see above.
-            unsafe {
-                shared.copy_block(
-                    scratch,
-                    &self.inner_shape,
-                    &part.in_chunk.start,
-                    out_shape,
-                    &dst.start,
-                    &dst.shape,
-                    elem,
-                )
-            };
-            Ok(())
+            Ok(block.copy_from(scratch, &self.inner_shape, &part.in_chunk.start)?)
         };
         if jobs.len() <= 1 {
             let mut scratch = AlignedBuffer::new();
-            return jobs.iter().try_for_each(|job| run_one(&mut scratch, job));
+            return jobs
+                .iter()
+                .zip(&mut blocks)
+                .try_for_each(|(job, block)| run_one(&mut scratch, job, block));
         }
         jobs.par_iter()
-            .try_for_each_init(AlignedBuffer::new, |scratch, job| run_one(scratch, job))
+            .zip(blocks.par_iter_mut())
+            .try_for_each_init(AlignedBuffer::new, |scratch, (job, block)| {
+                run_one(scratch, job, block)
+            })
     }
 
     /// Decodes a whole stored shard into `out`.
@@ -92,29 +76,16 @@ impl ShardingCodec {
                 got: out.len() as u64,
             });
         }
-        let zeros = vec![0u64; self.repr.rank()];
-        let place = BlockPlace {
-            shape: &self.repr.shape,
-            start: &zeros,
-        };
-        self.decode_shard_block(input, &SharedOut::new(out), place)
+        let mut out = BlockBuffer::new(out, &self.repr.shape, self.repr.element_size())?;
+        self.decode_shard_block(input, &mut out.whole())
     }
 
-    /// Decodes a whole stored shard into its block `place` of `shared`, each inner chunk
-    /// straight into its place. The caller has checked the block against the buffer and
-    /// owns it alone.
-    pub(super) fn decode_shard_block(
-        &self,
-        input: &[u8],
-        shared: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
+    /// Decodes a whole stored shard into `out` (a block of the shard's shape), each inner
+    /// chunk straight into its place.
+    pub(super) fn decode_shard_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
         let spans = self.spans(input)?;
         if spans.iter().all(Option::is_none) {
-            // SAFETY: the caller's block.
-            let fill = self.repr.fill_value.as_bytes();
-            unsafe { shared.fill_block(place.shape, place.start, &self.repr.shape, fill) };
-            return Ok(());
+            return Ok(out.fill(self.repr.fill_value.as_bytes())?);
         }
         let whole = Region::whole(&self.repr.shape);
         // the parts come in C order of the inner chunks, as the index does
@@ -125,7 +96,7 @@ impl ShardingCodec {
                 data: span.map(|(o, n)| &input[o as usize..(o + n) as usize]),
             })
             .collect();
-        self.run_jobs(&jobs, shared, place.shape, place.start)
+        self.run_jobs(&jobs, out)
     }
 
     /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
@@ -209,8 +180,8 @@ impl ShardingCodec {
                 Job { part, data }
             })
             .collect();
-        let zeros = vec![0u64; region.rank()];
-        self.run_jobs(&jobs, &SharedOut::new(out), &region.shape, &zeros)?;
+        let mut out = BlockBuffer::new(out, &region.shape, self.repr.element_size())?;
+        self.run_jobs(&jobs, &mut out.whole())?;
         Ok(true)
     }
 }

@@ -56,7 +56,7 @@ use serde_json::{Map, Value};
 use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
-use crate::block::{BlockPlace, SharedOut};
+use crate::block::{Block, SourceBlock};
 use crate::chain::{check_region, CodecChain};
 use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
@@ -305,23 +305,18 @@ impl ArrayToBytesCodec for ShardingCodec {
         self.encode_shard(input)
     }
 
-    fn encode_or_skip_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Option<Vec<u8>>> {
-        place.check(&self.repr, src.len())?;
-        let encoded = self.encode_inner(src, place)?;
+    fn encode_or_skip_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+        src.check_chunk(&self.repr)?;
+        let encoded = self.encode_inner(src)?;
         if encoded.iter().all(Option::is_none) {
             return Ok(None);
         }
         self.assemble(&encoded).map(Some)
     }
 
-    unsafe fn decode_into_block(
-        &self,
-        input: &[u8],
-        out: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
-        place.check(&self.repr, out.len())?;
-        self.decode_shard_block(input, out, place)
+    fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
+        out.check_chunk(&self.repr)?;
+        self.decode_shard_block(input, out)
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
