@@ -18,6 +18,7 @@ use zarr_meta::ExtensionDef;
 
 use crate::block::{Block, SourceBlock};
 use crate::buffer::{is_aligned, AlignedBuffer};
+use crate::chain::CodecChain;
 use crate::error::{CodecError, Result};
 use crate::repr::ChunkRepr;
 use crate::source::ByteRangeSource;
@@ -222,6 +223,42 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// The chain of the inner chunks, for a codec that stores its chunk as a regular grid of
+    /// inner chunks of [`ArrayToBytesCodec::inner_chunk_shape`], each encoded with that chain
+    /// (`sharding_indexed`); `None` (the default) for a codec that stores the chunk itself, a
+    /// leaf. The leaf API of [`CodecChain`] ([`CodecChain::leaf_chain`],
+    /// [`CodecChain::visit_stored_leaves`], [`CodecChain::rewrite_leaves`]) walks these levels;
+    /// the two methods below are its per-level part.
+    fn inner_chain(&self) -> Option<&CodecChain> {
+        None
+    }
+
+    /// The stored bytes of every inner chunk of `encoded` (this codec's encoding of a chunk,
+    /// after the chain's bytes -> bytes decoders), in C order of the inner chunk grid, `None`
+    /// for one that is not stored. Checked against the encoding (no span outside it, none
+    /// past the inner chain's bound), not decoded. Only for a codec with an
+    /// [`ArrayToBytesCodec::inner_chain`]: the default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); a truncated or corrupt encoding.
+    fn stored_inner_chunks<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        let _ = encoded;
+        Err(no_inner_chunks(self.name(), "listing the inner chunks"))
+    }
+
+    /// This codec's encoding of a chunk whose inner chunks, already encoded with the
+    /// [`ArrayToBytesCodec::inner_chain`], are `inner` (C order of the inner chunk grid,
+    /// `None`: not stored); `None` when no inner chunk is stored. Only for a codec with an
+    /// inner chain: the default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); [`CodecError::BufferLength`] for a list
+    /// of the wrong length.
+    fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        let _ = inner;
+        Err(no_inner_chunks(self.name(), "assembling inner chunks"))
+    }
+
     /// The inner chunk shape, for a codec that stores a grid of inner chunks
     /// (`sharding_indexed`): the unit that partial reads fetch and decode.
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
@@ -275,6 +312,14 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
             );
         }
         Ok(true)
+    }
+}
+
+/// The error of a per-level leaf operation asked of a codec that stores no inner chunks.
+fn no_inner_chunks(codec: &str, operation: &'static str) -> CodecError {
+    CodecError::NotApplicable {
+        operation,
+        reason: format!("codec {codec:?} stores no inner chunks"),
     }
 }
 

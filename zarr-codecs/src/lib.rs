@@ -6,6 +6,7 @@ mod buffer;
 mod chain;
 mod codec;
 mod error;
+mod leaf;
 mod registry;
 mod repr;
 mod source;

@@ -65,6 +65,7 @@ impl ShardingCodec {
         if encoded.iter().all(Option::is_none) {
             return Ok(None);
         }
-        self.assemble(&encoded).map(Some)
+        self.assemble(encoded.iter().map(Option::as_deref))
+            .map(Some)
     }
 }

@@ -75,15 +75,10 @@ impl ShardingCodec {
             .collect()
     }
 
-    /// The stored bytes of every inner chunk of a shard, in C order of the inner chunk grid
-    /// (positions `zarr_grid::geometry::indices(self.chunks_per_shard())`), `None` for an inner
-    /// chunk that is not stored. The index is decoded and every entry checked against the
-    /// shard and the inner chain's bound; the inner chunks themselves are not decoded (decode
-    /// them with [`ShardingCodec::inner_chain`]).
-    ///
-    /// # Errors
-    /// A truncated shard, a corrupt index, an entry pointing outside the shard.
-    pub fn inner_chunk_bytes<'a>(&self, shard: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+    /// The stored bytes of every inner chunk of a shard, in C order of the inner chunk grid,
+    /// `None` for an inner chunk that is not stored: the index decoded and every entry checked
+    /// against the shard and the inner chain's bound; the inner chunks are not decoded.
+    pub(super) fn inner_chunk_bytes<'a>(&self, shard: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
         Ok(self
             .spans(shard)?
             .into_iter()
@@ -95,10 +90,7 @@ impl ShardingCodec {
     /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
     /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
     /// (the shard is then not written).
-    ///
-    /// # Errors
-    /// [`CodecError::BufferLength`] for a list of the wrong length; an index codec's failure.
-    pub fn assemble_shard(&self, mut inner: Vec<Option<Vec<u8>>>) -> Result<Option<Vec<u8>>> {
+    pub(super) fn assemble_shard(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
         if inner.len() != self.n_chunks {
             return Err(CodecError::BufferLength {
                 what: "the list of inner chunks",
@@ -109,20 +101,22 @@ impl ShardingCodec {
         if inner.iter().all(Option::is_none) {
             return Ok(None);
         }
-        let morton: Vec<Option<Vec<u8>>> =
-            self.morton().iter().map(|&lin| inner[lin].take()).collect();
-        self.assemble(&morton).map(Some)
+        self.assemble(self.morton().iter().map(|&lin| inner[lin]))
+            .map(Some)
     }
 
-    /// The shard bytes for inner chunks encoded in Morton order.
-    pub(super) fn assemble(&self, encoded: &[Option<Vec<u8>>]) -> Result<Vec<u8>> {
-        let data_len: usize = encoded.iter().flatten().map(Vec::len).sum();
+    /// The shard bytes for inner chunks given in Morton order (`None`: not stored).
+    pub(super) fn assemble<'c, I>(&self, morton_ordered: I) -> Result<Vec<u8>>
+    where
+        I: Iterator<Item = Option<&'c [u8]>> + Clone,
+    {
+        let data_len: usize = morton_ordered.clone().flatten().map(<[u8]>::len).sum();
         let mut index = vec![MISSING; 2 * self.n_chunks];
         let mut offset = match self.location {
             IndexLocation::Start => self.index_len as u64,
             IndexLocation::End => 0,
         };
-        for (&lin, chunk) in self.morton().iter().zip(encoded) {
+        for (&lin, chunk) in self.morton().iter().zip(morton_ordered.clone()) {
             if let Some(bytes) = chunk {
                 index[2 * lin] = offset;
                 index[2 * lin + 1] = bytes.len() as u64;
@@ -141,7 +135,7 @@ impl ShardingCodec {
         if self.location == IndexLocation::Start {
             out.extend_from_slice(&index_bytes);
         }
-        for bytes in encoded.iter().flatten() {
+        for bytes in morton_ordered.flatten() {
             out.extend_from_slice(bytes);
         }
         if self.location == IndexLocation::End {

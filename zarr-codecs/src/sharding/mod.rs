@@ -297,7 +297,7 @@ impl ArrayToBytesCodec for ShardingCodec {
         match self.encode_shard(input)? {
             Some(shard) => Ok(shard),
             // a shard with every inner chunk missing: just the index
-            None => self.assemble(&vec![None; self.n_chunks]),
+            None => self.assemble(std::iter::repeat_n(None, self.n_chunks)),
         }
     }
 
@@ -311,7 +311,8 @@ impl ArrayToBytesCodec for ShardingCodec {
         if encoded.iter().all(Option::is_none) {
             return Ok(None);
         }
-        self.assemble(&encoded).map(Some)
+        self.assemble(encoded.iter().map(Option::as_deref))
+            .map(Some)
     }
 
     fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
@@ -325,6 +326,18 @@ impl ArrayToBytesCodec for ShardingCodec {
 
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
         Some(&self.inner_shape)
+    }
+
+    fn inner_chain(&self) -> Option<&CodecChain> {
+        Some(&self.inner)
+    }
+
+    fn stored_inner_chunks<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        self.inner_chunk_bytes(encoded)
+    }
+
+    fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        self.assemble_shard(inner)
     }
 
     fn supports_partial_decode(&self) -> bool {
