@@ -24,7 +24,7 @@
 //!
 //! This module holds every `unsafe` of zarr-codecs apart from the C libraries' bindings
 //! (`blosc`, `numcodecs::lz4`): the one place a block's bytes are reached through the
-//! buffer's pointer ([`Block`]'s private `bytes_mut`), `Block`'s `Send`, and the `madvise`
+//! buffer's pointer (the private `Spans::into_span` a [`Block`] writes through), `Block`'s `Send`, and the `madvise`
 //! call of [`BlockBuffer::advise_huge_pages`].
 //!
 //! ```
@@ -570,37 +570,20 @@ impl<'b> Block<'b> {
         Some(Region { start, shape })
     }
 
-    /// The block's bytes `offset..offset + len` of the buffer.
-    ///
-    /// Every caller (the methods below) passes a span that it computed from the block's own
-    /// positions, so the span holds only positions of this block.
-    ///
-    /// # Panics
-    /// If the span does not lie inside the buffer (an internal error, checked so that it
-    /// cannot become an out-of-bounds write).
-    fn bytes_mut(&mut self, offset: usize, len: usize) -> &mut [u8] {
-        assert!(
-            offset <= self.buf_len && len <= self.buf_len - offset,
-            "block span {offset}+{len} outside a buffer of {} bytes",
-            self.buf_len
-        );
-        // SAFETY: the span lies inside the buffer (asserted above), which is alive and
-        // mutably borrowed for 'b. It holds positions of this block only (see the callers),
-        // and the split that made this block checked that no other block covers them, so no
-        // other reference to these bytes exists while the returned one lives (it borrows
-        // `self` mutably).
-        unsafe { std::slice::from_raw_parts_mut(self.base.add(offset), len) }
+    /// The block's access to the buffer's bytes, with its axes beside it (see [`Spans`]).
+    fn spans(&mut self) -> (Spans<'_>, &[AxisSet<'b>]) {
+        let spans = Spans {
+            base: self.base,
+            len: self.buf_len,
+            _block: PhantomData,
+        };
+        (spans, &self.axes)
     }
 
-    /// The byte offset in the buffer of the block-local position `pos` (inside the block).
-    fn offset_of(&self, pos: &[u64]) -> usize {
-        let lin = self
-            .axes
-            .iter()
-            .zip(pos)
-            .zip(self.buf_shape)
-            .fold(0u64, |acc, ((axis, &p), &n)| acc * n + axis.get(p));
-        lin as usize * self.elem
+    /// The bytes `offset..offset + len` of the buffer, a span of this block (see
+    /// [`Spans::into_span`]).
+    fn bytes_mut(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        self.spans().0.into_span(offset, len)
     }
 
     /// The whole block as one slice of the buffer, when it is one contiguous run of it
@@ -624,7 +607,7 @@ impl<'b> Block<'b> {
         if pos.len() != self.rank() || self.axes.iter().zip(pos).any(|(a, &p)| p >= a.len()) {
             return None;
         }
-        let offset = self.offset_of(pos);
+        let offset = offset_of(&self.axes, self.buf_shape, self.elem, pos);
         Some(self.bytes_mut(offset, self.elem))
     }
 
@@ -635,11 +618,12 @@ impl<'b> Block<'b> {
         if self.axes.iter().any(AxisSet::is_empty) {
             return;
         }
-        let elem = self.elem;
+        let (elem, buf_shape) = (self.elem, self.buf_shape);
+        let (mut spans, axes) = self.spans();
         let mut pos = vec![0u64; rank];
         loop {
-            let offset = self.offset_of(&pos);
-            f(&pos, self.bytes_mut(offset, elem));
+            let offset = offset_of(axes, buf_shape, elem, &pos);
+            f(&pos, spans.get(offset, elem));
             let mut d = rank;
             loop {
                 if d == 0 {
@@ -647,7 +631,7 @@ impl<'b> Block<'b> {
                 }
                 d -= 1;
                 pos[d] += 1;
-                if pos[d] < self.axes[d].len() {
+                if pos[d] < axes[d].len() {
                     break;
                 }
                 pos[d] = 0;
@@ -670,7 +654,8 @@ impl<'b> Block<'b> {
             self.for_each_element(|_, e| e.copy_from_slice(pattern));
             return Ok(());
         };
-        let buf_shape = self.buf_shape;
+        let (buf_shape, elem) = (self.buf_shape, self.elem);
+        let (mut spans, _) = self.spans();
         // `block_runs` yields the runs of the block `region.shape` at `region.start` of the
         // destination: positions of this block
         block_runs(
@@ -679,8 +664,8 @@ impl<'b> Block<'b> {
             buf_shape,
             &region.start,
             &region.shape,
-            self.elem,
-            |_, d, n| fill_pattern(self.bytes_mut(d, n), pattern),
+            elem,
+            |_, d, n| fill_pattern(spans.get(d, n), pattern),
         );
         Ok(())
     }
@@ -724,6 +709,7 @@ impl<'b> Block<'b> {
             return Ok(());
         };
         let buf_shape = self.buf_shape;
+        let (mut spans, _) = self.spans();
         // `block_runs` yields the destination runs of the block `region.shape` at
         // `region.start`: positions of this block
         block_runs(
@@ -733,7 +719,7 @@ impl<'b> Block<'b> {
             &region.start,
             &region.shape,
             elem,
-            |s, d, n| self.bytes_mut(d, n).copy_from_slice(&src[s..s + n]),
+            |s, d, n| spans.get(d, n).copy_from_slice(&src[s..s + n]),
         );
         Ok(())
     }
@@ -772,6 +758,61 @@ impl<'b> Block<'b> {
     pub(crate) fn check_chunk(&self, repr: &ChunkRepr) -> Result<()> {
         check_chunk_shape(self.has_shape(&repr.shape), self.shape(), self.elem, repr)
     }
+}
+
+/// The buffer's bytes, reached span by span on behalf of one [`Block`]: its pointer and length
+/// copied out of the block, which it borrows mutably for `'s` (so that a loop over runs keeps
+/// them in registers). Made only by [`Block::spans`].
+struct Spans<'s> {
+    base: *mut u8,
+    len: usize,
+    _block: PhantomData<&'s mut [u8]>,
+}
+
+impl<'s> Spans<'s> {
+    /// The bytes `offset..offset + len` of the buffer, for as long as the block is borrowed
+    /// (this `Spans` is used up: it hands out no other span meanwhile).
+    ///
+    /// Every caller (the methods of [`Block`]) passes a span that it computed from its block's
+    /// own positions, so the span holds only positions of that block.
+    ///
+    /// # Panics
+    /// If the span does not lie inside the buffer (an internal error, checked so that it
+    /// cannot become an out-of-bounds write).
+    fn into_span(self, offset: usize, len: usize) -> &'s mut [u8] {
+        assert!(
+            offset <= self.len && len <= self.len - offset,
+            "block span outside its buffer"
+        );
+        // SAFETY: the span lies inside the buffer (asserted above), which is alive and
+        // mutably borrowed for as long as the block is, and so for 's. It holds positions of
+        // the block only (see the callers), and the split that made the block checked that no
+        // other block covers them; the block is borrowed mutably for 's by this `Spans`
+        // (consumed here) or by the one `get` made it from, so no other reference to these
+        // bytes exists while the returned slice lives.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(offset), len) }
+    }
+
+    /// As [`Spans::into_span`], for as long as `self` is borrowed: one span at a time.
+    fn get(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        Spans {
+            base: self.base,
+            len: self.len,
+            _block: PhantomData,
+        }
+        .into_span(offset, len)
+    }
+}
+
+/// The byte offset in a buffer of `buf_shape` (`elem`-byte elements) of the block-local
+/// position `pos` (inside the block) of a block with `axes`.
+fn offset_of(axes: &[AxisSet<'_>], buf_shape: &[u64], elem: usize, pos: &[u64]) -> usize {
+    let lin = axes
+        .iter()
+        .zip(pos)
+        .zip(buf_shape)
+        .fold(0u64, |acc, ((axis, &p), &n)| acc * n + axis.get(p));
+    lin as usize * elem
 }
 
 fn check_chunk_shape(matches: bool, block: Vec<u64>, elem: usize, repr: &ChunkRepr) -> Result<()> {
