@@ -6,7 +6,7 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use zarr_buffer::fill_pattern;
-use zarr_codecs::{BlockPlace, ChunkRepr, CodecChain, SharedOut};
+use zarr_codecs::{Block, BlockBuffer, ChunkRepr, CodecChain, CodecError, SourceBlock};
 use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
@@ -364,31 +364,30 @@ impl Array {
         let chunk_shape = self.chunk_shape();
         let chunk_len = self.chunk_byte_len()?;
         let elem = self.meta.data_type.size();
-        advise_huge_pages(out);
-        let out_ptr = SharedOut::new(out);
+        let out_err = |source: zarr_codecs::BlockError| ArrayError::Codec {
+            context: format!("{}: the output buffer", self.path),
+            source: source.into(),
+        };
+        let mut out = BlockBuffer::new(out, &region.shape, elem).map_err(out_err)?;
+        out.advise_huge_pages();
+        // the parts cover the region once, on the grid's lines: one block each
+        let mut blocks = out
+            .split(parts.iter().map(|part| &part.in_region))
+            .map_err(out_err)?;
         let fill = self.meta.fill_value.as_bytes();
-        // one part: `fetched` is its chunk's value when a batch fetched it already
+        // one part, into its block: `fetched` is its chunk's value when a batch fetched it
         let run = |scratch: &mut Vec<u8>,
                    part: &ChunkPart,
+                   block: &mut Block<'_>,
                    fetched: Option<Option<Vec<u8>>>|
          -> Result<()> {
             let key = self.chunk_key(&part.chunk);
             let whole_chunk = part.in_chunk.shape == chunk_shape;
-            let codec_err = |source| ArrayError::Codec {
+            let codec_err = |source: CodecError| ArrayError::Codec {
                 context: key.clone(),
                 source,
             };
-            // SAFETY (every `unsafe` below): the parts cover disjoint blocks of the
-            // region (the grid covers each position exactly once), and each task writes
-            // only its part's block.
-            let fill_part = || unsafe {
-                out_ptr.fill_block(
-                    &region.shape,
-                    &part.in_region.start,
-                    &part.in_region.shape,
-                    fill,
-                )
-            };
+            let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
             if !whole_chunk {
                 // the chain reads and decodes what the part needs: a shard's index and
                 // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
@@ -401,74 +400,54 @@ impl Array {
                     .decode_region(&source, &part.in_chunk, scratch)
                     .map_err(codec_err)?;
                 if !found {
-                    fill_part();
-                    return Ok(());
+                    return block.fill(fill).map_err(block_err);
                 }
                 let zero = vec![0; part.in_chunk.rank()];
-                unsafe {
-                    out_ptr.copy_block(
-                        scratch,
-                        &part.in_chunk.shape,
-                        &zero,
-                        &region.shape,
-                        &part.in_region.start,
-                        &part.in_region.shape,
-                        elem,
-                    )
-                };
-                return Ok(());
+                return block
+                    .copy_from(scratch, &part.in_chunk.shape, &zero)
+                    .map_err(block_err);
             }
             let value = match fetched {
                 Some(value) => value,
                 None => self.store.get(&key)?,
             };
-            match value {
-                None => fill_part(),
-                Some(bytes) if whole_chunk && part.in_region.is_contiguous_in(&region.shape) => {
-                    // the chunk is one contiguous run of the output: decode straight
-                    // into it, with no scratch buffer and no copy
-                    let at = part.in_region.linear_offset(&region.shape) as usize * elem;
-                    // the run lies inside `out` because the part lies inside the region
-                    let dst = unsafe { out_ptr.run(at, chunk_len) };
-                    self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
-                }
-                Some(bytes) if self.chain.inner_chunk_shape().is_some() => {
-                    // a shard: each inner chunk is decoded straight into its place
-                    let place = BlockPlace {
-                        shape: &region.shape,
-                        start: &part.in_region.start,
-                    };
-                    unsafe { self.chain.decode_into_block(&bytes, &out_ptr, place) }
-                        .map_err(codec_err)?;
-                }
-                Some(bytes) => {
-                    grow_to(scratch, chunk_len, &chunk_shape)?;
-                    self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
-                    unsafe {
-                        out_ptr.copy_block(
-                            scratch,
-                            &chunk_shape,
-                            &part.in_chunk.start,
-                            &region.shape,
-                            &part.in_region.start,
-                            &part.in_region.shape,
-                            elem,
-                        )
-                    };
-                }
+            let Some(bytes) = value else {
+                return block.fill(fill).map_err(block_err);
+            };
+            if let Some(dst) = block.as_contiguous_mut() {
+                // the chunk is one contiguous run of the output: decode straight into it,
+                // with no scratch buffer and no copy
+                return self.chain.decode_into(&bytes, dst).map_err(codec_err);
             }
-            Ok(())
+            if self.chain.inner_chunk_shape().is_some() {
+                // a shard: each inner chunk is decoded straight into its place
+                return self
+                    .chain
+                    .decode_into_block(&bytes, block)
+                    .map_err(codec_err);
+            }
+            grow_to(scratch, chunk_len, &chunk_shape)?;
+            self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
+            block
+                .copy_from(scratch, &chunk_shape, &part.in_chunk.start)
+                .map_err(block_err)
         };
         let concurrency = self.store.fetch_concurrency();
         if concurrency <= rayon::current_num_threads() {
             return parts
                 .par_iter()
-                .try_for_each_init(Vec::<u8>::new, |scratch, part| run(scratch, part, None));
+                .zip(blocks.par_iter_mut())
+                .try_for_each_init(Vec::<u8>::new, |scratch, (part, block)| {
+                    run(scratch, part, block, None)
+                });
         }
         // A store that serves more requests at once than there are threads (an object
         // store): fetch the whole chunks of a batch together, then decode them in parallel.
         // Parts of chunks still read only what they need, themselves.
-        for batch in parts.chunks(2 * concurrency) {
+        for (batch, blocks) in parts
+            .chunks(2 * concurrency)
+            .zip(blocks.chunks_mut(2 * concurrency))
+        {
             let whole: Vec<bool> = batch
                 .iter()
                 .map(|part| part.in_chunk.shape == chunk_shape)
@@ -487,9 +466,10 @@ impl Array {
                 .collect();
             batch
                 .par_iter()
+                .zip(blocks.par_iter_mut())
                 .zip(fetched)
-                .try_for_each_init(Vec::<u8>::new, |scratch, (part, value)| {
-                    run(scratch, part, value)
+                .try_for_each_init(Vec::<u8>::new, |scratch, ((part, block), value)| {
+                    run(scratch, part, block, value)
                 })?;
         }
         Ok(())
@@ -541,11 +521,13 @@ impl Array {
         if part.in_chunk == covered && part.in_chunk.shape == chunk_shape {
             // the whole chunk buffer is a block of the data: encode it from there, with no
             // chunk buffer to fill first (a shard gathers each inner chunk from the data)
-            let place = BlockPlace {
-                shape: data_shape,
-                start: &part.in_region.start,
-            };
-            return self.store_chunk_from_block(&key, data, place);
+            let src = SourceBlock::new(data, data_shape, elem, &part.in_region).map_err(|e| {
+                ArrayError::Codec {
+                    context: key.clone(),
+                    source: e.into(),
+                }
+            })?;
+            return self.store_chunk_from_block(&key, src);
         }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
@@ -608,21 +590,15 @@ impl Array {
     }
 
     /// As [`Array::store_chunk`] for the chunk that is the block `place` of `data`.
-    fn store_chunk_from_block(&self, key: &str, data: &[u8], place: BlockPlace<'_>) -> Result<()> {
+    fn store_chunk_from_block(&self, key: &str, src: SourceBlock<'_>) -> Result<()> {
         let codec_err = |source| ArrayError::Codec {
             context: key.to_string(),
             source,
         };
         let encoded = if self.options.write_empty_chunks && self.chain.stores_empty_chunks() {
-            Some(
-                self.chain
-                    .encode_from_block(data, place)
-                    .map_err(codec_err)?,
-            )
+            Some(self.chain.encode_from_block(src).map_err(codec_err)?)
         } else {
-            self.chain
-                .encode_chunk_from_block(data, place)
-                .map_err(codec_err)?
+            self.chain.encode_chunk_from_block(src).map_err(codec_err)?
         };
         match encoded {
             Some(bytes) => self.store.set(key, &bytes)?,
@@ -695,37 +671,6 @@ pub(crate) fn to_ndarray<T>(shape: &[u64], items: Vec<T>) -> Result<ArrayD<T>> {
         what: "shape",
         reason: e.to_string(),
     })
-}
-
-/// Asks the kernel to back a large output buffer with transparent huge pages, where the
-/// system leaves that to the program (`madvise` mode). A whole-array read writes every byte
-/// of a freshly allocated output, and faulting it in 4 KiB pages costs about as much as
-/// decoding the chunks; 2 MiB pages take 512 times fewer faults. Only advice: pages already
-/// touched stay as they are, and the call's failure changes nothing.
-fn advise_huge_pages(out: &mut [u8]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        if out.len() < 4 * HUGE {
-            return;
-        }
-        let start = out.as_mut_ptr() as usize;
-        let aligned = start.next_multiple_of(HUGE);
-        let end = (start + out.len()) / HUGE * HUGE;
-        if end > aligned {
-            // SAFETY: the range lies inside `out`, which we borrow mutably; MADV_HUGEPAGE
-            // changes no content and no mapping the program can observe.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = out;
 }
 
 /// Grows `buf` to `len` bytes, failing with [`ArrayError::TooLarge`] rather than aborting

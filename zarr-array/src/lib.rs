@@ -1,4 +1,8 @@
 #![doc = include_str!("../README.md")]
+// No unsafe code: parallel reads write disjoint blocks of their output through zarr-codecs'
+// checked `BlockBuffer`. The one exception, `StoredSparseChunk::new`, goes with the rewrite of
+// the sparse module (a chunk owner generic over its storage).
+#![deny(unsafe_code)]
 
 mod array;
 mod builder;

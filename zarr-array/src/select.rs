@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
-use zarr_codecs::SharedOut;
+use zarr_codecs::{AxisSet, BlockBuffer, BlockError};
 use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
 use crate::array::{to_ndarray, Array};
@@ -13,9 +13,24 @@ use crate::element::Element;
 use crate::error::{ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, Indexer, Selection};
 
-/// For one axis: the chunks it touches, each with (offset in the chunk buffer, output index)
-/// pairs.
-type AxisGroups = Vec<(i64, Vec<(u64, u64)>)>;
+/// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
+/// their indices in the output (or the data written), in the same order.
+#[derive(Debug, Default)]
+struct AxisGroup {
+    offsets: Vec<u64>,
+    outputs: Vec<u64>,
+}
+
+/// The points of a point selection that fall in one chunk: their positions in the chunk
+/// buffer and their indices in the output, in the same order.
+#[derive(Debug, Default)]
+struct ChunkPoints {
+    offsets: Vec<Vec<u64>>,
+    outputs: Vec<u64>,
+}
+
+/// For one axis: the chunks it touches (grid index along the axis), each with its positions.
+type AxisGroups = Vec<(i64, AxisGroup)>;
 
 impl Array {
     pub(crate) fn indexer(&self, sel: &Selection) -> Result<Indexer> {
@@ -47,14 +62,13 @@ impl Array {
     /// Splits one axis's positions by chunk: (grid index, [(buffer offset, output index)]).
     fn axis_groups(&self, axis: usize, ix: &AxisIndex) -> Result<AxisGroups> {
         let mut probe = vec![0u64; self.rank()];
-        let mut groups: BTreeMap<i64, Vec<(u64, u64)>> = BTreeMap::new();
+        let mut groups: BTreeMap<i64, AxisGroup> = BTreeMap::new();
         for i in 0..ix.len() {
             probe[axis] = ix.get(i);
             let (chunk, offset) = self.grid.chunk_of(&probe)?;
-            groups
-                .entry(chunk[axis])
-                .or_default()
-                .push((offset[axis], i));
+            let group = groups.entry(chunk[axis]).or_default();
+            group.offsets.push(offset[axis]);
+            group.outputs.push(i);
         }
         Ok(groups.into_iter().collect())
     }
@@ -100,64 +114,89 @@ impl Array {
         let combos: Vec<Vec<u64>> = indices(&counts).collect();
         let chunk_shape = self.chunk_shape();
         let fill = self.fill_value().as_bytes().to_vec();
-        let shared = SharedOut::new(out);
-        combos.par_iter().try_for_each(|combo| -> Result<()> {
-            let chunk: Vec<i64> = combo
-                .iter()
-                .enumerate()
-                .map(|(d, &i)| groups[d][i as usize].0)
-                .collect();
-            let decoded = self.read_chunk_bytes(&chunk)?;
-            let per_axis: Vec<&Vec<(u64, u64)>> = combo
-                .iter()
-                .enumerate()
-                .map(|(d, &i)| &groups[d][i as usize].1)
-                .collect();
-            let lens: Vec<u64> = per_axis.iter().map(|v| v.len() as u64).collect();
-            for pos in indices(&lens) {
-                let mut src = 0usize;
-                let mut dst = 0usize;
-                for d in 0..pos.len() {
-                    let (off, o) = per_axis[d][pos[d] as usize];
-                    src = src * chunk_shape[d] as usize + off as usize;
-                    dst = dst * full_shape[d] as usize + o as usize;
-                }
-                let value = match &decoded {
-                    Some(buf) => &buf.as_bytes()[src * elem..(src + 1) * elem],
-                    None => &fill[..],
+        // the output positions of each chunk combination: one block of the output each (the
+        // per-axis groups partition the output indices), in C order of the combinations
+        let sets: Vec<Vec<AxisSet<'_>>> = groups
+            .iter()
+            .map(|g| g.iter().map(|(_, x)| AxisSet::List(&x.outputs)).collect())
+            .collect();
+        let mut out = BlockBuffer::new(out, &full_shape, elem).map_err(|e| self.out_err(e))?;
+        let mut blocks = out.split_product(&sets).map_err(|e| self.out_err(e))?;
+        combos
+            .par_iter()
+            .zip(blocks.par_iter_mut())
+            .try_for_each(|(combo, block)| -> Result<()> {
+                let chunk: Vec<i64> = combo
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &i)| groups[d][i as usize].0)
+                    .collect();
+                let Some(decoded) = self.read_chunk_bytes(&chunk)? else {
+                    return block.fill(&fill).map_err(|e| self.out_err(e));
                 };
-                // SAFETY: each output element belongs to exactly one chunk combination (the
-                // per-axis groups partition the output indices), so writes are disjoint.
-                unsafe { write_element(&shared, dst * elem, value) };
-            }
-            Ok(())
-        })
+                let offsets: Vec<&[u64]> = combo
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &i)| groups[d][i as usize].1.offsets.as_slice())
+                    .collect();
+                let bytes = decoded.as_bytes();
+                block.for_each_element(|pos, dst| {
+                    let src = pos
+                        .iter()
+                        .zip(&offsets)
+                        .zip(&chunk_shape)
+                        .fold(0usize, |acc, ((&p, off), &n)| {
+                            acc * n as usize + off[p as usize] as usize
+                        });
+                    dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
+                });
+                Ok(())
+            })
     }
 
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8]) -> Result<()> {
         let elem = self.data_type().size();
-        let mut by_chunk: BTreeMap<Vec<i64>, Vec<(Vec<u64>, usize)>> = BTreeMap::new();
+        let mut by_chunk: BTreeMap<Vec<i64>, ChunkPoints> = BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
             let (chunk, offset) = self.grid.chunk_of(p)?;
-            by_chunk.entry(chunk).or_default().push((offset, i));
+            let entry = by_chunk.entry(chunk).or_default();
+            entry.offsets.push(offset);
+            entry.outputs.push(i as u64);
         }
         let chunk_shape = self.chunk_shape();
         let fill = self.fill_value().as_bytes().to_vec();
-        let shared = SharedOut::new(out);
         let work: Vec<_> = by_chunk.into_iter().collect();
-        work.par_iter().try_for_each(|(chunk, pts)| -> Result<()> {
-            let decoded = self.read_chunk_bytes(chunk)?;
-            for (offset, i) in pts {
-                let src = linear_index(offset, &chunk_shape) as usize;
-                let value = match &decoded {
-                    Some(buf) => &buf.as_bytes()[src * elem..(src + 1) * elem],
-                    None => &fill[..],
+        // every point index appears in one chunk's list: one block of the output each
+        let sets = vec![work
+            .iter()
+            .map(|(_, in_chunk)| AxisSet::List(&in_chunk.outputs))
+            .collect::<Vec<_>>()];
+        let n = points.len() as u64;
+        let mut out = BlockBuffer::new(out, &[n], elem).map_err(|e| self.out_err(e))?;
+        let mut blocks = out.split_product(&sets).map_err(|e| self.out_err(e))?;
+        work.par_iter().zip(blocks.par_iter_mut()).try_for_each(
+            |((chunk, in_chunk), block)| -> Result<()> {
+                let Some(decoded) = self.read_chunk_bytes(chunk)? else {
+                    return block.fill(&fill).map_err(|e| self.out_err(e));
                 };
-                // SAFETY: every point index i appears once, so writes are disjoint.
-                unsafe { write_element(&shared, i * elem, value) };
-            }
-            Ok(())
-        })
+                let bytes = decoded.as_bytes();
+                block.for_each_element(|pos, dst| {
+                    let offset = &in_chunk.offsets[pos[0] as usize];
+                    let src = linear_index(offset, &chunk_shape) as usize;
+                    dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
+                });
+                Ok(())
+            },
+        )
+    }
+
+    /// The error of an output buffer that cannot be split as a read needs (not reachable
+    /// through a checked selection).
+    fn out_err(&self, source: BlockError) -> ArrayError {
+        ArrayError::Codec {
+            context: format!("{}: the output buffer", self.path),
+            source: source.into(),
+        }
     }
 
     /// Writes raw bytes (the selection's output shape, C order, native byte order) through a
@@ -203,18 +242,21 @@ impl Array {
                         .enumerate()
                         .map(|(d, &i)| groups[d][i as usize].0)
                         .collect();
-                    let per_axis: Vec<&Vec<(u64, u64)>> = combo
+                    let per_axis: Vec<&AxisGroup> = combo
                         .iter()
                         .enumerate()
                         .map(|(d, &i)| &groups[d][i as usize].1)
                         .collect();
-                    let lens: Vec<u64> = per_axis.iter().map(|v| v.len() as u64).collect();
+                    let lens: Vec<u64> = per_axis.iter().map(|g| g.offsets.len() as u64).collect();
                     let entry = by_chunk.entry(chunk).or_default();
                     for pos in indices(&lens) {
                         let mut src = 0usize;
                         let mut dst = 0usize;
                         for d in 0..pos.len() {
-                            let (off, o) = per_axis[d][pos[d] as usize];
+                            let (off, o) = (
+                                per_axis[d].offsets[pos[d] as usize],
+                                per_axis[d].outputs[pos[d] as usize],
+                            );
                             dst = dst * chunk_shape[d] as usize + off as usize;
                             src = src * full_shape[d] as usize + o as usize;
                         }
@@ -307,13 +349,4 @@ fn contiguous_region(axes: &[AxisIndex]) -> Option<Region> {
         shape.push(n);
     }
     Some(Region { start, shape })
-}
-
-/// Writes one element at byte offset `at` of `out`.
-///
-/// # Safety
-/// Concurrent calls must write disjoint offsets, inside the buffer.
-unsafe fn write_element(out: &SharedOut<'_>, at: usize, value: &[u8]) {
-    // SAFETY: the caller guarantees exclusive access to these bytes.
-    unsafe { out.run(at, value.len()) }.copy_from_slice(value);
 }

@@ -61,10 +61,9 @@ use std::ops::{Deref, Range};
 
 use ndarray::{Array2, ArrayD, ArrayView2, IxDyn};
 use rayon::prelude::*;
-use zarr_codecs::sharding::ShardingCodec;
 use zarr_codecs::sparse_layout::SparseLayoutCodec;
 use zarr_codecs::{AlignedBuffer, CodecChain, CodecError};
-use zarr_grid::geometry::{indices, linear_index, unravel_index, Region};
+use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
 use zarr_layout_sparse::sprs::{CsMat, CsMatBase, CsMatViewI, SpIndex};
 use zarr_layout_sparse::{
     encode_triples, CooView, Format, Layout, SparseChunk, SparseError, SparseIndex, SparsePointer,
@@ -127,33 +126,34 @@ float_scalar!(
     num_complex::Complex64 => num_complex::Complex64::new(0.0, 0.0)
 );
 
-/// How an array's stored values hold sparse chunks: zero or more levels of sharding (outermost
-/// first), then the chain whose array->bytes codec is `sparse_layout`.
+/// How an array's stored values hold sparse chunks: the array's chain, whose leaf chunks
+/// (the chunks themselves, or the inner chunks of zero or more levels of sharding) are stored
+/// by a chain whose array->bytes codec is `sparse_layout`.
 #[derive(Debug, Clone)]
 struct Plan<'a> {
-    shards: Vec<(&'a CodecChain, &'a ShardingCodec)>,
+    chain: &'a CodecChain,
     leaf: &'a CodecChain,
     codec: &'a SparseLayoutCodec,
 }
 
 impl<'a> Plan<'a> {
     fn of(chain: &'a CodecChain) -> Option<Self> {
-        let mut shards = Vec::new();
-        let mut current = chain;
-        loop {
-            if current.has_array_to_array() {
-                return None;
-            }
-            if let Some(codec) = current.array_to_bytes_as::<SparseLayoutCodec>() {
-                return Some(Plan {
-                    shards,
-                    leaf: current,
-                    codec,
-                });
-            }
-            let sharding = current.array_to_bytes_as::<ShardingCodec>()?;
-            shards.push((current, sharding));
-            current = sharding.inner_chain();
+        let leaf = chain.leaf_chain();
+        // array -> array codecs at any level: the leaf chain has them, or ends the descent
+        // at a level whose array -> bytes codec is not sparse_layout
+        if leaf.has_array_to_array() {
+            return None;
+        }
+        let codec = leaf.array_to_bytes_as::<SparseLayoutCodec>()?;
+        Some(Plan { chain, leaf, codec })
+    }
+
+    /// The region of the chunk that the leaf at leaf grid index `idx` covers.
+    fn leaf_region(&self, idx: &[u64]) -> Region {
+        let shape = self.leaf.repr().shape.clone();
+        Region {
+            start: idx.iter().zip(&shape).map(|(i, n)| i * n).collect(),
+            shape,
         }
     }
 }
@@ -162,7 +162,8 @@ impl<'a> Plan<'a> {
 #[derive(Debug, Clone)]
 struct Place {
     chunk: Vec<i64>,
-    inner: Vec<Vec<u64>>,
+    /// For a sharded array, the leaf's index in the chunk's grid of leaves.
+    inner: Option<Vec<u64>>,
     /// Array position of the value's local position zero (negative before the array).
     origin: Vec<i64>,
     /// The local positions that lie inside the array.
@@ -170,15 +171,13 @@ struct Place {
 }
 
 impl Place {
-    /// The place of the sub-block `ext` (in local positions) at inner index `idx`; `None`
-    /// when no part of it lies inside the array.
-    fn sub(&self, idx: Vec<u64>, ext: &Region) -> Option<Place> {
+    /// The place of the sub-block `ext` (in local positions) at leaf index `idx` (`None` when
+    /// the chunk is the leaf); `None` when no part of it lies inside the array.
+    fn sub(&self, idx: Option<Vec<u64>>, ext: &Region) -> Option<Place> {
         let valid = intersect(&self.valid, ext)?;
-        let mut inner = self.inner.clone();
-        inner.push(idx);
         Some(Place {
             chunk: self.chunk.clone(),
-            inner,
+            inner: idx,
             origin: self
                 .origin
                 .iter()
@@ -240,6 +239,10 @@ impl fmt::Debug for StoredSparseChunk {
 
 impl StoredSparseChunk {
     /// Validates the encoded chunk in `buffer` and keeps both.
+    // The widened lifetime below is the last `unsafe` of zarr-array; it goes when the sparse
+    // module is rewritten (a chunk owner generic over its storage), and zarr-array then
+    // forbids unsafe code.
+    #[allow(unsafe_code)]
     fn new(
         buffer: AlignedBuffer,
         codec: &SparseLayoutCodec,
@@ -278,10 +281,11 @@ impl StoredSparseChunk {
         &self.place.chunk
     }
 
-    /// For a sharded array, the index of the inner chunk in its shard (the innermost level
-    /// of nested shards); `None` otherwise.
+    /// For a sharded array, the index of the inner chunk in its shard's grid of sparse
+    /// chunks (for nested shards, in the outermost shard's grid of innermost chunks); `None`
+    /// otherwise.
     pub fn inner_index(&self) -> Option<&[u64]> {
-        self.place.inner.last().map(Vec::as_slice)
+        self.place.inner.as_deref()
     }
 
     /// The layout (format, index and pointer types).
@@ -688,7 +692,7 @@ impl Array {
             .collect();
         Some(Place {
             chunk: chunk.to_vec(),
-            inner: Vec::new(),
+            inner: None,
             origin,
             valid: part.in_chunk,
         })
@@ -698,49 +702,23 @@ impl Array {
     fn collect_value(
         &self,
         plan: &Plan<'_>,
-        level: usize,
         bytes: &[u8],
-        place: Place,
+        place: &Place,
         wanted: &Region,
-        out: &mut Vec<StoredSparseChunk>,
-    ) -> std::result::Result<(), CodecError> {
-        let Some(&(chain, sharding)) = plan.shards.get(level) else {
-            let buffer = plan.leaf.decode_to_array_bytes(bytes)?;
-            out.push(StoredSparseChunk::new(
-                buffer,
-                plan.codec,
-                place,
-                self.lower_bounds(),
-            )?);
-            return Ok(());
-        };
-        let shard = chain.decode_bytes_codecs(bytes)?;
-        let inner = sharding.inner_chunk_bytes(shard.as_slice())?;
-        let ishape = sharding.inner_chunk_shape();
-        let jobs: Vec<(&[u8], Place, Region)> = indices(sharding.chunks_per_shard())
-            .zip(inner)
-            .filter_map(|(idx, bytes)| {
-                let bytes = bytes?;
-                let start: Vec<u64> = idx.iter().zip(ishape).map(|(i, n)| i * n).collect();
-                let ext = Region {
-                    start,
-                    shape: ishape.to_vec(),
+    ) -> std::result::Result<Vec<StoredSparseChunk>, CodecError> {
+        let sharded = plan.chain.is_sharded();
+        let leaves = plan
+            .chain
+            .visit_stored_leaves(bytes, Some(wanted), |idx, leaf| {
+                // a leaf wholly outside the array is not read
+                let Some(sub) = place.sub(sharded.then(|| idx.to_vec()), &plan.leaf_region(idx))
+                else {
+                    return Ok(None);
                 };
-                let want = intersect(wanted, &ext)?;
-                let sub = place.sub(idx, &ext)?;
-                Some((bytes, sub, want))
-            })
-            .collect();
-        let parts: Vec<Vec<StoredSparseChunk>> = jobs
-            .into_par_iter()
-            .map(|(bytes, sub, want)| {
-                let mut v = Vec::new();
-                self.collect_value(plan, level + 1, bytes, sub, &want, &mut v)
-                    .map(|()| v)
-            })
-            .collect::<std::result::Result<_, _>>()?;
-        out.extend(parts.into_iter().flatten());
-        Ok(())
+                let buffer = plan.leaf.decode_to_array_bytes(leaf)?;
+                StoredSparseChunk::new(buffer, plan.codec, sub, self.lower_bounds()).map(Some)
+            })?;
+        Ok(leaves.into_iter().flatten().collect())
     }
 
     /// The stored chunks to visit: every stored chunk (listing the store) for the whole
@@ -829,12 +807,12 @@ impl Array {
                 else {
                     return Ok(identity());
                 };
-                let mut chunks = Vec::new();
-                self.collect_value(&plan, 0, &bytes, place, wanted, &mut chunks)
-                    .map_err(|source| ArrayError::Codec {
-                        context: key,
-                        source,
-                    })?;
+                let chunks =
+                    self.collect_value(&plan, &bytes, &place, wanted)
+                        .map_err(|source| ArrayError::Codec {
+                            context: key,
+                            source,
+                        })?;
                 map(chunks)
             })
             .try_reduce(&identity, |a, b| Ok(reduce(a, b)))
@@ -1417,15 +1395,7 @@ impl Array {
                     return Ok(());
                 }
                 let rewritten = self
-                    .rewrite_value(
-                        &plan,
-                        0,
-                        existing.as_deref(),
-                        &chunk_shape,
-                        &place.valid,
-                        edit,
-                        fill,
-                    )
+                    .rewrite_value(&plan, existing.as_deref(), &place.valid, edit, fill)
                     .map_err(|source| ArrayError::Codec {
                         context: key.clone(),
                         source,
@@ -1439,106 +1409,68 @@ impl Array {
             })
     }
 
-    /// The new bytes of one stored value (a chunk, or an inner chunk of a shard) of `shape`
-    /// after `edit`; `None` when it ends up without entries. Stored entries outside `valid`
-    /// (outside the array) are dropped.
-    #[allow(clippy::too_many_arguments)] // one recursion step: plan, level, value and edit
+    /// The new bytes of one stored value (a chunk or shard) after `edit`; `None` when it
+    /// ends up without entries. Only the sparse chunks (leaves) the edit touches are decoded
+    /// and re-encoded; the others keep their stored bytes. Stored entries outside `valid`
+    /// (outside the array) are dropped from the sparse chunks that are rewritten.
     fn rewrite_value<T: SparseElement>(
         &self,
         plan: &Plan<'_>,
-        level: usize,
         existing: Option<&[u8]>,
-        shape: &[u64],
         valid: &Region,
         edit: Edit<T>,
         fill: T,
     ) -> std::result::Result<Option<Vec<u8>>, CodecError> {
-        let Some(&(chain, sharding)) = plan.shards.get(level) else {
-            return self.rewrite_leaf(plan, existing, shape, valid, edit, fill);
-        };
-        let shard = existing.map(|b| chain.decode_bytes_codecs(b)).transpose()?;
-        let n_inner = indices(sharding.chunks_per_shard()).count();
-        let mut inner: Vec<Option<Vec<u8>>> = match &shard {
-            Some(s) => sharding
-                .inner_chunk_bytes(s.as_slice())?
-                .into_iter()
-                .map(|b| b.map(<[u8]>::to_vec))
-                .collect(),
-            None => vec![None; n_inner],
-        };
-        let ishape = sharding.inner_chunk_shape();
-        let cps = sharding.chunks_per_shard();
-        let ext_of = |idx: &[u64]| Region {
-            start: idx.iter().zip(ishape).map(|(i, n)| i * n).collect(),
-            shape: ishape.to_vec(),
-        };
-        // new entries by inner chunk (the shard's C order keeps each inner chunk's sorted)
-        let mut groups: BTreeMap<usize, Edit<T>> = BTreeMap::new();
+        let shape = &plan.chain.repr().shape;
+        let lshape = &plan.leaf.repr().shape;
+        let grid = plan.chain.leaf_grid_shape();
+        // new entries by leaf (the chunk's C order keeps each leaf's sorted)
+        let mut groups: BTreeMap<Vec<u64>, Edit<T>> = BTreeMap::new();
         let rank = shape.len();
-        let (mut pos, mut idx, mut local) = (vec![0; rank], vec![0; rank], vec![0; rank]);
+        let (mut pos, mut local) = (vec![0; rank], vec![0; rank]);
         for (key, v) in edit.entries {
             unravel_index(key, shape, &mut pos);
+            let mut idx = vec![0; rank];
             for d in 0..rank {
-                idx[d] = pos[d] / ishape[d];
-                local[d] = pos[d] % ishape[d];
+                idx[d] = pos[d] / lshape[d];
+                local[d] = pos[d] % lshape[d];
             }
             groups
-                .entry(linear_index(&idx, cps) as usize)
+                .entry(idx)
                 .or_insert_with(|| Edit {
                     entries: Vec::new(),
                     clear: None,
                 })
                 .entries
-                .push((linear_index(&local, ishape), v));
+                .push((linear_index(&local, lshape), v));
         }
         if let Some(clear) = &edit.clear {
-            for (j, idx) in indices(cps).enumerate() {
-                if inner[j].is_none() {
-                    continue;
-                }
-                if let Some(c) = intersect(clear, &ext_of(&idx)) {
-                    groups
-                        .entry(j)
-                        .or_insert_with(|| Edit {
-                            entries: Vec::new(),
-                            clear: None,
-                        })
-                        .clear = Some(c);
-                }
+            // every leaf the cleared region meets (a missing one stays missing)
+            for part in regular_chunks_in_region(lshape, clear) {
+                let idx: Vec<u64> = part.chunk.iter().map(|&g| g as u64).collect();
+                groups
+                    .entry(idx)
+                    .or_insert_with(|| Edit {
+                        entries: Vec::new(),
+                        clear: None,
+                    })
+                    .clear = Some(part.in_chunk);
             }
         }
-        let jobs: Vec<(usize, Region, Edit<T>)> = groups
+        // a leaf wholly outside the array receives no entries
+        let jobs: BTreeMap<Vec<u64>, (Region, Edit<T>)> = groups
             .into_iter()
-            .filter_map(|(j, e)| {
-                let mut idx = vec![0; rank];
-                unravel_index(j as u64, cps, &mut idx);
-                // an inner chunk wholly outside the array receives no entries
-                let valid_j = intersect(valid, &ext_of(&idx))?;
-                Some((j, valid_j, e))
+            .filter(|(idx, _)| idx.iter().zip(&grid).all(|(i, n)| i < n))
+            .filter_map(|(idx, e)| {
+                let valid_leaf = intersect(valid, &plan.leaf_region(&idx))?;
+                Some((idx, (valid_leaf, e)))
             })
             .collect();
-        let results: Vec<(usize, Option<Vec<u8>>)> = jobs
-            .into_par_iter()
-            .map(|(j, valid_j, e)| {
-                self.rewrite_value(
-                    plan,
-                    level + 1,
-                    inner[j].as_deref(),
-                    ishape,
-                    &valid_j,
-                    e,
-                    fill,
-                )
-                .map(|r| (j, r))
-            })
-            .collect::<std::result::Result<_, _>>()?;
-        for (j, r) in results {
-            inner[j] = r;
-        }
-        match sharding.assemble_shard(inner)? {
-            Some(shard) => chain.encode_from_array_bytes(shard).map(Some),
-            None => Ok(None),
-        }
+        let leaves: Vec<Vec<u64>> = jobs.keys().cloned().collect();
+        plan.chain.rewrite_leaves(existing, &leaves, |idx, stored| {
+            let (valid_leaf, e) = &jobs[idx];
+            self.rewrite_leaf(plan, stored, lshape, valid_leaf, e, fill)
+        })
     }
 
     fn rewrite_leaf<T: SparseElement>(
@@ -1547,7 +1479,7 @@ impl Array {
         existing: Option<&[u8]>,
         shape: &[u64],
         valid: &Region,
-        edit: Edit<T>,
+        edit: &Edit<T>,
         fill: T,
     ) -> std::result::Result<Option<Vec<u8>>, CodecError> {
         // (key, 0 for stored / 1 for new, value): sorted, the last of each key wins
@@ -1563,7 +1495,7 @@ impl Array {
                 }
             }
         }
-        merged.extend(edit.entries.into_iter().map(|(k, v)| (k, 1, v)));
+        merged.extend(edit.entries.iter().map(|&(k, v)| (k, 1, v)));
         merged.sort_unstable_by_key(|e| (e.0, e.1));
         let mut coords = Vec::with_capacity(merged.len() * shape.len());
         let mut values = Vec::with_capacity(merged.len());

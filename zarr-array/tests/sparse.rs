@@ -333,6 +333,94 @@ fn coo_3d_arrays_write_merge_and_delete() {
 }
 
 #[test]
+fn nested_shards_with_a_sparse_innermost_codec() {
+    // shards of 12 x 20, inner shards of 6 x 10, sparse chunks of 3 x 5 (CSR, zstd), with
+    // crc32c after each level of sharding
+    let s = store();
+    let inner = def(
+        "sharding_indexed",
+        json!({"chunk_shape": [3, 5], "codecs": [
+            {"name": "sparse_layout", "configuration":
+                {"format": "csr", "index_data_type": "uint16", "pointer_data_type": "uint32"}},
+            {"name": "zstd", "configuration": {"level": 3, "checksum": false}}]}),
+    );
+    let shape = vec![30u64, 37];
+    let a = ArrayBuilder::new(shape.clone(), DataType::Float64)
+        .chunk_shape(vec![6, 10])
+        .shards(vec![12, 20])
+        .serializer(inner)
+        .compressors(vec![def("crc32c", json!(null))])
+        .create(s.clone(), "nested")
+        .unwrap();
+    assert!(a.is_sparse());
+    assert_eq!(a.sparse_chunk_shape().unwrap(), &[3, 5]);
+    let mut model = random_entries(&shape, 90, 77);
+    let (coords, values) = coords_of(&model, 2);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    check_content(&a, &model);
+    // the sparse chunks are the innermost chunks, indexed in their shard's grid of them
+    let chunks = a.sparse_chunks().unwrap();
+    assert_eq!(
+        chunks.iter().map(|c| c.nnz_in_array()).sum::<usize>(),
+        model.len()
+    );
+    for c in &chunks {
+        let inner = c.inner_index().unwrap();
+        assert!(inner[0] < 4 && inner[1] < 4, "{inner:?}");
+        assert_eq!(c.shape(), &[3, 5]);
+        assert_eq!(
+            c.origin(),
+            &[
+                c.chunk_index()[0] * 12 + inner[0] as i64 * 3,
+                c.chunk_index()[1] * 20 + inner[1] as i64 * 5
+            ]
+        );
+    }
+    // an update rewrites only the sparse chunk it writes to: every other one keeps its bytes
+    let key = a.chunk_key(&[0, 0]);
+    let leaves = |bytes: &[u8]| -> BTreeMap<Vec<u64>, Vec<u8>> {
+        a.codecs()
+            .visit_stored_leaves(bytes, None, |idx, b| {
+                Ok::<_, zarr_array::zarr_codecs::CodecError>((idx.to_vec(), b.to_vec()))
+            })
+            .unwrap()
+            .into_iter()
+            .collect()
+    };
+    let before = leaves(&s.get(&key).unwrap().unwrap());
+    let updates: BTreeMap<Vec<u64>, f64> = [(vec![7u64, 8], 42.0)].into_iter().collect();
+    let (coords, values) = coords_of(&updates, 2);
+    a.write_sparse_coo(coords.view(), &values).unwrap();
+    model.insert(vec![7, 8], 42.0);
+    check_content(&a, &model);
+    let after = leaves(&s.get(&key).unwrap().unwrap());
+    for (idx, bytes) in &before {
+        if idx != &[2, 1] {
+            assert_eq!(&after[idx], bytes, "leaf {idx:?}");
+        }
+    }
+    assert_ne!(before.get(&vec![2, 1]), after.get(&vec![2, 1]));
+    // a sparse matrix replaces a region across shards: its old entries go
+    let mut tri = TriMat::new((9, 14));
+    tri.add_triplet(0, 0, 5.0);
+    tri.add_triplet(8, 13, 6.0);
+    let csr: CsMat<f64> = tri.to_csr();
+    a.write_sprs(&csr, &[10, 15]).unwrap();
+    let replaced = Region::new(vec![10, 15], vec![9, 14]).unwrap();
+    model.retain(|p, _| !replaced.contains(p));
+    model.insert(vec![10, 15], 5.0);
+    model.insert(vec![18, 28], 6.0);
+    check_content(&a, &model);
+    // a dense write of fill values over a shard deletes it
+    let region = Region::new(vec![0, 0], vec![12, 20]).unwrap();
+    a.write_region(&[0, 0], ArrayD::from_elem(IxDyn(&[12, 20]), 0.0f64).view())
+        .unwrap();
+    model.retain(|p, _| !region.contains(p));
+    check_content(&a, &model);
+    assert!(s.get(&key).unwrap().is_none());
+}
+
+#[test]
 fn sharded_arrays_with_a_sparse_inner_codec() {
     let s = store();
     for (i, format) in [Format::Csr, Format::Csc, Format::Coo]

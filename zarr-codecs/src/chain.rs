@@ -4,7 +4,7 @@
 use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
-use crate::block::{BlockPlace, SharedOut};
+use crate::block::{Block, SourceBlock};
 use crate::buffer::AlignedBuffer;
 use crate::bytes::BytesCodec;
 use crate::codec::{
@@ -384,75 +384,51 @@ impl CodecChain {
         bytes.map(|b| self.encode_bytes(b)).transpose()
     }
 
-    /// As [`CodecChain::encode_chunk`] for the chunk that is the block `place` of `src` (a
-    /// larger C-order buffer, such as the data of a region write): the chunk is gathered
-    /// straight from `src`, with no fill and, for `sharding_indexed`, no shard-sized buffer
-    /// (each inner chunk is gathered from `src`).
+    /// As [`CodecChain::encode_chunk`] for the chunk that is the block `src` of a larger
+    /// C-order buffer (such as the data of a region write): the chunk is gathered straight
+    /// from the buffer, with no fill and, for `sharding_indexed`, no shard-sized buffer (each
+    /// inner chunk is gathered from the buffer).
     ///
     /// # Errors
-    /// A block outside `src`, and as [`CodecChain::encode`].
-    pub fn encode_chunk_from_block(
-        &self,
-        src: &[u8],
-        place: BlockPlace<'_>,
-    ) -> Result<Option<Vec<u8>>> {
-        place.check(&self.repr, src.len())?;
+    /// A block of another shape or element size than the chunk, and as
+    /// [`CodecChain::encode`].
+    pub fn encode_chunk_from_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+        src.check_chunk(&self.repr)?;
         if self.array_to_array.is_empty() {
-            let bytes = self.array_to_bytes.encode_or_skip_block(src, place)?;
+            let bytes = self.array_to_bytes.encode_or_skip_block(src)?;
             return bytes.map(|b| self.encode_bytes(b)).transpose();
         }
-        let chunk = place.gather(src, &self.repr)?;
+        let chunk = src.gather(&self.repr)?;
         self.encode_chunk(&chunk)
     }
 
     /// As [`CodecChain::encode`] (bytes even for a chunk of fill values) for the chunk that
-    /// is the block `place` of `src`.
+    /// is the block `src` of a larger buffer.
     ///
     /// # Errors
-    /// A block outside `src`, and as [`CodecChain::encode`].
-    pub fn encode_from_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Vec<u8>> {
-        let chunk = place.gather(src, &self.repr)?;
+    /// A block of another shape or element size than the chunk, and as
+    /// [`CodecChain::encode`].
+    pub fn encode_from_block(&self, src: SourceBlock<'_>) -> Result<Vec<u8>> {
+        let chunk = src.gather(&self.repr)?;
         self.encode_owned(chunk)
     }
 
-    /// Decodes a stored chunk straight into its block `place` of `out`, the output of a
-    /// parallel region read: `sharding_indexed` decodes each inner chunk into its place, with
-    /// no shard-sized buffer; other chains decode into a chunk buffer and copy it in.
+    /// Decodes a stored chunk straight into `out`, its block of a larger buffer (the output
+    /// of a parallel region read, split by [`crate::BlockBuffer`]): `sharding_indexed`
+    /// decodes each inner chunk into its place, with no shard-sized buffer; other chains
+    /// decode into a chunk buffer and copy it in.
     ///
     /// # Errors
-    /// A block outside `out`, and as [`CodecChain::decode`].
-    ///
-    /// # Safety
-    /// No other thread writes or reads the block `place` of `out` at the same time.
-    pub unsafe fn decode_into_block(
-        &self,
-        bytes: &[u8],
-        out: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
-        place.check(&self.repr, out.len())?;
+    /// A block of another shape or element size than the chunk, and as
+    /// [`CodecChain::decode`].
+    pub fn decode_into_block(&self, bytes: &[u8], out: &mut Block<'_>) -> Result<()> {
+        out.check_chunk(&self.repr)?;
         if self.array_to_array.is_empty() {
             let cur = self.decode_bytes(bytes, 0)?;
-            // SAFETY: the caller's contract, passed on.
-            return unsafe {
-                self.array_to_bytes
-                    .decode_into_block(cur.as_slice(), out, place)
-            };
+            return self.array_to_bytes.decode_into_block(cur.as_slice(), out);
         }
         let chunk = self.decode(bytes)?;
-        let zeros = vec![0u64; self.repr.rank()];
-        // SAFETY: the caller's contract.
-        unsafe {
-            out.copy_block(
-                &chunk,
-                &self.repr.shape,
-                &zeros,
-                place.shape,
-                place.start,
-                &self.repr.shape,
-                self.repr.element_size(),
-            )
-        };
+        out.copy_from(&chunk, &self.repr.shape, &vec![0u64; self.repr.rank()])?;
         Ok(())
     }
 

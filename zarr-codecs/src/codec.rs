@@ -16,8 +16,9 @@ use std::fmt;
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::ExtensionDef;
 
-use crate::block::{BlockPlace, SharedOut};
+use crate::block::{Block, SourceBlock};
 use crate::buffer::{is_aligned, AlignedBuffer};
+use crate::chain::CodecChain;
 use crate::error::{CodecError, Result};
 use crate::repr::ChunkRepr;
 use crate::source::ByteRangeSource;
@@ -150,14 +151,15 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         }
     }
 
-    /// As [`ArrayToBytesCodec::encode_or_skip`] for a chunk that is the block `place` of the
-    /// larger C-order buffer `src`. The default gathers the block into a chunk buffer (no
-    /// fill, one copy); `sharding_indexed` gathers each inner chunk straight from `src`.
+    /// As [`ArrayToBytesCodec::encode_or_skip`] for a chunk that is the block `src` of a
+    /// larger C-order buffer. The default gathers the block into a chunk buffer (no fill, one
+    /// copy); `sharding_indexed` gathers each inner chunk straight from the buffer.
     ///
     /// # Errors
-    /// A block outside `src`, and as [`ArrayToBytesCodec::encode`].
-    fn encode_or_skip_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Option<Vec<u8>>> {
-        let chunk = place.gather(src, self.decoded_repr())?;
+    /// A block of another shape or element size than the chunk, and as
+    /// [`ArrayToBytesCodec::encode`].
+    fn encode_or_skip_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+        let chunk = src.gather(self.decoded_repr())?;
         if self.decoded_repr().is_fill(&chunk) {
             Ok(None)
         } else {
@@ -200,23 +202,16 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         self.decode_into(&input, data)
     }
 
-    /// Decodes `input` (a whole chunk) into its block `place` of the buffer `out`. The
-    /// default decodes into a chunk buffer and copies it in; `sharding_indexed` decodes each
-    /// inner chunk straight into `out`.
+    /// Decodes `input` (a whole chunk) into `out`, its block of a larger buffer. The default
+    /// decodes into a chunk buffer and copies it in; `sharding_indexed` decodes each inner
+    /// chunk straight into its place.
     ///
     /// # Errors
-    /// A block outside `out`, and as [`ArrayToBytesCodec::decode_into`].
-    ///
-    /// # Safety
-    /// No other thread writes or reads the block `place` of `out` at the same time.
-    unsafe fn decode_into_block(
-        &self,
-        input: &[u8],
-        out: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
+    /// A block of another shape or element size than the chunk, and as
+    /// [`ArrayToBytesCodec::decode_into`].
+    fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
         let repr = self.decoded_repr();
-        place.check(repr, out.len())?;
+        out.check_chunk(repr)?;
         let mut chunk = AlignedBuffer::try_zeroed(repr.byte_len()?).ok_or_else(|| {
             CodecError::ChunkTooLarge {
                 shape: repr.shape.clone(),
@@ -224,20 +219,44 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
             }
         })?;
         decode_a2b_into(self, input, &mut chunk)?;
-        let zeros = vec![0u64; repr.rank()];
-        // SAFETY: the block is the caller's alone.
-        unsafe {
-            out.copy_block(
-                &chunk,
-                &repr.shape,
-                &zeros,
-                place.shape,
-                place.start,
-                &repr.shape,
-                repr.element_size(),
-            )
-        };
+        out.copy_from(&chunk, &repr.shape, &vec![0u64; repr.rank()])?;
         Ok(())
+    }
+
+    /// The chain of the inner chunks, for a codec that stores its chunk as a regular grid of
+    /// inner chunks of [`ArrayToBytesCodec::inner_chunk_shape`], each encoded with that chain
+    /// (`sharding_indexed`); `None` (the default) for a codec that stores the chunk itself, a
+    /// leaf. The leaf API of [`CodecChain`] ([`CodecChain::leaf_chain`],
+    /// [`CodecChain::visit_stored_leaves`], [`CodecChain::rewrite_leaves`]) walks these levels;
+    /// the two methods below are its per-level part.
+    fn inner_chain(&self) -> Option<&CodecChain> {
+        None
+    }
+
+    /// The stored bytes of every inner chunk of `encoded` (this codec's encoding of a chunk,
+    /// after the chain's bytes -> bytes decoders), in C order of the inner chunk grid, `None`
+    /// for one that is not stored. Checked against the encoding (no span outside it, none
+    /// past the inner chain's bound), not decoded. Only for a codec with an
+    /// [`ArrayToBytesCodec::inner_chain`]: the default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); a truncated or corrupt encoding.
+    fn stored_inner_chunks<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        let _ = encoded;
+        Err(no_inner_chunks(self.name(), "listing the inner chunks"))
+    }
+
+    /// This codec's encoding of a chunk whose inner chunks, already encoded with the
+    /// [`ArrayToBytesCodec::inner_chain`], are `inner` (C order of the inner chunk grid,
+    /// `None`: not stored); `None` when no inner chunk is stored. Only for a codec with an
+    /// inner chain: the default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); [`CodecError::BufferLength`] for a list
+    /// of the wrong length.
+    fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        let _ = inner;
+        Err(no_inner_chunks(self.name(), "assembling inner chunks"))
     }
 
     /// The inner chunk shape, for a codec that stores a grid of inner chunks
@@ -293,6 +312,14 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
             );
         }
         Ok(true)
+    }
+}
+
+/// The error of a per-level leaf operation asked of a codec that stores no inner chunks.
+fn no_inner_chunks(codec: &str, operation: &'static str) -> CodecError {
+    CodecError::NotApplicable {
+        operation,
+        reason: format!("codec {codec:?} stores no inner chunks"),
     }
 }
 

@@ -187,6 +187,21 @@ pub enum CodecError {
         reason: String,
     },
 
+    /// A leaf chunk index outside the chunk's grid of leaves
+    /// ([`crate::CodecChain::rewrite_leaves`]).
+    #[error("leaf chunk {leaf:?} lies outside the grid of leaves {grid:?}")]
+    LeafOutOfGrid {
+        /// The leaf grid index given.
+        leaf: Vec<u64>,
+        /// The number of leaves along each axis.
+        grid: Vec<u64>,
+    },
+
+    /// A block of a larger buffer that does not fit what it is used for (a chunk decoded into
+    /// a block of another shape, a split whose blocks overlap).
+    #[error(transparent)]
+    Block(#[from] crate::block::BlockError),
+
     /// The byte-range source answered with the wrong number of ranges.
     #[error("the byte-range source returned {got} ranges for {expected} requested")]
     SourceRanges {

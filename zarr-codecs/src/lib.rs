@@ -6,6 +6,7 @@ mod buffer;
 mod chain;
 mod codec;
 mod error;
+mod leaf;
 mod registry;
 mod repr;
 mod source;
@@ -28,7 +29,7 @@ pub mod transpose;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 
-pub use block::{BlockPlace, SharedOut};
+pub use block::{AxisSet, Block, BlockBuffer, BlockError, SourceBlock};
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
 pub use codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded};

@@ -12,7 +12,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use zarr_codecs::{default_registry, BlockPlace, ChunkRepr, CodecChain, SharedOut};
+use zarr_codecs::{default_registry, BlockBuffer, ChunkRepr, CodecChain, SourceBlock};
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::{DataType, ExtensionDef, FillValue};
 use zarr_testkit::Rng;
@@ -222,27 +222,40 @@ proptest! {
             at.push(off);
         }
         let big_len = big_shape.iter().product::<u64>() as usize * size;
-        let place = BlockPlace { shape: &big_shape, start: &at };
+        let block = Region::new(at.clone(), shape.clone()).unwrap();
         let mut src = vec![0xA5u8; big_len];
         copy_region(&data, &shape, &vec![0; shape.len()], &mut src, &big_shape, &at, &shape, size);
-        match (chain.encode_chunk_from_block(&src, place).unwrap(), chain.encode_chunk(&data).unwrap()) {
+        let place = SourceBlock::new(&src, &big_shape, size, &block).unwrap();
+        match (chain.encode_chunk_from_block(place).unwrap(), chain.encode_chunk(&data).unwrap()) {
             (None, None) => {}
             (Some(a), Some(b)) => prop_assert!(same(t, &chain.decode(&a).unwrap(), &chain.decode(&b).unwrap())),
             (a, b) => prop_assert!(false, "from block {:?} vs whole {:?}", a.is_some(), b.is_some()),
         }
-        prop_assert!(same(t, &chain.decode(&chain.encode_from_block(&src, place).unwrap()).unwrap(), &data));
+        prop_assert!(same(t, &chain.decode(&chain.encode_from_block(place).unwrap()).unwrap(), &data));
         let mut want = vec![0x5Au8; big_len];
         copy_region(&data, &shape, &vec![0; shape.len()], &mut want, &big_shape, &at, &shape, size);
         let mut got = vec![0x5Au8; big_len];
-        // SAFETY: one thread, the whole buffer
-        unsafe { chain.decode_into_block(&encoded, &SharedOut::new(&mut got), place) }.unwrap();
+        {
+            let mut out = BlockBuffer::new(&mut got, &big_shape, size).unwrap();
+            let mut blocks = out.split([&block]).unwrap();
+            chain.decode_into_block(&encoded, &mut blocks[0]).unwrap();
+        }
         prop_assert!(same(t, &got, &want), "decode_into_block: {}", Value::Array(codecs.clone()));
         if !shape.is_empty() {
-            // a block that does not fit is an error, not a panic
+            // a block that does not fit the chunk is an error, not a panic
+            let mut out = BlockBuffer::new(&mut got, &big_shape, size).unwrap();
+            let mut whole = out.whole();
+            prop_assert!(chain.decode_into_block(&encoded, &mut whole).is_err() || big_shape == shape);
+            let smaller = Region::new(at.clone(), shape.iter().map(|&n| n - 1).collect()).unwrap();
+            let mut blocks = out.split([&smaller]).unwrap();
+            prop_assert!(chain.decode_into_block(&encoded, &mut blocks[0]).is_err());
+            let short = SourceBlock::new(&src, &big_shape, size, &smaller).unwrap();
+            prop_assert!(chain.encode_chunk_from_block(short).is_err());
+            prop_assert!(chain.encode_from_block(short).is_err());
+            // and so is a buffer shorter than its shape
             let mut short = vec![0u8; big_len - size];
-            let bad = unsafe { chain.decode_into_block(&encoded, &SharedOut::new(&mut short), place) };
-            prop_assert!(bad.is_err());
-            prop_assert!(chain.encode_chunk_from_block(&short, place).is_err());
+            prop_assert!(BlockBuffer::new(&mut short, &big_shape, size).is_err());
+            prop_assert!(SourceBlock::new(&short, &big_shape, size, &block).is_err());
         }
 
         // the written definitions build the same chain

@@ -16,7 +16,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use zarr_codecs::sharding::ShardingCodec;
 use zarr_codecs::sparse_layout::SparseLayoutCodec;
 use zarr_codecs::{default_registry, ArrayToBytesCodec, ChunkRepr, CodecChain, CodecError};
 use zarr_grid::geometry::{indices, Region};
@@ -199,28 +198,37 @@ fn sparse_layout_as_the_inner_codec_of_sharding() {
             .map(|(r, c)| dense[r * 10 + c])
             .collect();
         assert_eq!(out, f32_bytes(&want));
-        // the stored inner chunks, as sparse chunks
-        let sharding: &ShardingCodec = chain.array_to_bytes_as().unwrap();
-        let inner = sharding.inner_chunk_bytes(&shard).unwrap();
-        assert_eq!(
-            inner.iter().map(Option::is_some).collect::<Vec<_>>(),
-            [true, true, true, false]
-        );
-        let inner_codec: &SparseLayoutCodec = sharding.inner_chain().array_to_bytes_as().unwrap();
-        let nnz: usize = inner
-            .iter()
-            .flatten()
-            .map(|b| {
-                let buf = sharding.inner_chain().decode_to_array_bytes(b).unwrap();
-                inner_codec.decode_sparse(&buf).unwrap().nnz()
+        // the stored inner chunks (the leaves), as sparse chunks
+        assert_eq!(chain.leaf_grid_shape(), [2, 2]);
+        let leaf_chain = chain.leaf_chain();
+        let inner_codec: &SparseLayoutCodec = leaf_chain.array_to_bytes_as().unwrap();
+        let leaves = chain
+            .visit_stored_leaves(&shard, None, |idx, bytes| {
+                let buf = leaf_chain.decode_to_array_bytes(bytes)?;
+                let nnz = inner_codec.decode_sparse(&buf)?.nnz();
+                Ok::<_, CodecError>((idx.to_vec(), nnz))
             })
-            .sum();
+            .unwrap();
+        assert_eq!(
+            leaves.iter().map(|l| l.0.clone()).collect::<Vec<_>>(),
+            [vec![0, 0], vec![0, 1], vec![1, 0]]
+        );
+        let nnz: usize = leaves.iter().map(|l| l.1).sum();
         assert_eq!(nnz, 5, "-0.0 is stored");
         // re-assembling the inner chunks gives the same shard
-        let owned: Vec<Option<Vec<u8>>> = inner.iter().map(|b| b.map(<[u8]>::to_vec)).collect();
-        assert_eq!(sharding.assemble_shard(owned).unwrap().unwrap(), shard);
-        assert_eq!(sharding.assemble_shard(vec![None; 4]).unwrap(), None);
-        assert!(sharding.assemble_shard(vec![None; 3]).is_err());
+        let all: Vec<Vec<u64>> = indices(&[2, 2]).collect();
+        let same = chain
+            .rewrite_leaves(Some(&shard[..]), &all, |_, b| {
+                Ok::<_, CodecError>(b.map(<[u8]>::to_vec))
+            })
+            .unwrap();
+        assert_eq!(same.unwrap(), shard);
+        let none = chain.rewrite_leaves(Some(&shard[..]), &all, |_, _| Ok::<_, CodecError>(None));
+        assert_eq!(none.unwrap(), None);
+        let outside = chain.rewrite_leaves(Some(&shard[..]), &[vec![2, 0]], |_, b| {
+            Ok::<_, CodecError>(b.map(<[u8]>::to_vec))
+        });
+        assert!(matches!(outside, Err(CodecError::LeafOutOfGrid { .. })));
         // a shard of fill values is not stored
         assert_eq!(chain.encode_chunk(&[0u8; 320]).unwrap(), None);
     }

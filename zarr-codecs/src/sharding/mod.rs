@@ -46,30 +46,28 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod decode;
+mod encode;
+mod index;
 mod morton;
-use rayon::prelude::*;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use zarr_grid::geometry::{
-    block_runs, linear_index, regular_chunks_in_region, unravel_index, Region,
-};
-use zarr_grid::ChunkPart;
+use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
-use crate::block::{BlockPlace, SharedOut};
-use crate::buffer::AlignedBuffer;
+use crate::block::{Block, SourceBlock};
 use crate::chain::{check_region, CodecChain};
 use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
-use crate::source::{single_range, ByteRange, ByteRangeSource};
+use crate::source::ByteRangeSource;
+
+use index::MISSING;
 
 /// The codec's name.
 pub const NAME: &str = "sharding_indexed";
-
-/// The index entry of an inner chunk that is not stored.
-const MISSING: u64 = u64::MAX;
 
 /// Where the index lies in the shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -130,12 +128,6 @@ pub struct ShardingCodec {
     /// C-order linear indices of the inner chunks, in Morton order: computed on the first
     /// encode, so that opening an array (which builds the codec) costs nothing per inner chunk.
     morton: std::sync::OnceLock<Vec<usize>>,
-}
-
-/// A piece of work: one inner chunk's part of the output, and its stored bytes if any.
-struct Job<'a> {
-    part: ChunkPart,
-    data: Option<&'a [u8]>,
 }
 
 impl ShardingCodec {
@@ -265,410 +257,6 @@ impl ShardingCodec {
         let idx: Vec<u64> = chunk.iter().map(|&g| g as u64).collect();
         linear_index(&idx, &self.chunks_per_shard) as usize
     }
-
-    /// The stored `(offset, nbytes)` of inner chunk `lin`, checked; `None` if not stored.
-    fn entry(
-        &self,
-        words: &[u64],
-        lin: usize,
-        shard_len: Option<u64>,
-    ) -> Result<Option<(u64, u64)>> {
-        let (offset, nbytes) = (words[2 * lin], words[2 * lin + 1]);
-        if offset == MISSING && nbytes == MISSING {
-            return Ok(None);
-        }
-        let err = |reason: &'static str| CodecError::InvalidShardIndex {
-            chunk: self.unravel(lin),
-            offset,
-            nbytes,
-            reason,
-        };
-        if nbytes > self.inner_bound {
-            return Err(err("nbytes exceeds the largest encoding of an inner chunk"));
-        }
-        let end = offset
-            .checked_add(nbytes)
-            .ok_or_else(|| err("it points outside the shard"))?;
-        if shard_len.is_some_and(|len| end > len) {
-            return Err(err("it points outside the shard"));
-        }
-        Ok(Some((offset, nbytes)))
-    }
-
-    /// Decodes an index; the result holds `2 * n_chunks` native-order words.
-    fn decode_index(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
-        let index = self.index.decode(bytes)?;
-        if index.as_words().len() != 2 * self.n_chunks {
-            return Err(CodecError::SizeMismatch {
-                codec: NAME,
-                expected: 16 * self.n_chunks as u64,
-                got: index.len() as u64,
-            });
-        }
-        Ok(index)
-    }
-
-    /// Decodes the inner chunks of `jobs` into `out` (a C-order buffer of `out_shape`), in
-    /// parallel, each job's block shifted by `base`; missing ones read as the fill value.
-    /// The jobs' blocks must partition a block of `out` that no other thread touches.
-    fn run_jobs(
-        &self,
-        jobs: &[Job<'_>],
-        shared: &SharedOut<'_>,
-        out_shape: &[u64],
-        base: &[u64],
-    ) -> Result<()> {
-        let elem = self.repr.element_size();
-        let fill = self.repr.fill_value.as_bytes();
-        let inner_len = self.inner_len;
-        let run_one = |scratch: &mut AlignedBuffer, job: &Job<'_>| -> Result<()> {
-            let part = &job.part;
-            let wrap = |e: CodecError| CodecError::InnerChunk {
-                chunk: part.chunk.iter().map(|&g| g as u64).collect(),
-                source: Box::new(e),
-            };
-            let dst = part.in_region.shifted(base);
-            let Some(bytes) = job.data else {
-                // SAFETY: the jobs' blocks partition the caller's block of the output, so
-                // blocks of different jobs never overlap.
-                unsafe { shared.fill_block(out_shape, &dst.start, &dst.shape, fill) };
-                return Ok(());
-            };
-            if part.in_chunk.shape == self.inner_shape && dst.is_contiguous_in(out_shape) {
-                let offset = dst.linear_offset(out_shape) as usize * elem;
-                // SAFETY: this job's block, contiguous in the output; see above.
-                let out = unsafe { shared.run(offset, inner_len) };
-                return self.inner.decode_into(bytes, out).map_err(wrap);
-            }
-            if scratch.len() != inner_len {
-                *scratch = AlignedBuffer::try_zeroed(inner_len).ok_or_else(|| {
-                    CodecError::ChunkTooLarge {
-                        shape: self.inner_shape.clone(),
-                        element_size: elem,
-                    }
-                })?;
-            }
-            self.inner.decode_into(bytes, scratch).map_err(wrap)?;
-            // SAFETY: this job's block; see above.
-            unsafe {
-                shared.copy_block(
-                    scratch,
-                    &self.inner_shape,
-                    &part.in_chunk.start,
-                    out_shape,
-                    &dst.start,
-                    &dst.shape,
-                    elem,
-                )
-            };
-            Ok(())
-        };
-        if jobs.len() <= 1 {
-            let mut scratch = AlignedBuffer::new();
-            return jobs.iter().try_for_each(|job| run_one(&mut scratch, job));
-        }
-        jobs.par_iter()
-            .try_for_each_init(AlignedBuffer::new, |scratch, job| run_one(scratch, job))
-    }
-
-    /// Decodes the index of a whole stored shard and checks every entry against the shard:
-    /// `(offset, nbytes)` per inner chunk in C order, `None` where not stored.
-    fn spans(&self, input: &[u8]) -> Result<Vec<Option<(u64, u64)>>> {
-        if input.len() < self.index_len {
-            return Err(CodecError::Truncated {
-                codec: NAME,
-                needed: self.index_len as u64,
-                got: input.len() as u64,
-            });
-        }
-        let index_bytes = match self.location {
-            IndexLocation::Start => &input[..self.index_len],
-            IndexLocation::End => &input[input.len() - self.index_len..],
-        };
-        let index = self.decode_index(index_bytes)?;
-        let words = index.as_words();
-        let shard_len = Some(input.len() as u64);
-        (0..self.n_chunks)
-            .map(|lin| self.entry(words, lin, shard_len))
-            .collect()
-    }
-
-    /// The stored bytes of every inner chunk of a shard, in C order of the inner chunk grid
-    /// (positions `zarr_grid::geometry::indices(self.chunks_per_shard())`), `None` for an inner
-    /// chunk that is not stored. The index is decoded and every entry checked against the
-    /// shard and the inner chain's bound; the inner chunks themselves are not decoded (decode
-    /// them with [`ShardingCodec::inner_chain`]).
-    ///
-    /// # Errors
-    /// A truncated shard, a corrupt index, an entry pointing outside the shard.
-    pub fn inner_chunk_bytes<'a>(&self, shard: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
-        Ok(self
-            .spans(shard)?
-            .into_iter()
-            .map(|span| span.map(|(o, n)| &shard[o as usize..(o + n) as usize]))
-            .collect())
-    }
-
-    /// Assembles a shard from inner chunks already encoded with the inner chain, given in C
-    /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
-    /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
-    /// (the shard is then not written).
-    ///
-    /// # Errors
-    /// [`CodecError::BufferLength`] for a list of the wrong length; an index codec's failure.
-    pub fn assemble_shard(&self, mut inner: Vec<Option<Vec<u8>>>) -> Result<Option<Vec<u8>>> {
-        if inner.len() != self.n_chunks {
-            return Err(CodecError::BufferLength {
-                what: "the list of inner chunks",
-                expected: self.n_chunks as u64,
-                got: inner.len() as u64,
-            });
-        }
-        if inner.iter().all(Option::is_none) {
-            return Ok(None);
-        }
-        let morton: Vec<Option<Vec<u8>>> =
-            self.morton().iter().map(|&lin| inner[lin].take()).collect();
-        self.assemble(&morton).map(Some)
-    }
-
-    /// Decodes a whole stored shard into `out`.
-    fn decode_shard(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        if out.len() != self.len {
-            return Err(CodecError::BufferLength {
-                what: "the output buffer",
-                expected: self.len as u64,
-                got: out.len() as u64,
-            });
-        }
-        let zeros = vec![0u64; self.repr.rank()];
-        let place = BlockPlace {
-            shape: &self.repr.shape,
-            start: &zeros,
-        };
-        self.decode_shard_block(input, &SharedOut::new(out), place)
-    }
-
-    /// Decodes a whole stored shard into its block `place` of `shared`, each inner chunk
-    /// straight into its place. The caller has checked the block against the buffer and
-    /// owns it alone.
-    fn decode_shard_block(
-        &self,
-        input: &[u8],
-        shared: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
-        let spans = self.spans(input)?;
-        if spans.iter().all(Option::is_none) {
-            // SAFETY: the caller's block.
-            let fill = self.repr.fill_value.as_bytes();
-            unsafe { shared.fill_block(place.shape, place.start, &self.repr.shape, fill) };
-            return Ok(());
-        }
-        let whole = Region::whole(&self.repr.shape);
-        // the parts come in C order of the inner chunks, as the index does
-        let jobs: Vec<Job<'_>> = regular_chunks_in_region(&self.inner_shape, &whole)
-            .zip(&spans)
-            .map(|(part, span)| Job {
-                part,
-                data: span.map(|(o, n)| &input[o as usize..(o + n) as usize]),
-            })
-            .collect();
-        self.run_jobs(&jobs, shared, place.shape, place.start)
-    }
-
-    /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
-    fn decode_partial(
-        &self,
-        source: &dyn ByteRangeSource,
-        region: &Region,
-        out: &mut [u8],
-    ) -> Result<bool> {
-        let index_range = match self.location {
-            IndexLocation::Start => ByteRange::Range {
-                start: 0,
-                end: self.index_len as u64,
-            },
-            IndexLocation::End => ByteRange::Suffix(self.index_len as u64),
-        };
-        let Some(got) = source.get_ranges(&[index_range])? else {
-            return Ok(false);
-        };
-        let index_bytes = single_range(got, self.index_len as u64)?;
-        let index = self.decode_index(&index_bytes)?;
-        let words = index.as_words();
-
-        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
-        let mut spans = Vec::with_capacity(parts.len());
-        let mut wanted: Vec<(u64, u64, usize)> = Vec::with_capacity(parts.len());
-        for (i, part) in parts.iter().enumerate() {
-            let span = self.entry(words, self.ravel(&part.chunk), None)?;
-            if let Some((offset, nbytes)) = span {
-                wanted.push((offset, offset + nbytes, i));
-            }
-            spans.push(span);
-        }
-        // coalesce byte ranges that touch or overlap into one
-        wanted.sort_unstable();
-        let mut groups: Vec<(u64, u64)> = Vec::new();
-        let mut group_of = vec![usize::MAX; parts.len()];
-        for &(start, end, i) in &wanted {
-            match groups.last_mut() {
-                Some(g) if start <= g.1 => g.1 = g.1.max(end),
-                _ => groups.push((start, end)),
-            }
-            group_of[i] = groups.len() - 1;
-        }
-        let fetched = if groups.is_empty() {
-            Vec::new()
-        } else {
-            let ranges: Vec<ByteRange> = groups
-                .iter()
-                .map(|&(start, end)| ByteRange::Range { start, end })
-                .collect();
-            let Some(fetched) = source.get_ranges(&ranges)? else {
-                return Ok(false);
-            };
-            if fetched.len() != ranges.len() {
-                return Err(CodecError::SourceRanges {
-                    expected: ranges.len(),
-                    got: fetched.len(),
-                });
-            }
-            for (bytes, &(start, end)) in fetched.iter().zip(&groups) {
-                if bytes.len() as u64 != end - start {
-                    return Err(CodecError::ShortRead {
-                        expected: end - start,
-                        got: bytes.len() as u64,
-                    });
-                }
-            }
-            fetched
-        };
-        let jobs: Vec<Job<'_>> = parts
-            .into_iter()
-            .zip(spans)
-            .enumerate()
-            .map(|(i, (part, span))| {
-                let data = span.map(|(offset, nbytes)| {
-                    let g = group_of[i];
-                    let at = (offset - groups[g].0) as usize;
-                    &fetched[g][at..at + nbytes as usize]
-                });
-                Job { part, data }
-            })
-            .collect();
-        let zeros = vec![0u64; region.rank()];
-        self.run_jobs(&jobs, &SharedOut::new(out), &region.shape, &zeros)?;
-        Ok(true)
-    }
-
-    /// Encodes the inner chunks in Morton order (in parallel); `None` for all-fill ones.
-    /// The shard is the block `place` of `src` (the shard buffer itself, or the data of a
-    /// region write): each inner chunk is gathered straight from it.
-    fn encode_inner(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Vec<Option<Vec<u8>>>> {
-        let elem = self.repr.element_size();
-        let zeros = vec![0u64; self.inner_shape.len()];
-        let encode_one = |&lin: &usize| -> Result<Option<Vec<u8>>> {
-            let idx = self.unravel(lin);
-            let start: Vec<u64> = idx
-                .iter()
-                .zip(&self.inner_shape)
-                .zip(place.start)
-                .map(|((i, c), s)| s + i * c)
-                .collect();
-            let mut buf = Vec::new();
-            buf.try_reserve_exact(self.inner_len)
-                .map_err(|_| CodecError::ChunkTooLarge {
-                    shape: self.inner_shape.clone(),
-                    element_size: elem,
-                })?;
-            // the runs come in order of the inner chunk's bytes
-            block_runs(
-                place.shape,
-                &start,
-                &self.inner_shape,
-                &zeros,
-                &self.inner_shape,
-                elem,
-                |s, _, n| {
-                    buf.extend_from_slice(&src[s..s + n]);
-                },
-            );
-            if self.inner.repr().is_fill(&buf) {
-                return Ok(None);
-            }
-            self.inner
-                .encode_owned(buf)
-                .map(Some)
-                .map_err(|e| CodecError::InnerChunk {
-                    chunk: idx,
-                    source: Box::new(e),
-                })
-        };
-        if self.morton().len() <= 1 {
-            self.morton().iter().map(encode_one).collect()
-        } else {
-            self.morton().par_iter().map(encode_one).collect()
-        }
-    }
-
-    /// Encodes a shard; `None` when no inner chunk needs storing.
-    fn encode_shard(&self, input: &[u8]) -> Result<Option<Vec<u8>>> {
-        if input.len() != self.len {
-            return Err(CodecError::BufferLength {
-                what: "the shard",
-                expected: self.len as u64,
-                got: input.len() as u64,
-            });
-        }
-        let zeros = vec![0u64; self.repr.rank()];
-        let place = BlockPlace {
-            shape: &self.repr.shape,
-            start: &zeros,
-        };
-        let encoded = self.encode_inner(input, place)?;
-        if encoded.iter().all(Option::is_none) {
-            return Ok(None);
-        }
-        self.assemble(&encoded).map(Some)
-    }
-
-    /// The shard bytes for inner chunks encoded in Morton order.
-    fn assemble(&self, encoded: &[Option<Vec<u8>>]) -> Result<Vec<u8>> {
-        let data_len: usize = encoded.iter().flatten().map(Vec::len).sum();
-        let mut index = vec![MISSING; 2 * self.n_chunks];
-        let mut offset = match self.location {
-            IndexLocation::Start => self.index_len as u64,
-            IndexLocation::End => 0,
-        };
-        for (&lin, chunk) in self.morton().iter().zip(encoded) {
-            if let Some(bytes) = chunk {
-                index[2 * lin] = offset;
-                index[2 * lin + 1] = bytes.len() as u64;
-                offset += bytes.len() as u64;
-            }
-        }
-        let index_bytes = self.index.encode(bytemuck::cast_slice(&index))?;
-        if index_bytes.len() != self.index_len {
-            return Err(CodecError::SizeMismatch {
-                codec: NAME,
-                expected: self.index_len as u64,
-                got: index_bytes.len() as u64,
-            });
-        }
-        let mut out = Vec::with_capacity(self.index_len + data_len);
-        if self.location == IndexLocation::Start {
-            out.extend_from_slice(&index_bytes);
-        }
-        for bytes in encoded.iter().flatten() {
-            out.extend_from_slice(bytes);
-        }
-        if self.location == IndexLocation::End {
-            out.extend_from_slice(&index_bytes);
-        }
-        Ok(out)
-    }
 }
 
 /// Builds `sharding_indexed` from its definition.
@@ -709,7 +297,7 @@ impl ArrayToBytesCodec for ShardingCodec {
         match self.encode_shard(input)? {
             Some(shard) => Ok(shard),
             // a shard with every inner chunk missing: just the index
-            None => self.assemble(&vec![None; self.n_chunks]),
+            None => self.assemble(std::iter::repeat_n(None, self.n_chunks)),
         }
     }
 
@@ -717,23 +305,19 @@ impl ArrayToBytesCodec for ShardingCodec {
         self.encode_shard(input)
     }
 
-    fn encode_or_skip_block(&self, src: &[u8], place: BlockPlace<'_>) -> Result<Option<Vec<u8>>> {
-        place.check(&self.repr, src.len())?;
-        let encoded = self.encode_inner(src, place)?;
+    fn encode_or_skip_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+        src.check_chunk(&self.repr)?;
+        let encoded = self.encode_inner(src)?;
         if encoded.iter().all(Option::is_none) {
             return Ok(None);
         }
-        self.assemble(&encoded).map(Some)
+        self.assemble(encoded.iter().map(Option::as_deref))
+            .map(Some)
     }
 
-    unsafe fn decode_into_block(
-        &self,
-        input: &[u8],
-        out: &SharedOut<'_>,
-        place: BlockPlace<'_>,
-    ) -> Result<()> {
-        place.check(&self.repr, out.len())?;
-        self.decode_shard_block(input, out, place)
+    fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
+        out.check_chunk(&self.repr)?;
+        self.decode_shard_block(input, out)
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
@@ -742,6 +326,18 @@ impl ArrayToBytesCodec for ShardingCodec {
 
     fn inner_chunk_shape(&self) -> Option<&[u64]> {
         Some(&self.inner_shape)
+    }
+
+    fn inner_chain(&self) -> Option<&CodecChain> {
+        Some(&self.inner)
+    }
+
+    fn stored_inner_chunks<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        self.inner_chunk_bytes(encoded)
+    }
+
+    fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        self.assemble_shard(inner)
     }
 
     fn supports_partial_decode(&self) -> bool {

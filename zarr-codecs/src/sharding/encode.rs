@@ -1,0 +1,71 @@
+//! Encoding shards: the inner chunks, gathered straight from the shard's data and encoded in
+//! parallel, in Morton order.
+
+use rayon::prelude::*;
+use zarr_grid::geometry::Region;
+
+use crate::block::SourceBlock;
+use crate::error::{CodecError, Result};
+
+use super::ShardingCodec;
+
+impl ShardingCodec {
+    /// Encodes the inner chunks in Morton order (in parallel); `None` for all-fill ones.
+    /// The shard is the block `src` of a larger buffer (the shard buffer itself, or the data
+    /// of a region write): each inner chunk is gathered straight from it.
+    pub(super) fn encode_inner(&self, src: SourceBlock<'_>) -> Result<Vec<Option<Vec<u8>>>> {
+        let elem = self.repr.element_size();
+        let encode_one = |&lin: &usize| -> Result<Option<Vec<u8>>> {
+            let idx = self.unravel(lin);
+            let part = Region {
+                start: idx
+                    .iter()
+                    .zip(&self.inner_shape)
+                    .map(|(i, c)| i * c)
+                    .collect(),
+                shape: self.inner_shape.clone(),
+            };
+            let mut buf = Vec::new();
+            buf.try_reserve_exact(self.inner_len)
+                .map_err(|_| CodecError::ChunkTooLarge {
+                    shape: self.inner_shape.clone(),
+                    element_size: elem,
+                })?;
+            src.gather_into(&part, &mut buf)?;
+            if self.inner.repr().is_fill(&buf) {
+                return Ok(None);
+            }
+            self.inner
+                .encode_owned(buf)
+                .map(Some)
+                .map_err(|e| CodecError::InnerChunk {
+                    chunk: idx,
+                    source: Box::new(e),
+                })
+        };
+        if self.morton().len() <= 1 {
+            self.morton().iter().map(encode_one).collect()
+        } else {
+            self.morton().par_iter().map(encode_one).collect()
+        }
+    }
+
+    /// Encodes a shard; `None` when no inner chunk needs storing.
+    pub(super) fn encode_shard(&self, input: &[u8]) -> Result<Option<Vec<u8>>> {
+        if input.len() != self.len {
+            return Err(CodecError::BufferLength {
+                what: "the shard",
+                expected: self.len as u64,
+                got: input.len() as u64,
+            });
+        }
+        let whole = Region::whole(&self.repr.shape);
+        let src = SourceBlock::new(input, &self.repr.shape, self.repr.element_size(), &whole)?;
+        let encoded = self.encode_inner(src)?;
+        if encoded.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble(encoded.iter().map(Option::as_deref))
+            .map(Some)
+    }
+}

@@ -1,0 +1,146 @@
+//! The shard index: decoding it and checking its entries against the shard, the inner
+//! chunks' byte spans, and assembling a shard from encoded inner chunks (Morton order, then
+//! the index).
+
+use crate::buffer::AlignedBuffer;
+use crate::error::{CodecError, Result};
+
+use super::{IndexLocation, ShardingCodec, NAME};
+
+/// The index entry of an inner chunk that is not stored.
+pub(super) const MISSING: u64 = u64::MAX;
+
+impl ShardingCodec {
+    /// The stored `(offset, nbytes)` of inner chunk `lin`, checked; `None` if not stored.
+    pub(super) fn entry(
+        &self,
+        words: &[u64],
+        lin: usize,
+        shard_len: Option<u64>,
+    ) -> Result<Option<(u64, u64)>> {
+        let (offset, nbytes) = (words[2 * lin], words[2 * lin + 1]);
+        if offset == MISSING && nbytes == MISSING {
+            return Ok(None);
+        }
+        let err = |reason: &'static str| CodecError::InvalidShardIndex {
+            chunk: self.unravel(lin),
+            offset,
+            nbytes,
+            reason,
+        };
+        if nbytes > self.inner_bound {
+            return Err(err("nbytes exceeds the largest encoding of an inner chunk"));
+        }
+        let end = offset
+            .checked_add(nbytes)
+            .ok_or_else(|| err("it points outside the shard"))?;
+        if shard_len.is_some_and(|len| end > len) {
+            return Err(err("it points outside the shard"));
+        }
+        Ok(Some((offset, nbytes)))
+    }
+
+    /// Decodes an index; the result holds `2 * n_chunks` native-order words.
+    pub(super) fn decode_index(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
+        let index = self.index.decode(bytes)?;
+        if index.as_words().len() != 2 * self.n_chunks {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: 16 * self.n_chunks as u64,
+                got: index.len() as u64,
+            });
+        }
+        Ok(index)
+    }
+
+    /// Decodes the index of a whole stored shard and checks every entry against the shard:
+    /// `(offset, nbytes)` per inner chunk in C order, `None` where not stored.
+    pub(super) fn spans(&self, input: &[u8]) -> Result<Vec<Option<(u64, u64)>>> {
+        if input.len() < self.index_len {
+            return Err(CodecError::Truncated {
+                codec: NAME,
+                needed: self.index_len as u64,
+                got: input.len() as u64,
+            });
+        }
+        let index_bytes = match self.location {
+            IndexLocation::Start => &input[..self.index_len],
+            IndexLocation::End => &input[input.len() - self.index_len..],
+        };
+        let index = self.decode_index(index_bytes)?;
+        let words = index.as_words();
+        let shard_len = Some(input.len() as u64);
+        (0..self.n_chunks)
+            .map(|lin| self.entry(words, lin, shard_len))
+            .collect()
+    }
+
+    /// The stored bytes of every inner chunk of a shard, in C order of the inner chunk grid,
+    /// `None` for an inner chunk that is not stored: the index decoded and every entry checked
+    /// against the shard and the inner chain's bound; the inner chunks are not decoded.
+    pub(super) fn inner_chunk_bytes<'a>(&self, shard: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        Ok(self
+            .spans(shard)?
+            .into_iter()
+            .map(|span| span.map(|(o, n)| &shard[o as usize..(o + n) as usize]))
+            .collect())
+    }
+
+    /// Assembles a shard from inner chunks already encoded with the inner chain, given in C
+    /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
+    /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
+    /// (the shard is then not written).
+    pub(super) fn assemble_shard(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        if inner.len() != self.n_chunks {
+            return Err(CodecError::BufferLength {
+                what: "the list of inner chunks",
+                expected: self.n_chunks as u64,
+                got: inner.len() as u64,
+            });
+        }
+        if inner.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble(self.morton().iter().map(|&lin| inner[lin]))
+            .map(Some)
+    }
+
+    /// The shard bytes for inner chunks given in Morton order (`None`: not stored).
+    pub(super) fn assemble<'c, I>(&self, morton_ordered: I) -> Result<Vec<u8>>
+    where
+        I: Iterator<Item = Option<&'c [u8]>> + Clone,
+    {
+        let data_len: usize = morton_ordered.clone().flatten().map(<[u8]>::len).sum();
+        let mut index = vec![MISSING; 2 * self.n_chunks];
+        let mut offset = match self.location {
+            IndexLocation::Start => self.index_len as u64,
+            IndexLocation::End => 0,
+        };
+        for (&lin, chunk) in self.morton().iter().zip(morton_ordered.clone()) {
+            if let Some(bytes) = chunk {
+                index[2 * lin] = offset;
+                index[2 * lin + 1] = bytes.len() as u64;
+                offset += bytes.len() as u64;
+            }
+        }
+        let index_bytes = self.index.encode(bytemuck::cast_slice(&index))?;
+        if index_bytes.len() != self.index_len {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: self.index_len as u64,
+                got: index_bytes.len() as u64,
+            });
+        }
+        let mut out = Vec::with_capacity(self.index_len + data_len);
+        if self.location == IndexLocation::Start {
+            out.extend_from_slice(&index_bytes);
+        }
+        for bytes in morton_ordered.flatten() {
+            out.extend_from_slice(bytes);
+        }
+        if self.location == IndexLocation::End {
+            out.extend_from_slice(&index_bytes);
+        }
+        Ok(out)
+    }
+}
