@@ -13,9 +13,15 @@ fn peaks_count_what_is_allocated_meanwhile() {
         drop(scratch);
         vec![2u8; 1 << 20]
     });
-    assert!(peak >= 3 << 20, "the dropped scratch counts: {peak}");
+    // the test harness's own threads allocate and free a little meanwhile (their small
+    // buffers count against the same global counter), hence the 64 KiB of slack each way
+    let slack = 64 << 10;
     assert!(
-        peak < (3 << 20) + (1 << 20),
+        peak >= (3 << 20) - slack,
+        "the dropped scratch counts: {peak}"
+    );
+    assert!(
+        peak < (3 << 20) + (1 << 20) - slack,
         "live bytes are not counted twice: {peak}"
     );
     let live = ALLOC.live();
