@@ -1,5 +1,5 @@
-//! Safe wrappers around the few `*at` system calls of the filesystem store (unix only); every
-//! `unsafe` of the store is here.
+//! Safe wrappers around the few `*at` system calls of the filesystem store's descriptor
+//! backend (unix only); every `unsafe` of the crate is here.
 //!
 //! Each function works on one name (a single path segment, never a path) inside a directory
 //! given by its descriptor, and none follows a symbolic link in that name, so a caller that
@@ -7,12 +7,15 @@
 //! whatever is renamed meanwhile. Every descriptor is opened with `O_CLOEXEC`. Errors are
 //! `io::Error::last_os_error()`.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CStr, CString, OsStr};
 use std::fs::File;
 use std::io;
 use std::mem::{offset_of, MaybeUninit};
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::ptr::NonNull;
+
+use super::access::{Kind, Stat};
 
 // Large-file variants on glibc, as std uses them: on 32-bit targets the plain ones fail with
 // `EOVERFLOW` on files of 2 GiB or more. Elsewhere the plain ones are already 64-bit.
@@ -35,17 +38,27 @@ pub(super) trait Name {
 
 impl Name for str {
     fn with_c_str<T>(&self, f: impl FnOnce(&CStr) -> io::Result<T>) -> io::Result<T> {
-        // Key segments are short: copy them to the stack rather than allocate on the hot path.
-        const ON_STACK: usize = 256;
-        let nul = || io::Error::new(io::ErrorKind::InvalidInput, "a file name holds NUL");
-        let bytes = self.as_bytes();
-        if bytes.len() < ON_STACK {
-            let mut buf = [0u8; ON_STACK];
-            buf[..bytes.len()].copy_from_slice(bytes);
-            f(CStr::from_bytes_with_nul(&buf[..=bytes.len()]).map_err(|_| nul())?)
-        } else {
-            f(&CString::new(bytes).map_err(|_| nul())?)
-        }
+        bytes_with_c_str(self.as_bytes(), f)
+    }
+}
+
+impl Name for OsStr {
+    fn with_c_str<T>(&self, f: impl FnOnce(&CStr) -> io::Result<T>) -> io::Result<T> {
+        bytes_with_c_str(self.as_bytes(), f)
+    }
+}
+
+/// Calls `f` with `bytes` as a C string.
+fn bytes_with_c_str<T>(bytes: &[u8], f: impl FnOnce(&CStr) -> io::Result<T>) -> io::Result<T> {
+    // Key segments are short: copy them to the stack rather than allocate on the hot path.
+    const ON_STACK: usize = 256;
+    let nul = || io::Error::new(io::ErrorKind::InvalidInput, "a file name holds NUL");
+    if bytes.len() < ON_STACK {
+        let mut buf = [0u8; ON_STACK];
+        buf[..bytes.len()].copy_from_slice(bytes);
+        f(CStr::from_bytes_with_nul(&buf[..=bytes.len()]).map_err(|_| nul())?)
+    } else {
+        f(&CString::new(bytes).map_err(|_| nul())?)
     }
 }
 
@@ -53,23 +66,6 @@ impl Name for CStr {
     fn with_c_str<T>(&self, f: impl FnOnce(&CStr) -> io::Result<T>) -> io::Result<T> {
         f(self)
     }
-}
-
-/// What a name is, as `fstatat(AT_SYMLINK_NOFOLLOW)` or a directory entry tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    File,
-    Dir,
-    Symlink,
-    /// A FIFO, socket, device...
-    Other,
-}
-
-/// The kind and size of a name, not following a link.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Stat {
-    pub(super) kind: Kind,
-    pub(super) len: u64,
 }
 
 /// `-1` as the last OS error.
