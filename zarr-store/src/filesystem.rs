@@ -395,14 +395,17 @@ impl FilesystemStore {
 
 impl Store for FilesystemStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let Some((mut file, len)) = self.open_key(key)? else {
+        let Some((file, len)) = self.open_key(key)? else {
             return Ok(None);
         };
-        let mut read = || -> io::Result<Vec<u8>> {
+        let read = || -> io::Result<Vec<u8>> {
             let len = usize::try_from(len).map_err(io::Error::other)?;
             let mut value = Vec::new();
             value.try_reserve_exact(len).map_err(io::Error::other)?;
-            file.read_to_end(&mut value)?;
+            // `File::read_to_end` would ask for the size and the position again (`statx`,
+            // `lseek`); through `Take` it reads into the space reserved for the size known,
+            // then once more to see the end.
+            (&file).take(u64::MAX).read_to_end(&mut value)?;
             Ok(value)
         };
         read().map(Some).map_err(|e| StoreError::io(key, e))
