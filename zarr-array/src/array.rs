@@ -398,6 +398,7 @@ impl Array {
             // SAFETY (every `unsafe` below): the parts cover disjoint blocks of the
             // region (the grid covers each position exactly once), and each task writes
             // only its part's block.
+            // SAFETY: as above, the part's own block.
             let fill_part = || unsafe {
                 out_ptr.fill_block(
                     &region.shape,
@@ -422,6 +423,7 @@ impl Array {
                     return Ok(());
                 }
                 let zero = vec![0; part.in_chunk.rank()];
+                // SAFETY: as above, the part's own block.
                 unsafe {
                     out_ptr.copy_block(
                         scratch,
@@ -445,7 +447,8 @@ impl Array {
                     // the chunk is one contiguous run of the output: decode straight
                     // into it, with no scratch buffer and no copy
                     let at = linear_offset(&part.in_region.start, &region.shape) * elem;
-                    // the run lies inside `out` because the part lies inside the region
+                    // SAFETY: as above; the run lies inside `out` because the part lies
+                    // inside the region
                     let dst = unsafe { out_ptr.run(at, chunk_len) };
                     self.chain.decode_into(&bytes, dst).map_err(codec_err)?;
                 }
@@ -455,12 +458,14 @@ impl Array {
                         shape: &region.shape,
                         start: &part.in_region.start,
                     };
+                    // SAFETY: as above, the part's own block.
                     unsafe { self.chain.decode_into_block(&bytes, &out_ptr, place) }
                         .map_err(codec_err)?;
                 }
                 Some(bytes) => {
                     grow_to(scratch, chunk_len, &chunk_shape)?;
                     self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
+                    // SAFETY: as above, the part's own block.
                     unsafe {
                         out_ptr.copy_block(
                             scratch,

@@ -255,6 +255,7 @@ proptest! {
         if !shape.is_empty() {
             // a block that does not fit is an error, not a panic
             let mut short = vec![0u8; big_len - size];
+            // SAFETY: one thread, the whole buffer
             let bad = unsafe { chain.decode_into_block(&encoded, &SharedOut::new(&mut short), place) };
             prop_assert!(bad.is_err());
             prop_assert!(chain.encode_chunk_from_block(&short, place).is_err());

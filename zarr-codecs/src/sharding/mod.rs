@@ -469,8 +469,8 @@ impl ShardingCodec {
     ) -> Result<()> {
         let spans = self.spans(input)?;
         if spans.iter().all(Option::is_none) {
-            // SAFETY: the caller's block.
             let fill = self.repr.fill_value.as_bytes();
+            // SAFETY: the caller's block.
             unsafe { shared.fill_block(place.shape, place.start, &self.repr.shape, fill) };
             return Ok(());
         }
