@@ -5,6 +5,8 @@
 //! generator and runner) is private: `zarr conformance write` and `zarr conformance run` are
 //! its only surface.
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod commands;
 mod conformance;

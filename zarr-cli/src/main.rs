@@ -1,5 +1,7 @@
 //! The `zarr` command (see the crate README).
 
+#![forbid(unsafe_code)]
+
 fn main() {
     // a bug must still end with one line on stderr, never a backtrace
     std::panic::set_hook(Box::new(|info| {

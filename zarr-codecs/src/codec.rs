@@ -454,7 +454,6 @@ impl Codec {
     feature = "zstd",
     feature = "zlib",
     feature = "bz2",
-    feature = "lz4",
     feature = "lzma"
 ))]
 pub(crate) fn limit_usize(bound: u64) -> usize {

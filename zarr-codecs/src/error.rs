@@ -231,6 +231,7 @@ impl CodecError {
         feature = "lz4",
         feature = "lzma",
         feature = "pcodec",
+        feature = "shuffle",
         feature = "zfp"
     ))]
     pub(crate) fn corrupt(codec: &'static str, reason: impl Into<String>) -> Self {

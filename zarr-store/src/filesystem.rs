@@ -1,28 +1,56 @@
 //! A store in a directory of the local filesystem.
 //!
-//! The struct, its constructors and what both implementations share live here; the
-//! [`Store`](crate::Store) implementation is `unix` (directory descriptors, `openat`, with the
-//! system calls wrapped in `sys`) or `portable` (paths, elsewhere).
+//! [`FilesystemStore`] and its one [`Store`] implementation live here, written against
+//! [`DirAccess`]: operations on a single name inside a directory the store has opened, none of
+//! which follows a symbolic link in that name. Walking keys segment by segment, atomic writes
+//! through temporary files, listing, deleting, key validation and error mapping are therefore
+//! written once, for two backends:
+//!
+//! - `unix`: directory descriptors. Every key is reached from a descriptor of the root
+//!   (`openat` one folder at a time, or one `openat2` call on Linux), so nothing renamed
+//!   meanwhile can lead an operation outside the root. The system calls are wrapped in `sys`,
+//!   which holds every `unsafe` of the crate.
+//! - `portable`: paths, on every other target. Each name is checked with `symlink_metadata`
+//!   and then used through its joined path.
+//!
+//! Building with `--cfg zarr_store_portable` selects the path backend on unix too, so that its
+//! tests run there (`scripts/check-platforms` does).
 
-use std::fs;
-use std::io::{self, ErrorKind};
-#[cfg(unix)]
-use std::os::fd::OwnedFd;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
-#[cfg(unix)]
-use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use self::access::{DirAccess, Kind, Open};
 use crate::error::{Result, StoreError};
-use crate::key::TEMP_PREFIX;
+use crate::key::{is_valid_segment, validate_key, validate_prefix, TEMP_PREFIX};
+use crate::range::{resolve_all, ByteRange};
+use crate::store::{ListDir, Store};
 
-#[cfg(not(unix))]
+mod access;
+#[cfg(any(not(unix), zarr_store_portable))]
 mod portable;
-#[cfg(unix)]
+#[cfg(all(unix, not(zarr_store_portable)))]
 mod sys;
-#[cfg(unix)]
+#[cfg(all(unix, not(zarr_store_portable)))]
 mod unix;
+
+/// The backend of this build: descriptors on unix, paths elsewhere.
+#[cfg(all(unix, not(zarr_store_portable)))]
+type Native = unix::Descriptors;
+/// The backend of this build: descriptors on unix, paths elsewhere.
+#[cfg(any(not(unix), zarr_store_portable))]
+type Native = portable::Paths;
+
+/// An open directory of the backend.
+type Dir = <Native as DirAccess>::Dir;
+/// A borrowed open directory of the backend.
+type DirRef<'a> = <Native as DirAccess>::DirRef<'a>;
+/// A directory being read.
+type Stream = <Native as DirAccess>::Stream;
 
 /// How often an operation is retried when a concurrent delete removes a directory it is using.
 const MAX_ATTEMPTS: usize = 16;
@@ -36,7 +64,7 @@ const MAX_ATTEMPTS: usize = 16;
 ///   which listing never returns since no key can start with `.tmp-`). With
 ///   [`durable(true)`](Self::durable) the data and the directory are also flushed to disk
 ///   (`fsync`) before `set` returns; by default they are not.
-/// - **Confined to its root.** Keys are checked by [`validate_key`](crate::validate_key), so
+/// - **Confined to its root.** Keys are checked by [`validate_key`], so
 ///   none can name a path outside the root, and no symbolic link under the root is followed:
 ///   an operation whose key crosses a link fails with [`StoreError::Symlink`], and listing
 ///   skips links. On unix this holds even against someone renaming things under the root
@@ -74,10 +102,16 @@ const MAX_ATTEMPTS: usize = 16;
 pub struct FilesystemStore {
     root: PathBuf,
     durable: bool,
-    /// The root directory, opened once (`O_DIRECTORY | O_CLOEXEC`); every key is reached from
-    /// it. Shared by the clones of the store.
-    #[cfg(unix)]
-    root_dir: Arc<OwnedFd>,
+    /// The root directory, opened once; every key is reached from it. Shared by the clones of
+    /// the store.
+    dirs: Native,
+}
+
+/// A directory reached from the root without following a link: the root itself, or a folder
+/// below it.
+enum Reached {
+    Root,
+    Below(Dir),
 }
 
 impl FilesystemStore {
@@ -88,45 +122,19 @@ impl FilesystemStore {
             path: root.to_path_buf(),
             source,
         };
-        let not_a_directory = || io::Error::new(ErrorKind::NotADirectory, "not a directory");
         let root = std::path::absolute(root).map_err(root_error)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            // std adds `O_CLOEXEC`; the root itself may be a link, followed here, once.
-            let dir = fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_DIRECTORY)
-                .open(&root)
-                .map_err(|e| {
-                    root_error(if e.raw_os_error() == Some(libc::ENOTDIR) {
-                        not_a_directory()
-                    } else {
-                        e
-                    })
-                })?;
-            Ok(Self {
-                root,
-                durable: false,
-                root_dir: Arc::new(OwnedFd::from(dir)),
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            let metadata = fs::metadata(&root).map_err(root_error)?;
-            if !metadata.is_dir() {
-                return Err(root_error(not_a_directory()));
-            }
-            Ok(Self {
-                root,
-                durable: false,
-            })
-        }
+        let dirs = Native::open_root(&root).map_err(root_error)?;
+        Ok(Self {
+            root,
+            durable: false,
+            dirs,
+        })
     }
+
     /// Opens the store rooted at `root`, creating the directory (and its parents) if needed.
     pub fn create(root: impl AsRef<Path>) -> Result<Self> {
         let root = root.as_ref();
-        fs::create_dir_all(root).map_err(|source| StoreError::Root {
+        std::fs::create_dir_all(root).map_err(|source| StoreError::Root {
             path: root.to_path_buf(),
             source,
         })?;
@@ -146,6 +154,603 @@ impl FilesystemStore {
     #[must_use]
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The handle of a directory reached from the root.
+    fn at<'a>(&'a self, dir: &'a Reached) -> DirRef<'a> {
+        match dir {
+            Reached::Root => self.dirs.root(),
+            Reached::Below(dir) => Native::borrow(dir),
+        }
+    }
+
+    /// The innermost folder of `chain` (from [`open_chain`](Self::open_chain)), or the root.
+    fn innermost<'a>(&'a self, chain: &'a [Dir]) -> DirRef<'a> {
+        chain.last().map_or(self.dirs.root(), Native::borrow)
+    }
+
+    /// Opens the folder `segment` of `parent`, where `rel` is its path under the root and
+    /// `name` the key or prefix of the operation. `Ok(None)` when it is missing or not a
+    /// folder; [`StoreError::Symlink`] when it is a symbolic link.
+    fn open_folder(
+        &self,
+        parent: DirRef<'_>,
+        segment: &str,
+        name: &str,
+        rel: &str,
+    ) -> Result<Option<Dir>> {
+        for _ in 0..MAX_ATTEMPTS {
+            match Native::open_dir(parent, segment) {
+                Ok(Open::Opened(dir)) => return Ok(Some(dir)),
+                Ok(Open::Missing) => return Ok(None),
+                // Rare: tell a link from a file (the same error on Linux).
+                Ok(Open::NotFollowed) => match Native::lstat(parent, segment) {
+                    Ok(Some(stat)) if stat.kind == Kind::Symlink => {
+                        return Err(symlink_error(name, self.root.join(rel)));
+                    }
+                    Ok(Some(stat)) if stat.kind == Kind::Dir => {} // swapped back meanwhile
+                    Ok(_) => return Ok(None),
+                    Err(e) => return Err(StoreError::io(name, e)),
+                },
+                Err(e) => return Err(StoreError::io(name, e)),
+            }
+        }
+        Err(keeps_changing(name))
+    }
+
+    /// Opens the folders of `folders` (`a/b`, or `""` for the root) one below the other.
+    /// `Ok(None)` when one is missing or not a folder.
+    fn open_folders(&self, name: &str, folders: &str) -> Result<Option<Reached>> {
+        if folders.is_empty() {
+            return Ok(Some(Reached::Root));
+        }
+        // The common case in one system call; a link, a file or a race on the way (or no
+        // `openat2`) falls back to the walk below, which tells them apart.
+        match self.dirs.open_dirs_beneath(folders) {
+            Some(Open::Opened(dir)) => return Ok(Some(Reached::Below(dir))),
+            Some(Open::Missing) => return Ok(None),
+            Some(Open::NotFollowed) | None => {}
+        }
+        let mut dir = Reached::Root;
+        for (end, segment) in segments(folders) {
+            match self.open_folder(self.at(&dir), segment, name, &folders[..end])? {
+                Some(folder) => dir = Reached::Below(folder),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(dir))
+    }
+
+    /// Like [`open_folders`](Self::open_folders), keeping every folder open (the innermost
+    /// last), for removing the empty ones afterwards.
+    fn open_chain(&self, name: &str, folders: &str) -> Result<Option<Vec<Dir>>> {
+        let mut chain: Vec<Dir> = Vec::new();
+        if folders.is_empty() {
+            return Ok(Some(chain));
+        }
+        for (end, segment) in segments(folders) {
+            match self.open_folder(self.innermost(&chain), segment, name, &folders[..end])? {
+                Some(folder) => chain.push(folder),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(chain))
+    }
+
+    /// A handle of its own (not shared with another reader) to the folder of `prefix`, or
+    /// `None` when it is missing or not a folder.
+    fn prefix_dir(&self, prefix: &str) -> Result<Option<Dir>> {
+        validate_prefix(prefix)?;
+        let folders = prefix.strip_suffix('/').unwrap_or("");
+        match self.open_folders(prefix, folders)? {
+            Some(Reached::Below(dir)) => Ok(Some(dir)),
+            Some(Reached::Root) => match Native::reopen(self.dirs.root()) {
+                Ok(dir) => Ok(Some(dir)),
+                Err(e) if is_missing(&e) => Ok(None),
+                Err(e) => Err(StoreError::io(prefix, e)),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// Opens `key` for reading, with its size, or `None` when it is not a regular file.
+    fn open_key(&self, key: &str) -> Result<Option<(File, u64)>> {
+        validate_key(key)?;
+        // The whole key in one system call when the kernel can; see `open_folders`.
+        let file = match self.dirs.open_file_beneath(key) {
+            Some(Open::Opened(file)) => file,
+            Some(Open::Missing) => return Ok(None),
+            Some(Open::NotFollowed) | None => match self.walk_to_file(key)? {
+                Some(file) => file,
+                None => return Ok(None),
+            },
+        };
+        let metadata = file.metadata().map_err(|e| StoreError::io(key, e))?;
+        Ok(metadata.is_file().then_some((file, metadata.len())))
+    }
+
+    /// Opens `key` for reading one segment at a time, or `None` when there is no file to read.
+    fn walk_to_file(&self, key: &str) -> Result<Option<File>> {
+        let (folders, file_name) = split_key(key);
+        let Some(dir) = self.open_folders(key, folders)? else {
+            return Ok(None);
+        };
+        match Native::open_file(self.at(&dir), file_name) {
+            Ok(Open::Opened(file)) => Ok(Some(file)),
+            Ok(Open::Missing) => Ok(None),
+            Ok(Open::NotFollowed) => Err(symlink_error(key, self.root.join(key))),
+            Err(e) => Err(StoreError::io(key, e)),
+        }
+    }
+
+    /// Opens (creating them as needed) the folders above `key`, returning the innermost one.
+    fn make_folders(&self, key: &str) -> Result<Reached> {
+        let (folders, _) = split_key(key);
+        if folders.is_empty() {
+            return Ok(Reached::Root);
+        }
+        // Folders that exist already (the common case) in one system call.
+        if let Some(Open::Opened(dir)) = self.dirs.open_dirs_beneath(folders) {
+            return Ok(Reached::Below(dir));
+        }
+        let mut dir = Reached::Root;
+        for (end, segment) in segments(folders) {
+            let ancestor = &key[..end];
+            let parent = self.at(&dir);
+            let mut opened = None;
+            for _ in 0..MAX_ATTEMPTS {
+                match Native::open_dir(parent, segment) {
+                    Ok(Open::Opened(folder)) => {
+                        opened = Some(folder);
+                        break;
+                    }
+                    // A `NotFound` error when `parent` itself was removed by a concurrent
+                    // delete: `set` then starts again from the root.
+                    Ok(Open::Missing) => match Native::mkdir(parent, segment) {
+                        Ok(()) => {
+                            if self.durable {
+                                Native::sync(parent).map_err(|e| StoreError::io(key, e))?;
+                            }
+                        }
+                        // Created by someone else meanwhile: open it.
+                        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(StoreError::io(key, e)),
+                    },
+                    Ok(Open::NotFollowed) => match Native::lstat(parent, segment) {
+                        Ok(Some(stat)) if stat.kind == Kind::Symlink => {
+                            return Err(symlink_error(key, self.root.join(ancestor)));
+                        }
+                        // Swapped back, or removed, meanwhile: look again.
+                        Ok(Some(stat)) if stat.kind == Kind::Dir => {}
+                        Ok(None) => {}
+                        Ok(Some(_)) => {
+                            return Err(StoreError::KeyConflict {
+                                key: key.to_owned(),
+                                existing: ancestor.to_owned(),
+                            });
+                        }
+                        Err(e) => return Err(StoreError::io(key, e)),
+                    },
+                    Err(e) => return Err(StoreError::io(key, e)),
+                }
+            }
+            match opened {
+                Some(folder) => dir = Reached::Below(folder),
+                None => return Err(keeps_changing(key)),
+            }
+        }
+        Ok(dir)
+    }
+
+    /// One attempt at `set`; a `NotFound` I/O error means a concurrent delete removed a
+    /// folder and the attempt may be repeated.
+    fn try_set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let folder = self.make_folders(key)?;
+        let dir = self.at(&folder);
+        let (_, name) = split_key(key);
+        let conflict = || StoreError::KeyConflict {
+            key: key.to_owned(),
+            existing: format!("{key}/"),
+        };
+        match Native::lstat(dir, name) {
+            Ok(Some(stat)) if stat.kind == Kind::Symlink => {
+                return Err(symlink_error(key, self.root.join(key)));
+            }
+            Ok(Some(stat)) if stat.kind == Kind::Dir => return Err(conflict()),
+            Ok(_) => {}
+            Err(e) => return Err(StoreError::io(key, e)),
+        }
+        let temp = write_temp_file(dir, value, self.durable).map_err(|e| StoreError::io(key, e))?;
+        if let Err(e) = Native::rename(dir, temp.as_str(), name) {
+            let _ = Native::unlink(dir, temp.as_str());
+            let is_dir =
+                matches!(Native::lstat(dir, name), Ok(Some(stat)) if stat.kind == Kind::Dir);
+            return Err(if is_dir {
+                conflict()
+            } else {
+                StoreError::io(key, e)
+            });
+        }
+        if self.durable {
+            Native::sync(dir).map_err(|e| StoreError::io(key, e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes the empty folders of `folders` (opened as `chain`), innermost first, up to (not
+    /// including) the root. Each is removed by name from its parent, so only an empty
+    /// directory under the root can go, never a link.
+    fn prune_empty_dirs(&self, chain: &[Dir], folders: &str) {
+        if folders.is_empty() {
+            return;
+        }
+        for (up, segment) in folders.rsplit('/').enumerate() {
+            let depth = chain.len().saturating_sub(up + 1);
+            if Native::rmdir(self.innermost(&chain[..depth]), segment).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+impl Store for FilesystemStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some((file, len)) = self.open_key(key)? else {
+            return Ok(None);
+        };
+        let read = || -> io::Result<Vec<u8>> {
+            let len = usize::try_from(len).map_err(io::Error::other)?;
+            let mut value = Vec::new();
+            value.try_reserve_exact(len).map_err(io::Error::other)?;
+            // `File::read_to_end` would ask for the size and the position again (`statx`,
+            // `lseek`); through `Take` it reads into the space reserved for the size known,
+            // then once more to see the end.
+            (&file).take(u64::MAX).read_to_end(&mut value)?;
+            Ok(value)
+        };
+        read().map(Some).map_err(|e| StoreError::io(key, e))
+    }
+
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+        let Some((file, size)) = self.open_key(key)? else {
+            return Ok(None);
+        };
+        let resolved = resolve_all(key, ranges, size)?;
+        let read = || -> io::Result<Vec<Vec<u8>>> {
+            let mut parts = Vec::with_capacity(resolved.len());
+            for range in &resolved {
+                let mut part = Vec::new();
+                part.try_reserve_exact(range.len())
+                    .map_err(io::Error::other)?;
+                part.resize(range.len(), 0);
+                if !part.is_empty() {
+                    Native::read_exact_at(&file, &mut part, range.start as u64)?;
+                }
+                parts.push(part);
+            }
+            Ok(parts)
+        };
+        read().map(Some).map_err(|e| StoreError::io(key, e))
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        validate_key(key)?;
+        let (folders, file_name) = split_key(key);
+        let Some(dir) = self.open_folders(key, folders)? else {
+            return Ok(None);
+        };
+        match Native::lstat(self.at(&dir), file_name) {
+            Ok(Some(stat)) => match stat.kind {
+                Kind::Symlink => Err(symlink_error(key, self.root.join(key))),
+                Kind::File => Ok(Some(stat.len)),
+                Kind::Dir | Kind::Other => Ok(None),
+            },
+            Ok(None) => Ok(None),
+            Err(e) => Err(StoreError::io(key, e)),
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        validate_key(key)?;
+        let mut attempt = 1;
+        loop {
+            match self.try_set(key, value) {
+                Err(StoreError::Io { source, .. })
+                    if is_missing(&source) && attempt < MAX_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        validate_key(key)?;
+        let (folders, file_name) = split_key(key);
+        let Some(chain) = self.open_chain(key, folders)? else {
+            return Ok(());
+        };
+        let dir = self.innermost(&chain);
+        match Native::lstat(dir, file_name) {
+            Ok(Some(stat)) if stat.kind == Kind::Symlink => {
+                return Err(symlink_error(key, self.root.join(key)));
+            }
+            Ok(Some(stat)) if stat.kind == Kind::File => {}
+            Ok(_) => return Ok(()), // not a key
+            Err(e) => return Err(StoreError::io(key, e)),
+        }
+        match Native::unlink(dir, file_name) {
+            Ok(()) => {}
+            Err(e) if is_missing(&e) => return Ok(()),
+            Err(e) => return Err(StoreError::io(key, e)),
+        }
+        self.prune_empty_dirs(&chain, folders);
+        Ok(())
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        validate_prefix(prefix)?;
+        let io_error = |e| StoreError::io(prefix, e);
+        let Some(folders) = prefix.strip_suffix('/') else {
+            // Empty the root but keep it.
+            return match self.prefix_dir(prefix)? {
+                Some(root) => remove_contents(root).map_err(io_error),
+                None => Ok(()),
+            };
+        };
+        let Some(mut chain) = self.open_chain(prefix, folders)? else {
+            return Ok(());
+        };
+        let Some(dir) = chain.pop() else {
+            return Ok(());
+        };
+        remove_contents(dir).map_err(io_error)?;
+        let (parents, name) = split_key(folders);
+        match Native::rmdir(self.innermost(&chain), name) {
+            Err(e) if !is_missing(&e) => return Err(io_error(e)),
+            _ => {}
+        }
+        self.prune_empty_dirs(&chain, parents);
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let Some(dir) = self.prefix_dir(prefix)? else {
+            return Ok(Vec::new());
+        };
+        let mut keys = Vec::new();
+        visit_keys(dir, prefix, &mut |key| {
+            keys.push(key);
+            false
+        })
+        .map_err(|e| StoreError::io(prefix, e))?;
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<ListDir> {
+        let Some(dir) = self.prefix_dir(prefix)? else {
+            return Ok(ListDir::default());
+        };
+        let io_error = |e| StoreError::io(prefix, e);
+        let Some(mut stream) = read_dir(dir).map_err(io_error)? else {
+            return Ok(ListDir::default());
+        };
+        let mut listing = ListDir::default();
+        for (name, kind) in read_entries(&mut stream).map_err(io_error)? {
+            match kind {
+                EntryKind::File => listing.keys.push(format!("{prefix}{name}")),
+                EntryKind::Dir => {
+                    let sub = match Native::open_dir(Native::stream_dir(&stream), &name) {
+                        Ok(Open::Opened(sub)) => sub,
+                        Ok(Open::Missing | Open::NotFollowed) => continue,
+                        Err(e) => return Err(io_error(e)),
+                    };
+                    if holds_a_key(sub).map_err(io_error)? {
+                        listing.prefixes.push(format!("{prefix}{name}/"));
+                    }
+                }
+            }
+        }
+        listing.keys.sort_unstable();
+        listing.prefixes.sort_unstable();
+        Ok(listing)
+    }
+}
+
+/// Whether `e` means the name (or a directory on its way) does not exist (any more).
+fn is_missing(e: &io::Error) -> bool {
+    e.kind() == ErrorKind::NotFound
+}
+
+/// The error of a root that is not a directory.
+fn not_a_directory() -> io::Error {
+    io::Error::new(ErrorKind::NotADirectory, "not a directory")
+}
+
+/// Starts reading `dir`, or `None` when it was removed meanwhile.
+fn read_dir(dir: Dir) -> io::Result<Option<Stream>> {
+    match Native::read_dir(dir) {
+        Ok(stream) => Ok(Some(stream)),
+        Err(e) if is_missing(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What listing makes of a directory entry.
+enum EntryKind {
+    File,
+    Dir,
+}
+
+/// The entries of `stream` that can be part of a key: regular files and directories whose
+/// names are valid key segments. Temporary files, symbolic links, other kinds of files and
+/// names that are not UTF-8 are skipped. A directory deleted meanwhile has no entries.
+fn read_entries(stream: &mut Stream) -> io::Result<Vec<(String, EntryKind)>> {
+    let mut found = Vec::new();
+    loop {
+        let entry = match Native::next_entry(stream) {
+            Ok(Some(entry)) => entry,
+            Ok(None) => break,
+            Err(e) if is_missing(&e) => break, // Linux: reading a removed directory
+            Err(e) => return Err(e),
+        };
+        let Ok(name) = entry.name.into_string() else {
+            continue;
+        };
+        if !is_valid_segment(&name) {
+            continue;
+        }
+        let kind = match entry.kind {
+            Some(kind) => kind,
+            None => match Native::lstat(Native::stream_dir(stream), name.as_str())? {
+                Some(stat) => stat.kind,
+                None => continue,
+            },
+        };
+        match kind {
+            Kind::File => found.push((name, EntryKind::File)),
+            Kind::Dir => found.push((name, EntryKind::Dir)),
+            Kind::Symlink | Kind::Other => {}
+        }
+    }
+    Ok(found)
+}
+
+/// Calls `visit` with every key under the directory `top`, whose keys start with `prefix`,
+/// depth first; stops early when `visit` returns `true`. Each folder is opened from its
+/// parent without following links; folders removed or swapped meanwhile are skipped. At
+/// most one directory per level of the tree is open at a time.
+fn visit_keys(top: Dir, prefix: &str, visit: &mut dyn FnMut(String) -> bool) -> io::Result<()> {
+    // Folders still to read: their parent (kept open), their name and their prefix.
+    let mut pending: Vec<(Rc<Stream>, String, String)> = Vec::new();
+    let mut next = read_dir(top)?.map(|stream| (stream, prefix.to_owned()));
+    loop {
+        let (mut stream, dir_prefix) = match next.take() {
+            Some(next) => next,
+            None => {
+                let Some((parent, name, sub_prefix)) = pending.pop() else {
+                    return Ok(());
+                };
+                let dir = match Native::open_dir(Native::stream_dir(&parent), name.as_str())? {
+                    Open::Opened(dir) => dir,
+                    Open::Missing | Open::NotFollowed => continue,
+                };
+                match read_dir(dir)? {
+                    Some(stream) => (stream, sub_prefix),
+                    None => continue,
+                }
+            }
+        };
+        let entries = read_entries(&mut stream)?;
+        let stream = Rc::new(stream);
+        for (name, kind) in entries {
+            let key = format!("{dir_prefix}{name}");
+            match kind {
+                EntryKind::File => {
+                    if visit(key) {
+                        return Ok(());
+                    }
+                }
+                EntryKind::Dir => pending.push((Rc::clone(&stream), name, key + "/")),
+            }
+        }
+    }
+}
+
+/// Whether the directory `dir` holds at least one key, at any depth.
+fn holds_a_key(dir: Dir) -> io::Result<bool> {
+    let mut found = false;
+    visit_keys(dir, "", &mut |_| {
+        found = true;
+        true
+    })?;
+    Ok(found)
+}
+
+/// Removes everything in the directory `top` (which stays), without following links: each
+/// entry is removed by name from its directory, and folders are opened from their parent
+/// without following a link. Entries removed meanwhile are skipped.
+fn remove_contents(top: Dir) -> io::Result<()> {
+    // The folders being emptied, outermost first, each with its name in the one before.
+    let mut stack: Vec<(Stream, Option<OsString>)> = match read_dir(top)? {
+        Some(stream) => vec![(stream, None)],
+        None => return Ok(()),
+    };
+    while let Some((stream, _)) = stack.last_mut() {
+        let entry = match Native::next_entry(stream) {
+            Ok(entry) => entry,
+            Err(e) if is_missing(&e) => None,
+            Err(e) => return Err(e),
+        };
+        let Some(entry) = entry else {
+            // Emptied: remove it from its parent.
+            if let Some((_, Some(name))) = stack.pop() {
+                if let Some((parent, _)) = stack.last() {
+                    match Native::rmdir(Native::stream_dir(parent), &name) {
+                        Err(e) if !is_missing(&e) => return Err(e),
+                        _ => {}
+                    }
+                }
+            }
+            continue;
+        };
+        let name = entry.name;
+        let dir = Native::stream_dir(stream);
+        let kind = match entry.kind {
+            Some(kind) => kind,
+            None => match Native::lstat(dir, &name)? {
+                Some(stat) => stat.kind,
+                None => continue,
+            },
+        };
+        if kind == Kind::Dir {
+            match Native::open_dir(dir, &name)? {
+                Open::Opened(sub) => {
+                    if let Some(sub) = read_dir(sub)? {
+                        stack.push((sub, Some(name)));
+                    }
+                    continue;
+                }
+                Open::Missing => continue,
+                Open::NotFollowed => {} // no longer a folder: unlink it
+            }
+        }
+        match Native::unlink(dir, &name) {
+            Err(e) if !is_missing(&e) => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Writes `value` to a new temporary file in `dir`, returning its name. The file is removed
+/// again if anything fails.
+fn write_temp_file(dir: DirRef<'_>, value: &[u8], durable: bool) -> io::Result<String> {
+    let (name, mut file) = create_temp_file(dir)?;
+    let written = file
+        .write_all(value)
+        .and_then(|()| if durable { file.sync_all() } else { Ok(()) });
+    drop(file);
+    match written {
+        Ok(()) => Ok(name),
+        Err(e) => {
+            let _ = Native::unlink(dir, name.as_str());
+            Err(e)
+        }
+    }
+}
+
+/// Creates a temporary file with a fresh name in `dir` (never an existing file or link).
+fn create_temp_file(dir: DirRef<'_>) -> io::Result<(String, File)> {
+    loop {
+        let name = temp_name();
+        match Native::create_new_file(dir, name.as_str()) {
+            Ok(file) => return Ok((name, file)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -196,7 +801,6 @@ fn keeps_changing(key: &str) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::is_valid_segment;
 
     #[test]
     fn slash_positions_end_each_segment() {
@@ -219,5 +823,30 @@ mod tests {
             assert!(name.starts_with(TEMP_PREFIX), "{name}");
             assert!(!is_valid_segment(&name));
         }
+    }
+
+    #[test]
+    fn temp_files_are_created_in_the_directory() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let dirs = Native::open_root(dir.path())?;
+        let (a, _) = create_temp_file(dirs.root())?;
+        let (b, _) = create_temp_file(dirs.root())?;
+        assert_ne!(a, b);
+        assert!(dir.path().join(&a).is_file() && dir.path().join(&b).is_file());
+        Ok(())
+    }
+
+    #[test]
+    fn pruning_stops_at_the_first_folder_still_in_use() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| StoreError::io("", e))?;
+        let store = FilesystemStore::open(dir.path())?;
+        store.set("a/keep", b"1")?;
+        std::fs::create_dir_all(dir.path().join("a/b/c")).map_err(|e| StoreError::io("", e))?;
+        let chain = store.open_chain("a/b/c/k", "a/b/c")?.unwrap_or_default();
+        assert_eq!(chain.len(), 3);
+        store.prune_empty_dirs(&chain, "a/b/c");
+        assert!(!dir.path().join("a/b").exists());
+        assert!(dir.path().join("a/keep").is_file());
+        Ok(())
     }
 }

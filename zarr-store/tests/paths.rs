@@ -3,7 +3,7 @@
 //! filesystem store never follows a symbolic link under its root: nothing outside the root is
 //! read, written or deleted.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use zarr_store::{ByteRange, FilesystemStore, MemoryStore, Store, StoreError};
 
@@ -34,6 +34,7 @@ const BAD_PREFIXES: [&str; 8] = [
 struct Sandbox {
     _dir: tempfile::TempDir,
     root: PathBuf,
+    #[cfg(unix)]
     outside: PathBuf,
 }
 
@@ -49,6 +50,7 @@ impl Sandbox {
         Sandbox {
             _dir: dir,
             root,
+            #[cfg(unix)]
             outside,
         }
     }
@@ -83,14 +85,9 @@ impl Sandbox {
     }
 }
 
-fn symlink(target: &Path, link: &Path) {
-    #[cfg(unix)]
+#[cfg(unix)]
+fn symlink(target: &std::path::Path, link: &std::path::Path) {
     std::os::unix::fs::symlink(target, link).expect("a symbolic link");
-    #[cfg(windows)]
-    {
-        let _ = std::os::windows::fs::symlink_dir(target, link)
-            .or_else(|_| std::os::windows::fs::symlink_file(target, link));
-    }
 }
 
 /// Calls every method of `store` with `key` (and `key/` as a prefix), returning how many
@@ -284,8 +281,10 @@ fn the_root_is_resolved_once_and_keys_stay_under_it() {
 /// (time of check to time of use): nothing may land outside the root. The store walks every
 /// key from a descriptor of the root with `openat(O_NOFOLLOW)`, one folder at a time, so it
 /// either works in the real folder (wherever it has been renamed to, still under the root) or
-/// refuses the link; it never resolves a path twice.
-#[cfg(unix)]
+/// refuses the link; it never resolves a path twice. (The path backend, built on unix with
+/// `--cfg zarr_store_portable`, does not hold against this race: it is the reason for the
+/// descriptor backend.)
+#[cfg(all(unix, not(zarr_store_portable)))]
 #[test]
 fn a_folder_swapped_for_a_link_during_writes_does_not_leak_outside() {
     use std::sync::atomic::{AtomicBool, Ordering};
