@@ -210,10 +210,15 @@ fn same_chunk_writers_leave_one_whole_version_and_readers_never_see_a_torn_chunk
             let handles: Vec<_> = (0..writers)
                 .map(|w| {
                     let array = array.clone();
-                    let (region, start) = (&region, &start);
+                    let (region, start, reads) = (&region, &start, &reads);
                     scope.spawn(move || {
                         start.wait();
                         for s in 0..60 {
+                            // Halfway, wait for the reader to have read once, so that reads
+                            // overlap writes however the threads are scheduled.
+                            while s == 30 && reads.load(Ordering::SeqCst) == 0 {
+                                std::thread::yield_now();
+                            }
                             let data: Vec<u32> = (0..8)
                                 .flat_map(|i| (0..8).map(move |j| value(w, s, 8 + i, 8 + j)))
                                 .collect();

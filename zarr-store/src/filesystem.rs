@@ -13,8 +13,8 @@
 //! - `portable`: paths, on every other target. Each name is checked with `symlink_metadata`
 //!   and then used through its joined path.
 //!
-//! Building with `--cfg zarr_store_portable` selects the path backend on unix too, so that its
-//! tests run there (`scripts/check-platforms` does).
+//! The cargo feature `portable-paths` selects the path backend on unix too, so that its tests
+//! run there (`scripts/check-platforms` does).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -31,18 +31,18 @@ use crate::range::{resolve_all, ByteRange};
 use crate::store::{ListDir, Store};
 
 mod access;
-#[cfg(any(not(unix), zarr_store_portable))]
+#[cfg(any(not(unix), feature = "portable-paths"))]
 mod portable;
-#[cfg(all(unix, not(zarr_store_portable)))]
+#[cfg(all(unix, not(feature = "portable-paths")))]
 mod sys;
-#[cfg(all(unix, not(zarr_store_portable)))]
+#[cfg(all(unix, not(feature = "portable-paths")))]
 mod unix;
 
 /// The backend of this build: descriptors on unix, paths elsewhere.
-#[cfg(all(unix, not(zarr_store_portable)))]
+#[cfg(all(unix, not(feature = "portable-paths")))]
 type Native = unix::Descriptors;
 /// The backend of this build: descriptors on unix, paths elsewhere.
-#[cfg(any(not(unix), zarr_store_portable))]
+#[cfg(any(not(unix), feature = "portable-paths"))]
 type Native = portable::Paths;
 
 /// An open directory of the backend.

@@ -282,9 +282,9 @@ fn the_root_is_resolved_once_and_keys_stay_under_it() {
 /// key from a descriptor of the root with `openat(O_NOFOLLOW)`, one folder at a time, so it
 /// either works in the real folder (wherever it has been renamed to, still under the root) or
 /// refuses the link; it never resolves a path twice. (The path backend, built on unix with
-/// `--cfg zarr_store_portable`, does not hold against this race: it is the reason for the
+/// the feature `portable-paths`, does not hold against this race: it is the reason for the
 /// descriptor backend.)
-#[cfg(all(unix, not(zarr_store_portable)))]
+#[cfg(all(unix, not(feature = "portable-paths")))]
 #[test]
 fn a_folder_swapped_for_a_link_during_writes_does_not_leak_outside() {
     use std::sync::atomic::{AtomicBool, Ordering};
