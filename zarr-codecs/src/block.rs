@@ -586,18 +586,15 @@ impl<'b> Block<'b> {
         self.spans().0.into_span(offset, len)
     }
 
-    /// The whole block as one slice of the buffer, when it is one contiguous run of it
-    /// (see [`Region::is_contiguous_in`]).
+    /// The whole block as one slice of the buffer, when it is one contiguous run of it: its
+    /// leading axes have length 1, then one axis it covers in part, then axes it spans wholly
+    /// (as [`Region::is_contiguous_in`] says).
     pub fn as_contiguous_mut(&mut self) -> Option<&mut [u8]> {
         let region = self.region()?;
-        if !region.is_contiguous_in(self.buf_shape) {
-            return None;
-        }
-        let len = byte_len(&region.shape, self.elem)?;
+        let (offset, len) = Runs::new(self.buf_shape, &region, None, self.elem).single()?;
         if len == 0 {
             return Some(&mut []);
         }
-        let offset = region.linear_offset(self.buf_shape) as usize * self.elem;
         Some(self.bytes_mut(offset, len))
     }
 
@@ -654,19 +651,10 @@ impl<'b> Block<'b> {
             self.for_each_element(|_, e| e.copy_from_slice(pattern));
             return Ok(());
         };
-        let (buf_shape, elem) = (self.buf_shape, self.elem);
+        let runs = Runs::new(self.buf_shape, &region, None, self.elem);
         let (mut spans, _) = self.spans();
-        // `block_runs` yields the runs of the block `region.shape` at `region.start` of the
-        // destination: positions of this block
-        block_runs(
-            buf_shape,
-            &region.start,
-            buf_shape,
-            &region.start,
-            &region.shape,
-            elem,
-            |_, d, n| fill_pattern(spans.get(d, n), pattern),
-        );
+        // the runs of this block's own region (see `Runs`)
+        runs.for_each(|d, _, n| fill_pattern(spans.get(d, n), pattern));
         Ok(())
     }
 
@@ -708,19 +696,10 @@ impl<'b> Block<'b> {
             });
             return Ok(());
         };
-        let buf_shape = self.buf_shape;
+        let runs = Runs::new(self.buf_shape, &region, Some((src_shape, src_start)), elem);
         let (mut spans, _) = self.spans();
-        // `block_runs` yields the destination runs of the block `region.shape` at
-        // `region.start`: positions of this block
-        block_runs(
-            src_shape,
-            src_start,
-            buf_shape,
-            &region.start,
-            &region.shape,
-            elem,
-            |s, d, n| spans.get(d, n).copy_from_slice(&src[s..s + n]),
-        );
+        // the runs of this block's own region (see `Runs`), with the source's in lockstep
+        runs.for_each(|d, s, n| spans.get(d, n).copy_from_slice(&src[s..s + n]));
         Ok(())
     }
 
@@ -773,8 +752,10 @@ impl<'s> Spans<'s> {
     /// The bytes `offset..offset + len` of the buffer, for as long as the block is borrowed
     /// (this `Spans` is used up: it hands out no other span meanwhile).
     ///
-    /// Every caller (the methods of [`Block`]) passes a span that it computed from its block's
-    /// own positions, so the span holds only positions of that block.
+    /// Every caller (the methods of [`Block`]) passes a span that it computed, in this module,
+    /// from its block's own positions (`Runs` for range blocks, `offset_of` for elements,
+    /// `Region::linear_offset` of the block's region for a contiguous block), so the span holds
+    /// only positions of that block.
     ///
     /// # Panics
     /// If the span does not lie inside the buffer (an internal error, checked so that it
@@ -801,6 +782,104 @@ impl<'s> Spans<'s> {
             _block: PhantomData,
         }
         .into_span(offset, len)
+    }
+}
+
+/// The contiguous runs of a range block of a C-order buffer, computed in this module from the
+/// block's own region: every write of [`Block::fill`] and [`Block::copy_from`] goes to these
+/// offsets, so that the bytes a block touches (the soundness of the split) depend on this
+/// module alone, not on arithmetic elsewhere. A second buffer holding a block of the same
+/// shape (the source of a copy) is walked in lockstep. Trailing axes that both buffers' blocks
+/// span wholly are merged, so a block that is contiguous in both is one run.
+struct Runs {
+    /// Bytes per run.
+    run: usize,
+    /// Per axis before the merged ones: (destination stride, source stride, extent), bytes.
+    outer: Vec<(usize, usize, u64)>,
+    /// The first run's offsets in the destination and the source.
+    first: (usize, usize),
+    empty: bool,
+}
+
+impl Runs {
+    /// The runs of `block` (inside `dst_shape`, checked by the caller) and of the block of the
+    /// same shape at `src.1` of a buffer of `src.0` (the destination itself when `None`).
+    fn new(dst_shape: &[u64], block: &Region, src: Option<(&[u64], &[u64])>, elem: usize) -> Runs {
+        let (src_shape, src_start) = src.unwrap_or((dst_shape, &block.start));
+        let shape = &block.shape;
+        let rank = shape.len();
+        // the axes from `merged` on form one run
+        let mut merged = rank;
+        let mut run = elem;
+        while merged > 0 {
+            let d = merged - 1;
+            run *= shape[d] as usize;
+            merged = d;
+            let whole = |buf: &[u64], start: &[u64]| shape[d] == buf[d] && start[d] == 0;
+            if !(whole(dst_shape, &block.start) && whole(src_shape, src_start)) {
+                break;
+            }
+        }
+        let (mut dst_stride, mut src_stride) = (elem, elem);
+        let (mut dst0, mut src0) = (0usize, 0usize);
+        let mut outer = vec![(0, 0, 0); merged];
+        for d in (0..rank).rev() {
+            dst0 += block.start[d] as usize * dst_stride;
+            src0 += src_start[d] as usize * src_stride;
+            if d < merged {
+                outer[d] = (dst_stride, src_stride, shape[d]);
+            }
+            dst_stride *= dst_shape[d] as usize;
+            src_stride *= src_shape[d] as usize;
+        }
+        Runs {
+            run,
+            outer,
+            first: (dst0, src0),
+            empty: shape.contains(&0),
+        }
+    }
+
+    /// The one run `(offset, length)` of the destination, when the block is one contiguous run
+    /// of it (`(0, 0)` for an empty block).
+    fn single(&self) -> Option<(usize, usize)> {
+        if self.empty {
+            return Some((0, 0));
+        }
+        self.outer
+            .iter()
+            .all(|&(_, _, n)| n == 1)
+            .then_some((self.first.0, self.run))
+    }
+
+    /// Calls `f(destination offset, source offset, length)` for every run, in C order.
+    fn for_each(&self, mut f: impl FnMut(usize, usize, usize)) {
+        if self.empty {
+            return;
+        }
+        let mut pos = vec![0u64; self.outer.len()];
+        let (mut dst, mut src) = self.first;
+        loop {
+            f(dst, src, self.run);
+            // the odometer: the last outer axis moves fastest
+            let mut d = self.outer.len();
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                let (ds, ss, n) = self.outer[d];
+                pos[d] += 1;
+                dst += ds;
+                src += ss;
+                if pos[d] < n {
+                    break;
+                }
+                dst -= ds * n as usize;
+                src -= ss * n as usize;
+                pos[d] = 0;
+            }
+        }
     }
 }
 
@@ -933,6 +1012,7 @@ impl<'a> SourceBlock<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zarr_grid::geometry::block_runs;
 
     fn region(start: &[u64], shape: &[u64]) -> Region {
         Region::new(start.to_vec(), shape.to_vec()).unwrap()
@@ -943,6 +1023,60 @@ mod tests {
         zarr_grid::geometry::regular_chunks_in_region(chunk, &Region::whole(shape))
             .map(|p| p.in_region)
             .collect()
+    }
+
+    #[test]
+    fn runs_are_the_runs_of_the_block() {
+        // the module's own walk gives exactly the runs zarr-grid's `block_runs` gives, for
+        // blocks that merge no axis, some axes and all of them, with and without a source
+        // (destination shape, block start, block shape, source shape, source start)
+        type Case<'a> = (&'a [u64], &'a [u64], &'a [u64], &'a [u64], &'a [u64]);
+        let cases: [Case<'_>; 6] = [
+            (&[5, 7], &[1, 2], &[3, 4], &[6, 9], &[2, 0]),
+            (&[4, 4, 4], &[1, 0, 0], &[2, 4, 4], &[2, 4, 4], &[0, 0, 0]),
+            (&[4, 4, 4], &[1, 1, 0], &[2, 2, 4], &[3, 5, 4], &[1, 2, 0]),
+            (&[4, 4, 4], &[0, 0, 1], &[4, 4, 2], &[4, 4, 3], &[0, 0, 1]),
+            (&[], &[], &[], &[], &[]),
+            (&[3, 3], &[1, 1], &[0, 2], &[3, 3], &[0, 0]),
+        ];
+        for (dst_shape, start, shape, src_shape, src_start) in cases {
+            let block = Region {
+                start: start.to_vec(),
+                shape: shape.to_vec(),
+            };
+            for elem in [1, 4] {
+                let mut got = Vec::new();
+                Runs::new(dst_shape, &block, Some((src_shape, src_start)), elem)
+                    .for_each(|d, s, n| got.push((s, d, n)));
+                let mut want = Vec::new();
+                block_runs(
+                    src_shape,
+                    src_start,
+                    dst_shape,
+                    start,
+                    shape,
+                    elem,
+                    |s, d, n| want.push((s, d, n)),
+                );
+                assert_eq!(got, want, "{dst_shape:?} {start:?} {shape:?} {src_shape:?}");
+                let mut alone = Vec::new();
+                Runs::new(dst_shape, &block, None, elem).for_each(|d, _, n| alone.push((d, n)));
+                let mut want_alone = Vec::new();
+                block_runs(
+                    dst_shape,
+                    start,
+                    dst_shape,
+                    start,
+                    shape,
+                    elem,
+                    |_, d, n| want_alone.push((d, n)),
+                );
+                assert_eq!(alone, want_alone);
+                // one run exactly when the region is contiguous in the buffer
+                let single = Runs::new(dst_shape, &block, None, elem).single().is_some();
+                assert_eq!(single, block.is_contiguous_in(dst_shape), "{block:?}");
+            }
+        }
     }
 
     #[test]
