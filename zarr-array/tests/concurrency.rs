@@ -228,7 +228,9 @@ fn same_chunk_writers_leave_one_whole_version_and_readers_never_see_a_torn_chunk
                 start.wait();
                 let mut out = vec![0u8; 8 * 8 * 4];
                 while !done.load(Ordering::SeqCst) {
-                    array.read_region_into(&region, &mut out).expect("reads");
+                    array
+                        .read_region_bytes_into(&region, &mut out)
+                        .expect("reads");
                     whole_version(&from_bytes(&out), "a chunk read during writes");
                     reads.fetch_add(1, Ordering::SeqCst);
                 }
@@ -240,7 +242,9 @@ fn same_chunk_writers_leave_one_whole_version_and_readers_never_see_a_torn_chunk
             reader.join().expect("the reader");
         });
         let mut out = vec![0u8; 8 * 8 * 4];
-        array.read_region_into(&region, &mut out).expect("reads");
+        array
+            .read_region_bytes_into(&region, &mut out)
+            .expect("reads");
         let last = whole_version(&from_bytes(&out), "the chunk after the writes");
         assert_eq!(
             last.map(|(_, s)| s),

@@ -84,7 +84,7 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
             }
             let sel = zarr_array::Selection::all();
             match array.read_selection_bytes(&sel) {
-                Ok((_, bytes)) => {
+                Ok(bytes) => {
                     if common::same_elements(array.data_type(), &bytes, &npy.data) {
                         tally.read += 1;
                     } else {
