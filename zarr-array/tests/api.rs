@@ -1,5 +1,7 @@
 //! The twins of the naming rule (ARCHITECTURE.md, "API naming rule") give the same data: the
 //! typed twin, the raw `_bytes` twin, and the `_into` twin writing into the caller's buffer.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(feature = "zstd")]
 
 use std::sync::Arc;
 

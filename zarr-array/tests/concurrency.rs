@@ -9,6 +9,8 @@
 //!
 //! Child processes are this test binary run again (`zarr_testkit::child`), filtered to the
 //! ignored test `child_process`, which does their work.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding"))]
 
 use std::path::Path;
 

@@ -10,6 +10,8 @@
 //! The tests are ignored by a plain `cargo test`: `scripts/test` creates the peers' venv,
 //! exports `ZARR_PEERS_PYTHON_BIN` and runs them (`-- --ignored`); run without the venv, or
 //! with a peer missing, they fail.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "gzip", feature = "blosc", feature = "crc32c", feature = "sharding", feature = "sparse", feature = "numcodecs", feature = "regular-bounded"))]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Prepend through the regular_bounded grid: the spec's worked example, untouched chunks,
 //! refusal by readers without the grid, and every selection type against a reference array
 //! on arrays whose first chunk is partly filled on every axis, with non-zero origins.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding", feature = "regular-bounded"))]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -14,6 +14,8 @@
 //! Without a server (`AWS_ENDPOINT_URL` unset, or nothing answering) they fail. Without the
 //! feature this file is empty, so that `cargo test -p zarr-array` does not build the object
 //! store client.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "gzip", feature = "blosc", feature = "crc32c", feature = "sharding", feature = "sparse", feature = "numcodecs", feature = "regular-bounded"))]
 #![cfg(feature = "object-store")]
 
 mod common;

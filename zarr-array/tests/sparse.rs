@@ -3,6 +3,8 @@
 //! `sprs` matrices that never densify, chunk-parallel nnz / sum / spmv), for 2-d CSR and CSC,
 //! 3-d COO, sharded arrays with a sparse inner codec, and `regular_bounded` arrays with a partly
 //! filled first chunk.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding", feature = "sparse", feature = "crc32c"))]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
