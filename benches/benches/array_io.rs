@@ -14,7 +14,7 @@ use criterion::{
 };
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
-use zarr_array::{Array, ArrayBuilder, DataType};
+use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
 use zarr_benches::{make_data, Workload};
 
 fn bench_n() -> u64 {
@@ -82,7 +82,7 @@ fn dense(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new("read_all", store_name), |b| {
                 b.iter(|| {
                     let a = Array::open(store.clone(), path).expect("opens");
-                    a.read_region_into(&whole, &mut out).expect("reads");
+                    a.read_region_bytes_into(&whole, &mut out).expect("reads");
                 })
             });
             assert!(out == bytes, "read back what was written");
@@ -92,7 +92,7 @@ fn dense(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new("read_100^3_unaligned", store_name), |b| {
                 b.iter(|| {
                     array
-                        .read_region_into(black_box(&part), &mut out)
+                        .read_region_bytes_into(black_box(&part), &mut out)
                         .expect("reads")
                 })
             });
@@ -110,7 +110,7 @@ fn dense(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new("read_slab", store_name), |b| {
                 b.iter(|| {
                     array
-                        .read_region_into(black_box(&slab), &mut out)
+                        .read_region_bytes_into(black_box(&slab), &mut out)
                         .expect("reads")
                 })
             });
@@ -156,7 +156,11 @@ fn sharded(c: &mut Criterion) {
         });
         let mut out = vec![0u8; bytes.len()];
         g.bench_function(BenchmarkId::new("read_all", store_name), |b| {
-            b.iter(|| array.read_region_into(&whole, &mut out).expect("reads"))
+            b.iter(|| {
+                array
+                    .read_region_bytes_into(&whole, &mut out)
+                    .expect("reads")
+            })
         });
         for (name, region) in &regions {
             g.throughput(Throughput::Bytes(region_bytes(region)));
@@ -164,7 +168,7 @@ fn sharded(c: &mut Criterion) {
             g.bench_function(BenchmarkId::new(format!("read_{name}"), store_name), |b| {
                 b.iter(|| {
                     array
-                        .read_region_into(black_box(region), &mut out)
+                        .read_region_bytes_into(black_box(region), &mut out)
                         .expect("reads")
                 })
             });
@@ -183,7 +187,7 @@ fn prepend(c: &mut Criterion) {
     let make = |store: Arc<dyn Store>, first_prepend: Option<u64>| -> Array {
         let mut a = ArrayBuilder::new(vec![n; 3], DataType::UInt8)
             .chunk_shape(vec![64; 3])
-            .compressors(vec![])
+            .compressors(Vec::<ExtensionDef>::new())
             .create(store, "p")
             .expect("creates");
         a.write_region_bytes(&Region::whole(&[n; 3]), &data)

@@ -148,7 +148,7 @@ fn array_read(store: &Arc<dyn Store>, n: u64) -> u64 {
     let array = Array::open(store.clone(), "").expect("opens");
     let mut out = vec![0u8; (n * n * n * 2) as usize];
     array
-        .read_region_into(&Region::whole(&[n; 3]), &mut out)
+        .read_region_bytes_into(&Region::whole(&[n; 3]), &mut out)
         .expect("reads");
     u64::from(out[out.len() / 2])
 }

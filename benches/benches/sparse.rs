@@ -16,7 +16,7 @@ use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
-use zarr_benches::{def, dense_to_csr};
+use zarr_benches::{bytes_little, dense_to_csr, zstd3};
 use zarr_testkit::Rng;
 
 const N: u64 = 2000;
@@ -41,15 +41,10 @@ fn sparse_vs_dense(c: &mut Criterion) {
 
     let dir = tempfile::tempdir().expect("a temporary directory");
     let store = Arc::new(FilesystemStore::create(dir.path().join("sparse.zarr")).expect("a store"));
-    let zstd3 = || {
-        vec![def(
-            serde_json::json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}}),
-        )]
-    };
     let sparse = ArrayBuilder::new(vec![N, N], DataType::Float32)
         .chunk_shape(vec![CHUNK, CHUNK])
         .sparse(Format::Csr)
-        .compressors(zstd3())
+        .compressors([zstd3()])
         .create(store.clone(), "sparse")
         .expect("creates");
     sparse
@@ -57,10 +52,8 @@ fn sparse_vs_dense(c: &mut Criterion) {
         .expect("writes");
     let dense = ArrayBuilder::new(vec![N, N], DataType::Float32)
         .chunk_shape(vec![CHUNK, CHUNK])
-        .serializer(def(
-            serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}}),
-        ))
-        .compressors(zstd3())
+        .serializer(bytes_little())
+        .compressors([zstd3()])
         .create(store, "dense")
         .expect("creates");
     let whole = Region::whole(&[N, N]);

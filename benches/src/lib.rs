@@ -8,7 +8,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use rayon::prelude::*;
-use serde_json::json;
+use zarr_array::zarr_codecs::blosc::{BloscCname, BloscConfig, BloscShuffle};
+use zarr_array::zarr_codecs::bytes::{BytesConfig, Endian};
+use zarr_array::zarr_codecs::zstd::ZstdConfig;
 use zarr_array::{ArrayBuilder, DataType, ExtensionDef};
 
 /// `compare.py`'s value at `(i, j, k)`: computed in wrapping u64 arithmetic, stored as u16.
@@ -97,17 +99,19 @@ impl Workload {
     /// The builder of the workload's `n^3` uint16 array (the metadata `compare.py` writes:
     /// regular grid, `default` keys with `/`, fill value 0).
     pub fn builder(self, n: u64) -> ArrayBuilder {
-        let b = ArrayBuilder::new(vec![n; 3], DataType::UInt16).serializer(def(
-            json!({"name": "bytes", "configuration": {"endian": "little"}}),
-        ));
+        let b = ArrayBuilder::new(vec![n; 3], DataType::UInt16).serializer(bytes_little());
         match self {
-            Workload::Raw => b.chunk_shape(vec![64; 3]).compressors(vec![]),
+            Workload::Raw => b
+                .chunk_shape(vec![64; 3])
+                .compressors(Vec::<ExtensionDef>::new()),
             Workload::Zstd => b.chunk_shape(vec![64; 3]).compressors(vec![zstd1()]),
-            Workload::Blosc => b.chunk_shape(vec![64; 3]).compressors(vec![def(json!({
-                "name": "blosc",
-                "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
-                                  "typesize": 2, "blocksize": 0}
-            }))]),
+            Workload::Blosc => b.chunk_shape(vec![64; 3]).compressors([BloscConfig {
+                cname: BloscCname::Lz4,
+                clevel: 5,
+                shuffle: Some(BloscShuffle::Shuffle),
+                typesize: Some(2),
+                blocksize: 0,
+            }]),
             // the builder's sharding index is [bytes little, crc32c] at the end
             Workload::Shard => b
                 .chunk_shape(vec![32; 3])
@@ -135,8 +139,26 @@ impl FromStr for Workload {
 }
 
 /// `{"name": "zstd", "configuration": {"level": 1, "checksum": false}}`
-pub fn zstd1() -> ExtensionDef {
-    def(json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}}))
+pub fn zstd1() -> ZstdConfig {
+    ZstdConfig {
+        level: 1,
+        checksum: false,
+    }
+}
+
+/// `{"name": "zstd", "configuration": {"level": 3, "checksum": false}}`
+pub fn zstd3() -> ZstdConfig {
+    ZstdConfig {
+        level: 3,
+        checksum: false,
+    }
+}
+
+/// `{"name": "bytes", "configuration": {"endian": "little"}}`
+pub fn bytes_little() -> BytesConfig {
+    BytesConfig {
+        endian: Some(Endian::Little),
+    }
 }
 
 /// An extension definition from its JSON form.

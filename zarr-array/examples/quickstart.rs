@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use zarr_array::{ndarray, Array, ArrayBuilder, DataType, Extensions};
+use zarr_array::{ndarray, Array, ArrayBuilder, DataType, Extensions, Region};
 use zarr_store::FilesystemStore;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -14,7 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .chunk_shape(vec![4, 4])
         .overwrite(true)
         .create(store.clone(), "temperature")?;
-    z.write_region(&[0, 0], ndarray::ArrayD::from_elem(vec![6, 4], 1i32).view())?;
+    z.write_region(
+        &Region::new(vec![0, 0], vec![6, 4])?,
+        ndarray::ArrayD::from_elem(vec![6, 4], 1i32).view(),
+    )?;
     println!(
         "created {dir}/temperature: shape {:?}, chunks {:?}",
         z.shape(),

@@ -337,6 +337,16 @@ impl Array {
         })
     }
 
+    /// Reads a region into raw bytes of its shape (C order, native byte order).
+    ///
+    /// # Errors
+    /// As [`Array::read_region_bytes_into`].
+    pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; self.region_byte_len(region)?];
+        self.read_region_bytes_into(region, &mut out)?;
+        Ok(out)
+    }
+
     /// Reads a region into `out` (C order, native byte order; `out.len()` must be the
     /// region's byte length).
     ///
@@ -349,7 +359,7 @@ impl Array {
     ///
     /// # Errors
     /// A region outside the array, a wrong buffer length, the store's errors, corrupt chunks.
-    pub fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
+    pub fn read_region_bytes_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
         let len = self.region_byte_len(region)?;
         if out.len() != len {
             return Err(ArrayError::InvalidArgument {
@@ -627,10 +637,10 @@ impl Array {
         let n = len / self.meta.data_type.size();
         let mut items = vec![T::default(); n];
         match T::as_bytes_mut(&mut items) {
-            Some(bytes) => self.read_region_into(region, bytes)?,
+            Some(bytes) => self.read_region_bytes_into(region, bytes)?,
             None => {
                 let mut bytes = vec![0u8; len];
-                self.read_region_into(region, &mut bytes)?;
+                self.read_region_bytes_into(region, &mut bytes)?;
                 T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
                     reason: e.to_string(),
                 })?;
@@ -647,19 +657,25 @@ impl Array {
         self.read_region(&Region::whole(self.shape()))
     }
 
-    /// Writes an `ndarray` at `start` (its shape is the region's).
+    /// Writes an `ndarray` of the region's shape into a region.
     ///
     /// # Errors
-    /// A data type other than `T`'s, a region outside the array, store or codec errors.
-    pub fn write_region<T: Element>(&self, start: &[u64], data: ArrayViewD<'_, T>) -> Result<()> {
+    /// A data type other than `T`'s, data of another shape than the region's
+    /// ([`ArrayError::ShapeMismatch`]), a region outside the array, store or codec errors.
+    pub fn write_region<T: Element>(&self, region: &Region, data: ArrayViewD<'_, T>) -> Result<()> {
         self.check_type::<T>()?;
         let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
-        let region = Region::new(start.to_vec(), shape)?;
+        if shape != region.shape {
+            return Err(ArrayError::ShapeMismatch {
+                expected: region.shape.clone(),
+                got: shape,
+            });
+        }
         match data.as_slice() {
-            Some(items) => self.write_region_bytes(&region, T::as_bytes(items)),
+            Some(items) => self.write_region_bytes(region, T::as_bytes(items)),
             None => {
                 let items: Vec<T> = data.iter().copied().collect();
-                self.write_region_bytes(&region, T::as_bytes(&items))
+                self.write_region_bytes(region, T::as_bytes(&items))
             }
         }
     }

@@ -3,8 +3,10 @@
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use zarr_codecs::sparse_layout::SparseLayoutConfig;
-use zarr_layout_sparse::{Format, Layout};
+use zarr_codecs::bytes::{BytesConfig, Endian};
+use zarr_layout_sparse::Format;
+#[cfg(feature = "sparse")]
+use zarr_layout_sparse::Layout;
 use zarr_meta::{ArrayMetadata, DataType, ExtensionDef, FillValue};
 use zarr_store::Store;
 
@@ -110,17 +112,21 @@ impl ArrayBuilder {
         Ok(self)
     }
 
-    /// Array->array codecs (e.g. `transpose`) before the serializer.
+    /// Array->array codecs (e.g. `transpose`: a
+    /// [`TransposeConfig`](zarr_codecs::transpose::TransposeConfig), or any
+    /// [`ExtensionDef`]) before the serializer.
     #[must_use]
-    pub fn filters(mut self, filters: Vec<ExtensionDef>) -> Self {
-        self.filters = filters;
+    pub fn filters(mut self, filters: impl IntoIterator<Item = impl Into<ExtensionDef>>) -> Self {
+        self.filters = filters.into_iter().map(Into::into).collect();
         self
     }
 
-    /// The array->bytes codec (default `bytes`, little endian).
+    /// The array->bytes codec (default `bytes`, little endian): a configuration of zarr-codecs
+    /// ([`BytesConfig`](zarr_codecs::bytes::BytesConfig),
+    /// [`ShardingConfig`](zarr_codecs::sharding::ShardingConfig), ...) or any [`ExtensionDef`].
     #[must_use]
-    pub fn serializer(mut self, serializer: ExtensionDef) -> Self {
-        self.serializer = Some(serializer);
+    pub fn serializer(mut self, serializer: impl Into<ExtensionDef>) -> Self {
+        self.serializer = Some(serializer.into());
         self
     }
 
@@ -134,10 +140,17 @@ impl ArrayBuilder {
         self
     }
 
-    /// Bytes->bytes codecs (default `zstd` level 0; an empty list stores raw bytes).
+    /// Bytes->bytes codecs (default `zstd` level 0; an empty list stores raw bytes): typed
+    /// configurations of zarr-codecs
+    /// ([`ZstdConfig`](zarr_codecs::zstd::ZstdConfig), ...) or [`ExtensionDef`]s, e.g.
+    /// `.compressors([ZstdConfig { level: 3, checksum: false }])`, or
+    /// `.compressors(Vec::<ExtensionDef>::new())` for none.
     #[must_use]
-    pub fn compressors(mut self, compressors: Vec<ExtensionDef>) -> Self {
-        self.compressors = Some(compressors);
+    pub fn compressors(
+        mut self,
+        compressors: impl IntoIterator<Item = impl Into<ExtensionDef>>,
+    ) -> Self {
+        self.compressors = Some(compressors.into_iter().map(Into::into).collect());
         self
     }
 
@@ -205,11 +218,11 @@ impl ArrayBuilder {
     }
 
     fn bytes_codec(&self) -> ExtensionDef {
-        if self.data_type.endian_component_size().is_some() {
-            ExtensionDef::with_configuration("bytes", obj(json!({"endian": "little"})))
-        } else {
-            ExtensionDef::new("bytes")
-        }
+        let endian = self
+            .data_type
+            .endian_component_size()
+            .map(|_| Endian::Little);
+        BytesConfig { endian }.into()
     }
 
     /// The metadata document this builder creates.
@@ -233,12 +246,10 @@ impl ArrayBuilder {
             }
         };
         check("chunk shape", chunks.len())?;
-        let compressors = self.compressors.clone().unwrap_or_else(|| {
-            vec![ExtensionDef::with_configuration(
-                "zstd",
-                obj(json!({"level": 0, "checksum": false})),
-            )]
-        });
+        let compressors = match &self.compressors {
+            Some(compressors) => compressors.clone(),
+            None => default_compressors()?,
+        };
         let mut inner = self.filters.clone();
         let serializer = match (&self.serializer, self.sparse) {
             (Some(s), _) => s.clone(),
@@ -251,25 +262,7 @@ impl ArrayBuilder {
             None => (chunks, inner),
             Some(shards) => {
                 check("shard shape", shards.len())?;
-                let to_values = |v: &[ExtensionDef]| {
-                    Value::Array(v.iter().map(ExtensionDef::to_value).collect())
-                };
-                let config = json!({
-                    "chunk_shape": chunks,
-                    "codecs": to_values(&inner),
-                    "index_codecs": [
-                        {"name": "bytes", "configuration": {"endian": "little"}},
-                        {"name": "crc32c"}
-                    ],
-                    "index_location": "end"
-                });
-                (
-                    shards.clone(),
-                    vec![ExtensionDef::with_configuration(
-                        "sharding_indexed",
-                        obj(config),
-                    )],
-                )
+                (shards.clone(), vec![sharding_def(chunks, inner)?])
             }
         };
         let chunk_grid = match (&self.lower_bound, &self.origin) {
@@ -357,18 +350,61 @@ impl ArrayBuilder {
 }
 
 /// The `sparse_layout` codec in `format` with the narrowest types for chunks of `chunks`.
+/// A codec of `feature`, which this build of zarr-codecs leaves out.
+#[allow(dead_code)] // every codec feature on
+fn compiled_out(what: &str, feature: &str) -> ArrayError {
+    ArrayError::Unsupported {
+        reason: format!(
+            "{what} needs zarr-array's cargo feature \"{feature}\", which this build leaves out"
+        ),
+    }
+}
+
+/// zarr-python's default compressor: `zstd` level 0 without a checksum.
+fn default_compressors() -> Result<Vec<ExtensionDef>> {
+    #[cfg(feature = "zstd")]
+    {
+        let zstd = zarr_codecs::zstd::ZstdConfig {
+            level: 0,
+            checksum: false,
+        };
+        Ok(vec![zstd.into()])
+    }
+    #[cfg(not(feature = "zstd"))]
+    Err(compiled_out(
+        "the default compressor zstd (pass `compressors` to choose others)",
+        "zstd",
+    ))
+}
+
+/// `sharding_indexed` with inner chunks of `chunks` stored through `codecs`, the index as
+/// zarr-python writes it (`[bytes little, crc32c]`, at the end).
+fn sharding_def(chunks: Vec<u64>, codecs: Vec<ExtensionDef>) -> Result<ExtensionDef> {
+    #[cfg(feature = "sharding")]
+    {
+        Ok(zarr_codecs::sharding::ShardingConfig::new(chunks, codecs).into())
+    }
+    #[cfg(not(feature = "sharding"))]
+    {
+        let _ = (chunks, codecs);
+        Err(compiled_out("shards (sharding_indexed)", "sharding"))
+    }
+}
+
 fn sparse_def(format: Format, chunks: &[u64]) -> Result<ExtensionDef> {
-    let invalid = |reason: String| ArrayError::InvalidArgument {
-        what: "sparse layout",
-        reason,
-    };
-    let layout = Layout::smallest(format, chunks)
-        .map_err(|e| invalid(format!("{format} for chunks of shape {chunks:?}: {e}")))?;
-    ExtensionDef::from_config(
-        zarr_codecs::sparse_layout::NAME,
-        &SparseLayoutConfig::from_layout(&layout),
-    )
-    .map_err(|e| invalid(e.to_string()))
+    #[cfg(feature = "sparse")]
+    {
+        let layout = Layout::smallest(format, chunks).map_err(|e| ArrayError::InvalidArgument {
+            what: "sparse layout",
+            reason: format!("{format} for chunks of shape {chunks:?}: {e}"),
+        })?;
+        Ok(zarr_codecs::sparse_layout::SparseLayoutConfig::from_layout(&layout).into())
+    }
+    #[cfg(not(feature = "sparse"))]
+    {
+        let _ = (format, chunks);
+        Err(compiled_out("a sparse layout (sparse_layout)", "sparse"))
+    }
 }
 
 fn obj(v: Value) -> Map<String, Value> {

@@ -39,7 +39,7 @@ pub mod array_open {
         if n_one > 0 && chunk_bytes.is_some_and(|n| n <= 1 << 20) {
             let mut out = vec![0u8; elem];
             array
-                .read_region_into(&first, &mut out)
+                .read_region_bytes_into(&first, &mut out)
                 .expect("reading a missing chunk gives the fill value");
             assert_eq!(
                 out,
@@ -51,7 +51,7 @@ pub mod array_open {
             value[0] ^= 1;
             if array.write_region_bytes(&first, &value).is_ok() {
                 array
-                    .read_region_into(&first, &mut out)
+                    .read_region_bytes_into(&first, &mut out)
                     .expect("a chunk just written reads back");
                 // a value equal to the fill value (every NaN equals every NaN) is not stored
                 let fill = array.fill_value().as_bytes();

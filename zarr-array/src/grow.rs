@@ -251,7 +251,7 @@ impl Array {
                 return Ok(());
             };
             let mut buf = vec![0u8; buffer_len(&region.shape, elem)?];
-            self.read_region_into(&region, &mut buf)?;
+            self.read_region_bytes_into(&region, &mut buf)?;
             dst.write_region_bytes(&region, &buf)
         })?;
         dst.write_metadata()?;

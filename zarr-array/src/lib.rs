@@ -17,6 +17,7 @@ mod path;
 mod select;
 pub mod selection;
 mod source;
+#[cfg(feature = "sparse")]
 mod sparse;
 
 pub use array::{Array, WriteOptions};
@@ -28,8 +29,10 @@ pub use group::{Group, NodeKind};
 pub use path::NodePath;
 pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
 pub use source::StoreSource;
+#[cfg(feature = "sparse")]
 pub use sparse::{SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 
+pub use zarr_grid::geometry::Region;
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};
 /// The layers below, re-exported so that one dependency is enough.
 pub use {ndarray, zarr_buffer, zarr_codecs, zarr_grid, zarr_layout_sparse, zarr_meta, zarr_store};

@@ -73,33 +73,61 @@ impl Array {
         Ok(groups.into_iter().collect())
     }
 
-    /// Reads a selection into raw bytes of its output shape (C order, native byte order).
+    /// The indexer of `sel` and the byte length of the data it reads.
+    fn indexer_and_len(&self, sel: &Selection) -> Result<(Indexer, usize)> {
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let len =
+            buffer_len(&out_shape, self.data_type().size()).map_err(|_| ArrayError::TooLarge {
+                what: "a selection",
+                shape: out_shape,
+            })?;
+        Ok((ix, len))
+    }
+
+    /// Reads what `ix` selects into `out`, of its byte length.
+    fn read_indexed_into(&self, ix: &Indexer, out: &mut [u8]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        match ix {
+            Indexer::Orthogonal(axes) => {
+                if let Some(region) = contiguous_region(axes) {
+                    self.read_region_bytes_into(&region, out)
+                } else {
+                    self.read_orthogonal(axes, out)
+                }
+            }
+            Indexer::Points(points) => self.read_points(points, out),
+        }
+    }
+
+    /// Reads a selection into raw bytes of its output shape
+    /// ([`Array::selection_shape`]; C order, native byte order).
     ///
     /// # Errors
     /// A selection that does not fit, store or codec errors.
-    pub fn read_selection_bytes(&self, sel: &Selection) -> Result<(Vec<u64>, Vec<u8>)> {
-        let ix = self.indexer(sel)?;
-        let out_shape = ix.output_shape();
-        let elem = self.data_type().size();
-        let len = buffer_len(&out_shape, elem).map_err(|_| ArrayError::TooLarge {
-            what: "a selection",
-            shape: out_shape.clone(),
-        })?;
+    pub fn read_selection_bytes(&self, sel: &Selection) -> Result<Vec<u8>> {
+        let (ix, len) = self.indexer_and_len(sel)?;
         let mut out = vec![0u8; len];
-        if len == 0 {
-            return Ok((out_shape, out));
+        self.read_indexed_into(&ix, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads a selection into `out` (C order, native byte order, the selection's output shape:
+    /// `out.len()` must be its byte length), e.g. straight into a NumPy array's buffer.
+    ///
+    /// # Errors
+    /// A selection that does not fit, a wrong buffer length, store or codec errors.
+    pub fn read_selection_bytes_into(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        let (ix, len) = self.indexer_and_len(sel)?;
+        if out.len() != len {
+            return Err(ArrayError::InvalidArgument {
+                what: "output buffer",
+                reason: format!("{} bytes for a selection of {len} bytes", out.len()),
+            });
         }
-        match &ix {
-            Indexer::Orthogonal(axes) => {
-                if let Some(region) = contiguous_region(axes) {
-                    self.read_region_into(&region, &mut out)?;
-                } else {
-                    self.read_orthogonal(axes, &mut out)?;
-                }
-            }
-            Indexer::Points(points) => self.read_points(points, &mut out)?,
-        }
-        Ok((out_shape, out))
+        self.read_indexed_into(&ix, out)
     }
 
     fn read_orthogonal(&self, axes: &[AxisIndex], out: &mut [u8]) -> Result<()> {
@@ -299,33 +327,33 @@ impl Array {
     ///
     /// # Errors
     /// A data type other than `T`'s, a selection that does not fit, store or codec errors.
-    pub fn read<T: Element>(&self, sel: &Selection) -> Result<ArrayD<T>> {
-        if T::DATA_TYPE != self.data_type() {
-            return Err(ArrayError::DataTypeMismatch {
-                expected: self.data_type(),
-                got: T::NAME,
-            });
+    pub fn read_selection<T: Element>(&self, sel: &Selection) -> Result<ArrayD<T>> {
+        self.check_type::<T>()?;
+        let (ix, len) = self.indexer_and_len(sel)?;
+        let mut items = vec![T::default(); len / self.data_type().size()];
+        match T::as_bytes_mut(&mut items) {
+            Some(bytes) => self.read_indexed_into(&ix, bytes)?,
+            None => {
+                let mut bytes = vec![0u8; len];
+                self.read_indexed_into(&ix, &mut bytes)?;
+                T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
+                    reason: e.to_string(),
+                })?;
+            }
         }
-        let (shape, bytes) = self.read_selection_bytes(sel)?;
-        let n = bytes.len() / self.data_type().size();
-        let mut items = vec![T::default(); n];
-        T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
-            reason: e.to_string(),
-        })?;
-        to_ndarray(&shape, items)
+        to_ndarray(&ix.output_shape(), items)
     }
 
     /// Writes an `ndarray` through a selection; its shape must be the selection's.
     ///
     /// # Errors
     /// A data type other than `T`'s, a shape mismatch, store or codec errors.
-    pub fn write<T: Element>(&self, sel: &Selection, data: ArrayViewD<'_, T>) -> Result<()> {
-        if T::DATA_TYPE != self.data_type() {
-            return Err(ArrayError::DataTypeMismatch {
-                expected: self.data_type(),
-                got: T::NAME,
-            });
-        }
+    pub fn write_selection<T: Element>(
+        &self,
+        sel: &Selection,
+        data: ArrayViewD<'_, T>,
+    ) -> Result<()> {
+        self.check_type::<T>()?;
         let want = self.selection_shape(sel)?;
         let got: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
         if want != got {

@@ -6,6 +6,8 @@
 //!
 //! Arrays with dense chunks, shards, sparse chunks (`sparse_layout`) and shards of sparse
 //! chunks are covered, sparse writes (`write_sparse_coo`) included.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding", feature = "sparse"))]
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

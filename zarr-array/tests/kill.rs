@@ -5,6 +5,8 @@
 //! filtered to the ignored test `child_writer`, which does the work, so no separate binary has
 //! to be built. The parent kills it after seeded random delays, several times over the
 //! same array, and validates the array after each kill by reading every chunk.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(feature = "zstd")]
 
 #![cfg(unix)]
 

@@ -1,6 +1,8 @@
 //! Prepend through the regular_bounded grid: the spec's worked example, untouched chunks,
 //! refusal by readers without the grid, and every selection type against a reference array
 //! on arrays whose first chunk is partly filled on every axis, with non-zero origins.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding", feature = "regular-bounded"))]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,8 +32,11 @@ fn worked_example_of_the_spec() {
         .chunk_shape(vec![4, 4])
         .create(store.clone(), "z")
         .unwrap();
-    z.write_region(&[0, 0], ArrayD::from_elem(vec![6, 4], 1i32).view())
-        .unwrap();
+    z.write_region(
+        &zarr_array::Region::new(vec![0, 0], vec![6, 4]).unwrap(),
+        ArrayD::from_elem(vec![6, 4], 1i32).view(),
+    )
+    .unwrap();
     let before = snapshot(&*store, "z/c/");
     assert_eq!(
         before.keys().cloned().collect::<Vec<_>>(),
@@ -68,7 +73,8 @@ fn aligned_prepend_touches_no_existing_chunk() {
         .create(store.clone(), "a")
         .unwrap();
     let data = ArrayD::from_shape_fn(IxDyn(&[128]), |i| i[0] as u8 + 1);
-    z.write_region(&[0], data.view()).unwrap();
+    z.write_region(&region_at(&[0], &data), data.view())
+        .unwrap();
     let before = snapshot(&*store, "a/c/");
     z.prepend(ArrayD::from_elem(vec![64], 7u8).view(), 0)
         .unwrap();
@@ -131,7 +137,8 @@ fn shifted_3d() -> (Array, ArrayD<i32>) {
     let mut reference = ArrayD::from_shape_fn(IxDyn(&[7, 5, 6]), |i| {
         (i[0] * 100 + i[1] * 10 + i[2]) as i32
     });
-    z.write_region(&[0, 0, 0], reference.view()).unwrap();
+    z.write_region(&region_at(&[0, 0, 0], &reference), reference.view())
+        .unwrap();
     for (axis, k) in [(0usize, 3usize), (1, 2), (2, 1)] {
         let mut shape = reference.shape().to_vec();
         shape[axis] = k;
@@ -158,7 +165,7 @@ fn every_selection_reads_like_the_reference() {
         BasicItem::Index(-2),
         BasicItem::Ellipsis,
     ]);
-    let got = z.read::<i32>(&sel).unwrap();
+    let got = z.read_selection::<i32>(&sel).unwrap();
     assert_eq!(got, r.slice(s![1..10;3, 5, ..]).into_dyn());
     // orthogonal: indices (unsorted, repeated), a mask, a slice
     let sel = Selection::Orthogonal(vec![
@@ -166,7 +173,7 @@ fn every_selection_reads_like_the_reference() {
         AxisSelection::Mask(vec![true, false, true, true, false, false, true]),
         AxisSelection::Slice(Slice::new(2, 7)),
     ]);
-    let got = z.read::<i32>(&sel).unwrap();
+    let got = z.read_selection::<i32>(&sel).unwrap();
     for (a, &i) in [9usize, 0, 3, 3].iter().enumerate() {
         for (b, &j) in [0usize, 2, 3, 6].iter().enumerate() {
             for k in 2..7 {
@@ -176,7 +183,7 @@ fn every_selection_reads_like_the_reference() {
     }
     // points
     let pts = vec![vec![0, 0, 0], vec![9, 6, 6], vec![3, 2, 1], vec![-1, 0, -1]];
-    let got = z.read::<i32>(&Selection::Points(pts)).unwrap();
+    let got = z.read_selection::<i32>(&Selection::Points(pts)).unwrap();
     assert_eq!(
         got.as_slice().unwrap(),
         &[r[[0, 0, 0]], r[[9, 6, 6]], r[[3, 2, 1]], r[[9, 0, 6]]]
@@ -186,7 +193,7 @@ fn every_selection_reads_like_the_reference() {
     let first: Vec<i64> = grid.grid_range().iter().map(|g| g.start).collect();
     let part = grid.chunk_part(&first).unwrap();
     let got = z
-        .read::<i32>(&Selection::Blocks(vec![BlockSelection::Index(0); 3]))
+        .read_selection::<i32>(&Selection::Blocks(vec![BlockSelection::Index(0); 3]))
         .unwrap();
     let (st, sh) = (&part.in_region.start, &part.in_region.shape);
     assert_eq!(
@@ -203,7 +210,7 @@ fn every_selection_reads_like_the_reference() {
         .into_dyn()
     );
     let got = z
-        .read::<i32>(&Selection::Blocks(vec![BlockSelection::Range(
+        .read_selection::<i32>(&Selection::Blocks(vec![BlockSelection::Range(
             Some(1),
             None,
         )]))
@@ -219,7 +226,7 @@ fn every_selection_writes_like_the_reference() {
         BasicItem::Index(1),
     ]);
     let data = ArrayD::from_shape_fn(IxDyn(&[3, 7]), |i| -(i[0] as i32 * 7 + i[1] as i32) - 10);
-    z.write(&sel, data.view()).unwrap();
+    z.write_selection(&sel, data.view()).unwrap();
     r.slice_mut(s![0..10;4, 1, ..]).assign(&data);
 
     let sel = Selection::Orthogonal(vec![
@@ -228,7 +235,7 @@ fn every_selection_writes_like_the_reference() {
         AxisSelection::Index(0),
     ]);
     let data = ArrayD::from_shape_fn(IxDyn(&[4, 2]), |i| 9000 + i[0] as i32 * 2 + i[1] as i32);
-    z.write(&sel, data.view()).unwrap();
+    z.write_selection(&sel, data.view()).unwrap();
     for (a, i) in [0usize, 3, 6, 9].into_iter().enumerate() {
         for (b, j) in [6usize, 0].into_iter().enumerate() {
             r[[i, j, 0]] = data[[a, b]];
@@ -237,7 +244,8 @@ fn every_selection_writes_like_the_reference() {
 
     let pts = vec![vec![0, 0, 0], vec![9, 6, 6], vec![2, 3, 4]];
     let vals = ArrayD::from_shape_vec(IxDyn(&[3]), vec![1, 2, 3]).unwrap();
-    z.write(&Selection::Points(pts), vals.view()).unwrap();
+    z.write_selection(&Selection::Points(pts), vals.view())
+        .unwrap();
     r[[0, 0, 0]] = 1;
     r[[9, 6, 6]] = 2;
     r[[2, 3, 4]] = 3;
@@ -249,7 +257,7 @@ fn every_selection_writes_like_the_reference() {
     ]);
     let shape = z.selection_shape(&blk).unwrap();
     let data = ArrayD::from_elem(shape.iter().map(|&n| n as usize).collect::<Vec<_>>(), 77);
-    z.write(&blk, data.view()).unwrap();
+    z.write_selection(&blk, data.view()).unwrap();
     r.slice_mut(s![
         0..shape[0] as usize,
         0..shape[1] as usize,
@@ -271,7 +279,7 @@ fn repeated_prepends_then_append_then_resize() {
         .create(store.clone(), "z")
         .unwrap();
     let mut r = ArrayD::from_shape_fn(IxDyn(&[5, 2]), |i| (i[0] * 2 + i[1]) as i16);
-    z.write_region(&[0, 0], r.view()).unwrap();
+    z.write_region(&region_at(&[0, 0], &r), r.view()).unwrap();
     for step in 0..4 {
         let block = ArrayD::from_elem(vec![step + 1, 2], 100 + step as i16);
         z.prepend(block.view(), 0).unwrap();
@@ -316,7 +324,7 @@ fn prepend_by_part_of_a_shard_reads_every_selection() {
         .create(store.clone(), "s")
         .unwrap();
     let mut r = ArrayD::from_shape_fn(IxDyn(&[10, 6]), |i| (i[0] * 6 + i[1]) as u32 + 1);
-    z.write_region(&[0, 0], r.view()).unwrap();
+    z.write_region(&region_at(&[0, 0], &r), r.view()).unwrap();
     let before = snapshot(&*store, "s/c/");
     // 3 rows: the new first shard is partly filled, and one of its inner chunks too
     let block = ArrayD::from_shape_fn(IxDyn(&[3, 6]), |i| 1000 + (i[0] * 6 + i[1]) as u32);
@@ -331,7 +339,7 @@ fn prepend_by_part_of_a_shard_reads_every_selection() {
         AxisSelection::Indices(vec![0, 2, 3, 12]),
         AxisSelection::Slice(Slice::with_step(0, 6, 2)),
     ]);
-    let got = z.read::<u32>(&sel).unwrap();
+    let got = z.read_selection::<u32>(&sel).unwrap();
     assert_eq!(
         got,
         r.select(ndarray::Axis(0), &[0, 2, 3, 12])
@@ -340,11 +348,11 @@ fn prepend_by_part_of_a_shard_reads_every_selection() {
     );
     // partial read inside the partly filled shard, and a write there
     let part = z
-        .read::<u32>(&Selection::Basic(vec![BasicItem::Slice(Slice::new(1, 4))]))
+        .read_selection::<u32>(&Selection::Basic(vec![BasicItem::Slice(Slice::new(1, 4))]))
         .unwrap();
     assert_eq!(part, r.slice(s![1..4, ..]).into_dyn());
     let ones = ArrayD::from_elem(vec![2, 6], 7u32);
-    z.write(
+    z.write_selection(
         &Selection::Basic(vec![BasicItem::Slice(Slice::new(0, 2))]),
         ones.view(),
     )
@@ -352,4 +360,10 @@ fn prepend_by_part_of_a_shard_reads_every_selection() {
     r.slice_mut(s![0..2, ..]).fill(7);
     let reopened = Array::open(store, "s").unwrap();
     assert_eq!(reopened.read_all::<u32>().unwrap(), r);
+}
+
+/// The region of `data` placed at `start`.
+fn region_at<A>(start: &[u64], data: &ndarray::ArrayD<A>) -> zarr_array::Region {
+    let shape = data.shape().iter().map(|&n| n as u64).collect();
+    zarr_array::Region::new(start.to_vec(), shape).expect("a region")
 }

@@ -3,6 +3,8 @@
 //! `sprs` matrices that never densify, chunk-parallel nnz / sum / spmv), for 2-d CSR and CSC,
 //! 3-d COO, sharded arrays with a sparse inner codec, and `regular_bounded` arrays with a partly
 //! filled first chunk.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding", feature = "sparse", feature = "crc32c"))]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -140,13 +142,15 @@ fn dense_reads_and_writes_of_sparse_arrays() {
         assert_eq!(a.sparse_layout().unwrap().format(), format);
         let model = random_entries(&shape, 60, 7 + i as u64);
         let dense = dense_of(&shape, &model, 0.0);
-        a.write_region(&vec![0; shape.len()], dense.view()).unwrap();
+        a.write_region(&region_at(&vec![0; shape.len()], &dense), dense.view())
+            .unwrap();
         check_content(&a, &model);
         // a partial dense write over existing chunks
         let start: Vec<u64> = shape.iter().map(|&n| n / 3).collect();
         let block: Vec<usize> = shape.iter().map(|&n| (n / 3) as usize).collect();
         let patch = ArrayD::from_elem(IxDyn(&block), 2.5f64);
-        a.write_region(&start, patch.view()).unwrap();
+        a.write_region(&region_at(&start, &patch), patch.view())
+            .unwrap();
         let mut model = model;
         for idx in ndarray::indices(IxDyn(&block)) {
             let pos: Vec<u64> = (0..shape.len()).map(|d| start[d] + idx[d] as u64).collect();
@@ -161,7 +165,7 @@ fn dense_reads_and_writes_of_sparse_arrays() {
             IxDyn(&shape.iter().map(|&n| n as usize).collect::<Vec<_>>()),
             0.0,
         );
-        keep.write_region(&vec![0; shape.len()], zeros.view())
+        keep.write_region(&region_at(&vec![0; shape.len()], &zeros), zeros.view())
             .unwrap();
         assert!(a.stored_chunks().unwrap().is_empty(), "{format}");
         assert_eq!(a.nnz().unwrap(), 0);
@@ -413,8 +417,11 @@ fn nested_shards_with_a_sparse_innermost_codec() {
     check_content(&a, &model);
     // a dense write of fill values over a shard deletes it
     let region = Region::new(vec![0, 0], vec![12, 20]).unwrap();
-    a.write_region(&[0, 0], ArrayD::from_elem(IxDyn(&[12, 20]), 0.0f64).view())
-        .unwrap();
+    a.write_region(
+        &zarr_array::Region::new(vec![0, 0], vec![12, 20]).unwrap(),
+        ArrayD::from_elem(IxDyn(&[12, 20]), 0.0f64).view(),
+    )
+    .unwrap();
     model.retain(|p, _| !region.contains(p));
     check_content(&a, &model);
     assert!(s.get(&key).unwrap().is_none());
@@ -486,7 +493,8 @@ fn sharded_arrays_with_a_sparse_inner_codec() {
         assert!(part.len() <= 1, "{part:?}");
         // dense writes go through the sharding codec and stay sparse inside
         let block = ArrayD::from_elem(IxDyn(&[2, 2]), -1.0f64);
-        a.write_region(&[30, 20], block.view()).unwrap();
+        a.write_region(&region_at(&[30, 20], &block), block.view())
+            .unwrap();
         for p in [[30u64, 20], [30, 21], [31, 20], [31, 21]] {
             model.insert(p.to_vec(), -1.0);
         }
@@ -747,7 +755,8 @@ fn nan_fill_arrays_store_only_non_nan_and_read_back() {
     let mut data = ArrayD::from_elem(IxDyn(&[6, 6]), f32::NAN);
     data[[0, 0]] = -0.0;
     data[[4, 5]] = 1.5;
-    a.write_region(&[0, 0], data.view()).unwrap();
+    a.write_region(&region_at(&[0, 0], &data), data.view())
+        .unwrap();
     assert_eq!(a.stored_chunks().unwrap().len(), 2);
     let coo = a.read_sparse::<f32>(&Region::whole(&[6, 6])).unwrap();
     assert_eq!(coo.values().len(), 2);
@@ -916,4 +925,10 @@ fn regions_of_more_than_2_pow_64_positions_read_sparse() {
     assert_eq!(part.coords(), arr2(&[[5u64, huge - 1], [7, 0]]));
     assert_eq!(part.values(), &[3.0, 1.0]);
     assert_eq!(a.nnz().unwrap(), 3);
+}
+
+/// The region of `data` placed at `start`.
+fn region_at<A>(start: &[u64], data: &ndarray::ArrayD<A>) -> zarr_array::Region {
+    let shape = data.shape().iter().map(|&n| n as u64).collect();
+    zarr_array::Region::new(start.to_vec(), shape).expect("a region")
 }

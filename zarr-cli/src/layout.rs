@@ -2,6 +2,9 @@
 //! sharding, sparse chunks, key encodings, and the [`ArrayBuilder`] they make.
 
 use serde_json::{json, Map, Value};
+use zarr_array::zarr_codecs::crc32c::Crc32cConfig;
+use zarr_array::zarr_codecs::gzip::GzipConfig;
+use zarr_array::zarr_codecs::zstd::ZstdConfig;
 use zarr_array::{ArrayBuilder, DataType, ExtensionDef, FillValue};
 
 use crate::error::{CliError, Result};
@@ -293,25 +296,22 @@ impl CodecSpec {
             _ => Map::new(),
         };
         Some(match self {
-            CodecSpec::Zstd { level, checksum } => ExtensionDef::with_configuration(
-                "zstd",
-                obj(json!({"level": level, "checksum": checksum})),
-            ),
-            CodecSpec::Gzip { level } => {
-                ExtensionDef::with_configuration("gzip", obj(json!({"level": level})))
-            }
+            &CodecSpec::Zstd { level, checksum } => ZstdConfig { level, checksum }.into(),
+            &CodecSpec::Gzip { level } => GzipConfig { level }.into(),
             CodecSpec::Blosc {
                 cname,
                 clevel,
                 shuffle,
             } => ExtensionDef::with_configuration(
+                // JSON, not `BloscConfig`: the names are passed through as given (`snappy`
+                // included, which the registry then refuses with a clear error)
                 "blosc",
                 obj(json!({
                     "cname": cname, "clevel": clevel, "shuffle": shuffle,
                     "typesize": data_type.size(), "blocksize": 0
                 })),
             ),
-            CodecSpec::Crc32c => ExtensionDef::new("crc32c"),
+            CodecSpec::Crc32c => Crc32cConfig {}.into(),
             CodecSpec::None => return None,
         })
     }

@@ -111,7 +111,7 @@ pub fn export_npy(
         if region.rank() == 0 {
             let mut buf = vec![0u8; total];
             array
-                .read_region_into(region, &mut buf)
+                .read_region_bytes_into(region, &mut buf)
                 .map_err(|e| zarr(location, e))?;
             npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
         } else if total > 0 {
@@ -123,7 +123,7 @@ pub fn export_npy(
                 slab.shape[0] = b - a;
                 let mut buf = vec![0u8; byte_len(&slab.shape, elem)?];
                 array
-                    .read_region_into(&slab, &mut buf)
+                    .read_region_bytes_into(&slab, &mut buf)
                     .map_err(|e| zarr(location, e))?;
                 npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
                 progress.inc(buf.len() as u64);
@@ -192,7 +192,7 @@ pub fn copy_array(src: &Array, src_loc: &str, dst: &Array, dst_loc: &str) -> Res
     let whole = Region::whole(&shape);
     if shape.is_empty() {
         let mut buf = vec![0u8; elem];
-        src.read_region_into(&whole, &mut buf)
+        src.read_region_bytes_into(&whole, &mut buf)
             .map_err(|e| zarr(src_loc, e))?;
         dst.write_region_bytes(&whole, &buf)
             .map_err(|e| zarr(dst_loc, e))?;
@@ -203,7 +203,7 @@ pub fn copy_array(src: &Array, src_loc: &str, dst: &Array, dst_loc: &str) -> Res
             slab.start[0] = a;
             slab.shape[0] = b - a;
             let mut buf = vec![0u8; byte_len(&slab.shape, elem)?];
-            src.read_region_into(&slab, &mut buf)
+            src.read_region_bytes_into(&slab, &mut buf)
                 .map_err(|e| zarr(src_loc, e))?;
             dst.write_region_bytes(&slab, &buf)
                 .map_err(|e| zarr(dst_loc, e))?;

@@ -260,7 +260,9 @@ fn s3_info_requests() {
         .create(zarr_array::zarr_store::open_url(&url).unwrap(), "")
         .unwrap();
     let data = zarr_array::ndarray::ArrayD::from_elem(vec![60, 80], 1.5f32);
-    array.write_region(&[0, 0], data.view()).unwrap();
+    array
+        .write_region(&region_at(&[0, 0], &data), data.view())
+        .unwrap();
 
     let (store, requests) = ObjectStoreBackend::from_url(&url)
         .unwrap()
@@ -437,4 +439,10 @@ fn s3_four_processes_write_one_array() {
         assert_eq!(info["chunks_stored"], stored, "{url}");
         ok(&["validate", url]);
     }
+}
+
+/// The region of `data` placed at `start`.
+fn region_at<A>(start: &[u64], data: &zarr_array::ndarray::ArrayD<A>) -> zarr_array::Region {
+    let shape = data.shape().iter().map(|&n| n as u64).collect();
+    zarr_array::Region::new(start.to_vec(), shape).expect("a region")
 }

@@ -130,6 +130,8 @@ pub struct BloscConfig {
     pub blocksize: u64,
 }
 
+crate::config::codec_def!(BloscConfig => NAME);
+
 /// The configuration with every field filled in, as written back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 struct Resolved {
@@ -280,7 +282,8 @@ impl BytesToBytesCodec for BloscCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        // every field filled in, in the order of `BloscConfig`
+        crate::config::def(NAME, &self.config)
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

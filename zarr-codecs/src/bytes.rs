@@ -67,6 +67,16 @@ pub struct BytesConfig {
     pub endian: Option<Endian>,
 }
 
+/// `{"name": "bytes"}` without a byte order (one-byte types), else with the configuration.
+impl From<BytesConfig> for ExtensionDef {
+    fn from(config: BytesConfig) -> Self {
+        match config.endian {
+            None => ExtensionDef::new(NAME),
+            Some(_) => crate::config::def(NAME, &config),
+        }
+    }
+}
+
 /// The `bytes` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct BytesCodec {
@@ -158,16 +168,10 @@ impl ArrayToBytesCodec for BytesCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        match self.endian {
-            None => ExtensionDef::new(NAME),
-            Some(endian) => ExtensionDef::from_config(
-                NAME,
-                &BytesConfig {
-                    endian: Some(endian),
-                },
-            )
-            .unwrap_or_else(|_| ExtensionDef::new(NAME)),
+        BytesConfig {
+            endian: self.endian,
         }
+        .into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

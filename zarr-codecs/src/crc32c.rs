@@ -37,6 +37,13 @@ pub const NAME: &str = "crc32c";
 #[serde(deny_unknown_fields)]
 pub struct Crc32cConfig {}
 
+/// `{"name": "crc32c"}`: the codec has no configuration object to write.
+impl From<Crc32cConfig> for ExtensionDef {
+    fn from(_: Crc32cConfig) -> Self {
+        ExtensionDef::new(NAME)
+    }
+}
+
 /// The `crc32c` codec.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Crc32cCodec;
@@ -77,7 +84,7 @@ impl BytesToBytesCodec for Crc32cCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::new(NAME)
+        Crc32cConfig {}.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

@@ -51,6 +51,8 @@ pub struct GzipConfig {
     pub level: u32,
 }
 
+crate::config::codec_def!(GzipConfig => NAME);
+
 impl Default for GzipConfig {
     fn default() -> Self {
         GzipConfig {
@@ -177,7 +179,7 @@ impl BytesToBytesCodec for GzipCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

@@ -5,6 +5,7 @@ mod block;
 mod buffer;
 mod chain;
 mod codec;
+mod config;
 mod error;
 mod leaf;
 mod registry;

@@ -113,6 +113,8 @@ pub struct SparseLayoutConfig {
     pub pointer_data_type: Option<PointerType>,
 }
 
+crate::config::codec_def!(SparseLayoutConfig => NAME);
+
 impl SparseLayoutConfig {
     /// The configuration of a layout.
     pub fn from_layout(layout: &Layout) -> Self {
@@ -354,7 +356,7 @@ impl ArrayToBytesCodec for SparseLayoutCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config()).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config().into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

@@ -51,6 +51,8 @@ pub struct TransposeConfig {
     pub order: TransposeOrder,
 }
 
+crate::config::codec_def!(TransposeConfig => NAME);
+
 /// The `transpose` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct TransposeCodec {
@@ -151,7 +153,7 @@ impl ArrayToArrayCodec for TransposeCodec {
         let config = TransposeConfig {
             order: TransposeOrder::Permutation(self.order.iter().map(|&a| a as u64).collect()),
         };
-        ExtensionDef::from_config(NAME, &config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        config.into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

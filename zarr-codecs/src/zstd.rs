@@ -53,6 +53,8 @@ pub struct ZstdConfig {
     pub checksum: bool,
 }
 
+crate::config::codec_def!(ZstdConfig => NAME);
+
 /// The `zstd` codec.
 #[derive(Debug, Clone, Copy)]
 pub struct ZstdCodec {
@@ -191,7 +193,7 @@ impl BytesToBytesCodec for ZstdCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

@@ -5,7 +5,7 @@
 //! the caller's C-contiguous buffer in place. Every read and write releases the GIL.
 //! Selections arrive already normalised by the Python side (see `python/zarr_rs/_indexing.py`).
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use serde_json::{Map, Value};
@@ -221,7 +221,7 @@ impl ArrayCore {
             .as_slice_mut()
             .map_err(|e| raise("InvalidArgumentError", format!("output buffer: {e}")))?;
         let a = &self.inner;
-        py.detach(|| engine::read_region_into(a, &region, dst))
+        py.detach(|| engine::read_region_bytes_into(a, &region, dst))
             .py_err()
     }
 
@@ -238,7 +238,8 @@ impl ArrayCore {
         let region = engine::region(start, shape).py_err()?;
         let src = bytes(&data)?;
         let a = &self.inner;
-        py.detach(|| engine::write_region(a, &region, src)).py_err()
+        py.detach(|| engine::write_region_bytes(a, &region, src))
+            .py_err()
     }
 
     /// The shape a selection reads.
@@ -247,8 +248,8 @@ impl ArrayCore {
         engine::selection_shape(&self.inner, &sel).py_err()
     }
 
-    /// Reads a selection: `(shape, flat uint8 array)`; the array owns the buffer the engine
-    /// filled (no copy). The GIL is released.
+    /// Reads a selection: `(shape, flat uint8 array)`; the engine decodes straight into the
+    /// NumPy array's buffer (no copy). The GIL is released.
     fn read_selection<'py>(
         &self,
         py: Python<'py>,
@@ -256,8 +257,23 @@ impl ArrayCore {
     ) -> PyResult<(Vec<u64>, Bound<'py, PyArray1<u8>>)> {
         let sel = selection(sel)?;
         let a = &self.inner;
-        let (shape, buf) = py.detach(|| engine::read_selection(a, &sel)).py_err()?;
-        Ok((shape, PyArray1::from_vec(py, buf)))
+        let shape = engine::selection_shape(a, &sel).py_err()?;
+        let len = shape
+            .iter()
+            .try_fold(a.data_type().size(), |n, &d| {
+                n.checked_mul(usize::try_from(d).ok()?)
+            })
+            .ok_or_else(|| raise("TooLargeError", format!("a selection of shape {shape:?}")))?;
+        let out = PyArray1::<u8>::zeros(py, len, false);
+        {
+            let mut rw = out.readwrite();
+            let dst = rw
+                .as_slice_mut()
+                .map_err(|e| raise("InvalidArgumentError", format!("output buffer: {e}")))?;
+            py.detach(|| engine::read_selection_bytes_into(a, &sel, dst))
+                .py_err()?;
+        }
+        Ok((shape, out))
     }
 
     /// Writes `data` (flat `uint8` view of C-contiguous data of the selection's shape)
@@ -272,7 +288,8 @@ impl ArrayCore {
         let sel = selection(sel)?;
         let src = bytes(&data)?;
         let a = &self.inner;
-        py.detach(|| engine::write_selection(a, &sel, src)).py_err()
+        py.detach(|| engine::write_selection_bytes(a, &sel, src))
+            .py_err()
     }
 
     /// Changes the shape.

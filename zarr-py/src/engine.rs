@@ -308,21 +308,21 @@ pub(crate) fn region(start: Vec<u64>, shape: Vec<u64>) -> Result<Region> {
 }
 
 /// Reads a region into `out` (C order, native byte order).
-pub(crate) fn read_region_into(a: &Array, region: &Region, out: &mut [u8]) -> Result<()> {
-    a.read_region_into(region, out)
+pub(crate) fn read_region_bytes_into(a: &Array, region: &Region, out: &mut [u8]) -> Result<()> {
+    a.read_region_bytes_into(region, out)
 }
 
 /// Writes `data` (C order, native byte order, the region's shape) into a region.
-pub(crate) fn write_region(a: &Array, region: &Region, data: &[u8]) -> Result<()> {
+pub(crate) fn write_region_bytes(a: &Array, region: &Region, data: &[u8]) -> Result<()> {
     a.write_region_bytes(region, data)
 }
 
-/// Reads a selection: its output shape and bytes.
-pub(crate) fn read_selection(a: &Array, sel: &Selection) -> Result<(Vec<u64>, Vec<u8>)> {
-    a.read_selection_bytes(sel)
+/// Reads a selection into `out` (C order, native byte order, the selection's shape).
+pub(crate) fn read_selection_bytes_into(a: &Array, sel: &Selection, out: &mut [u8]) -> Result<()> {
+    a.read_selection_bytes_into(sel, out)
 }
 
-pub(crate) fn write_selection(a: &Array, sel: &Selection, data: &[u8]) -> Result<()> {
+pub(crate) fn write_selection_bytes(a: &Array, sel: &Selection, data: &[u8]) -> Result<()> {
     a.write_selection_bytes(sel, data)
 }
 

@@ -61,7 +61,7 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
             let store = Arc::new(FilesystemStore::open(path)?);
             let array = Array::open(store, "")?;
             let mut out = vec![0u16; len];
-            array.read_region_into(&region, bytemuck::cast_slice_mut(&mut out))?;
+            array.read_region_bytes_into(&region, bytemuck::cast_slice_mut(&mut out))?;
             let seconds = t.elapsed().as_secs_f64();
             Ok((seconds, checksum(&out)))
         }

@@ -35,7 +35,7 @@ use std::time::{Instant, SystemTime};
 use rayon::prelude::*;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, Store};
-use zarr_array::{Array, ArrayBuilder, DataType};
+use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 type Result<T> = std::result::Result<T, Error>;
@@ -146,12 +146,12 @@ fn copy_to_new(src_store: Arc<dyn Store>, dst_root: &Path, n: u64, new: &[u8]) -
     let dst_store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dst_root)?);
     let dst = ArrayBuilder::new(vec![n + K, n, n], DataType::UInt8)
         .chunk_shape(vec![C; 3])
-        .compressors(vec![])
+        .compressors(Vec::<ExtensionDef>::new())
         .create(dst_store, "")?;
     dst.write_region_bytes(&Region::new(vec![0, 0, 0], vec![K, n, n])?, new)?;
     let mut buf = vec![0u8; (C * n * n) as usize];
     for r in 0..n / C {
-        src.read_region_into(&Region::new(vec![r * C, 0, 0], vec![C, n, n])?, &mut buf)?;
+        src.read_region_bytes_into(&Region::new(vec![r * C, 0, 0], vec![C, n, n])?, &mut buf)?;
         dst.write_region_bytes(&Region::new(vec![K + r * C, 0, 0], vec![C, n, n])?, &buf)?;
     }
     Ok(())
@@ -189,7 +189,7 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(&root)?);
     let array = ArrayBuilder::new(vec![n; 3], DataType::UInt8)
         .chunk_shape(vec![C; 3])
-        .compressors(vec![])
+        .compressors(Vec::<ExtensionDef>::new())
         .create(store.clone(), "")?;
     eprintln!(
         "grid {g}^3: writing {} chunks ({} MiB)...",
@@ -235,7 +235,7 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
             return Err("prepend modified an existing chunk file".into());
         }
         let mut first = vec![0u8; new.len()];
-        a.read_region_into(&Region::new(vec![0; 3], vec![K, n, n])?, &mut first)?;
+        a.read_region_bytes_into(&Region::new(vec![0; 3], vec![K, n, n])?, &mut first)?;
         if first != new {
             return Err("the prepended data reads back wrongly".into());
         }
@@ -270,7 +270,7 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
         let fresh_root = tmp.path().join("fresh.zarr");
         let fresh = ArrayBuilder::new(vec![n + K, n, n], DataType::UInt8)
             .chunk_shape(vec![C; 3])
-            .compressors(vec![])
+            .compressors(Vec::<ExtensionDef>::new())
             .lower_bound(vec![-(K as i64), 0, 0])
             .create(Arc::new(FilesystemStore::create(&fresh_root)?), "")?;
         // SAFETY: sync takes no arguments and cannot fail.

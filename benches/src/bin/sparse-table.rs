@@ -17,7 +17,7 @@ use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, DataType};
-use zarr_benches::{def, dense_to_csr};
+use zarr_benches::{bytes_little, dense_to_csr, zstd3};
 use zarr_testkit::{CountingAlloc, Rng};
 
 /// The system allocator, counting live bytes and their peak.
@@ -135,10 +135,6 @@ fn dir_bytes(p: &Path) -> u64 {
     total
 }
 
-fn zstd3() -> zarr_array::ExtensionDef {
-    def(serde_json::json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}}))
-}
-
 struct Row {
     case: String,
     nnz: usize,
@@ -169,14 +165,12 @@ fn case(
     let sparse = ArrayBuilder::new(shape.to_vec(), DataType::Float32)
         .chunk_shape(chunks.to_vec())
         .sparse(format)
-        .compressors(vec![zstd3()])
+        .compressors([zstd3()])
         .create(store.clone(), "sparse")?;
     let dense = ArrayBuilder::new(shape.to_vec(), DataType::Float32)
         .chunk_shape(chunks.to_vec())
-        .serializer(def(
-            serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}}),
-        ))
-        .compressors(vec![zstd3()])
+        .serializer(bytes_little())
+        .compressors([zstd3()])
         .create(store.clone(), "dense")?;
     let whole = Region::whole(shape);
     let bytes: &[u8] = bytemuck::cast_slice(&data);

@@ -52,6 +52,8 @@ pub struct AsTypeConfig {
     pub decode_dtype: Option<String>,
 }
 
+crate::config::codec_def!(AsTypeConfig => NAME);
+
 /// The `numcodecs.astype` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct AsTypeCodec {
@@ -103,7 +105,7 @@ impl ArrayToArrayCodec for AsTypeCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.clone().into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

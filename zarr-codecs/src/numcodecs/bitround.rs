@@ -47,6 +47,8 @@ pub struct BitRoundConfig {
     pub keepbits: u32,
 }
 
+crate::config::codec_def!(BitRoundConfig => NAME);
+
 /// The `numcodecs.bitround` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct BitRoundCodec {
@@ -138,7 +140,7 @@ impl ArrayToArrayCodec for BitRoundCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

@@ -52,6 +52,8 @@ pub struct Bz2Config {
     pub level: Option<u32>,
 }
 
+crate::config::codec_def!(Bz2Config => NAME);
+
 /// The `numcodecs.bz2` codec.
 #[derive(Debug, Clone, Copy)]
 pub struct Bz2Codec {
@@ -106,7 +108,7 @@ impl BytesToBytesCodec for Bz2Codec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

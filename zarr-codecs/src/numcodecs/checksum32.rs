@@ -47,14 +47,30 @@ pub enum Location {
     End,
 }
 
-/// The configuration of `numcodecs.crc32` and `numcodecs.adler32`: numcodecs'
-/// `CRC32(location=None)` / `Adler32(location=None)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Checksum32Config {
-    /// Where the checksum goes; `"start"` when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
+/// The configuration of `numcodecs.<id>` (`crc32` or `adler32`): a type each, so that each
+/// converts into its own codec definition.
+macro_rules! checksum32_config {
+    ($($(#[$doc:meta])* $feature:literal $config:ident => $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[cfg(feature = $feature)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $config {
+            /// Where the checksum goes; `"start"` when absent.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub location: Option<Location>,
+        }
+
+        #[cfg(feature = $feature)]
+        crate::config::codec_def!($config => $name);
+    )*};
+}
+
+checksum32_config! {
+    /// The configuration of `numcodecs.crc32`: numcodecs' `CRC32(location=None)`.
+    "crc32" Crc32Config => CRC32_NAME;
+    /// The configuration of `numcodecs.adler32`: numcodecs' `Adler32(location=None)`.
+    "adler32" Adler32Config => ADLER32_NAME;
 }
 
 /// The checksum a [`Checksum32Codec`] stores.
@@ -98,18 +114,18 @@ impl Checksum32 {
 #[derive(Debug, Clone, Copy)]
 pub struct Checksum32Codec {
     kind: Checksum32,
-    config: Checksum32Config,
+    location: Option<Location>,
 }
 
 impl Checksum32Codec {
-    /// The codec storing `kind` with `config`.
-    pub fn new(kind: Checksum32, config: Checksum32Config) -> Self {
-        Checksum32Codec { kind, config }
+    /// The codec storing `kind` at `location` (`None`: numcodecs' default, the start).
+    pub fn new(kind: Checksum32, location: Option<Location>) -> Self {
+        Checksum32Codec { kind, location }
     }
 
-    /// The configuration.
-    pub fn config(&self) -> Checksum32Config {
-        self.config
+    /// Where the checksum goes, as configured (`None`: the start).
+    pub fn location(&self) -> Option<Location> {
+        self.location
     }
 
     /// Checks the checksum; returns where the payload lies in `input`.
@@ -122,7 +138,7 @@ impl Checksum32Codec {
                 got: input.len() as u64,
             });
         };
-        let (sum, payload) = match self.config.location.unwrap_or_default() {
+        let (sum, payload) = match self.location.unwrap_or_default() {
             Location::Start => (&input[..4], 4..input.len()),
             Location::End => (&input[n..], 0..n),
         };
@@ -140,9 +156,20 @@ impl Checksum32Codec {
 }
 
 fn build(kind: Checksum32, def: &ExtensionDef) -> Result<Codec> {
-    let config: Checksum32Config = def.parse_configuration(ExtensionPoint::Codec)?;
+    let location = match kind {
+        #[cfg(feature = "crc32")]
+        Checksum32::Crc32 => {
+            def.parse_configuration::<Crc32Config>(ExtensionPoint::Codec)?
+                .location
+        }
+        #[cfg(feature = "adler32")]
+        Checksum32::Adler32 => {
+            def.parse_configuration::<Adler32Config>(ExtensionPoint::Codec)?
+                .location
+        }
+    };
     Ok(Codec::BytesToBytes(Box::new(Checksum32Codec::new(
-        kind, config,
+        kind, location,
     ))))
 }
 
@@ -168,8 +195,13 @@ impl BytesToBytesCodec for Checksum32Codec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        let name = self.kind.name();
-        ExtensionDef::from_config(name, &self.config).unwrap_or_else(|_| ExtensionDef::new(name))
+        let location = self.location;
+        match self.kind {
+            #[cfg(feature = "crc32")]
+            Checksum32::Crc32 => Crc32Config { location }.into(),
+            #[cfg(feature = "adler32")]
+            Checksum32::Adler32 => Adler32Config { location }.into(),
+        }
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {
@@ -183,7 +215,7 @@ impl BytesToBytesCodec for Checksum32Codec {
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         let sum = self.kind.compute(input).to_le_bytes();
         let mut out = Vec::with_capacity(input.len() + 4);
-        match self.config.location.unwrap_or_default() {
+        match self.location.unwrap_or_default() {
             Location::Start => {
                 out.extend_from_slice(&sum);
                 out.extend_from_slice(input);
@@ -197,7 +229,7 @@ impl BytesToBytesCodec for Checksum32Codec {
     }
 
     fn encode_owned(&self, mut input: Vec<u8>) -> Result<Vec<u8>> {
-        match self.config.location.unwrap_or_default() {
+        match self.location.unwrap_or_default() {
             Location::Start => self.encode(&input),
             Location::End => {
                 let sum = self.kind.compute(&input);
@@ -277,12 +309,7 @@ mod tests {
         assert_eq!(Checksum32::Crc32.compute(b"123456789"), 0xcbf4_3926);
         assert_eq!(Checksum32::Adler32.compute(b"123456789"), 0x091e_01de);
         assert_eq!(Checksum32::Adler32.compute(b""), 1);
-        let end = Checksum32Codec::new(
-            Checksum32::Adler32,
-            Checksum32Config {
-                location: Some(Location::End),
-            },
-        );
+        let end = Checksum32Codec::new(Checksum32::Adler32, Some(Location::End));
         assert_eq!(
             end.encode(b"123456789").unwrap()[9..],
             0x091e_01deu32.to_le_bytes()
@@ -293,12 +320,7 @@ mod tests {
     fn errors() {
         for kind in [Checksum32::Crc32, Checksum32::Adler32] {
             for location in [Location::Start, Location::End] {
-                let c = Checksum32Codec::new(
-                    kind,
-                    Checksum32Config {
-                        location: Some(location),
-                    },
-                );
+                let c = Checksum32Codec::new(kind, Some(location));
                 assert!(matches!(
                     c.decode(Decoded::Borrowed(&[1, 2, 3]), 10),
                     Err(CodecError::Truncated { .. })
@@ -335,7 +357,7 @@ mod tests {
         ) {
             let kind = if adler { Checksum32::Adler32 } else { Checksum32::Crc32 };
             let location = Some(if end { Location::End } else { Location::Start });
-            let c = Checksum32Codec::new(kind, Checksum32Config { location });
+            let c = Checksum32Codec::new(kind, location);
             let enc = c.encode_owned(data.clone()).unwrap();
             prop_assert_eq!(&enc, &c.encode(&data).unwrap());
             let dec = c.decode(Decoded::Borrowed(&enc), data.len() as u64).unwrap();

@@ -51,6 +51,8 @@ pub struct DeltaConfig {
     pub astype: Option<String>,
 }
 
+crate::config::codec_def!(DeltaConfig => NAME);
+
 /// The `numcodecs.delta` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct DeltaCodec {
@@ -163,7 +165,7 @@ impl ArrayToArrayCodec for DeltaCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.clone().into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

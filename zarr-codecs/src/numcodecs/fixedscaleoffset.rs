@@ -65,6 +65,8 @@ pub struct FixedScaleOffsetConfig {
     pub astype: Option<String>,
 }
 
+crate::config::codec_def!(FixedScaleOffsetConfig => NAME);
+
 /// A Python number of the configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Scalar {
@@ -256,7 +258,7 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.clone().into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

@@ -37,6 +37,8 @@ pub const NAME: &str = "numcodecs.fletcher32";
 #[serde(deny_unknown_fields)]
 pub struct Fletcher32Config {}
 
+crate::config::codec_def!(Fletcher32Config => NAME);
+
 /// The `numcodecs.fletcher32` codec.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Fletcher32Codec;
@@ -102,8 +104,7 @@ impl BytesToBytesCodec for Fletcher32Codec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &Fletcher32Config {})
-            .unwrap_or_else(|_| ExtensionDef::new(NAME))
+        Fletcher32Config {}.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

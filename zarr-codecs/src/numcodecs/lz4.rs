@@ -49,6 +49,8 @@ pub struct Lz4Config {
     pub acceleration: Option<i32>,
 }
 
+crate::config::codec_def!(Lz4Config => NAME);
+
 /// The `numcodecs.lz4` codec.
 #[derive(Debug, Clone, Copy)]
 pub struct Lz4Codec {
@@ -139,7 +141,7 @@ impl BytesToBytesCodec for Lz4Codec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

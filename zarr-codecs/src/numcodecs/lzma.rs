@@ -136,6 +136,8 @@ pub struct LzmaConfig {
     pub filters: Option<Vec<LzmaFilter>>,
 }
 
+crate::config::codec_def!(LzmaConfig => NAME);
+
 /// The `numcodecs.lzma` codec.
 #[derive(Debug, Clone)]
 pub struct LzmaCodec {
@@ -459,7 +461,7 @@ impl BytesToBytesCodec for LzmaCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.clone().into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

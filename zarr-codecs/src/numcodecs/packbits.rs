@@ -38,6 +38,8 @@ pub const NAME: &str = "numcodecs.packbits";
 #[serde(deny_unknown_fields)]
 pub struct PackBitsConfig {}
 
+crate::config::codec_def!(PackBitsConfig => NAME);
+
 /// The `numcodecs.packbits` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct PackBitsCodec {
@@ -86,8 +88,7 @@ impl ArrayToArrayCodec for PackBitsCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &PackBitsConfig {})
-            .unwrap_or_else(|_| ExtensionDef::new(NAME))
+        PackBitsConfig {}.into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

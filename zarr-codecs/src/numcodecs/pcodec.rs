@@ -91,6 +91,9 @@ pub enum PcodecPagingSpec {
 /// The configuration of `numcodecs.pcodec` and `pcodec`: numcodecs' `PCodec(level=8, *,
 /// mode_spec="auto", delta_spec="auto", paging_spec="equal_pages_up_to",
 /// delta_encoding_order=None, equal_pages_up_to=262144)`.
+///
+/// As a codec definition (`ExtensionDef::from(config)`) it names `numcodecs.pcodec`, what
+/// zarr-python writes and zarrs reads too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PcodecConfig {
@@ -113,6 +116,10 @@ pub struct PcodecConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equal_pages_up_to: Option<u64>,
 }
+
+// the name zarr-python writes; zarrs' `pcodec` takes the same configuration
+// (`ExtensionDef::from_config(pcodec::NAME, &config)`)
+crate::config::codec_def!(PcodecConfig => NUMCODECS_NAME);
 
 /// The `numcodecs.pcodec` / `pcodec` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
@@ -373,8 +380,7 @@ impl ArrayToBytesCodec for PcodecCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(self.name, &self.config)
-            .unwrap_or_else(|_| ExtensionDef::new(self.name))
+        crate::config::def(self.name, &self.config)
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

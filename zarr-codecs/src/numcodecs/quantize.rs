@@ -57,6 +57,8 @@ pub struct QuantizeConfig {
     pub astype: Option<String>,
 }
 
+crate::config::codec_def!(QuantizeConfig => NAME);
+
 /// The `numcodecs.quantize` codec, built for one chunk representation.
 #[derive(Debug, Clone)]
 pub struct QuantizeCodec {
@@ -156,7 +158,7 @@ impl ArrayToArrayCodec for QuantizeCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.clone().into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

@@ -45,6 +45,8 @@ pub struct ShuffleConfig {
     pub elementsize: Option<u64>,
 }
 
+crate::config::codec_def!(ShuffleConfig => NAME);
+
 /// The `numcodecs.shuffle` codec.
 #[derive(Debug, Clone, Copy)]
 pub struct ShuffleCodec {
@@ -127,7 +129,7 @@ impl BytesToBytesCodec for ShuffleCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

@@ -51,6 +51,8 @@ pub struct ZlibConfig {
     pub level: Option<i32>,
 }
 
+crate::config::codec_def!(ZlibConfig => NAME);
+
 /// The `numcodecs.zlib` codec.
 #[derive(Debug, Clone, Copy)]
 pub struct ZlibCodec {
@@ -110,7 +112,7 @@ impl BytesToBytesCodec for ZlibCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config.into()
     }
 
     fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {

@@ -52,13 +52,14 @@ mod index;
 mod morton;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
 use crate::block::{Block, SourceBlock};
+use crate::bytes::{BytesConfig, Endian};
 use crate::chain::{check_region, CodecChain};
 use crate::codec::{ArrayToBytesCodec, Codec};
+use crate::crc32c::Crc32cConfig;
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
@@ -81,9 +82,10 @@ pub enum IndexLocation {
 }
 
 fn bytes_little() -> ExtensionDef {
-    let mut config = Map::new();
-    config.insert("endian".into(), Value::String("little".into()));
-    ExtensionDef::with_configuration("bytes", config)
+    BytesConfig {
+        endian: Some(Endian::Little),
+    }
+    .into()
 }
 
 fn default_codecs() -> Vec<ExtensionDef> {
@@ -91,7 +93,7 @@ fn default_codecs() -> Vec<ExtensionDef> {
 }
 
 fn default_index_codecs() -> Vec<ExtensionDef> {
-    vec![bytes_little(), ExtensionDef::new("crc32c")]
+    vec![bytes_little(), Crc32cConfig {}.into()]
 }
 
 /// The configuration of `sharding_indexed`.
@@ -109,6 +111,65 @@ pub struct ShardingConfig {
     /// Where the index lies.
     #[serde(default)]
     pub index_location: IndexLocation,
+}
+
+crate::config::codec_def!(ShardingConfig => NAME);
+
+impl ShardingConfig {
+    /// Shards of inner chunks of `chunk_shape`, each stored through `codecs`, with the index
+    /// as zarr-python writes it: `[bytes little, crc32c]`, at the end
+    /// ([`ShardingConfig::with_index_codecs`] and [`ShardingConfig::with_index_location`] change
+    /// that).
+    ///
+    /// ```
+    /// # #[cfg(feature = "zstd")]
+    /// # fn main() {
+    /// use zarr_codecs::bytes::{BytesConfig, Endian};
+    /// use zarr_codecs::sharding::ShardingConfig;
+    /// use zarr_codecs::zstd::ZstdConfig;
+    /// use zarr_meta::ExtensionDef;
+    ///
+    /// let little = BytesConfig { endian: Some(Endian::Little) };
+    /// let shard = ShardingConfig::new(
+    ///     vec![32, 32],
+    ///     [ExtensionDef::from(little), ZstdConfig::default().into()],
+    /// );
+    /// let def = ExtensionDef::from(shard);
+    /// assert_eq!(def.name, "sharding_indexed");
+    /// assert_eq!(def.configuration.unwrap()["index_location"], "end");
+    /// # }
+    /// # #[cfg(not(feature = "zstd"))]
+    /// # fn main() {}
+    /// ```
+    pub fn new(
+        chunk_shape: Vec<u64>,
+        codecs: impl IntoIterator<Item = impl Into<ExtensionDef>>,
+    ) -> Self {
+        ShardingConfig {
+            chunk_shape,
+            codecs: codecs.into_iter().map(Into::into).collect(),
+            index_codecs: default_index_codecs(),
+            index_location: IndexLocation::default(),
+        }
+    }
+
+    /// The same configuration with the index stored through `codecs` (they must encode to a
+    /// fixed size).
+    #[must_use]
+    pub fn with_index_codecs(
+        mut self,
+        codecs: impl IntoIterator<Item = impl Into<ExtensionDef>>,
+    ) -> Self {
+        self.index_codecs = codecs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same configuration with the index at `location`.
+    #[must_use]
+    pub fn with_index_location(mut self, location: IndexLocation) -> Self {
+        self.index_location = location;
+        self
+    }
 }
 
 /// The `sharding_indexed` codec, built for one shard representation.
@@ -276,7 +337,7 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        ExtensionDef::from_config(NAME, &self.config()).unwrap_or_else(|_| ExtensionDef::new(NAME))
+        self.config().into()
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {

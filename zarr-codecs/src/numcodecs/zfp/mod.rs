@@ -74,6 +74,9 @@ pub const NUMCODECS_NAME: &str = "numcodecs.zfpy";
 const CODEC_VERSION: u64 = 5;
 
 /// numcodecs' `ZFPY(mode=4, tolerance=-1, rate=-1, precision=-1)`.
+///
+/// As a codec definition (`ExtensionDef::from(config)`) it names `numcodecs.zfpy`, what
+/// zarr-python writes and zarrs reads too.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZfpyConfig {
@@ -90,6 +93,10 @@ pub struct ZfpyConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<i64>,
 }
+
+// the name zarr-python writes; zarrs' `zfpy` takes the same configuration
+// (`ExtensionDef::from_config(zfp::ZFPY_NAME, &config)`)
+crate::config::codec_def!(ZfpyConfig => NUMCODECS_NAME);
 
 /// zarr-extensions' `zfp` configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,6 +131,8 @@ pub enum ZfpConfig {
         minexp: i32,
     },
 }
+
+crate::config::codec_def!(ZfpConfig => NAME);
 
 /// The element type of a zfp field, as its header codes it (1 int32, 2 int64, 3 float,
 /// 4 double).
@@ -754,11 +763,10 @@ impl ArrayToBytesCodec for ZfpCodec {
     }
 
     fn to_def(&self) -> ExtensionDef {
-        let def = match &self.form {
-            Form::Zfpy(c) => ExtensionDef::from_config(self.name, c),
-            Form::Zfp(c) => ExtensionDef::from_config(self.name, c),
-        };
-        def.unwrap_or_else(|_| ExtensionDef::new(self.name))
+        match &self.form {
+            Form::Zfpy(c) => crate::config::def(self.name, c),
+            Form::Zfp(c) => crate::config::def(self.name, c),
+        }
     }
 
     fn decoded_repr(&self) -> &ChunkRepr {
