@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write (or check) this project's Zarr v3 conformance corpus.
+"""Write (or check) this project's conformance corpora: Zarr v3 (v3/), Zarr v2 (v2/) and
+xarray hierarchies (xarray/); the output directory's name picks one (or --kind).
 
 Every fixture is written by an independent implementation -- zarr-python or
 TensorStore -- or, for metadata documents, by hand; never by this project.
@@ -25,6 +26,7 @@ Usage (with the pinned peers from ``scripts/peers-venv``)::
     PY=$(scripts/peers-venv | tail -n1)
     $PY conformance/generate.py conformance/v3 --seed 1     # (re)write the corpus
     $PY conformance/generate.py --check conformance/v3      # read it back
+    $PY conformance/generate.py conformance/v2 --seed 1     # the v2 corpus (also: xarray)
 
 Writing is deterministic for a given seed and set of peer versions: run it
 twice and the trees are byte-identical.
