@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write (or check) this project's Zarr v3 conformance corpus.
+"""Write (or check) this project's conformance corpora: Zarr v3 (v3/), Zarr v2 (v2/) and
+xarray hierarchies (xarray/); the output directory's name picks one (or --kind).
 
 Every fixture is written by an independent implementation -- zarr-python or
 TensorStore -- or, for metadata documents, by hand; never by this project.
@@ -25,6 +26,7 @@ Usage (with the pinned peers from ``scripts/peers-venv``)::
     PY=$(scripts/peers-venv | tail -n1)
     $PY conformance/generate.py conformance/v3 --seed 1     # (re)write the corpus
     $PY conformance/generate.py --check conformance/v3      # read it back
+    $PY conformance/generate.py conformance/v2 --seed 1     # the v2 corpus (also: xarray)
 
 Writing is deterministic for a given seed and set of peer versions: run it
 twice and the trees are byte-identical.
@@ -47,6 +49,7 @@ import numpy as np
 
 warnings.filterwarnings("ignore")  # zarr-python warns about sharding, v2 keys, ...
 
+import numcodecs  # noqa: E402
 import zarr  # noqa: E402
 from zarr.codecs import (  # noqa: E402
     BloscCodec,
@@ -103,6 +106,8 @@ class Corpus:
     def sample(self, dtype, shape, specials: bool = True) -> np.ndarray:
         """Random data over the dtype's range; floats also get the awkward values."""
         dt = np.dtype(dtype)
+        if not dt.isnative:  # (NumPy's generator makes native-endian values only)
+            return self.sample(dt.newbyteorder("="), shape, specials).astype(dt)
         shape = tuple(shape)
         n = int(np.prod(shape, dtype=np.int64))
         if dt.kind == "b":
@@ -129,9 +134,11 @@ class Corpus:
         return np.array(a, order="C")
 
     # -- bookkeeping -----------------------------------------------------------
-    def record(self, name, data, why, writer, node="array", expect="read"):
+    def record(self, name, data, why, writer, node="array", expect="read", zarr_format=None):
         entry = {"path": name, "node": node, "writer": writer, "expect": expect,
                  "data": None, "why": why}
+        if zarr_format is not None:  # (the v3 corpus predates the field: absent means 3)
+            entry["zarr_format"] = zarr_format
         if data is not None:
             data = np.array(data, order="C")  # (ascontiguousarray would make 0-d 1-d)
             if data.dtype.byteorder == ">":
@@ -154,8 +161,24 @@ class Corpus:
         a = zarr.create_array(self.path(name), shape=data.shape, dtype=data.dtype, **create)
         if write and data.size:
             a[...] = data
-        self.record(name, data, why, "zarr-python")
+        self.record(name, data, why, "zarr-python", zarr_format=create.get("zarr_format"))
         return a
+
+    def zp2(self, name, data, why, **create):
+        """``zp`` with ``zarr_format=2``; no compressor unless one is given."""
+        create.setdefault("compressors", None)
+        return self.zp(name, data, why, zarr_format=2, **create)
+
+    def doc2(self, name, files, expect, why, node="array", data=None):
+        """Hand-written v2 documents: ``files`` maps a file name (``.zarray``, ``.zgroup``,
+        ``.zattrs``, ``.zmetadata``) to a dict (written as zarr-python would, indent 2) or to
+        raw text (for malformed JSON)."""
+        d = self.out / name
+        d.mkdir(parents=True)
+        for fname, meta in files.items():
+            text = meta if isinstance(meta, str) else json.dumps(meta, indent=2)
+            (d / fname).write_text(text)
+        self.record(name, data, why, "hand-written", node=node, expect=expect, zarr_format=2)
 
     def ts(self, name, data, why, *, codecs=None, chunks=None, fill=None, extra=None,
            write=True):
@@ -833,12 +856,487 @@ def numcodecs_codecs(c: Corpus):
           serializer=nc.ZFPY(mode=3, precision=20), compressors=None)
 
 
-CATEGORIES = [data_types, endianness, transposes, compressors, blosc, sharding, fill_values,
-              missing_chunks, shapes, chunk_keys, metadata_fields, groups,
-              tensorstore_fixtures, metadata_documents, numcodecs_codecs]
+# ---------------------------------------------------------------------------
+# Zarr v2 (conformance/v2): zarr-python 3.1.6 with zarr_format=2, numcodecs 0.16.6
+# ---------------------------------------------------------------------------
+
+def v2_data_types(c: Corpus):
+    """dtype_*: every core data type as NumPy spells it (little-endian), big-endian for every
+    multi-byte type, and raw bytes |V3; no compressor."""
+    for dt in CORE_DTYPES:
+        d = np.dtype(dt)
+        c.zp2(f"dtype_{dt}", c.sample(dt, SHAPE), f"dtype {d.str!r} ({dt}), no compressor")
+        if d.itemsize > 1:
+            big = d.newbyteorder(">")
+            c.zp2(f"dtype_big_{dt}", c.sample(dt, SHAPE).astype(big),
+                  f"dtype {big.str!r}: big-endian chunks, no compressor")
+    raw = np.frombuffer(c.rng.bytes(3 * 20 * 13), dtype="V3").reshape(SHAPE).copy()
+    c.zp2("dtype_raw_V3", raw, "dtype '|V3' (raw bytes, r24 in v3), fill value base64 'AQID'",
+          fill_value=np.void(b"\x01\x02\x03"))
+    c.zp2("dtype_default_compressor", c.sample("float32", SHAPE),
+          "zarr-python's default compressor for zarr_format=2 (blosc lz4, shuffle)",
+          compressors="auto")
 
 
-def generate(out: Path, seed: int) -> int:
+def v2_order_and_separator(c: Corpus):
+    """order_F_*, sep_*: column-major chunks and both dimension separators."""
+    c.zp2("order_F_int32", c.sample("int32", SHAPE), "order 'F' (column-major chunks)",
+          order="F")
+    c.zp2("order_F_3d", c.sample("uint16", (5, 6, 7)), "order 'F' on 3-d, partial chunks",
+          chunks=(2, 3, 4), order="F")
+    c.zp2("order_F_big_zlib", c.sample(">f8", SHAPE), "order 'F', '>f8', zlib",
+          order="F", compressors=numcodecs.Zlib(level=1))
+    c.zp2("order_F_complex64", c.sample("complex64", SHAPE), "order 'F', '<c8'", order="F")
+    c.zp2("order_F_delta_blosc", c.sample("int16", SHAPE), "order 'F' with a delta filter and "
+          "blosc (filters see the chunk in F order)", order="F",
+          filters=[numcodecs.Delta(dtype="<i2")],
+          compressors=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE))
+    for sep, word in [("/", "slash"), (".", "dot")]:
+        c.zp2(f"sep_{word}", c.sample("int32", SHAPE), f"dimension_separator {sep!r}",
+              chunk_key_encoding={"name": "v2", "separator": sep})
+        c.zp2(f"sep_{word}_3d", c.sample("uint8", (4, 5, 6)),
+              f"dimension_separator {sep!r}, 3-d", chunks=(2, 2, 4),
+              chunk_key_encoding={"name": "v2", "separator": sep})
+
+
+def v2_fill_values(c: Corpus):
+    """fill_*: every v2 form of fill_value; 8 of 9 chunks missing (read as the fill value)."""
+    cases = [
+        ("fill_nan_f64", "<f8", np.nan), ("fill_nan_f32", "<f4", np.nan),
+        ("fill_nan_f16", "<f2", np.nan), ("fill_inf_f32", "<f4", np.inf),
+        ("fill_ninf_f64", "<f8", -np.inf), ("fill_neg_zero_f64", "<f8", -0.0),
+        ("fill_f32_tenth", "<f4", 0.1), ("fill_f64_small", "<f8", 1e-05),
+        ("fill_f64_large", ">f8", 1e300), ("fill_f16", "<f2", 1.5),
+        ("fill_complex64", "<c8", 1 + 2j),
+        ("fill_complex128_nonfinite", "<c16", complex(np.nan, -np.inf)),
+        ("fill_u64_max", "<u8", np.iinfo(np.uint64).max),
+        ("fill_i64_min", "<i8", np.iinfo(np.int64).min), ("fill_u8_max", "|u1", 255),
+        ("fill_i8_min", "|i1", -128), ("fill_i16_big", ">i2", -7), ("fill_true", "|b1", True),
+    ]
+    for name, dt, fill in cases:
+        d = np.full(SHAPE, fill, dtype=dt)
+        d[9:12, 6:9] = c.sample(dt, (3, 3), specials=False)
+        c.zp2(name, d, f"fill_value {fill!r} for {dt}; 8 of 9 chunks missing", fill_value=fill)
+    raw = np.full(SHAPE, np.void(b"\xff\x00\x7f"), dtype="V3")
+    raw[9:12, 6:9] = np.frombuffer(c.rng.bytes(27), dtype="V3").reshape(3, 3)
+    c.zp2("fill_raw_V3", raw, "fill_value for '|V3' as base64 '/wB/'; 8 of 9 chunks missing",
+          fill_value=np.void(b"\xff\x00\x7f"))
+    # null: the content of a missing chunk is undefined, so every chunk is written
+    c.zp2("fill_null_f64", c.sample("<f8", SHAPE), "fill_value null (every chunk stored)",
+          fill_value=None)
+    c.zp2("fill_null_i32", c.sample("<i4", SHAPE), "fill_value null for '<i4'", fill_value=None)
+
+
+def v2_compressors(c: Corpus):
+    """blosc_*, codec_*: every numcodecs compressor, as the v2 ``compressor``."""
+    dtypes = {0: "uint8", 1: "int32", 2: "float64"}
+    words = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+    for cname in ["lz4", "lz4hc", "blosclz", "zstd", "zlib"]:
+        for shuffle in (0, 1, 2):
+            dt = dtypes[shuffle]
+            c.zp2(f"blosc_{cname}_{words[shuffle]}", c.sample(dt, SHAPE),
+                  f"blosc cname={cname} shuffle={shuffle} ({words[shuffle]}) clevel=5, {dt}",
+                  compressors=numcodecs.Blosc(cname=cname, clevel=5, shuffle=shuffle))
+    c.zp2("blosc_autoshuffle", c.sample("int16", SHAPE),
+          "blosc shuffle=-1 (AUTOSHUFFLE: byte shuffle for items over one byte)",
+          compressors=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=-1))
+    c.zp2("blosc_autoshuffle_u8", c.sample("uint8", SHAPE),
+          "blosc shuffle=-1 on one-byte items (AUTOSHUFFLE: bit shuffle)",
+          compressors=numcodecs.Blosc(cname="zstd", clevel=3, shuffle=-1))
+    c.zp2("blosc_clevel0", c.sample("int16", SHAPE), "blosc clevel=0 (stored, not compressed)",
+          compressors=numcodecs.Blosc(cname="lz4", clevel=0, shuffle=1))
+    c.zp2("blosc_blocksize", c.sample("float32", (64, 64)),
+          "blosc with an explicit blocksize of 1024 bytes", chunks=(32, 32),
+          compressors=numcodecs.Blosc(cname="zstd", clevel=3, shuffle=1, blocksize=1024))
+    codecs = [
+        ("codec_zstd_0", "float32", numcodecs.Zstd(level=0), "zstd level 0"),
+        ("codec_zstd_22", "uint32", numcodecs.Zstd(level=22), "zstd level 22"),
+        ("codec_zstd_negative", "int16", numcodecs.Zstd(level=-3), "zstd level -3"),
+        ("codec_zstd_checksum", "uint8", numcodecs.Zstd(level=1, checksum=True),
+         "zstd with checksum"),
+        ("codec_gzip_1", "int64", numcodecs.GZip(level=1), "gzip level 1"),
+        ("codec_gzip_9", "float64", numcodecs.GZip(level=9), "gzip level 9"),
+        ("codec_zlib_1", "int32", numcodecs.Zlib(level=1), "zlib level 1"),
+        ("codec_zlib_9", "uint16", numcodecs.Zlib(level=9), "zlib level 9"),
+        ("codec_bz2_1", "float32", numcodecs.BZ2(level=1), "bz2 level 1"),
+        ("codec_bz2_9", "float64", numcodecs.BZ2(level=9), "bz2 level 9"),
+        ("codec_lz4_1", "uint16", numcodecs.LZ4(acceleration=1), "lz4 acceleration 1"),
+        ("codec_lz4_10", "int32", numcodecs.LZ4(acceleration=10), "lz4 acceleration 10"),
+        ("codec_lzma", "int64", numcodecs.LZMA(), "lzma xz format, default check and preset"),
+        ("codec_lzma_raw", "int16",
+         numcodecs.LZMA(format=3, filters=[{"id": 3, "dist": 2}, {"id": 33, "preset": 1}]),
+         "lzma raw format with a delta + LZMA2 filter chain"),
+        ("codec_crc32", "int32", numcodecs.CRC32(), "crc32 as the compressor"),
+        ("codec_adler32", "uint8", numcodecs.Adler32(), "adler32 as the compressor"),
+        ("codec_fletcher32", "int16", numcodecs.Fletcher32(), "fletcher32 as the compressor"),
+    ]
+    for name, dt, codec, why in codecs:
+        c.zp2(name, c.sample(dt, SHAPE), why, compressors=codec)
+    smooth = _smooth(c)
+    try:
+        from numcodecs.pcodec import PCodec
+        c.zp2("codec_pcodec", smooth("float64"), "pcodec level 8 as the compressor",
+              compressors=PCodec(level=8))
+        c.zp2("codec_pcodec_int", c.sample("int32", SHAPE), "pcodec level 4, mode classic",
+              compressors=PCodec(level=4, mode_spec="classic"))
+    except ImportError as e:
+        c.skipped.append(f"pcodec: {e}")
+    try:
+        from numcodecs.zfpy import ZFPY
+        _lossy(c, "codec_zfpy_accuracy", smooth("float64"),
+               "zfpy fixed accuracy, tolerance 0.01 (lossy: the .npy is what zarr-python reads)",
+               compressors=ZFPY(mode=4, tolerance=0.01))
+        _lossy(c, "codec_zfpy_rate", smooth("float32"), "zfpy fixed rate 16",
+               compressors=ZFPY(mode=2, rate=16))
+    except ImportError as e:
+        c.skipped.append(f"zfpy: {e}")
+
+
+def _smooth(c: Corpus):
+    def smooth(dtype, shape=SHAPE):
+        n = int(np.prod(shape))
+        return (np.cumsum(c.rng.standard_normal(n)) + 50.0).reshape(shape).astype(dtype)
+    return smooth
+
+
+def _lossy(c: Corpus, name, data, why, **create):
+    """A lossy codec: the expected data is what zarr-python reads back."""
+    a = c.zp2(name, data, why, **create)
+    c.fixtures.pop()
+    c.record(name, a[...], why, "zarr-python", zarr_format=2)
+
+
+def v2_filters(c: Corpus):
+    """filter_*: numcodecs filters (applied before the compressor, decoded in reverse)."""
+    smooth = _smooth(c)
+    zlib = numcodecs.Zlib(level=1)
+    c.zp2("filter_shuffle", c.sample("float32", SHAPE), "shuffle (elementsize 4), then zlib",
+          filters=[numcodecs.Shuffle(elementsize=4)], compressors=zlib)
+    c.zp2("filter_delta", np.cumsum(c.sample("int16", SHAPE, specials=False) // 64,
+                                    dtype="int16").reshape(SHAPE),
+          "delta '<i2', then zlib", filters=[numcodecs.Delta(dtype="<i2")], compressors=zlib)
+    cols = np.arange(SHAPE[1]) * 20 - 100
+    _lossy(c, "filter_delta_astype",
+           (cols[None, :] + np.arange(SHAPE[0])[:, None]).astype("int32"),
+           "delta '<i4' stored as '|i1' (differences wrap)",
+           filters=[numcodecs.Delta(dtype="<i4", astype="|i1")])
+    _lossy(c, "filter_fixedscaleoffset", np.linspace(1000, 1001, 260).reshape(SHAPE),
+           "fixedscaleoffset offset 1000 scale 10, '<f8' stored as '|u1'",
+           filters=[numcodecs.FixedScaleOffset(offset=1000, scale=10, dtype="<f8",
+                                               astype="|u1")])
+    _lossy(c, "filter_bitround", smooth("float32"), "bitround keepbits 8, then zlib",
+           filters=[numcodecs.BitRound(keepbits=8)], compressors=zlib)
+    _lossy(c, "filter_quantize", smooth("float64"), "quantize digits 2",
+           filters=[numcodecs.Quantize(digits=2, dtype="<f8")])
+    c.zp2("filter_packbits", c.sample("bool", SHAPE), "packbits on '|b1'",
+          filters=[numcodecs.PackBits()])
+    _lossy(c, "filter_astype", smooth("float64"), "astype '<f8' stored as '<f4'",
+           filters=[numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")])
+    c.zp2("filter_crc32_zlib", c.sample("int32", SHAPE), "crc32 as a filter, then zlib",
+          filters=[numcodecs.CRC32()], compressors=zlib)
+    c.zp2("filter_chain", np.cumsum(c.sample("int32", SHAPE, specials=False) // 4096,
+                                    dtype="int32").reshape(SHAPE),
+          "two filters (delta, shuffle) and blosc zstd noshuffle",
+          filters=[numcodecs.Delta(dtype="<i4"), numcodecs.Shuffle(elementsize=4)],
+          compressors=numcodecs.Blosc(cname="zstd", clevel=3, shuffle=0))
+
+
+def v2_shapes(c: Corpus):
+    """shape_*, missing_*: ranks 0 to 4, empty arrays, odd chunks, missing chunks."""
+    c.zp2("shape_0d", np.array(42.5), "0-d array (chunk key '0')", chunks=())
+    c.zp2("shape_0d_missing", np.array(9, "uint8"), "0-d array whose chunk is missing",
+          chunks=(), fill_value=9)
+    c.zp2("shape_1d", c.sample("int32", (101,)), "1-d, 101 elements in chunks of 10",
+          chunks=(10,))
+    c.zp2("shape_4d", c.sample("uint8", (3, 4, 5, 6)), "4-d, partial chunks on every axis",
+          chunks=(2, 3, 2, 4))
+    c.zp2("shape_zero_len", np.zeros((0, 5), "float32"), "a dimension of length 0",
+          chunks=(2, 2))
+    c.zp2("shape_chunk_bigger", c.sample("int16", (3, 3)), "a chunk larger than the array",
+          chunks=(8, 8))
+    c.zp2("shape_unit_chunks", c.sample("int8", (3, 4)), "1x1 chunks", chunks=(1, 1))
+    c.zp2("shape_long_axis", c.sample("uint8", (2, 1000)), "112 chunks along one axis",
+          chunks=(2, 9))
+    d = c.sample("int32", SHAPE)
+    d[:8, :] = 42
+    d[16:, 10:] = 42
+    c.zp2("missing_some", d, "4 of 9 chunks missing, fill 42", fill_value=42)
+    c.zp2("missing_all", np.full(SHAPE, -1.5, "float32"), "no chunk written: all fill -1.5",
+          fill_value=-1.5, write=False)
+
+
+def v2_groups(c: Corpus):
+    """group*, attrs_*: groups, nested members, attributes, consolidated .zmetadata."""
+    c.zp2("attrs_rich", c.sample("float32", SHAPE), "attributes of every JSON kind, unicode "
+          "(written with \\uXXXX escapes) and a float Python spells 1e-05",
+          attributes={"units": "m", "scale": 0.5, "small": 1e-05, "count": 3, "flag": True,
+                      "none": None, "list": [1, "two", 3.0, [4]],
+                      "nested": {"a": {"b": [1, 2, 3]}}, "unicode": "Zürich – 東京 ✓ 🎉",
+                      "empty": {}})
+    for name, consolidated in [("group", False), ("group_consolidated", True)]:
+        root = zarr.open_group(c.path(name), mode="w", zarr_format=2,
+                               attributes={"title": "root", "version": 2})
+        top = root.create_array("top", shape=(5, 4), dtype="float64", chunks=(2, 2),
+                                compressors=numcodecs.Zlib(level=1), fill_value=np.nan,
+                                attributes={"units": "K"})
+        top_d = c.sample("float64", (5, 4))
+        top[...] = top_d
+        sub = root.create_group("sub", attributes={"level": 1})
+        leaf = sub.create_array("leaf", shape=(6,), dtype="int64", chunks=(4,))
+        leaf_d = np.arange(6, dtype="int64") * 3 - 5
+        leaf[...] = leaf_d
+        deep = sub.create_group("deeper")
+        vals = deep.create_array("values", shape=(3, 3), dtype=">u2", chunks=(2, 2),
+                                 chunk_key_encoding={"name": "v2", "separator": "/"})
+        vals_d = c.sample(">u2", (3, 3))
+        vals[...] = vals_d
+        root.create_group("empty")
+        what = "with a consolidated .zmetadata" if consolidated else "without .zmetadata"
+        if consolidated:
+            zarr.consolidate_metadata(c.path(name))
+        c.record(name, None, f"root group with attributes, {what}; members top, sub, empty",
+                 "zarr-python", node="group", zarr_format=2)
+        c.record(f"{name}/top", top_d, "array in the root group, attributes, NaN fill",
+                 "zarr-python", zarr_format=2)
+        c.record(f"{name}/sub", None, "nested group with attributes", "zarr-python",
+                 node="group", zarr_format=2)
+        c.record(f"{name}/sub/leaf", leaf_d, "array in a nested group", "zarr-python",
+                 zarr_format=2)
+        c.record(f"{name}/sub/deeper", None, "group two levels down", "zarr-python",
+                 node="group", zarr_format=2)
+        c.record(f"{name}/sub/deeper/values", vals_d, "array three levels down, '>u2', '/' keys",
+                 "zarr-python", zarr_format=2)
+        c.record(f"{name}/empty", None, "a group with no members", "zarr-python",
+                 node="group", zarr_format=2)
+
+
+def _zarray(**kw) -> dict:
+    m = {"shape": [4, 4], "chunks": [2, 2], "dtype": "<i4", "fill_value": 0, "order": "C",
+         "filters": None, "dimension_separator": ".", "compressor": None, "zarr_format": 2}
+    m.update(kw)
+    return m
+
+
+def _zarray_without(*keys) -> dict:
+    m = _zarray()
+    for k in keys:
+        del m[k]
+    return m
+
+
+V2_REJECTS = [
+    ("reject_bad_json", '{"zarr_format": 2, "shape": [4,', "truncated JSON"),
+    ("reject_not_object", "[2]", ".zarray is a JSON list"),
+    ("reject_zarr_format_3", _zarray(zarr_format=3), "zarr_format 3 in a .zarray"),
+    ("reject_zarr_format_string", _zarray(zarr_format="2"), "zarr_format is a string"),
+    *[(f"reject_missing_{k}", _zarray_without(k), f"required key {k} missing")
+      for k in ["zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order",
+                "filters"]],
+    ("reject_negative_shape", _zarray(shape=[-4, 4]), "negative shape"),
+    ("reject_chunks_rank", _zarray(chunks=[2]), "chunks of another rank than shape"),
+    ("reject_chunks_zero", _zarray(chunks=[0, 2]), "a chunk size of 0"),
+    ("reject_chunks_negative", _zarray(chunks=[-2, 2]), "a negative chunk size"),
+    ("reject_chunks_fraction", _zarray(chunks=[1.5, 2]), "a fractional chunk size"),
+    ("reject_dtype_name", _zarray(dtype="int32"), "dtype 'int32' (a NumPy name, not dtype.str)"),
+    ("reject_dtype_no_byte_order", _zarray(dtype="i4"), "dtype 'i4' without its byte order"),
+    ("reject_dtype_u1_little", _zarray(dtype="<u1"), "dtype '<u1' (NumPy spells it '|u1')"),
+    ("reject_dtype_bad_size", _zarray(dtype="<i3"), "dtype '<i3' (no such size)"),
+    ("reject_dtype_unknown_kind", _zarray(dtype="<q8"), "dtype with an unknown kind letter"),
+    ("reject_dtype_number", _zarray(dtype=4), "dtype a number"),
+    ("reject_compressor_no_id", _zarray(compressor={"level": 1}), "compressor without id"),
+    ("reject_compressor_id_not_string", _zarray(compressor={"id": 1}), "compressor id a number"),
+    ("reject_compressor_string", _zarray(compressor="zlib"), "compressor a string, not an object"),
+    ("reject_filter_no_id", _zarray(filters=[{"dtype": "<i4"}]), "a filter without id"),
+    ("reject_filters_object", _zarray(filters={"id": "delta", "dtype": "<i4"}),
+     "filters an object, not a list"),
+    ("reject_order", _zarray(order="K"), "order neither C nor F"),
+    ("reject_separator", _zarray(dimension_separator="-"), "dimension_separator '-'"),
+    ("reject_fill_string_for_int", _zarray(fill_value="lots"), "fill_value a string for '<i4'"),
+    ("reject_fill_float_for_int", _zarray(fill_value=1.5), "fill_value 1.5 for '<i4'"),
+    ("reject_fill_out_of_range", _zarray(dtype="|u1", fill_value=256), "fill_value 256 for '|u1'"),
+    ("reject_fill_int_for_bool", _zarray(dtype="|b1", fill_value=1), "fill_value 1 for '|b1'"),
+    ("reject_fill_nan_spelling", _zarray(dtype="<f4", fill_value="nan"),
+     "fill_value 'nan' (v2 spells it 'NaN')"),
+    ("reject_fill_hex_float", _zarray(dtype="<f4", fill_value="0x7fc00000"),
+     "a hex fill_value (a v3 form, not a v2 one)"),
+    ("reject_fill_scalar_for_complex", _zarray(dtype="<c8", fill_value=1.0),
+     "fill_value a number for '<c8' (v2 writes [re, im])"),
+    ("reject_fill_raw_not_base64", _zarray(dtype="|V2", fill_value="not base64!"),
+     "fill_value for '|V2' that is not base64"),
+    ("reject_fill_raw_length", _zarray(dtype="|V2", fill_value="AAEC"),
+     "fill_value for '|V2' of 3 bytes"),
+    # faults inside a codec configuration: refused when the codec is built
+    ("reject_codec_unknown_id", _zarray(compressor={"id": "mystery"}), "an unknown compressor id"),
+    ("reject_codec_unknown_filter", _zarray(filters=[{"id": "mystery"}]), "an unknown filter id"),
+    ("reject_codec_blosc_cname", _zarray(compressor={"id": "blosc", "cname": "brotli",
+                                                     "clevel": 5, "shuffle": 1, "blocksize": 0}),
+     "blosc cname brotli"),
+    ("reject_codec_zlib_level", _zarray(compressor={"id": "zlib", "level": 10}),
+     "zlib level 10"),
+]
+
+V2_GROUP_REJECTS = [
+    ("reject_group_zarr_format_3", {".zgroup": {"zarr_format": 3}}, "a .zgroup with zarr_format 3"),
+    ("reject_group_unknown_key", {".zgroup": {"zarr_format": 2, "attributes": {}}},
+     "a .zgroup with another key (the spec: other keys MUST NOT be present)"),
+    ("reject_group_missing_format", {".zgroup": {}}, "a .zgroup without zarr_format"),
+    ("reject_group_attrs_not_object", {".zgroup": {"zarr_format": 2}, ".zattrs": [1, 2]},
+     "a .zattrs that is a list"),
+    ("reject_zmetadata_format", {".zgroup": {"zarr_format": 2},
+                                 ".zmetadata": {"metadata": {".zgroup": {"zarr_format": 2}},
+                                                "zarr_consolidated_format": 2}},
+     "a .zmetadata with zarr_consolidated_format 2"),
+    ("reject_zmetadata_no_metadata", {".zgroup": {"zarr_format": 2},
+                                      ".zmetadata": {"zarr_consolidated_format": 1}},
+     "a .zmetadata without metadata"),
+    ("reject_zmetadata_member_not_object",
+     {".zgroup": {"zarr_format": 2},
+      ".zmetadata": {"metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": [4]},
+                     "zarr_consolidated_format": 1}},
+     "a .zmetadata whose member document is not an object"),
+]
+
+
+def v2_documents(c: Corpus):
+    """reject_*: hand-written v2 documents to refuse; accept_*: unusual but valid ones."""
+    for name, meta, why in V2_REJECTS:
+        c.doc2(name, {".zarray": meta}, "reject", why)
+    for name, files, why in V2_GROUP_REJECTS:
+        c.doc2(name, files, "reject", why, node="group")
+    c.doc2("reject_array_attrs_not_object", {".zarray": _zarray(), ".zattrs": "[1, 2]"},
+           "reject", "an array whose .zattrs is a list")
+    c.doc2("accept_unknown_key", {".zarray": _zarray(created_by={"tool": "x"})}, "read",
+           "a key the spec does not define (other keys SHOULD be ignored); all fill 0",
+           data=np.zeros((4, 4), "int32"))
+    c.doc2("accept_no_separator", {".zarray": _zarray_without("dimension_separator")}, "read",
+           "no dimension_separator (the default '.'), as zarr-python 2 wrote it; all fill 0",
+           data=np.zeros((4, 4), "int32"))
+    c.doc2("accept_filters_empty", {".zarray": _zarray(filters=[], fill_value=3)}, "read",
+           "filters [] (zarr-python reads it as null, with a warning); all fill 3",
+           data=np.full((4, 4), 3, "int32"))
+    c.doc2("accept_fill_integral_float", {".zarray": _zarray(fill_value=5.0)}, "read",
+           "fill_value 5.0 for '<i4' (zarr-python reads an integral float as the integer)",
+           data=np.full((4, 4), 5, "int32"))
+    c.doc2("accept_group_no_attrs", {".zgroup": {"zarr_format": 2}}, "read",
+           "a group without .zattrs", node="group")
+    # zarr-python 2 wrote sorted keys with an indent of 4; chunks by zarr-python 3
+    d = c.sample("int16", SHAPE)
+    c.zp2("accept_zarr_python2_layout", d, "the .zarray rewritten as zarr-python 2 wrote it "
+          "(sorted keys, indent 4, no dimension_separator); chunks by zarr-python 3",
+          compressors=numcodecs.Zlib(level=1))
+    p = c.out / "accept_zarr_python2_layout" / ".zarray"
+    meta = json.loads(p.read_text())
+    del meta["dimension_separator"]
+    p.write_text(json.dumps(meta, indent=4, sort_keys=True, separators=(",", ": ")))
+    c.fixtures[-1]["writer"] = "hand-written"
+
+
+# ---------------------------------------------------------------------------
+# xarray (conformance/xarray): Dataset.to_zarr, consolidated, zarr_format 2 and 3
+# ---------------------------------------------------------------------------
+
+def _record_hierarchy(c: Corpus, name: str, fmt: int, why: str, writer: str):
+    """One group fixture for the root and one per member, each array with what zarr-python
+    reads from it (the stored, CF-encoded values)."""
+    root = zarr.open_group(c.path(name), mode="r", zarr_format=fmt, use_consolidated=False)
+    c.record(name, None, why, writer, node="group", zarr_format=fmt)
+    for path, node in sorted(root.members(max_depth=None), key=lambda m: m[0]):
+        full = f"{name}/{path}"
+        if isinstance(node, zarr.Array):
+            attrs = dict(node.attrs)
+            what = ", ".join(f"{k}={attrs[k]!r}" for k in sorted(attrs)
+                             if k in ("units", "calendar", "scale_factor", "add_offset",
+                                      "_FillValue", "dtype", "_ARRAY_DIMENSIONS"))
+            c.record(full, node[...], f"variable {path} ({node.dtype}); {what}", writer,
+                     zarr_format=fmt)
+        else:
+            c.record(full, None, f"group {path}", writer, node="group", zarr_format=fmt)
+
+
+def xarray_hierarchies(c: Corpus):
+    """weather_v*, packed_v*: xarray datasets; nested_v*: zarr-python's consolidated
+    metadata over nested groups, for comparison."""
+    import pandas as pd
+    import xarray as xr
+    for fmt in (2, 3):
+        time = pd.date_range("2000-01-01", periods=10, freq="D")
+        temp = (c.rng.standard_normal((10, 4, 5)) * 10 + 280).astype("float32")
+        temp[0, 0, 0] = np.nan
+        precip = np.abs(c.rng.standard_normal((10, 4, 5)))
+        ds = xr.Dataset(
+            {"temperature": (("time", "lat", "lon"), temp,
+                             {"units": "K", "long_name": "air temperature"}),
+             "precipitation": (("time", "lat", "lon"), precip, {"units": "mm/day"}),
+             "station": (("lat", "lon"), np.arange(20, dtype="int32").reshape(4, 5))},
+            coords={"time": time,
+                    "lat": ("lat", np.linspace(-30, 30, 4), {"units": "degrees_north"}),
+                    "lon": ("lon", np.linspace(0, 40, 5), {"units": "degrees_east"})},
+            attrs={"title": "synthetic weather", "Conventions": "CF-1.8",
+                   "history": "written by conformance/generate.py"})
+        encoding = {"temperature": {"chunks": (5, 2, 5)},
+                    "precipitation": {"chunks": (10, 4, 5)},
+                    "time": {"units": "days since 2000-01-01", "dtype": "int64"}}
+        name = f"weather_v{fmt}"
+        ds.to_zarr(c.path(name), zarr_format=fmt, consolidated=True, mode="w",
+                   encoding=encoding)
+        _record_hierarchy(c, name, fmt, "xarray Dataset.to_zarr (consolidated): float32 with "
+                          "a NaN, float64, int32, CF-encoded time (days since 2000-01-01), "
+                          "coordinates with units", "xarray")
+
+        raw = c.rng.standard_normal((6, 7)) * 5 + 20
+        raw[2, 3] = np.nan
+        mask = c.rng.integers(0, 2, (6, 7)).astype(bool)
+        lead = pd.to_timedelta(np.arange(6) * 6, unit="h")
+        ds = xr.Dataset(
+            {"sst": (("y", "x"), raw, {"units": "degC"}),
+             "mask": (("y", "x"), mask),
+             "lead": (("y",), lead)},
+            coords={"start": ("y", pd.date_range("2020-02-28", periods=6, freq="12h"))},
+            attrs={"source": "synthetic", "unicode": "Zürich"})
+        if fmt == 2:
+            comp = {"compressors": [numcodecs.Zstd(level=3)]}
+        else:
+            comp = {"compressors": [zarr.codecs.ZstdCodec(level=3)]}
+        encoding = {"sst": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 20.0,
+                            "_FillValue": -32768, "chunks": (3, 7), **comp},
+                    "start": {"units": "hours since 2020-01-01", "dtype": "int64"},
+                    "lead": {"units": "hours", "dtype": "int32"}}
+        name = f"packed_v{fmt}"
+        ds.to_zarr(c.path(name), zarr_format=fmt, consolidated=True, mode="w",
+                   encoding=encoding)
+        _record_hierarchy(c, name, fmt, "xarray Dataset.to_zarr (consolidated): float64 "
+                          "packed as int16 (scale_factor, add_offset, _FillValue), bool, "
+                          "timedelta as int32 hours, time coordinate, zstd", "xarray")
+
+        name = f"nested_v{fmt}"
+        root = zarr.open_group(c.path(name), mode="w", zarr_format=fmt,
+                               attributes={"level": 0})
+        a = root.create_group("A", attributes={"level": 1})
+        b = a.create_group("b", attributes={"level": 2})
+        x = b.create_array("x", shape=(3, 2), dtype="float32", chunks=(2, 2))
+        x[...] = c.sample("float32", (3, 2), specials=False)
+        y = root.create_array("y", shape=(4,), dtype="int8", chunks=(4,), attributes={"k": "v"})
+        y[...] = np.arange(4, dtype="int8")
+        root.create_group("c")  # (not "a": zarr-python orders the members case-insensitively,
+        #                          and the order of a tie depends on which task ends first)
+        zarr.consolidate_metadata(c.path(name))
+        _record_hierarchy(c, name, fmt, "zarr-python consolidate_metadata over nested groups "
+                          "(A, A/b, c) and arrays",
+                          "zarr-python")
+
+
+# The corpora and their categories: the output directory's name picks one (--kind overrides).
+CORPORA = {
+    "v3": [data_types, endianness, transposes, compressors, blosc, sharding, fill_values,
+           missing_chunks, shapes, chunk_keys, metadata_fields, groups,
+           tensorstore_fixtures, metadata_documents, numcodecs_codecs],
+    "v2": [v2_data_types, v2_order_and_separator, v2_fill_values, v2_compressors, v2_filters,
+           v2_shapes, v2_groups, v2_documents],
+    "xarray": [xarray_hierarchies],
+}
+
+
+def generate(out: Path, seed: int, kind: str) -> int:
     """Write the corpus into a scratch directory beside ``out``, then swap it in."""
     if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
         sys.exit(f"refusing to replace {out}: not empty and holds no manifest.json")
@@ -846,7 +1344,7 @@ def generate(out: Path, seed: int) -> int:
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     c = Corpus(scratch, seed)
-    for category in CATEGORIES:
+    for category in CORPORA[kind]:
         category(c)
     c.manifest()
     names = [f["path"] for f in c.fixtures]
@@ -885,7 +1383,9 @@ KNOWN_DEVIATIONS = {
 def check_zarr_python(root: Path, fx: dict) -> tuple[str, str]:
     """Returns (status, detail); status is ok / FAIL / refused / lax."""
     p = str(root / fx["path"])
-    opener = zarr.open_array if fx["node"] == "array" else zarr.open_group
+    fmt = fx.get("zarr_format", 3)
+    opener = functools.partial(zarr.open_array if fx["node"] == "array" else zarr.open_group,
+                               zarr_format=fmt)
     if fx["expect"] == "reject":
         try:
             node = opener(p, mode="r")
@@ -914,7 +1414,8 @@ def check_tensorstore(root: Path, fx: dict) -> tuple[str, str]:
     if fx["node"] != "array":
         return "skip", "groups: TensorStore has none"
     try:
-        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(root / fx["path"])}},
+        driver = "zarr" if fx.get("zarr_format", 3) == 2 else "zarr3"
+        t = ts.open({"driver": driver, "kvstore": {"driver": "file", "path": str(root / fx["path"])}},
                     open=True, read=True).result()
         got = t.read().result()
     except Exception as e:  # noqa: BLE001
@@ -929,6 +1430,14 @@ def check_tensorstore(root: Path, fx: dict) -> tuple[str, str]:
     return ("ok", "") if same(np.asarray(got), want) else ("FAIL", "data differs")
 
 
+def metadata_file(fx: dict) -> str:
+    """The document that makes a fixture's directory a node: zarr.json (v3), else .zarray or
+    .zgroup (v2)."""
+    if fx.get("zarr_format", 3) == 3:
+        return "zarr.json"
+    return ".zarray" if fx["node"] == "array" else ".zgroup"
+
+
 def check(root: Path, peers: list[str], verbose: bool) -> int:
     manifest = json.loads((root / "manifest.json").read_text())
     fixtures = manifest["fixtures"]
@@ -936,8 +1445,9 @@ def check(root: Path, peers: list[str], verbose: bool) -> int:
     # The manifest and the tree agree.
     listed = {f["path"] for f in fixtures}
     for f in fixtures:
-        if not (root / f["path"] / "zarr.json").is_file():
-            print(f"MISSING {f['path']}/zarr.json")
+        doc = metadata_file(f)
+        if not (root / f["path"] / doc).is_file():
+            print(f"MISSING {f['path']}/{doc}")
             problems += 1
         if f["data"] and not (root / f["data"]).is_file():
             print(f"MISSING {f['data']}")
@@ -945,7 +1455,8 @@ def check(root: Path, peers: list[str], verbose: bool) -> int:
         if (f["expect"] == "read") != (f["data"] is not None) and f["node"] == "array":
             print(f"BAD ENTRY {f['path']}: read arrays need data, rejects none")
             problems += 1
-    for d in sorted(p.parent.relative_to(root).as_posix() for p in root.rglob("zarr.json")):
+    docs = [p for name in ("zarr.json", ".zarray", ".zgroup") for p in root.rglob(name)]
+    for d in sorted({p.parent.relative_to(root).as_posix() for p in docs}):
         if d not in listed:
             print(f"UNLISTED {d}")
             problems += 1
@@ -980,6 +1491,9 @@ def main(argv=None) -> int:
     ap.add_argument("--peers", default="zarr-python",
                     help="with --check: comma-separated peers among zarr-python,tensorstore "
                          "(TensorStore results are informational)")
+    ap.add_argument("--kind", choices=sorted(CORPORA),
+                    help="which corpus to write (default: the output directory's name, e.g. "
+                         "conformance/v2 writes the v2 corpus; any other name writes v3)")
     ap.add_argument("-v", "--verbose", action="store_true", help="with --check: one line per fixture")
     args = ap.parse_args(argv)
     if args.check:
@@ -990,7 +1504,8 @@ def main(argv=None) -> int:
         return check(args.check.resolve(), peers, args.verbose)
     if args.out is None:
         ap.error("give an output directory, or --check DIR")
-    return generate(args.out.resolve(), args.seed)
+    kind = args.kind or (args.out.name if args.out.name in CORPORA else "v3")
+    return generate(args.out.resolve(), args.seed, kind)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::consolidated::ConsolidatedMetadata;
 use crate::data_type::{default_registry, DataType, DataTypeFactory};
 use crate::error::{MetaError, Result};
 use crate::ext::{ExtensionDef, Registry};
@@ -247,9 +248,14 @@ pub struct GroupMetadata {
     /// User attributes.
     pub attributes: Map<String, Value>,
     /// Unknown top-level fields marked `"must_understand": false`, and zarr-python's
-    /// `consolidated_metadata`, kept so they are written back.
+    /// `consolidated_metadata` (checked when parsed; read and set it through
+    /// [`consolidated_metadata`](Self::consolidated_metadata) and
+    /// [`set_consolidated_metadata`](Self::set_consolidated_metadata)), kept so they are
+    /// written back.
     pub extra_fields: Map<String, Value>,
 }
+
+const CONSOLIDATED: &str = "consolidated_metadata";
 
 const GROUP_FIELDS: [&str; 4] = [
     "zarr_format",
@@ -278,7 +284,10 @@ impl GroupMetadata {
         check_format_and_node(obj, "group")?;
         let mut extra_fields = optional_unknown_fields(obj, &GROUP_FIELDS)?;
         if let Some(c) = obj.get("consolidated_metadata") {
-            extra_fields.insert("consolidated_metadata".into(), c.clone());
+            if !c.is_null() {
+                ConsolidatedMetadata::from_value(c)?;
+            }
+            extra_fields.insert(CONSOLIDATED.into(), c.clone());
         }
         Ok(GroupMetadata {
             attributes: parse_attributes(obj)?,
@@ -286,14 +295,45 @@ impl GroupMetadata {
         })
     }
 
-    /// The document as JSON.
+    /// The consolidated metadata of the hierarchy below this group, if the document has
+    /// some (`null` counts as none).
+    ///
+    /// # Errors
+    /// If the `consolidated_metadata` kept in `extra_fields` is invalid (it was checked when
+    /// parsed, so only after an edit of `extra_fields`).
+    pub fn consolidated_metadata(&self) -> Result<Option<ConsolidatedMetadata>> {
+        match self.extra_fields.get(CONSOLIDATED) {
+            None | Some(Value::Null) => Ok(None),
+            Some(c) => ConsolidatedMetadata::from_value(c).map(Some),
+        }
+    }
+
+    /// Sets or (with `None`) removes the consolidated metadata.
+    pub fn set_consolidated_metadata(&mut self, consolidated: Option<ConsolidatedMetadata>) {
+        match consolidated {
+            Some(c) => {
+                self.extra_fields.insert(CONSOLIDATED.into(), c.to_value());
+            }
+            None => {
+                self.extra_fields.shift_remove(CONSOLIDATED);
+            }
+        }
+    }
+
+    /// The document as JSON, in zarr-python's key order (`attributes`, `zarr_format`,
+    /// `consolidated_metadata`, `node_type`; then the optional unknown fields).
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("attributes".into(), Value::Object(self.attributes.clone()));
         m.insert("zarr_format".into(), Value::from(3));
+        if let Some(c) = self.extra_fields.get(CONSOLIDATED) {
+            m.insert(CONSOLIDATED.into(), c.clone());
+        }
         m.insert("node_type".into(), Value::String("group".into()));
         for (k, v) in &self.extra_fields {
-            m.insert(k.clone(), v.clone());
+            if k != CONSOLIDATED {
+                m.insert(k.clone(), v.clone());
+            }
         }
         Value::Object(m)
     }
@@ -346,6 +386,8 @@ fn check_format_and_node(obj: &Map<String, Value>, expected: &'static str) -> Re
         Value::Number(n) if n.as_u64() == Some(3) => {}
         other => {
             return Err(MetaError::UnsupportedZarrFormat {
+                document: "zarr.json",
+                expected: 3,
                 found: other.to_string(),
             })
         }
@@ -380,7 +422,7 @@ fn optional_unknown_fields(obj: &Map<String, Value>, known: &[&str]) -> Result<M
     Ok(extra)
 }
 
-fn parse_shape(v: &Value) -> Result<Vec<u64>> {
+pub(crate) fn parse_shape(v: &Value) -> Result<Vec<u64>> {
     let items = v
         .as_array()
         .ok_or_else(|| MetaError::invalid("shape", format!("expected a list, got {v}")))?;

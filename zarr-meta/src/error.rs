@@ -2,7 +2,7 @@
 
 use crate::ext::ExtensionPoint;
 
-/// Everything that can be wrong with a Zarr v3 metadata document.
+/// Everything that can be wrong with a Zarr metadata document (v3, or v2 in [`crate::v2`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MetaError {
@@ -16,9 +16,14 @@ pub enum MetaError {
     /// The document is JSON but not an object.
     #[error("metadata must be a JSON object")]
     NotAnObject,
-    /// `zarr_format` is not 3.
-    #[error("unsupported zarr_format {found} (this library reads Zarr v3 only)")]
+    /// `zarr_format` is not the one of the document (3 in `zarr.json`, 2 in `.zarray` and
+    /// `.zgroup`).
+    #[error("unsupported zarr_format {found} in {document} (expected {expected})")]
     UnsupportedZarrFormat {
+        /// The document: `zarr.json`, `.zarray` or `.zgroup`.
+        document: &'static str,
+        /// The format that document has.
+        expected: u8,
         /// The value found.
         found: String,
     },
@@ -114,6 +119,72 @@ pub enum MetaError {
         /// The field's rank.
         got: usize,
     },
+    /// A Zarr v2 codec configuration (`compressor` or an entry of `filters`) without a
+    /// string `"id"`.
+    #[error("the codec configuration in {field} has no \"id\" (a numcodecs configuration names its codec, as in {{\"id\": \"zlib\", \"level\": 1}})")]
+    MissingCodecId {
+        /// Where: `compressor` or `filters[i]`.
+        field: String,
+    },
+    /// A chunk size of zero in a Zarr v2 `chunks`.
+    #[error("chunks[{axis}] is 0 (every chunk size must be at least 1)")]
+    ZeroChunkSize {
+        /// The axis.
+        axis: usize,
+    },
+    /// A Zarr v2 `dtype` that is not one of the core data types.
+    #[error("unsupported v2 dtype {dtype} ({kind}; the core types are bool \"|b1\", integers such as \"<i4\", floats such as \"<f8\", complex such as \"<c16\" and raw bytes \"|V<n>\")")]
+    UnsupportedDtypeV2 {
+        /// The dtype as written, as JSON (a quoted string, or a list for structured types).
+        dtype: String,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// A core data type spelled otherwise than NumPy's `dtype.str`, which Zarr v2 requires.
+    #[error("v2 dtype {dtype:?} must be spelled as NumPy's dtype.str: {canonical:?}")]
+    NonCanonicalDtypeV2 {
+        /// The dtype as written.
+        dtype: String,
+        /// How it must be spelled.
+        canonical: String,
+    },
+    /// A key that a Zarr v2 document must not have.
+    #[error("unknown key {key:?} in {document} ({})", unknown_key_hint(document))]
+    UnknownKeyV2 {
+        /// The document: `.zgroup` or `.zmetadata`.
+        document: &'static str,
+        /// The key.
+        key: String,
+    },
+    /// A `.zmetadata` whose `zarr_consolidated_format` is not 1.
+    #[error("unsupported zarr_consolidated_format {found} in .zmetadata (expected 1)")]
+    UnsupportedConsolidatedFormat {
+        /// The value found.
+        found: String,
+    },
+    /// Consolidated metadata in a v3 group of a kind other than `"inline"`.
+    #[error("unsupported consolidated_metadata kind {kind} (expected \"inline\")")]
+    UnsupportedConsolidatedKind {
+        /// The kind found.
+        kind: String,
+    },
+    /// A document inside consolidated metadata (`.zmetadata` or a group's
+    /// `consolidated_metadata`) that does not parse.
+    #[error("consolidated metadata entry {key:?} is invalid")]
+    ConsolidatedEntry {
+        /// The entry's key (`"a/b/.zarray"`, or a node path in v3).
+        key: String,
+        /// What is wrong with it.
+        #[source]
+        source: Box<MetaError>,
+    },
+}
+
+fn unknown_key_hint(document: &str) -> &'static str {
+    match document {
+        ".zgroup" => "a v2 group document holds only \"zarr_format\"; attributes belong in .zattrs",
+        _ => "a .zmetadata holds only \"metadata\" and \"zarr_consolidated_format\"",
+    }
 }
 
 /// Shorthand for results in this crate.
