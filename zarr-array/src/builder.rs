@@ -358,17 +358,18 @@ impl ArrayBuilder {
 
 /// The `sparse_layout` codec in `format` with the narrowest types for chunks of `chunks`.
 fn sparse_def(format: Format, chunks: &[u64]) -> Result<ExtensionDef> {
-    let invalid = |reason: String| ArrayError::InvalidArgument {
-        what: "sparse layout",
-        reason,
-    };
-    let layout = Layout::smallest(format, chunks)
-        .map_err(|e| invalid(format!("{format} for chunks of shape {chunks:?}: {e}")))?;
+    let layout = Layout::smallest(format, chunks).map_err(|source| ArrayError::Sparse {
+        context: format!("a {format} sparse layout for chunks of shape {chunks:?}"),
+        source,
+    })?;
     ExtensionDef::from_config(
         zarr_codecs::sparse_layout::NAME,
         &SparseLayoutConfig::from_layout(&layout),
     )
-    .map_err(|e| invalid(e.to_string()))
+    .map_err(|source| ArrayError::Metadata {
+        path: "the sparse_layout configuration".into(),
+        source,
+    })
 }
 
 fn obj(v: Value) -> Map<String, Value> {

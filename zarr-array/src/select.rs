@@ -309,9 +309,7 @@ impl Array {
         let (shape, bytes) = self.read_selection_bytes(sel)?;
         let n = bytes.len() / self.data_type().size();
         let mut items = vec![T::default(); n];
-        T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
-            reason: e.to_string(),
-        })?;
+        T::copy_from_bytes(&mut items, &bytes)?;
         to_ndarray(&shape, items)
     }
 

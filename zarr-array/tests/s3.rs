@@ -409,7 +409,7 @@ fn s3_conformance_corpus() -> TestResult {
                 rejected.fetch_add(1, Ordering::Relaxed);
             }
             (Ok(a), "reject") => fail(format!("should be refused, opened {:?}", a.shape())),
-            (Err(e), _) => fail(e.to_string()),
+            (Err(e), _) => fail(zarr_testkit::report(&e)),
             (Ok(array), _) => {
                 let key = f["data"].as_str().unwrap();
                 let npy = match store.get(key) {

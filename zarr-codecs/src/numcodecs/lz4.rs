@@ -227,9 +227,9 @@ mod tests {
             let back = serde_json::to_string(&codec(json).unwrap().to_def()).unwrap();
             assert_eq!(back, json);
         }
-        let err = codec(r#"{"name":"numcodecs.lz4","configuration":{"level":1}}"#)
-            .unwrap_err()
-            .to_string();
+        let err = zarr_testkit::report(
+            &codec(r#"{"name":"numcodecs.lz4","configuration":{"level":1}}"#).unwrap_err(),
+        );
         assert!(err.contains("unknown field `level`"), "{err}");
     }
 
