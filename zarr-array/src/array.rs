@@ -13,7 +13,7 @@ use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
 use zarr_store::Store;
 
 use crate::element::Element;
-use crate::error::{ArrayError, Result};
+use crate::error::{ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
 use crate::source::StoreSource;
@@ -525,8 +525,8 @@ impl Array {
             .grid
             .chunk_part(&part.chunk)
             .map(|p| p.in_chunk)
-            .ok_or_else(|| ArrayError::InvalidSelection {
-                reason: format!("chunk {:?} lies outside the grid", part.chunk),
+            .ok_or_else(|| SelectionError::ChunkOutsideGrid {
+                chunk: part.chunk.clone(),
             })?;
         if part.in_chunk == covered && part.in_chunk.shape == chunk_shape {
             // the whole chunk buffer is a block of the data: encode it from there, with no
@@ -641,9 +641,7 @@ impl Array {
             None => {
                 let mut bytes = vec![0u8; len];
                 self.read_region_bytes_into(region, &mut bytes)?;
-                T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
-                    reason: e.to_string(),
-                })?;
+                T::copy_from_bytes(&mut items, &bytes)?;
             }
         }
         to_ndarray(&region.shape, items)
@@ -683,9 +681,9 @@ impl Array {
 
 pub(crate) fn to_ndarray<T>(shape: &[u64], items: Vec<T>) -> Result<ArrayD<T>> {
     let dims: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
-    ArrayD::from_shape_vec(IxDyn(&dims), items).map_err(|e| ArrayError::InvalidArgument {
-        what: "shape",
-        reason: e.to_string(),
+    ArrayD::from_shape_vec(IxDyn(&dims), items).map_err(|source| ArrayError::NdarrayShape {
+        shape: shape.to_vec(),
+        source,
     })
 }
 

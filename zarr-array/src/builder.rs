@@ -349,15 +349,10 @@ impl ArrayBuilder {
     }
 }
 
-/// The `sparse_layout` codec in `format` with the narrowest types for chunks of `chunks`.
 /// A codec of `feature`, which this build of zarr-codecs leaves out.
 #[allow(dead_code)] // every codec feature on
-fn compiled_out(what: &str, feature: &str) -> ArrayError {
-    ArrayError::Unsupported {
-        reason: format!(
-            "{what} needs zarr-array's cargo feature \"{feature}\", which this build leaves out"
-        ),
-    }
+fn compiled_out(what: &'static str, feature: &'static str) -> ArrayError {
+    ArrayError::CompiledOut { what, feature }
 }
 
 /// zarr-python's default compressor: `zstd` level 0 without a checksum.
@@ -391,12 +386,13 @@ fn sharding_def(chunks: Vec<u64>, codecs: Vec<ExtensionDef>) -> Result<Extension
     }
 }
 
+/// The `sparse_layout` codec in `format` with the narrowest types for chunks of `chunks`.
 fn sparse_def(format: Format, chunks: &[u64]) -> Result<ExtensionDef> {
     #[cfg(feature = "sparse")]
     {
-        let layout = Layout::smallest(format, chunks).map_err(|e| ArrayError::InvalidArgument {
-            what: "sparse layout",
-            reason: format!("{format} for chunks of shape {chunks:?}: {e}"),
+        let layout = Layout::smallest(format, chunks).map_err(|source| ArrayError::Sparse {
+            context: format!("a {format} sparse layout for chunks of shape {chunks:?}"),
+            source,
         })?;
         Ok(zarr_codecs::sparse_layout::SparseLayoutConfig::from_layout(&layout).into())
     }

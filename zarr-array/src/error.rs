@@ -1,8 +1,11 @@
 //! The error type of zarr-array.
 
 use zarr_codecs::CodecError;
+use zarr_grid::geometry::GeometryError;
 use zarr_grid::GridError;
-use zarr_meta::{DataType, MetaError};
+use zarr_meta::{DataType, ExtensionPoint, MetaError};
+
+use crate::element::InvalidValue;
 use zarr_store::StoreError;
 
 /// Everything that can go wrong opening, reading or writing arrays and groups.
@@ -10,7 +13,7 @@ use zarr_store::StoreError;
 #[non_exhaustive]
 pub enum ArrayError {
     /// Malformed metadata or an unknown extension.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Metadata {
         /// The node's path.
         path: String,
@@ -22,7 +25,7 @@ pub enum ArrayError {
     #[error(transparent)]
     Grid(#[from] GridError),
     /// A codec problem (configuration, or a corrupt chunk).
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Codec {
         /// The chunk key or array path.
         context: String,
@@ -80,11 +83,11 @@ pub enum ArrayError {
         got: Vec<u64>,
     },
     /// A selection that does not fit the array.
-    #[error("invalid selection: {reason}")]
-    InvalidSelection {
-        /// What is wrong.
-        reason: String,
-    },
+    #[error("invalid selection")]
+    InvalidSelection(#[from] SelectionError),
+    /// A region that does not fit the array or the data (another rank, outside the array).
+    #[error(transparent)]
+    Region(#[from] GeometryError),
     /// An index outside an axis.
     #[error("index {index} is out of bounds for axis {axis} of length {len}")]
     OutOfBounds {
@@ -121,7 +124,7 @@ pub enum ArrayError {
     },
     /// A sparse chunk or sparse data that does not fit (a view of another index type, triples
     /// outside a chunk).
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Sparse {
         /// The chunk key or what was being done.
         context: String,
@@ -129,12 +132,161 @@ pub enum ArrayError {
         #[source]
         source: zarr_layout_sparse::SparseError,
     },
-    /// An operation this array does not support.
-    #[error("unsupported: {reason}")]
+    /// An operation that needs an extension these [`Extensions`](crate::Extensions) lack
+    /// (`prepend` without the `regular_bounded` chunk grid).
+    #[error("{operation} needs the {point} {name:?}, which these extensions lack")]
+    ExtensionMissing {
+        /// The operation.
+        operation: &'static str,
+        /// The kind of extension.
+        point: ExtensionPoint,
+        /// Its name.
+        name: &'static str,
+    },
+    /// A builder option whose codec this build leaves out (zarr-array's cargo features).
+    #[error("{what} needs zarr-array's cargo feature {feature:?}, which this build leaves out")]
+    CompiledOut {
+        /// What was asked for.
+        what: &'static str,
+        /// The cargo feature.
+        feature: &'static str,
+    },
+    /// An operation that needs arrays of another rank (a sparse matrix needs 2 dimensions).
+    #[error("{operation} needs {expected} dimensions, {path} has {got}")]
+    RankMismatch {
+        /// The operation.
+        operation: &'static str,
+        /// The array (or region) it was asked of.
+        path: String,
+        /// The rank it needs.
+        expected: usize,
+        /// The rank it was given.
+        got: usize,
+    },
+    /// Sparse access to an array whose chunks are not stored with `sparse_layout` (directly or
+    /// inside `sharding_indexed`, without array -> array codecs).
+    #[error("{path} does not store sparse chunks (codecs {codecs:?}): sparse access needs sparse_layout as the array -> bytes codec, directly or inside sharding_indexed, without array -> array codecs")]
+    NotSparse {
+        /// The array.
+        path: String,
+        /// The names of its codecs.
+        codecs: Vec<String>,
+    },
+    /// A sparse computation that needs a zero fill value (`spmv`).
+    #[error("{operation} needs a zero fill value, {path} has {fill}")]
+    NonZeroFill {
+        /// The operation.
+        operation: &'static str,
+        /// The array.
+        path: String,
+        /// Its fill value.
+        fill: String,
+    },
+    /// Entries that do not make a valid `sprs` sparse matrix.
+    #[error("the entries do not make a valid sparse matrix")]
+    SparseStructure {
+        /// sprs's error.
+        #[source]
+        source: zarr_layout_sparse::sprs::errors::StructureError,
+    },
+    /// A stored element that is not a valid value of the element type read.
+    #[error(transparent)]
+    InvalidValue(#[from] InvalidValue),
+    /// Elements that do not make an `ndarray` of the shape asked (the shape does not fit
+    /// `usize` on this platform).
+    #[error("cannot hold elements as an array of shape {shape:?}")]
+    NdarrayShape {
+        /// The shape.
+        shape: Vec<u64>,
+        /// ndarray's error.
+        #[source]
+        source: ndarray::ShapeError,
+    },
+    /// An operation this array does not support, for a reason no other variant names.
+    #[error("{operation} is not supported: {reason}")]
     Unsupported {
+        /// The operation.
+        operation: &'static str,
         /// Why.
         reason: String,
     },
+}
+
+/// Why a selection does not fit the array it selects from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectionError {
+    /// More axes (basic and orthogonal selections) or coordinates (points) than the array has.
+    #[error("the {kind} has {got} axes but the array has {rank}")]
+    Rank {
+        /// `"selection"`, `"orthogonal selection"` or `"point"`.
+        kind: &'static str,
+        /// The axes given.
+        got: usize,
+        /// The array's rank.
+        rank: usize,
+    },
+    /// More than one `...`.
+    #[error("a selection takes at most one ellipsis, this one has {count}")]
+    Ellipses {
+        /// The ellipses given.
+        count: usize,
+    },
+    /// A slice step of zero or below.
+    #[error("slice step {step} on axis {axis}: only positive steps are supported")]
+    Step {
+        /// The axis.
+        axis: usize,
+        /// The step given.
+        step: i64,
+    },
+    /// A boolean mask of another length than its axis.
+    #[error("boolean mask of length {got} on axis {axis} of length {len}")]
+    MaskLength {
+        /// The axis.
+        axis: usize,
+        /// The mask's length.
+        got: usize,
+        /// The axis length.
+        len: u64,
+    },
+    /// A chunk position outside the grid (a block selection, or a chunk index asked of
+    /// [`Array::read_chunk`](crate::Array::read_chunk) and the like).
+    #[error("chunk {chunk:?} lies outside the grid")]
+    ChunkOutsideGrid {
+        /// The chunk's grid position.
+        chunk: Vec<i64>,
+    },
+}
+
+/// An error and its causes as one message: the `Display` of `error` and of each error of its
+/// [`source`](std::error::Error::source) chain, joined with `": "`.
+///
+/// The errors of this workspace print their own context only and leave their cause to
+/// `source()`, so the report shows each cause once. A cause whose text the message already
+/// ends with (an error of another library that prints its source too) is not repeated.
+///
+/// ```
+/// use zarr_array::{report, ArrayError};
+/// use zarr_array::zarr_meta::MetaError;
+///
+/// let e = ArrayError::Metadata { path: "temps".into(), source: MetaError::NotAnObject };
+/// assert_eq!(e.to_string(), "temps");
+/// assert_eq!(report(&e), "temps: metadata must be a JSON object");
+/// ```
+#[must_use]
+pub fn report(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let text = e.to_string();
+        if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = e.source();
+    }
+    message
 }
 
 /// Shorthand for results of this crate.
@@ -145,14 +297,6 @@ impl From<zarr_layout_sparse::SparseError> for ArrayError {
         ArrayError::Sparse {
             context: "sparse data".into(),
             source,
-        }
-    }
-}
-
-impl From<zarr_grid::geometry::GeometryError> for ArrayError {
-    fn from(e: zarr_grid::geometry::GeometryError) -> Self {
-        ArrayError::InvalidSelection {
-            reason: e.to_string(),
         }
     }
 }

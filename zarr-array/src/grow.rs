@@ -164,10 +164,10 @@ impl Array {
             .chunk_grids
             .contains(zarr_grid::regular_bounded::NAME)
         {
-            return Err(ArrayError::Unsupported {
-                reason:
-                    "prepend needs the chunk grid \"regular_bounded\", which these extensions lack"
-                        .into(),
+            return Err(ArrayError::ExtensionMissing {
+                operation: "prepend",
+                point: zarr_meta::ExtensionPoint::ChunkGrid,
+                name: zarr_grid::regular_bounded::NAME,
             });
         }
         let (config, new_shape) = zarr_grid::prepend(&self.meta.chunk_grid, self.shape(), axis, k)?;

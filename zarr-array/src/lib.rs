@@ -23,7 +23,7 @@ mod sparse;
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
 pub use element::{Element, InvalidValue};
-pub use error::{ArrayError, Result};
+pub use error::{report, ArrayError, Result, SelectionError};
 pub use extensions::{Extensions, StorageTransformerFactory};
 pub use group::{Group, NodeKind};
 pub use path::NodePath;

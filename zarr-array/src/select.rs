@@ -336,9 +336,7 @@ impl Array {
             None => {
                 let mut bytes = vec![0u8; len];
                 self.read_indexed_into(&ix, &mut bytes)?;
-                T::copy_from_bytes(&mut items, &bytes).map_err(|e| ArrayError::Unsupported {
-                    reason: e.to_string(),
-                })?;
+                T::copy_from_bytes(&mut items, &bytes)?;
             }
         }
         to_ndarray(&ix.output_shape(), items)

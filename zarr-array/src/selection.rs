@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use crate::error::ArrayError;
+use crate::error::{ArrayError, SelectionError};
 
 /// A slice `start:stop:step` with NumPy semantics (`step` > 0; bounds clamp; negatives count
 /// from the end).
@@ -54,11 +54,7 @@ impl Slice {
     fn resolve(&self, len: u64, axis: usize) -> Result<(u64, u64, u64), ArrayError> {
         let step = self.step.unwrap_or(1);
         if step <= 0 {
-            return Err(ArrayError::InvalidSelection {
-                reason: format!(
-                    "slice step {step} on axis {axis}: only positive steps are supported"
-                ),
-            });
+            return Err(SelectionError::Step { axis, step }.into());
         }
         let len_i = i128::from(len);
         let clamp = |v: Option<i64>, default: i128| -> i128 {
@@ -237,8 +233,8 @@ pub(crate) fn normalize(
     blocks: &dyn Fn(usize) -> Vec<(u64, u64)>,
 ) -> Result<Indexer, ArrayError> {
     let rank = shape.len();
-    let too_many = |n: usize| ArrayError::InvalidSelection {
-        reason: format!("selection has {n} axes but the array has {rank}"),
+    let too_many = |kind: &'static str, got: usize| -> ArrayError {
+        SelectionError::Rank { kind, got, rank }.into()
     };
     match sel {
         Selection::Basic(items) => {
@@ -247,13 +243,11 @@ pub(crate) fn normalize(
                 .filter(|i| matches!(i, BasicItem::Ellipsis))
                 .count();
             if ellipses > 1 {
-                return Err(ArrayError::InvalidSelection {
-                    reason: "at most one ellipsis".into(),
-                });
+                return Err(SelectionError::Ellipses { count: ellipses }.into());
             }
             let explicit = items.len() - ellipses;
             if explicit > rank {
-                return Err(too_many(explicit));
+                return Err(too_many("selection", explicit));
             }
             let mut axes = Vec::with_capacity(rank);
             for item in items {
@@ -283,12 +277,7 @@ pub(crate) fn normalize(
         }
         Selection::Orthogonal(per_axis) => {
             if per_axis.len() != rank {
-                return Err(ArrayError::InvalidSelection {
-                    reason: format!(
-                        "orthogonal selection has {} axes but the array has {rank}",
-                        per_axis.len()
-                    ),
-                });
+                return Err(too_many("orthogonal selection", per_axis.len()));
             }
             let mut axes = Vec::with_capacity(rank);
             for (d, a) in per_axis.iter().enumerate() {
@@ -305,13 +294,12 @@ pub(crate) fn normalize(
                     ),
                     AxisSelection::Mask(m) => {
                         if m.len() as u64 != shape[d] {
-                            return Err(ArrayError::InvalidSelection {
-                                reason: format!(
-                                    "boolean mask of length {} on axis {d} of length {}",
-                                    m.len(),
-                                    shape[d]
-                                ),
-                            });
+                            return Err(SelectionError::MaskLength {
+                                axis: d,
+                                got: m.len(),
+                                len: shape[d],
+                            }
+                            .into());
                         }
                         AxisIndex::List(
                             m.iter()
@@ -329,12 +317,7 @@ pub(crate) fn normalize(
             let mut out = Vec::with_capacity(points.len());
             for p in points {
                 if p.len() != rank {
-                    return Err(ArrayError::InvalidSelection {
-                        reason: format!(
-                            "a point has {} coordinates but the array has {rank} axes",
-                            p.len()
-                        ),
-                    });
+                    return Err(too_many("point", p.len()));
                 }
                 out.push(
                     p.iter()
@@ -347,7 +330,7 @@ pub(crate) fn normalize(
         }
         Selection::Blocks(per_axis) => {
             if per_axis.len() > rank {
-                return Err(too_many(per_axis.len()));
+                return Err(too_many("block selection", per_axis.len()));
             }
             let mut axes = Vec::with_capacity(rank);
             for d in 0..rank {

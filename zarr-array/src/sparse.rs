@@ -573,14 +573,14 @@ impl<T: SparseElement> SparseCoo<T> {
     /// `region.start[0] + r`, column `c` array column `region.start[1] + c`.
     ///
     /// # Errors
-    /// [`ArrayError::Unsupported`] for another rank; a region too large for `usize`.
+    /// [`ArrayError::RankMismatch`] for another rank; a region too large for `usize`.
     pub fn to_csr(&self) -> Result<CsMat<T>> {
         if self.region.rank() != 2 {
-            return Err(ArrayError::Unsupported {
-                reason: format!(
-                    "a sparse matrix needs a 2-d region, this one has {} dimensions",
-                    self.region.rank()
-                ),
+            return Err(ArrayError::RankMismatch {
+                operation: "a sparse matrix",
+                path: "the region".into(),
+                expected: 2,
+                got: self.region.rank(),
             });
         }
         let dim = |n: u64| {
@@ -600,12 +600,8 @@ impl<T: SparseElement> SparseCoo<T> {
         for r in 0..rows {
             indptr[r + 1] += indptr[r];
         }
-        CsMat::try_new((rows, cols), indptr, indices, self.values.clone()).map_err(|e| {
-            ArrayError::InvalidArgument {
-                what: "sparse matrix",
-                reason: e.3.to_string(),
-            }
-        })
+        CsMat::try_new((rows, cols), indptr, indices, self.values.clone())
+            .map_err(|e| ArrayError::SparseStructure { source: e.3 })
     }
 
     /// The region as a dense `ndarray` (positions without an entry hold `fill`). Allocates the
@@ -648,13 +644,9 @@ impl Array {
     fn sparse_plan(&self) -> Result<Plan<'_>> {
         Plan::of(&self.chain).ok_or_else(|| {
             let names: Vec<String> = self.chain.to_defs().into_iter().map(|d| d.name).collect();
-            ArrayError::Unsupported {
-                reason: format!(
-                    "{} does not store sparse chunks (codecs {names:?}): sparse access needs \
-                     sparse_layout as the array -> bytes codec, directly or inside \
-                     sharding_indexed, without array -> array codecs",
-                    self.path()
-                ),
+            ArrayError::NotSparse {
+                path: self.path().to_string(),
+                codecs: names,
             }
         })
     }
@@ -824,7 +816,7 @@ impl Array {
     /// [`Array::map_reduce_sparse_chunks`], which holds only the chunks being processed.
     ///
     /// # Errors
-    /// An array without sparse chunks ([`ArrayError::Unsupported`]), store errors, corrupt
+    /// An array without sparse chunks ([`ArrayError::NotSparse`]), store errors, corrupt
     /// chunks.
     pub fn sparse_chunks(&self) -> Result<Vec<StoredSparseChunk>> {
         self.fold_stored(None, Vec::new, Ok, |mut a, b| {
@@ -937,22 +929,19 @@ impl Array {
     pub fn spmv<T: SparseScalar>(&self, x: &[T]) -> Result<Vec<T>> {
         self.check_type::<T>()?;
         if self.rank() != 2 {
-            return Err(ArrayError::Unsupported {
-                reason: format!(
-                    "spmv needs a 2-d array, {} has {} dimensions",
-                    self.path(),
-                    self.rank()
-                ),
+            return Err(ArrayError::RankMismatch {
+                operation: "spmv",
+                path: self.path().to_string(),
+                expected: 2,
+                got: self.rank(),
             });
         }
         let fill: T = bytemuck::pod_read_unaligned(self.fill_value().as_bytes());
         if fill != T::zero() {
-            return Err(ArrayError::Unsupported {
-                reason: format!(
-                    "spmv needs a zero fill value, {} has {:?}",
-                    self.path(),
-                    fill
-                ),
+            return Err(ArrayError::NonZeroFill {
+                operation: "spmv",
+                path: self.path().to_string(),
+                fill: format!("{fill:?}"),
             });
         }
         let (rows, cols) = (self.shape()[0], self.shape()[1]);
@@ -997,25 +986,7 @@ impl Array {
     }
 
     fn check_sparse_region(&self, region: &Region) -> Result<()> {
-        let inside = region.rank() == self.rank()
-            && region.start.len() == region.shape.len()
-            && (0..self.rank()).all(|d| {
-                region.start[d]
-                    .checked_add(region.shape[d])
-                    .is_some_and(|end| end <= self.shape()[d])
-            });
-        if inside {
-            Ok(())
-        } else {
-            Err(ArrayError::InvalidSelection {
-                reason: format!(
-                    "region {:?}+{:?} does not lie inside the shape {:?}",
-                    region.start,
-                    region.shape,
-                    self.shape()
-                ),
-            })
-        }
+        Ok(region.check_inside(self.shape())?)
     }
 
     /// The entries of `region` in COO form: coordinates in array positions (`(ndim, nnz)`,
@@ -1155,12 +1126,11 @@ impl Array {
     pub fn read_csr<T: SparseElement>(&self, region: &Region) -> Result<CsMat<T>> {
         self.check_type::<T>()?;
         if self.rank() != 2 {
-            return Err(ArrayError::Unsupported {
-                reason: format!(
-                    "a sparse matrix needs a 2-d array, {} has {} dimensions",
-                    self.path(),
-                    self.rank()
-                ),
+            return Err(ArrayError::RankMismatch {
+                operation: "a sparse matrix",
+                path: self.path().to_string(),
+                expected: 2,
+                got: self.rank(),
             });
         }
         self.check_sparse_region(region)?;
@@ -1231,12 +1201,8 @@ impl Array {
                     })
                 })
             })?;
-        CsMat::try_new((rows, cols), indptr, indices, data).map_err(|e| {
-            ArrayError::InvalidArgument {
-                what: "sparse matrix",
-                reason: e.3.to_string(),
-            }
-        })
+        CsMat::try_new((rows, cols), indptr, indices, data)
+            .map_err(|e| ArrayError::SparseStructure { source: e.3 })
     }
 
     /// Writes entries given as coordinates (array positions, `(ndim, nnz)`: column `k` is
@@ -1292,13 +1258,19 @@ impl Array {
     {
         self.check_type::<T>()?;
         if self.rank() != 2 || offset.len() != 2 {
-            return Err(ArrayError::Unsupported {
-                reason: format!(
-                    "a sparse matrix is written into a 2-d array at a 2-d offset ({} has {} dimensions, the offset {})",
-                    self.path(),
-                    self.rank(),
+            return Err(ArrayError::RankMismatch {
+                operation: "writing a sparse matrix",
+                path: if self.rank() == 2 {
+                    "the offset".into()
+                } else {
+                    self.path().to_string()
+                },
+                expected: 2,
+                got: if self.rank() == 2 {
                     offset.len()
-                ),
+                } else {
+                    self.rank()
+                },
             });
         }
         let region = Region::new(offset.to_vec(), vec![mat.rows() as u64, mat.cols() as u64])?;

@@ -4,7 +4,16 @@
 //! `read` fixture decodes exactly to its `.npy`; every `reject` fixture is refused with an
 //! error; every group opens with its attributes and children.
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
-#![cfg(all(feature = "zstd", feature = "gzip", feature = "blosc", feature = "crc32c", feature = "sharding", feature = "sparse", feature = "numcodecs", feature = "regular-bounded"))]
+#![cfg(all(
+    feature = "zstd",
+    feature = "gzip",
+    feature = "blosc",
+    feature = "crc32c",
+    feature = "sharding",
+    feature = "sparse",
+    feature = "numcodecs",
+    feature = "regular-bounded"
+))]
 
 mod common;
 

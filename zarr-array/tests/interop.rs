@@ -6,7 +6,16 @@
 //! exports `ZARR_PEERS_PYTHON_BIN` and runs them (`-- --ignored`); run without the venv, or
 //! with a peer missing, they fail.
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
-#![cfg(all(feature = "zstd", feature = "gzip", feature = "blosc", feature = "crc32c", feature = "sharding", feature = "sparse", feature = "numcodecs", feature = "regular-bounded"))]
+#![cfg(all(
+    feature = "zstd",
+    feature = "gzip",
+    feature = "blosc",
+    feature = "crc32c",
+    feature = "sharding",
+    feature = "sparse",
+    feature = "numcodecs",
+    feature = "regular-bounded"
+))]
 
 mod common;
 

@@ -7,7 +7,6 @@
 //! same array, and validates the array after each kill by reading every chunk.
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
 #![cfg(feature = "zstd")]
-
 #![cfg(unix)]
 
 use std::path::Path;

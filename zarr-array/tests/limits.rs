@@ -7,7 +7,12 @@
 //!
 //! A counting global allocator measures peaks; every test holds one lock for its whole run.
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
-#![cfg(all(feature = "zstd", feature = "sharding", feature = "sparse", feature = "regular-bounded"))]
+#![cfg(all(
+    feature = "zstd",
+    feature = "sharding",
+    feature = "sparse",
+    feature = "regular-bounded"
+))]
 
 use std::path::Path;
 use std::sync::Arc;

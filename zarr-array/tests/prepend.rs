@@ -60,9 +60,15 @@ fn worked_example_of_the_spec() {
 
     let legacy = Extensions::default().without("regular_bounded");
     let err = Array::open_with(store.clone(), "z", &legacy).unwrap_err();
-    assert!(err.to_string().contains("regular_bounded"), "{err}");
+    assert!(
+        zarr_testkit::report(&err).contains("regular_bounded"),
+        "{err}"
+    );
     let err = Array::open_with(store, "z", &Extensions::core()).unwrap_err();
-    assert!(err.to_string().contains("regular_bounded"), "{err}");
+    assert!(
+        zarr_testkit::report(&err).contains("regular_bounded"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -15,7 +15,16 @@
 //! feature this file is empty, so that `cargo test -p zarr-array` does not build the object
 //! store client.
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
-#![cfg(all(feature = "zstd", feature = "gzip", feature = "blosc", feature = "crc32c", feature = "sharding", feature = "sparse", feature = "numcodecs", feature = "regular-bounded"))]
+#![cfg(all(
+    feature = "zstd",
+    feature = "gzip",
+    feature = "blosc",
+    feature = "crc32c",
+    feature = "sharding",
+    feature = "sparse",
+    feature = "numcodecs",
+    feature = "regular-bounded"
+))]
 #![cfg(feature = "object-store")]
 
 mod common;
@@ -414,7 +423,7 @@ fn s3_conformance_corpus() -> TestResult {
                 rejected.fetch_add(1, Ordering::Relaxed);
             }
             (Ok(a), "reject") => fail(format!("should be refused, opened {:?}", a.shape())),
-            (Err(e), _) => fail(e.to_string()),
+            (Err(e), _) => fail(zarr_testkit::report(&e)),
             (Ok(array), _) => {
                 let key = f["data"].as_str().unwrap();
                 let npy = match store.get(key) {

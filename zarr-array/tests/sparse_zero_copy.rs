@@ -6,7 +6,12 @@
 //! The counting global allocator records every allocation at least as large as a threshold,
 //! so this file holds a single test (the allocator is global to the test binary).
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
-#![cfg(all(feature = "zstd", feature = "sharding", feature = "sparse", feature = "crc32c"))]
+#![cfg(all(
+    feature = "zstd",
+    feature = "sharding",
+    feature = "sparse",
+    feature = "crc32c"
+))]
 
 use std::sync::Arc;
 

@@ -26,7 +26,7 @@ pub enum CliError {
         message: String,
     },
     /// A `.npy` file is malformed or unsupported.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Npy {
         /// The file.
         path: String,
@@ -46,7 +46,7 @@ pub enum CliError {
         source: Box<ArrayError>,
     },
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file or directory.
         path: String,
@@ -135,20 +135,12 @@ pub fn zarr(context: impl std::fmt::Display, source: ArrayError) -> CliError {
     }
 }
 
-/// An error and its causes on one line, each cause once: a cause the line already shows (a
-/// library message of the form `"{context}: {source}"` shows its source) is not repeated.
+/// An error and its causes on one line, each cause once ([`zarr_array::report`]).
 pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(": ");
-            msg.push_str(&text);
-        }
-        source = s.source();
-    }
-    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+    zarr_array::report(e)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A library error on one line: its causes, each once, without the library's own context (a
@@ -294,6 +286,7 @@ mod tests {
 
         // the variant decides, not the text: the same words elsewhere get no hint
         let text = ArrayError::Unsupported {
+            operation: "reading",
             reason: "unknown chunk grid \"regular_bounded\"".into(),
         };
         let line = zarr("z", text).one_line();

@@ -692,7 +692,7 @@ mod tests {
             (file("<i4", false, "[2]", &[0; 8]), "tuple"),
         ];
         for (bytes, want) in cases {
-            let err = Npy::parse(&bytes).unwrap_err().to_string();
+            let err = zarr_testkit::report(&Npy::parse(&bytes).unwrap_err());
             assert!(err.contains(want), "{err} (wanted {want})");
         }
         let mut v9 = good.clone();

@@ -83,23 +83,35 @@ pub enum CodecError {
         reason: String,
     },
 
-    /// A decompressor's error, kept as the source.
-    #[error("{codec} decompression failed: {source}")]
+    /// A decompression library's error (a corrupt or truncated stream), kept as the source.
+    #[error("{codec} decompression failed")]
     Decompress {
+        /// The codec's name.
+        codec: &'static str,
+        /// The library's error (an `std::io::Error` for the streaming decompressors; downcast
+        /// it to look closer).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// Input or options the codec cannot compress (too large for its format, an option that
+    /// only decodes).
+    #[error("{codec} cannot compress this: {reason}")]
+    Compress {
+        /// The codec's name.
+        codec: &'static str,
+        /// Why.
+        reason: String,
+    },
+
+    /// A compression library's error, kept as the source.
+    #[error("{codec} compression failed")]
+    Compressor {
         /// The codec's name.
         codec: &'static str,
         /// The library's error.
         #[source]
-        source: std::io::Error,
-    },
-
-    /// A compressor's failure.
-    #[error("{codec} compression failed: {reason}")]
-    Compress {
-        /// The codec's name.
-        codec: &'static str,
-        /// What the library said.
-        reason: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 
     /// A stored checksum (`crc32c`, or numcodecs' `crc32`, `adler32`, `fletcher32`) does not
@@ -130,7 +142,7 @@ pub enum CodecError {
     },
 
     /// An inner chunk of a shard failed to decode.
-    #[error("inner chunk {chunk:?} of the shard: {source}")]
+    #[error("inner chunk {chunk:?} of the shard")]
     InnerChunk {
         /// The inner chunk's position in the shard's grid.
         chunk: Vec<u64>,
@@ -151,7 +163,7 @@ pub enum CodecError {
     },
 
     /// The byte-range source failed.
-    #[error("reading the chunk failed: {source}")]
+    #[error("reading the chunk failed")]
     Source {
         /// The source's error.
         #[source]
@@ -170,7 +182,7 @@ pub enum CodecError {
     /// A `sparse_layout` chunk that cannot be encoded or decoded: corrupt or foreign bytes
     /// (checked before any use), or input that does not fit the layout.
     #[cfg(feature = "sparse")]
-    #[error("sparse_layout: {source}")]
+    #[error("sparse_layout")]
     Sparse {
         /// What the sparse layout found.
         #[from]

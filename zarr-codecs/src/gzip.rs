@@ -111,7 +111,7 @@ fn is_gzip(input: &[u8]) -> bool {
 fn io_error(e: io::Error) -> CodecError {
     CodecError::Decompress {
         codec: NAME,
-        source: e,
+        source: e.into(),
     }
 }
 
@@ -191,9 +191,9 @@ impl BytesToBytesCodec for GzipCodec {
         let mut encoder = GzBuilder::new()
             .mtime(0)
             .write(out, Compression::new(self.config.level));
-        let fail = |e: io::Error| CodecError::Compress {
+        let fail = |e: io::Error| CodecError::Compressor {
             codec: NAME,
-            reason: e.to_string(),
+            source: e.into(),
         };
         encoder.write_all(input).map_err(fail)?;
         encoder.finish().map_err(fail)

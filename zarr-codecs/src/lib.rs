@@ -1,6 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+// `unsafe` stands in two modules only: `block` (disjoint writes into one output buffer) and
+// `blosc` (the C library's calls). Every other module is refused it.
+#![deny(unsafe_code)]
 
+#[allow(unsafe_code)]
 mod block;
 mod buffer;
 mod chain;
@@ -13,6 +17,7 @@ mod repr;
 mod source;
 
 #[cfg(feature = "blosc")]
+#[allow(unsafe_code)]
 pub mod blosc;
 pub mod bytes;
 #[cfg(feature = "crc32c")]

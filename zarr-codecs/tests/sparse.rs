@@ -138,7 +138,7 @@ fn shared_examples_decode_exactly_and_reencode_byte_for_byte() {
 #[test]
 fn csr_on_a_3d_array_is_refused() {
     let (_, _, chain) = open("spx_csr_3d");
-    let err = chain.unwrap_err().to_string();
+    let err = zarr_testkit::report(&chain.unwrap_err());
     assert!(
         err.starts_with("invalid configuration for codec \"sparse_layout\"")
             && err.contains("cannot hold a 3-d chunk"),

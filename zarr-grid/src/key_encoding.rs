@@ -260,7 +260,7 @@ mod tests {
             let def: ExtensionDef = serde_json::from_str(json).unwrap();
             let err = build_key_encoding(&reg, &def).unwrap_err();
             assert!(matches!(err, GridError::Meta(_)));
-            assert!(err.to_string().contains(text), "{json}: {err}");
+            assert!(zarr_testkit::report(&err).contains(text), "{json}: {err}");
         }
         let mut twice = default_key_encoding_registry();
         assert!(register_key_encodings(&mut twice).is_err());

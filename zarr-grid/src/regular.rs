@@ -217,7 +217,7 @@ mod tests {
             (r#"{"name":"regular"}"#, "missing field `chunk_shape`"),
         ];
         for (json, reason) in cases {
-            let err = grid(json, &[4, 4]).unwrap_err().to_string();
+            let err = zarr_testkit::report(&grid(json, &[4, 4]).unwrap_err());
             assert!(err.contains(reason), "{json}: {err}");
         }
         let err = grid(

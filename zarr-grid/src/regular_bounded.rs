@@ -371,7 +371,7 @@ mod tests {
         let other = def(r#"{"name":"rectilinear","configuration":{}}"#);
         let err = prepend(&other, &[6], 0, 1).unwrap_err();
         assert!(matches!(err, GridError::UnsupportedGrid { .. }));
-        assert!(err.to_string().contains("rectilinear"));
+        assert!(zarr_testkit::report(&err).contains("rectilinear"));
         let flagged =
             def(r#"{"name":"regular","configuration":{"chunk_shape":[4]},"must_understand":true}"#);
         assert!(prepend(&flagged, &[6], 0, 1).is_err());
@@ -445,7 +445,7 @@ mod tests {
             ),
         ];
         for (json, reason) in cases {
-            let err = bounded(json, &[4, 4]).unwrap_err().to_string();
+            let err = zarr_testkit::report(&bounded(json, &[4, 4]).unwrap_err());
             assert!(err.contains(reason), "{json}: {err}");
         }
     }

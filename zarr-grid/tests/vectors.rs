@@ -59,7 +59,7 @@ fn grid_vectors() {
         match (case.expect.as_str(), result) {
             (_, Err(err)) if compiled_out => {
                 assert!(
-                    err.to_string().contains("regular_bounded"),
+                    zarr_testkit::report(&err).contains("regular_bounded"),
                     "{}: {err}",
                     case.why
                 );
@@ -86,7 +86,11 @@ fn grid_vectors() {
             ("reject", Ok(grid)) => panic!("{}: accepted: {grid:?}", case.why),
             ("reject", Err(err)) => {
                 let reason = case.reason.as_deref().expect("a reject names its reason");
-                assert!(err.to_string().contains(reason), "{}: {err}", case.why);
+                assert!(
+                    zarr_testkit::report(&err).contains(reason),
+                    "{}: {err}",
+                    case.why
+                );
             }
             (other, _) => panic!("{}: unknown expectation {other:?}", case.why),
         }
@@ -109,7 +113,7 @@ fn key_vectors() {
             (Some(expected), None, Ok(chunk)) => assert_eq!(&chunk, expected, "{:?}", case.key),
             (None, Some(reason), Err(err)) => {
                 assert!(
-                    err.to_string().contains(reason.as_str()),
+                    zarr_testkit::report(&err).contains(reason.as_str()),
                     "{:?}: {err}",
                     case.key
                 )

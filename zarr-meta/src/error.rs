@@ -7,7 +7,7 @@ use crate::ext::ExtensionPoint;
 #[non_exhaustive]
 pub enum MetaError {
     /// The document is not valid JSON.
-    #[error("metadata is not valid JSON: {source}")]
+    #[error("metadata is not valid JSON")]
     Json {
         /// The parser's error.
         #[source]
@@ -90,6 +90,17 @@ pub enum MetaError {
         name: String,
         /// What is wrong.
         reason: String,
+    },
+    /// A known extension whose configuration does not have the fields and types it takes.
+    #[error("invalid configuration for {point} {name:?}")]
+    ConfigurationShape {
+        /// The extension point.
+        point: ExtensionPoint,
+        /// The extension's name.
+        name: String,
+        /// What serde found wrong (an unknown or missing field, a value of the wrong type).
+        #[source]
+        source: serde_json::Error,
     },
     /// A name registered twice in one registry.
     #[error("{point} {name:?} is registered twice")]

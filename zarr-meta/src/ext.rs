@@ -26,7 +26,7 @@
 //! assert!(matches!(codecs.resolve(&bytes).unwrap(), Resolved::Known(_)));
 //!
 //! let zstd = ExtensionDef::new("zstd");
-//! let err = codecs.resolve(&zstd).unwrap_err().to_string();
+//! let err = zarr_testkit::report(&codecs.resolve(&zstd).unwrap_err());
 //! assert_eq!(err, r#"unsupported codec "zstd" (enable cargo feature "zstd")"#);
 //!
 //! let optional: ExtensionDef =
@@ -161,10 +161,15 @@ impl ExtensionDef {
     /// `#[serde(deny_unknown_fields)]` on it). A missing configuration reads as `{}`.
     ///
     /// # Errors
-    /// [`MetaError::InvalidConfiguration`] naming the extension and what is wrong.
+    /// [`MetaError::ConfigurationShape`] naming the extension, with serde's error (what is
+    /// wrong, the field) as its source.
     pub fn parse_configuration<T: DeserializeOwned>(&self, point: ExtensionPoint) -> Result<T> {
         let value = Value::Object(self.configuration.clone().unwrap_or_default());
-        serde_json::from_value(value).map_err(|e| self.invalid_configuration(point, e.to_string()))
+        serde_json::from_value(value).map_err(|source| MetaError::ConfigurationShape {
+            point,
+            name: self.name.clone(),
+            source,
+        })
     }
 
     /// An [`MetaError::InvalidConfiguration`] for this extension.
@@ -439,7 +444,7 @@ mod tests {
                         matches!(err, MetaError::MustUnderstandNotAllowed { .. }),
                         "{err}"
                     );
-                    assert!(err.to_string().contains(name));
+                    assert!(zarr_testkit::report(&err).contains(name));
                 }
             }
         }

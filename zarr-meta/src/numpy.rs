@@ -253,7 +253,7 @@ mod tests {
         ] {
             let err = NumpyDtype::parse(bad).unwrap_err();
             assert!(
-                err.to_string().contains("is not a NumPy data type"),
+                zarr_testkit::report(&err).contains("is not a NumPy data type"),
                 "{bad}"
             );
         }

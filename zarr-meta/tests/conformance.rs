@@ -195,7 +195,7 @@ fn refusals_name_the_problem() {
         ),
     ];
     for (doc, needle) in cases {
-        let err = ArrayMetadata::from_slice(&doc).unwrap_err().to_string();
+        let err = zarr_testkit::report(&ArrayMetadata::from_slice(&doc).unwrap_err());
         assert!(err.contains(needle), "{err:?} should mention {needle:?}");
     }
     let grid = with(
@@ -203,12 +203,12 @@ fn refusals_name_the_problem() {
         r#"{"name": "regular", "configuration": {"chunk_shape": [2, 2]}, "must_understand": false}"#,
     );
     let meta = ArrayMetadata::from_slice(&grid).unwrap();
-    let err = check_extensions(&meta).unwrap_err().to_string();
+    let err = zarr_testkit::report(&check_extensions(&meta).unwrap_err());
     assert!(err.contains("must not carry"), "{err}");
     let transformer = with("storage_transformers", r#"[{"name": "mystery"}]"#);
-    let err = check_extensions(&ArrayMetadata::from_slice(&transformer).unwrap())
-        .unwrap_err()
-        .to_string();
+    let err = zarr_testkit::report(
+        &check_extensions(&ArrayMetadata::from_slice(&transformer).unwrap()).unwrap_err(),
+    );
     assert_eq!(err, "unknown storage transformer \"mystery\"");
     let optional = with("new_core_feature", r#"{"x": 1, "must_understand": false}"#);
     let meta = ArrayMetadata::from_slice(&optional).unwrap();

@@ -404,7 +404,10 @@ impl ArrayCore {
     }
 }
 
-/// `Err(Error)` helper for the sparse module.
+/// A sparse operation this array does not support, as a Python exception.
 pub(crate) fn unsupported(reason: String) -> PyErr {
-    crate::error::to_py(Error::Unsupported { reason })
+    crate::error::to_py(Error::Unsupported {
+        operation: "sparse access",
+        reason,
+    })
 }

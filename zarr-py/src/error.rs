@@ -6,8 +6,6 @@
 //! arguments or metadata, `OSError` for the store). The mapping below picks the class from the
 //! error variant, never from its message; the message is the Rust error's, with its causes.
 
-use std::error::Error as _;
-
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -35,30 +33,28 @@ fn class_of(e: &ArrayError) -> &'static str {
         ArrayError::InvalidPath { .. } => "InvalidArgumentError",
         ArrayError::DataTypeMismatch { .. } => "DataTypeError",
         ArrayError::ShapeMismatch { .. } => "ShapeError",
-        ArrayError::InvalidSelection { .. } | ArrayError::OutOfBounds { .. } => "BoundsError",
-        ArrayError::InvalidAxis { .. } | ArrayError::InvalidArgument { .. } => {
-            "InvalidArgumentError"
-        }
+        ArrayError::InvalidSelection(_)
+        | ArrayError::Region(_)
+        | ArrayError::OutOfBounds { .. } => "BoundsError",
+        ArrayError::InvalidAxis { .. }
+        | ArrayError::InvalidArgument { .. }
+        | ArrayError::SparseStructure { .. } => "InvalidArgumentError",
         ArrayError::Grid(_) => "InvalidArgumentError",
-        ArrayError::TooLarge { .. } => "TooLargeError",
-        ArrayError::Unsupported { .. } => "UnsupportedError",
+        ArrayError::TooLarge { .. } | ArrayError::NdarrayShape { .. } => "TooLargeError",
+        ArrayError::InvalidValue(_) => "ChunkError",
+        ArrayError::Unsupported { .. }
+        | ArrayError::ExtensionMissing { .. }
+        | ArrayError::RankMismatch { .. }
+        | ArrayError::NotSparse { .. }
+        | ArrayError::NonZeroFill { .. }
+        | ArrayError::CompiledOut { .. } => "UnsupportedError",
         _ => "ZarrError",
     }
 }
 
-/// The message: the error and each cause the message does not already show.
+/// The message: the error and each of its causes, once.
 fn message(e: &ArrayError) -> String {
-    let mut msg = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !msg.contains(&text) {
-            msg.push_str(": ");
-            msg.push_str(&text);
-        }
-        source = s.source();
-    }
-    msg
+    zarr_array::report(e)
 }
 
 static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();

@@ -66,7 +66,7 @@ pub enum StoreError {
         path: PathBuf,
     },
     /// The root of a filesystem store cannot be opened or created.
-    #[error("cannot open store root {}: {source}", path.display())]
+    #[error("cannot open store root {}", path.display())]
     Root {
         /// The root directory.
         path: PathBuf,
@@ -85,7 +85,7 @@ pub enum StoreError {
     ///
     /// With cargo feature `object-store` the source is an `object_store::Error` (downcast it
     /// to look closer), or a message when the answer itself was inconsistent.
-    #[error("object store {op} of {key:?} failed: {source}")]
+    #[error("object store {op} of {key:?} failed")]
     Remote {
         /// The key (or prefix) being accessed.
         key: String,
@@ -97,7 +97,7 @@ pub enum StoreError {
     },
     /// A store url (see [`open_url`](crate::open_url)) cannot be parsed, or the store it names
     /// cannot be configured from it (a missing bucket, bad credentials configuration...).
-    #[error("invalid store url {url:?}: {source}")]
+    #[error("invalid store url {url:?}")]
     InvalidUrl {
         /// The url as given.
         url: String,
@@ -116,7 +116,7 @@ pub enum StoreError {
         feature: &'static str,
     },
     /// An I/O error while accessing a key (or prefix).
-    #[error("i/o error on key {key:?}: {source}")]
+    #[error("i/o error on key {key:?}")]
     Io {
         /// The key (or prefix) being accessed.
         key: String,

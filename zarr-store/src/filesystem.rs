@@ -34,6 +34,7 @@ mod access;
 #[cfg(any(not(unix), feature = "portable-paths"))]
 mod portable;
 #[cfg(all(unix, not(feature = "portable-paths")))]
+#[allow(unsafe_code)]
 mod sys;
 #[cfg(all(unix, not(feature = "portable-paths")))]
 mod unix;

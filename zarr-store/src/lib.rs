@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+// `unsafe` stands in the filesystem store's `sys` module only (the system calls).
+#![deny(unsafe_code)]
 
 #[cfg(feature = "testing")]
 mod counting;

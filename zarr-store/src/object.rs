@@ -125,7 +125,10 @@ impl ObjectStoreBackend {
         if dot_segment {
             return Err(invalid(url, "'.' and '..' segments are not allowed"));
         }
-        let parsed = url::Url::parse(url).map_err(|e| invalid(url, e.to_string()))?;
+        let parsed = url::Url::parse(url).map_err(|e| StoreError::InvalidUrl {
+            url: url.to_owned(),
+            source: e.into(),
+        })?;
         if parsed.query().is_some() || parsed.fragment().is_some() {
             return Err(invalid(url, "a store url takes no query or fragment"));
         }

@@ -42,7 +42,8 @@ fn open_requires_a_directory_and_create_makes_one() -> TestResult {
     std::fs::write(&file, b"x")?;
     match FilesystemStore::open(&file) {
         Err(err @ StoreError::Root { .. }) => {
-            assert!(err.to_string().contains("not a directory"), "{err}");
+            let report = zarr_testkit::report(&err);
+            assert!(report.contains("not a directory"), "{report}");
         }
         other => panic!("expected a Root error, got {other:?}"),
     }

@@ -544,12 +544,11 @@ fn remote_errors_name_the_key() -> TestResult {
                 assert!(source
                     .downcast_ref::<zarr_store::object_store::Error>()
                     .is_some());
-                let message = StoreError::Remote {
+                let message = zarr_testkit::report(&StoreError::Remote {
                     key,
                     op: failed,
                     source,
-                }
-                .to_string();
+                });
                 assert!(
                     message
                         .starts_with(&format!("object store {op} of \"arr/zarr.json\" failed: ")),

@@ -89,7 +89,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("peer-bench: {e}");
+            eprintln!("peer-bench: {}", zarr_array::report(&*e));
             ExitCode::FAILURE
         }
     }

@@ -327,7 +327,7 @@ fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("prepend-table: {e}");
+            eprintln!("prepend-table: {}", zarr_array::report(&*e));
             std::process::ExitCode::FAILURE
         }
     }

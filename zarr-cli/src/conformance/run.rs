@@ -66,7 +66,7 @@ impl Corpus {
             Corpus::Dir(dir) => match std::fs::read(dir.join(rel)) {
                 Ok(bytes) => Ok(Some(bytes)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(chain(&e)),
             },
             Corpus::Remote { store, .. } => store.get(rel).map_err(|e| chain(&e)),
         }

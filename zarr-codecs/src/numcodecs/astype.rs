@@ -165,9 +165,7 @@ mod tests {
                 r#"{{"name":"numcodecs.astype","configuration":{bad}}}"#
             ))
             .unwrap();
-            let err = factory(&def, &r, &default_registry())
-                .unwrap_err()
-                .to_string();
+            let err = zarr_testkit::report(&factory(&def, &r, &default_registry()).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.astype\""),
                 "{bad}: {err}"

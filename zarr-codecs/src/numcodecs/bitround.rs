@@ -205,9 +205,8 @@ mod tests {
                 r#"{{"name":"numcodecs.bitround","configuration":{json}}}"#
             ))
             .unwrap();
-            let err = factory(&def, &repr(t, 2), &default_registry())
-                .unwrap_err()
-                .to_string();
+            let err =
+                zarr_testkit::report(&factory(&def, &repr(t, 2), &default_registry()).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.bitround\""),
                 "{json}: {err}"

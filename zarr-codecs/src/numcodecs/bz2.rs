@@ -118,9 +118,9 @@ impl BytesToBytesCodec for Bz2Codec {
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         let out = Vec::with_capacity(limit_usize(bz2_bound(input.len() as u64)));
         let mut encoder = BzEncoder::new(out, Compression::new(self.level));
-        let fail = |e: std::io::Error| CodecError::Compress {
+        let fail = |e: std::io::Error| CodecError::Compressor {
             codec: NAME,
-            reason: e.to_string(),
+            source: e.into(),
         };
         encoder.write_all(input).map_err(fail)?;
         encoder.finish().map_err(fail)
@@ -172,7 +172,7 @@ mod tests {
             r#"{"name":"numcodecs.bz2","configuration":{"level":10}}"#,
             r#"{"name":"numcodecs.bz2","configuration":{"blocksize":1}}"#,
         ] {
-            let err = codec(bad).unwrap_err().to_string();
+            let err = zarr_testkit::report(&codec(bad).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.bz2\""),
                 "{err}"

@@ -229,7 +229,7 @@ mod tests {
             r#"{"dtype":"<i4","x":1}"#,
         ] {
             let json = format!(r#"{{"name":"numcodecs.delta","configuration":{bad}}}"#);
-            let err = codec(&json, &r).unwrap_err().to_string();
+            let err = zarr_testkit::report(&codec(&json, &r).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.delta\""),
                 "{bad}: {err}"

@@ -325,7 +325,7 @@ mod tests {
             r#"{"offset":0,"scale":1,"id":"fixedscaleoffset"}"#,
         ] {
             let json = format!(r#"{{"name":"numcodecs.fixedscaleoffset","configuration":{bad}}}"#);
-            let err = codec(&json, &r).unwrap_err().to_string();
+            let err = zarr_testkit::report(&codec(&json, &r).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.fixedscaleoffset\""),
                 "{bad}: {err}"

@@ -4,7 +4,8 @@
 //! `acceleration`, default 1 when absent (0 and negative values mean 1, as in numcodecs).
 //! The format is numcodecs': the decoded size as a 4-byte little-endian integer, then one LZ4
 //! block (not the LZ4 frame format). Encoding runs LZ4's C library (`LZ4_compress_fast`, as
-//! numcodecs does), so blocks are byte-identical. Decoding refuses a header that claims more
+//! numcodecs does, through the `lz4` crate's safe block functions), so blocks are
+//! byte-identical. Decoding refuses a header that claims more
 //! than the bound before allocating, and LZ4's safe decoder never writes past the claimed
 //! size; the block must decode to exactly that size. Inputs are limited to numcodecs' maximum
 //! of 0x7E000000 bytes.
@@ -23,8 +24,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::os::raw::{c_char, c_int};
-
+use lz4::block::CompressionMode;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
@@ -55,7 +55,7 @@ crate::config::codec_def!(Lz4Config => NAME);
 #[derive(Debug, Clone, Copy)]
 pub struct Lz4Codec {
     config: Lz4Config,
-    acceleration: c_int,
+    acceleration: i32,
 }
 
 impl Lz4Codec {
@@ -100,7 +100,7 @@ fn split(input: &[u8], max_decoded: u64) -> Result<(usize, &[u8])> {
             limit: max_decoded,
         });
     }
-    if size as usize > MAX_INPUT || block.len() > c_int::MAX as usize {
+    if size as usize > MAX_INPUT || block.len() > i32::MAX as usize {
         return Err(CodecError::corrupt(
             NAME,
             format!("the header claims {size} bytes, more than LZ4 blocks hold"),
@@ -109,23 +109,18 @@ fn split(input: &[u8], max_decoded: u64) -> Result<(usize, &[u8])> {
     Ok((size as usize, block))
 }
 
-/// Decompresses `block` into `out`, which it must fill exactly.
+/// Decompresses `block` into `out`, which it must fill exactly. LZ4's safe decoder reads only
+/// `block` and writes at most `out.len()` bytes whatever the input.
 fn decompress(block: &[u8], out: &mut [u8]) -> Result<()> {
-    // SAFETY: `LZ4_decompress_safe` reads at most `block.len()` bytes of `block` and writes at
-    // most `out.len()` bytes to `out` whatever the input (it is LZ4's decoder for untrusted
-    // data); both lengths fit in a C int (checked by `split`).
-    let n = unsafe {
-        lz4_sys::LZ4_decompress_safe(
-            block.as_ptr().cast::<c_char>(),
-            out.as_mut_ptr().cast::<c_char>(),
-            block.len() as c_int,
-            out.len() as c_int,
-        )
-    };
-    if n < 0 {
-        return Err(CodecError::corrupt(NAME, "invalid LZ4 block"));
-    }
-    if n as usize != out.len() {
+    // `split` checked that the size fits in an i32
+    let n =
+        lz4::block::decompress_to_buffer(block, Some(out.len() as i32), out).map_err(|source| {
+            CodecError::Decompress {
+                codec: NAME,
+                source: source.into(),
+            }
+        })?;
+    if n != out.len() {
         return Err(CodecError::SizeMismatch {
             codec: NAME,
             expected: out.len() as u64,
@@ -158,28 +153,21 @@ impl BytesToBytesCodec for Lz4Codec {
                 ),
             });
         }
-        // SAFETY: a pure function of its argument (at most MAX_INPUT, so no overflow).
-        let bound = unsafe { lz4_sys::LZ4_compressBound(input.len() as c_int) };
-        let mut out = vec![0u8; 4 + bound as usize];
-        out[..4].copy_from_slice(&(input.len() as u32).to_le_bytes());
-        // SAFETY: `LZ4_compress_fast` reads `input.len()` bytes of `input` and writes at most
-        // `bound` bytes to the buffer after the header, which holds exactly `bound` bytes.
-        let n = unsafe {
-            lz4_sys::LZ4_compress_fast(
-                input.as_ptr().cast::<c_char>(),
-                out[4..].as_mut_ptr().cast::<c_char>(),
-                input.len() as c_int,
-                bound,
-                self.acceleration,
-            )
-        };
-        if n <= 0 {
-            return Err(CodecError::Compress {
+        let bound =
+            lz4::block::compress_bound(input.len()).map_err(|source| CodecError::Compressor {
                 codec: NAME,
-                reason: format!("LZ4 compression failed ({n})"),
-            });
-        }
-        out.truncate(4 + n as usize);
+                source: source.into(),
+            })?;
+        let mut out = vec![0u8; 4 + bound];
+        // the size header (4 bytes, little-endian) then the block, as numcodecs writes them
+        let mode = Some(CompressionMode::FAST(self.acceleration));
+        let n = lz4::block::compress_to_buffer(input, mode, true, &mut out).map_err(|source| {
+            CodecError::Compressor {
+                codec: NAME,
+                source: source.into(),
+            }
+        })?;
+        out.truncate(n);
         Ok(out)
     }
 
@@ -229,9 +217,9 @@ mod tests {
             let back = serde_json::to_string(&codec(json).unwrap().to_def()).unwrap();
             assert_eq!(back, json);
         }
-        let err = codec(r#"{"name":"numcodecs.lz4","configuration":{"level":1}}"#)
-            .unwrap_err()
-            .to_string();
+        let err = zarr_testkit::report(
+            &codec(r#"{"name":"numcodecs.lz4","configuration":{"level":1}}"#).unwrap_err(),
+        );
         assert!(err.contains("unknown field `level`"), "{err}");
     }
 

@@ -227,9 +227,9 @@ impl LzmaCodec {
 
     /// The encoding stream of this configuration.
     fn encoder(&self) -> Result<Stream> {
-        let fail = |e: liblzma::stream::Error| CodecError::Compress {
+        let fail = |e: liblzma::stream::Error| CodecError::Compressor {
             codec: NAME,
-            reason: e.to_string(),
+            source: e.into(),
         };
         match (self.format, &self.config.filters) {
             (FORMAT_XZ, None) => Stream::new_easy_encoder(self.preset, self.check).map_err(fail),
@@ -253,7 +253,10 @@ impl LzmaCodec {
 
     /// The decoding stream of this configuration.
     fn decoder(&self) -> Result<Stream> {
-        let fail = |e: liblzma::stream::Error| CodecError::corrupt(NAME, e.to_string());
+        let fail = |e: liblzma::stream::Error| CodecError::Decompress {
+            codec: NAME,
+            source: e.into(),
+        };
         let concatenated = liblzma::stream::CONCATENATED;
         match (self.format, &self.config.filters) {
             (FORMAT_XZ, _) => Stream::new_stream_decoder(DECODER_MEMLIMIT, concatenated),
@@ -471,9 +474,9 @@ impl BytesToBytesCodec for LzmaCodec {
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         let out = Vec::with_capacity(limit_usize(lzma_bound(input.len() as u64)));
         let mut encoder = XzEncoder::new_stream(out, self.encoder()?);
-        let fail = |e: std::io::Error| CodecError::Compress {
+        let fail = |e: std::io::Error| CodecError::Compressor {
             codec: NAME,
-            reason: e.to_string(),
+            source: e.into(),
         };
         encoder.write_all(input).map_err(fail)?;
         encoder.finish().map_err(fail)
@@ -544,7 +547,7 @@ mod tests {
             r#"{"format":2,"filters":[{"id":33}]}"#,
         ] {
             let json = format!(r#"{{"name":"numcodecs.lzma","configuration":{bad}}}"#);
-            let err = codec(&json).unwrap_err().to_string();
+            let err = zarr_testkit::report(&codec(&json).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.lzma\""),
                 "{bad}: {err}"
@@ -624,7 +627,10 @@ mod tests {
         let mut big = alone.encode(&data).unwrap();
         big[1..5].copy_from_slice(&(3u32 << 30).to_le_bytes());
         let err = alone.decode(Decoded::Borrowed(&big), 5000).unwrap_err();
-        assert!(err.to_string().contains("numcodecs.lzma"), "{err}");
+        assert!(
+            zarr_testkit::report(&err).contains("numcodecs.lzma"),
+            "{err}"
+        );
     }
 
     proptest! {

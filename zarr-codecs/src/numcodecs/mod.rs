@@ -317,9 +317,9 @@ mod tests {
             assert_eq!(registry.contains(c.name), factory_of(c.id).is_some());
             if factory_of(c.id).is_none() {
                 let err = build(c.id, Map::new(), &repr).unwrap_err();
-                assert!(err.to_string().contains(c.feature), "{err}");
+                assert!(zarr_testkit::report(&err).contains(c.feature), "{err}");
                 let err = registry.resolve(&ExtensionDef::new(c.name)).unwrap_err();
-                assert!(err.to_string().contains(c.feature), "{err}");
+                assert!(zarr_testkit::report(&err).contains(c.feature), "{err}");
             }
         }
         let err = build("jenkins_lookup3", Map::new(), &repr).unwrap_err();

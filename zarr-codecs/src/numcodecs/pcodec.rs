@@ -343,7 +343,10 @@ fn decode_typed<T: pco::data_types::Number + bytemuck::Pod>(
     input: &[u8],
     out: &mut [u8],
 ) -> Result<()> {
-    let corrupt = |e: pco::errors::PcoError| CodecError::corrupt(name, e.to_string());
+    let corrupt = |e: pco::errors::PcoError| CodecError::Decompress {
+        codec: name,
+        source: e.into(),
+    };
     let n = out.len() / std::mem::size_of::<T>();
     let check = |p: pco::Progress| -> Result<()> {
         if p.n_processed != n || !p.finished {
@@ -406,9 +409,9 @@ impl ArrayToBytesCodec for PcodecCodec {
         }
         let config = &self.chunk_config;
         with_number!(self.repr.data_type, T, L => encode_typed::<T>(input, config), Ok(Vec::new()))
-            .map_err(|e| CodecError::Compress {
+            .map_err(|e| CodecError::Compressor {
                 codec: self.name,
-                reason: e.to_string(),
+                source: e.into(),
             })
     }
 
@@ -463,7 +466,7 @@ mod tests {
             r#"{"id":"pcodec"}"#,
         ] {
             let json = format!(r#"{{"name":"numcodecs.pcodec","configuration":{bad}}}"#);
-            let err = codec(&json, &r).unwrap_err().to_string();
+            let err = zarr_testkit::report(&codec(&json, &r).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.pcodec\""),
                 "{bad}: {err}"

@@ -8,7 +8,10 @@ use crate::codec::limit_usize;
 use crate::error::{CodecError, Result};
 
 fn io_error(codec: &'static str, e: io::Error) -> CodecError {
-    CodecError::Decompress { codec, source: e }
+    CodecError::Decompress {
+        codec,
+        source: e.into(),
+    }
 }
 
 /// Reads until `buf` is full or the stream ends; the count read.

@@ -122,9 +122,9 @@ impl BytesToBytesCodec for ZlibCodec {
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
         let out = Vec::with_capacity(limit_usize(zlib_bound(input.len() as u64)));
         let mut encoder = ZlibEncoder::new(out, self.level);
-        let fail = |e: std::io::Error| CodecError::Compress {
+        let fail = |e: std::io::Error| CodecError::Compressor {
             codec: NAME,
-            reason: e.to_string(),
+            source: e.into(),
         };
         encoder.write_all(input).map_err(fail)?;
         encoder.finish().map_err(fail)
@@ -177,7 +177,7 @@ mod tests {
             r#"{"name":"numcodecs.zlib","configuration":{"level":-2}}"#,
             r#"{"name":"numcodecs.zlib","configuration":{"level":1,"id":"zlib"}}"#,
         ] {
-            let err = codec(bad).unwrap_err().to_string();
+            let err = zarr_testkit::report(&codec(bad).unwrap_err());
             assert!(
                 err.starts_with("invalid configuration for codec \"numcodecs.zlib\""),
                 "{err}"

@@ -490,7 +490,7 @@ mod tests {
                 "\"endian\" is required",
             ),
         ] {
-            let err = build(config).unwrap_err().to_string();
+            let err = zarr_testkit::report(&build(config).unwrap_err());
             assert!(err.contains(message), "{config}: {err}");
         }
     }
@@ -527,7 +527,7 @@ mod tests {
             "{err}"
         );
         assert_eq!(
-            err.to_string(),
+            zarr_testkit::report(&err),
             "inner chunk [0, 0] of the shard: bytes decoded to 11 bytes, expected 12"
         );
         // an entry longer than any inner chunk's encoding

@@ -181,7 +181,10 @@ mod tests {
         ] {
             let err = enc.decode(key, rank).unwrap_err();
             assert!(matches!(err, GridError::InvalidChunkKey { .. }));
-            assert!(err.to_string().contains(reason), "{key:?}: {err}");
+            assert!(
+                zarr_testkit::report(&err).contains(reason),
+                "{key:?}: {err}"
+            );
         }
     }
 }

@@ -51,7 +51,7 @@ fn configs_round_trip_and_bad_ones_are_refused() {
         r#"{"name":"zfp","configuration":{"mode":"expert","minbits":10,"maxbits":5,"maxprec":64,"minexp":0}}"#,
         r#"{"name":"zfp","configuration":{"tolerance":1}}"#,
     ] {
-        let err = codec(bad, &r).unwrap_err().to_string();
+        let err = zarr_testkit::report(&codec(bad, &r).unwrap_err());
         assert!(
             err.starts_with("invalid configuration for codec"),
             "{bad}: {err}"
