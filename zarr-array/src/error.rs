@@ -129,6 +129,19 @@ pub enum ArrayError {
         #[source]
         source: zarr_layout_sparse::SparseError,
     },
+    /// Sparse access ([`Array::sparse`](crate::Array::sparse)) to an array whose chunks are
+    /// not stored with `sparse_layout`.
+    #[error(
+        "{path} does not store sparse chunks (codecs {codecs:?}): sparse access needs \
+         sparse_layout as the array -> bytes codec, directly or inside sharding_indexed, \
+         without array -> array codecs"
+    )]
+    NotSparse {
+        /// The array's path.
+        path: String,
+        /// The names of its codecs, outermost first.
+        codecs: Vec<String>,
+    },
     /// An operation this array does not support.
     #[error("unsupported: {reason}")]
     Unsupported {

@@ -1,8 +1,8 @@
 #![doc = include_str!("../README.md")]
 // No unsafe code: parallel reads write disjoint blocks of their output through zarr-codecs'
-// checked `BlockBuffer`. The one exception, `StoredSparseChunk::new`, goes with the rewrite of
-// the sparse module (a chunk owner generic over its storage).
-#![deny(unsafe_code)]
+// checked `BlockBuffer`, and a stored sparse chunk owns its buffer as zarr-layout-sparse's
+// `SparseChunk<AlignedBuffer>`.
+#![forbid(unsafe_code)]
 
 mod array;
 mod builder;
@@ -28,7 +28,7 @@ pub use group::{Group, NodeKind};
 pub use path::NodePath;
 pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
 pub use source::StoreSource;
-pub use sparse::{SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
+pub use sparse::{SparseArray, SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};
 /// The layers below, re-exported so that one dependency is enough.

@@ -41,7 +41,7 @@ fn class_of(e: &ArrayError) -> &'static str {
         }
         ArrayError::Grid(_) => "InvalidArgumentError",
         ArrayError::TooLarge { .. } => "TooLargeError",
-        ArrayError::Unsupported { .. } => "UnsupportedError",
+        ArrayError::Unsupported { .. } | ArrayError::NotSparse { .. } => "UnsupportedError",
         _ => "ZarrError",
     }
 }
