@@ -788,7 +788,7 @@ fn errors_are_reported() {
     match err {
         ArrayError::NotSparse { path, codecs } => {
             assert_eq!(path, "dense");
-            assert_eq!(codecs, ["bytes"]);
+            assert_eq!(codecs, ["bytes", "zstd"]);
         }
         other => panic!("{other:?}"),
     }
