@@ -1,8 +1,9 @@
 //! Sparse chunks at 1 % density: a 2000 x 2000 float32 array in 1000 x 1000 chunks, random
 //! positions, stored in a `FilesystemStore` twice (`sparse_layout` CSR + zstd 3, and dense
-//! bytes + zstd 3), read as one CSR (`read_csr`, and `read_sparse(..).to_csr()`), as
-//! zero-copy chunk views (`sparse_chunks`), and densely (`read_all`, then CSR built by hand). Throughput is the
-//! dense size of the array, so the rates compare. `sparse-table` covers more densities.
+//! bytes + zstd 3), read through the sparse handle as one CSR (`read_csr`, and
+//! `read_coo(..).to_csr()`), as zero-copy chunk views (`chunks`), and densely (`read_all`,
+//! then CSR built by hand). Throughput is the dense size of the array, so the rates compare.
+//! `sparse-table` covers more densities.
 //!
 //! `cargo bench -p zarr-benches --bench sparse`
 
@@ -48,7 +49,9 @@ fn sparse_vs_dense(c: &mut Criterion) {
         .create(store.clone(), "sparse")
         .expect("creates");
     sparse
-        .write_sparse_coo(coords.view(), &values)
+        .sparse()
+        .expect("sparse")
+        .write_coo(coords.view(), &values)
         .expect("writes");
     let dense = ArrayBuilder::new(vec![N, N], DataType::Float32)
         .chunk_shape(vec![CHUNK, CHUNK])
@@ -69,14 +72,20 @@ fn sparse_vs_dense(c: &mut Criterion) {
         .throughput(Throughput::Bytes(N * N * 4));
     g.bench_function("read_csr", |b| {
         b.iter(|| {
-            let m = sparse.read_csr::<f32>(black_box(&whole)).expect("reads");
+            let m = sparse
+                .sparse()
+                .expect("sparse")
+                .read_csr::<f32>(black_box(&whole))
+                .expect("reads");
             assert_eq!(m.nnz(), nnz);
         })
     });
     g.bench_function("read_sparse_to_csr", |b| {
         b.iter(|| {
             let m = sparse
-                .read_sparse::<f32>(black_box(&whole))
+                .sparse()
+                .expect("sparse")
+                .read_coo::<f32>(black_box(&whole))
                 .expect("reads")
                 .to_csr()
                 .expect("2-d");
@@ -85,7 +94,7 @@ fn sparse_vs_dense(c: &mut Criterion) {
     });
     g.bench_function("sparse_chunks_views", |b| {
         b.iter(|| {
-            let chunks = sparse.sparse_chunks().expect("reads");
+            let chunks = sparse.sparse().expect("sparse").chunks().expect("reads");
             let n: usize = chunks.iter().map(|c| c.nnz()).sum();
             assert_eq!(n, nnz);
         })

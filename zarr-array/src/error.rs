@@ -163,13 +163,17 @@ pub enum ArrayError {
         /// The rank it was given.
         got: usize,
     },
-    /// Sparse access to an array whose chunks are not stored with `sparse_layout` (directly or
-    /// inside `sharding_indexed`, without array -> array codecs).
-    #[error("{path} does not store sparse chunks (codecs {codecs:?}): sparse access needs sparse_layout as the array -> bytes codec, directly or inside sharding_indexed, without array -> array codecs")]
+    /// Sparse access ([`Array::sparse`](crate::Array::sparse)) to an array whose chunks are
+    /// not stored with `sparse_layout`.
+    #[error(
+        "{path} does not store sparse chunks (codecs {codecs:?}): sparse access needs \
+         sparse_layout as the array -> bytes codec, directly or inside sharding_indexed, \
+         without array -> array codecs"
+    )]
     NotSparse {
-        /// The array.
+        /// The array's path.
         path: String,
-        /// The names of its codecs.
+        /// The names of its codecs, outermost first.
         codecs: Vec<String>,
     },
     /// A sparse computation that needs a zero fill value (`spmv`).

@@ -1,8 +1,8 @@
 #![doc = include_str!("../README.md")]
 // No unsafe code: parallel reads write disjoint blocks of their output through zarr-codecs'
-// checked `BlockBuffer`. The one exception, `StoredSparseChunk::new`, goes with the rewrite of
-// the sparse module (a chunk owner generic over its storage).
-#![deny(unsafe_code)]
+// checked `BlockBuffer`, and a stored sparse chunk owns its buffer as zarr-layout-sparse's
+// `SparseChunk<AlignedBuffer>`.
+#![forbid(unsafe_code)]
 
 mod array;
 mod builder;
@@ -30,7 +30,7 @@ pub use path::NodePath;
 pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
 pub use source::StoreSource;
 #[cfg(feature = "sparse")]
-pub use sparse::{SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
+pub use sparse::{SparseArray, SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 
 pub use zarr_grid::geometry::Region;
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};

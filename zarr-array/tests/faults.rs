@@ -5,7 +5,7 @@
 //! data read is the old array's or the new array's.
 //!
 //! Arrays with dense chunks, shards, sparse chunks (`sparse_layout`) and shards of sparse
-//! chunks are covered, sparse writes (`write_sparse_coo`) included.
+//! chunks are covered, sparse writes (`SparseArray::write_coo`) included.
 // The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
 #![cfg(all(feature = "zstd", feature = "sharding", feature = "sparse"))]
 
@@ -129,7 +129,9 @@ fn op_write_sparse(s: Arc<dyn Store>) -> Result<()> {
             cols[k]
         }
     });
-    a.write_sparse_coo(coords.view(), &[11u16, 0, 13, 14, 15, 0, 17])
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &[11u16, 0, 13, 14, 15, 0, 17])
 }
 
 fn op_append_0(s: Arc<dyn Store>) -> Result<()> {

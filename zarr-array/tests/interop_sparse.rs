@@ -148,7 +148,10 @@ fn write_entries<T: zarr_array::SparseElement>(
         }
     }
     let values: Vec<T> = entries.values().map(|&v| cast(v)).collect();
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
 }
 
 /// The expected dense bytes (native order) of integer-valued entries.
@@ -204,7 +207,10 @@ fn zarr_python_reads_sparse_arrays_we_write() {
     write_entries(&a, &e, |v| v as f32);
     let mut tri = TriMat::new((5, 6));
     tri.add_triplet(1, 2, 77.0f32);
-    a.write_sprs(&tri.to_csr::<usize>(), &[10, 10]).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_sprs(&tri.to_csr::<usize>(), &[10, 10])
+        .unwrap();
     e.retain(|p, _| !(p[0] >= 10 && p[0] < 15 && p[1] >= 10 && p[1] < 16));
     e.insert(vec![11, 12], 77);
     arrays.push((a.clone(), expected_bytes(&a, &e)));
@@ -300,8 +306,8 @@ fn we_read_sparse_arrays_zarr_python_writes() {
             .chunks_exact(size)
             .filter(|e| e.iter().any(|&b| b != 0))
             .count() as u64;
-        assert_eq!(a.nnz().unwrap(), nonzero, "{name}");
-        let chunks = a.sparse_chunks().unwrap();
+        assert_eq!(a.sparse().unwrap().nnz().unwrap(), nonzero, "{name}");
+        let chunks = a.sparse().unwrap().chunks().unwrap();
         assert_eq!(
             chunks.iter().map(|c| c.nnz_in_array() as u64).sum::<u64>(),
             nonzero
@@ -358,9 +364,15 @@ fn we_read_sparse_arrays_zarr_python_writes() {
             let got: Vec<f64> = match a.data_type() {
                 DataType::Float32 => {
                     let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
-                    a.spmv(&xf).unwrap().into_iter().map(f64::from).collect()
+                    a.sparse()
+                        .unwrap()
+                        .spmv(&xf)
+                        .unwrap()
+                        .into_iter()
+                        .map(f64::from)
+                        .collect()
                 }
-                _ => a.spmv(&x).unwrap(),
+                _ => a.sparse().unwrap().spmv(&x).unwrap(),
             };
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() < 1e-3 * (1.0 + w.abs()), "{name}: {g} vs {w}");
@@ -373,9 +385,9 @@ fn we_read_sparse_arrays_zarr_python_writes() {
         )
         .unwrap();
         let coo_count = match a.data_type() {
-            DataType::Int32 => a.read_sparse::<i32>(&region).unwrap().nnz(),
-            DataType::Float32 => a.read_sparse::<f32>(&region).unwrap().nnz(),
-            _ => a.read_sparse::<f64>(&region).unwrap().nnz(),
+            DataType::Int32 => a.sparse().unwrap().read_coo::<i32>(&region).unwrap().nnz(),
+            DataType::Float32 => a.sparse().unwrap().read_coo::<f32>(&region).unwrap().nnz(),
+            _ => a.sparse().unwrap().read_coo::<f64>(&region).unwrap().nnz(),
         };
         let mut want = 0;
         for pos in indices(&region.shape) {

@@ -277,19 +277,20 @@ fn check_sparse_round_trips(store: &Arc<dyn Store>) -> TestResult {
     }
     a.write_region(&region_at(&[0, 0], &reference), reference.view())?;
     let coords = ndarray::arr2(&[[1u64, 59, 30], [2, 0, 30]]);
-    a.write_sparse_coo(coords.view(), &[-1.0f64, -2.0, -3.0])?;
+    a.sparse()?
+        .write_coo(coords.view(), &[-1.0f64, -2.0, -3.0])?;
     reference[[1, 2]] = -1.0;
     reference[[59, 0]] = -2.0;
     reference[[30, 30]] = -3.0;
     let b = Array::open(store.clone(), "csr")?;
     assert_eq!(b.read_all::<f64>()?, reference);
-    let coo = b.read_sparse::<f64>(&Region::whole(b.shape()))?;
+    let coo = b.sparse()?.read_coo::<f64>(&Region::whole(b.shape()))?;
     assert_eq!(
         coo.nnz(),
         reference.iter().filter(|&&v| v != 0.0).count(),
         "entries read back as COO"
     );
-    assert_eq!(b.nnz()?, coo.nnz() as u64);
+    assert_eq!(b.sparse()?.nnz()?, coo.nnz() as u64);
 
     // 3-d COO inside shards.
     let c = ArrayBuilder::new(vec![16, 16, 16], DataType::Int32)

@@ -98,20 +98,24 @@ fn sparse_array(
 fn check_content(a: &Array, model: &BTreeMap<Vec<u64>, f64>) {
     let dense = a.read_all::<f64>().unwrap();
     assert_eq!(dense, dense_of(a.shape(), model, 0.0), "{}", a.path());
-    let coo = a.read_sparse::<f64>(&Region::whole(a.shape())).unwrap();
+    let coo = a
+        .sparse()
+        .unwrap()
+        .read_coo::<f64>(&Region::whole(a.shape()))
+        .unwrap();
     let (coords, values) = coords_of(model, a.rank());
     assert_eq!(coo.coords(), coords.view(), "{}", a.path());
     assert_eq!(coo.values(), &values[..]);
-    assert_eq!(a.nnz().unwrap(), model.len() as u64);
+    assert_eq!(a.sparse().unwrap().nnz().unwrap(), model.len() as u64);
     let sum: f64 = model.values().sum();
-    assert!((a.sum::<f64>().unwrap() - sum).abs() < 1e-6);
+    assert!((a.sparse().unwrap().sum::<f64>().unwrap() - sum).abs() < 1e-6);
     // a region in the middle
     let region = Region::new(
         a.shape().iter().map(|&n| n / 4).collect(),
         a.shape().iter().map(|&n| n / 2).collect(),
     )
     .unwrap();
-    let part = a.read_sparse::<f64>(&region).unwrap();
+    let part = a.sparse().unwrap().read_coo::<f64>(&region).unwrap();
     let inside: BTreeMap<Vec<u64>, f64> = model
         .iter()
         .filter(|(p, _)| {
@@ -144,7 +148,7 @@ fn dense_reads_and_writes_of_sparse_arrays() {
     {
         let a = sparse_array(&s, &format!("d{i}"), shape.clone(), chunks, format, None);
         assert!(a.is_sparse());
-        assert_eq!(a.sparse_layout().unwrap().format(), format);
+        assert_eq!(a.sparse().unwrap().layout().format(), format);
         let model = random_entries(&shape, 60, 7 + i as u64);
         let dense = dense_of(&shape, &model, 0.0);
         a.write_region(&region_at(&vec![0; shape.len()], &dense), dense.view())
@@ -173,7 +177,7 @@ fn dense_reads_and_writes_of_sparse_arrays() {
         keep.write_region(&region_at(&vec![0; shape.len()], &zeros), zeros.view())
             .unwrap();
         assert!(a.stored_chunks().unwrap().is_empty(), "{format}");
-        assert_eq!(a.nnz().unwrap(), 0);
+        assert_eq!(a.sparse().unwrap().nnz().unwrap(), 0);
     }
 }
 
@@ -183,10 +187,13 @@ fn csr_chunks_are_zero_copy_sprs_views() {
     let a = sparse_array(&s, "csr", vec![40, 30], vec![20, 15], Format::Csr, None);
     let model = random_entries(&[40, 30], 150, 3);
     let (coords, values) = coords_of(&model, 2);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     check_content(&a, &model);
     let dense = a.read_all::<f64>().unwrap();
-    let chunks = a.sparse_chunks().unwrap();
+    let chunks = a.sparse().unwrap().chunks().unwrap();
     assert_eq!(chunks.len(), 4);
     let mut total = 0;
     for c in &chunks {
@@ -214,14 +221,16 @@ fn csr_chunks_are_zero_copy_sprs_views() {
     assert_eq!(total, model.len());
     // spmv against the dense product
     let x: Vec<f64> = (0..30).map(|i| (i as f64) * 0.5 - 3.0).collect();
-    let y = a.spmv(&x).unwrap();
+    let y = a.sparse().unwrap().spmv(&x).unwrap();
     for r in 0..40 {
         let want: f64 = (0..30).map(|c| dense[[r, c]] * x[c]).sum();
         assert!((y[r] - want).abs() < 1e-9, "row {r}");
     }
     // CSR of the whole array equals the dense data
     let csr = a
-        .read_sparse::<f64>(&Region::whole(&[40, 30]))
+        .sparse()
+        .unwrap()
+        .read_coo::<f64>(&Region::whole(&[40, 30]))
         .unwrap()
         .to_csr()
         .unwrap();
@@ -235,7 +244,7 @@ fn csr_chunks_are_zero_copy_sprs_views() {
 fn csc_arrays_and_sprs_writes() {
     let s = store();
     let a = sparse_array(&s, "csc", vec![25, 33], vec![10, 11], Format::Csc, None);
-    let layout = a.sparse_layout().unwrap();
+    let layout = a.sparse().unwrap().layout();
     assert_eq!(layout.format(), Format::Csc);
     // a CSR matrix with explicit entries, written at an offset
     let mut tri = TriMat::new((7, 9));
@@ -251,9 +260,9 @@ fn csc_arrays_and_sprs_writes() {
         model.insert(vec![8 + r as u64, 20 + c as u64], v);
     }
     let csr: CsMat<f64> = tri.to_csr();
-    a.write_sprs(&csr, &[8, 20]).unwrap();
+    a.sparse().unwrap().write_sprs(&csr, &[8, 20]).unwrap();
     check_content(&a, &model);
-    for c in a.sparse_chunks().unwrap() {
+    for c in a.sparse().unwrap().chunks().unwrap() {
         let m = c.sprs_view::<f64, u16, u32>().unwrap();
         assert!(m.is_csc());
         assert!(c
@@ -262,26 +271,34 @@ fn csc_arrays_and_sprs_writes() {
             .contains(&m.data().as_ptr().cast()));
     }
     // a CSC view over the same region replaces it: old entries there go, others stay
-    a.write_sparse_coo(arr2(&[[0u64, 24], [0, 32]]).view(), &[9.0, 8.0])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[0u64, 24], [0, 32]]).view(), &[9.0, 8.0])
         .unwrap();
     model.insert(vec![0, 0], 9.0);
     model.insert(vec![24, 32], 8.0);
     let mut tri = TriMat::new((7, 9));
     tri.add_triplet(1, 1, 6.0);
     let csc: CsMat<f64> = tri.to_csc();
-    a.write_sprs(&csc.view(), &[8, 20]).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_sprs(&csc.view(), &[8, 20])
+        .unwrap();
     model.retain(|p, _| !(p[0] >= 8 && p[0] < 15 && p[1] >= 20 && p[1] < 29));
     model.insert(vec![9, 21], 6.0);
     check_content(&a, &model);
     // an empty matrix clears the region; chunks left empty are deleted
     let before = a.stored_chunks().unwrap().len();
-    a.write_sprs(&CsMat::<f64>::zero((7, 9)), &[8, 20]).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_sprs(&CsMat::<f64>::zero((7, 9)), &[8, 20])
+        .unwrap();
     model.remove(&vec![9, 21]);
     check_content(&a, &model);
     assert!(a.stored_chunks().unwrap().len() < before);
     // spmv on CSC chunks
     let x: Vec<f64> = (0..33).map(|i| i as f64).collect();
-    let y = a.spmv(&x).unwrap();
+    let y = a.sparse().unwrap().spmv(&x).unwrap();
     let mut want = vec![0.0; 25];
     for (p, v) in &model {
         want[p[0] as usize] += v * x[p[1] as usize];
@@ -296,10 +313,13 @@ fn coo_3d_arrays_write_merge_and_delete() {
     let a = sparse_array(&s, "coo3", shape.clone(), vec![5, 5, 4], Format::Coo, None);
     let mut model = random_entries(&shape, 80, 11);
     let (coords, values) = coords_of(&model, 3);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     check_content(&a, &model);
     // zero-copy coordinates and values
-    for c in a.sparse_chunks().unwrap() {
+    for c in a.sparse().unwrap().chunks().unwrap() {
         let coo = c.coo::<f64, u16>().unwrap();
         assert_eq!(coo.indices.shape(), &[3, c.nnz()]);
         let range = c.buffer().as_ptr_range();
@@ -318,7 +338,10 @@ fn coo_3d_arrays_write_merge_and_delete() {
         updates.insert(p.clone(), if i % 2 == 0 { 0.0 } else { 1234.0 });
     }
     let (coords, values) = coords_of(&updates, 3);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     for (p, v) in updates {
         if v == 0.0 {
             model.remove(&p);
@@ -335,7 +358,10 @@ fn coo_3d_arrays_write_merge_and_delete() {
         .map(|(p, _)| (p.clone(), 0.0))
         .collect();
     let (coords, values) = coords_of(&in_victim, 3);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     model.retain(|p, _| !in_victim.contains_key(p));
     assert!(!a.stored_chunks().unwrap().contains(&victim));
     check_content(&a, &model);
@@ -362,13 +388,16 @@ fn nested_shards_with_a_sparse_innermost_codec() {
         .create(s.clone(), "nested")
         .unwrap();
     assert!(a.is_sparse());
-    assert_eq!(a.sparse_chunk_shape().unwrap(), &[3, 5]);
+    assert_eq!(a.sparse().unwrap().chunk_shape(), &[3, 5]);
     let mut model = random_entries(&shape, 90, 77);
     let (coords, values) = coords_of(&model, 2);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     check_content(&a, &model);
     // the sparse chunks are the innermost chunks, indexed in their shard's grid of them
-    let chunks = a.sparse_chunks().unwrap();
+    let chunks = a.sparse().unwrap().chunks().unwrap();
     assert_eq!(
         chunks.iter().map(|c| c.nnz_in_array()).sum::<usize>(),
         model.len()
@@ -399,7 +428,10 @@ fn nested_shards_with_a_sparse_innermost_codec() {
     let before = leaves(&s.get(&key).unwrap().unwrap());
     let updates: BTreeMap<Vec<u64>, f64> = [(vec![7u64, 8], 42.0)].into_iter().collect();
     let (coords, values) = coords_of(&updates, 2);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     model.insert(vec![7, 8], 42.0);
     check_content(&a, &model);
     let after = leaves(&s.get(&key).unwrap().unwrap());
@@ -414,7 +446,7 @@ fn nested_shards_with_a_sparse_innermost_codec() {
     tri.add_triplet(0, 0, 5.0);
     tri.add_triplet(8, 13, 6.0);
     let csr: CsMat<f64> = tri.to_csr();
-    a.write_sprs(&csr, &[10, 15]).unwrap();
+    a.sparse().unwrap().write_sprs(&csr, &[10, 15]).unwrap();
     let replaced = Region::new(vec![10, 15], vec![9, 14]).unwrap();
     model.retain(|p, _| !replaced.contains(p));
     model.insert(vec![10, 15], 5.0);
@@ -449,13 +481,16 @@ fn sharded_arrays_with_a_sparse_inner_codec() {
             Some(vec![10, 12]),
         );
         assert_eq!(a.chunk_shape(), vec![10, 12]);
-        assert_eq!(a.sparse_chunk_shape().unwrap(), &[5, 6]);
+        assert_eq!(a.sparse().unwrap().chunk_shape(), &[5, 6]);
         let mut model = random_entries(&shape, 70, 21 + i as u64);
         let (coords, values) = coords_of(&model, 2);
-        a.write_sparse_coo(coords.view(), &values).unwrap();
+        a.sparse()
+            .unwrap()
+            .write_coo(coords.view(), &values)
+            .unwrap();
         check_content(&a, &model);
         // the per-chunk views are inner chunks
-        let chunks = a.sparse_chunks().unwrap();
+        let chunks = a.sparse().unwrap().chunks().unwrap();
         let nnz: usize = chunks.iter().map(|c| c.nnz_in_array()).sum();
         assert_eq!(nnz, model.len());
         for c in &chunks {
@@ -477,14 +512,17 @@ fn sharded_arrays_with_a_sparse_inner_codec() {
         let touched = [vec![1u64, 1]];
         let updates: BTreeMap<Vec<u64>, f64> = touched.iter().map(|p| (p.clone(), 42.0)).collect();
         let (coords, values) = coords_of(&updates, 2);
-        a.write_sparse_coo(coords.view(), &values).unwrap();
+        a.sparse()
+            .unwrap()
+            .write_coo(coords.view(), &values)
+            .unwrap();
         model.insert(vec![1, 1], 42.0);
         check_content(&a, &model);
         let after = s.get(&shard_key).unwrap().unwrap();
         assert_ne!(before, after);
         // spmv through shards
         let x: Vec<f64> = (0..29).map(|j| 1.0 + j as f64).collect();
-        let y = a.spmv(&x).unwrap();
+        let y = a.sparse().unwrap().spmv(&x).unwrap();
         let mut want = vec![0.0; 37];
         for (p, v) in &model {
             want[p[0] as usize] += v * x[p[1] as usize];
@@ -494,7 +532,7 @@ fn sharded_arrays_with_a_sparse_inner_codec() {
         }
         // a region read decodes only the inner chunks it meets
         let region = Region::new(vec![11, 13], vec![3, 4]).unwrap();
-        let part = a.sparse_chunks_in(&region).unwrap();
+        let part = a.sparse().unwrap().chunks_in(&region).unwrap();
         assert!(part.len() <= 1, "{part:?}");
         // dense writes go through the sharding codec and stay sparse inside
         let block = ArrayD::from_elem(IxDyn(&[2, 2]), -1.0f64);
@@ -505,10 +543,12 @@ fn sharded_arrays_with_a_sparse_inner_codec() {
         }
         check_content(&a, &model);
         // clearing everything removes every shard
-        a.write_sprs(&CsMat::<f64>::zero((37, 29)), &[0, 0])
+        a.sparse()
+            .unwrap()
+            .write_sprs(&CsMat::<f64>::zero((37, 29)), &[0, 0])
             .unwrap();
         assert!(a.stored_chunks().unwrap().is_empty());
-        assert_eq!(a.nnz().unwrap(), 0);
+        assert_eq!(a.sparse().unwrap().nnz().unwrap(), 0);
     }
 }
 
@@ -520,7 +560,9 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
         .sparse(Format::Csr)
         .create(s.clone(), "rb")
         .unwrap();
-    a.write_sparse_coo(arr2(&[[0u64, 5, 2], [0, 7, 3]]).view(), &[1, 2, 3])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[0u64, 5, 2], [0, 7, 3]]).view(), &[1, 2, 3])
         .unwrap();
     // prepend 3 rows: the first chunk (-1) holds one row of data at buffer row 3
     let mut rows = ArrayD::from_elem(IxDyn(&[3, 8]), 0i32);
@@ -530,7 +572,11 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
     assert_eq!(a.grid().name(), "regular_bounded");
     assert_eq!(a.domain(), vec![(-3, 6), (0, 8)]);
     assert_eq!(a.shape(), &[9, 8]);
-    let coo = a.read_sparse::<i32>(&Region::whole(&[9, 8])).unwrap();
+    let coo = a
+        .sparse()
+        .unwrap()
+        .read_coo::<i32>(&Region::whole(&[9, 8]))
+        .unwrap();
     assert_eq!(coo.coords(), arr2(&[[0u64, 2, 3, 5, 8], [1, 6, 0, 3, 7]]));
     assert_eq!(coo.values(), &[10, 11, 1, 3, 2]);
     assert_eq!(
@@ -538,7 +584,9 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
         arr2(&[[-3i64, -1, 0, 2, 5], [1, 6, 0, 3, 7]])
     );
     let first: Vec<_> = a
-        .sparse_chunks()
+        .sparse()
+        .unwrap()
+        .chunks()
         .unwrap()
         .into_iter()
         .filter(|c| c.chunk_index() == [-1, 0])
@@ -559,23 +607,38 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
     let foreign = encode_triples(codec.layout(), &[4, 4], &[0, 2, 1, 1], &[99i32, 10], &0).unwrap();
     s.set(&key, &a.codecs().encode_from_array_bytes(foreign).unwrap())
         .unwrap();
-    let coo = a.read_sparse::<i32>(&Region::whole(&[9, 8])).unwrap();
+    let coo = a
+        .sparse()
+        .unwrap()
+        .read_coo::<i32>(&Region::whole(&[9, 8]))
+        .unwrap();
     assert_eq!(
         coo.values(),
         &[10, 11, 1, 3, 2],
         "the entry at -4 is ignored"
     );
-    assert_eq!(a.nnz().unwrap(), 5);
-    assert_eq!(a.sum::<i32>().unwrap(), 27);
+    assert_eq!(a.sparse().unwrap().nnz().unwrap(), 5);
+    assert_eq!(a.sparse().unwrap().sum::<i32>().unwrap(), 27);
     assert_eq!(a.read_all::<i32>().unwrap()[[0, 1]], 10);
-    assert_eq!(a.spmv(&[1; 8]).unwrap(), vec![10, 0, 11, 1, 0, 3, 0, 0, 2]);
-    let csr = a.read_csr::<i32>(&Region::whole(&[9, 8])).unwrap();
+    assert_eq!(
+        a.sparse().unwrap().spmv(&[1; 8]).unwrap(),
+        vec![10, 0, 11, 1, 0, 3, 0, 0, 2]
+    );
+    let csr = a
+        .sparse()
+        .unwrap()
+        .read_csr::<i32>(&Region::whole(&[9, 8]))
+        .unwrap();
     assert_eq!(csr, coo.to_csr().unwrap(), "read_csr ignores it too");
     assert_eq!(csr.nnz(), 5);
-    a.write_sparse_coo(arr2(&[[1u64], [1]]).view(), &[5])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[1u64], [1]]).view(), &[5])
         .unwrap();
     let stored = a
-        .sparse_chunks()
+        .sparse()
+        .unwrap()
+        .chunks()
         .unwrap()
         .into_iter()
         .find(|c| c.chunk_index() == [-1, 0])
@@ -598,7 +661,9 @@ fn prepend_on_a_sharded_sparse_array() {
         .compressors(zstd_crc())
         .create(s.clone(), "rbs")
         .unwrap();
-    a.write_sparse_coo(arr2(&[[0u64, 5], [7, 0]]).view(), &[1.0f32, 2.0])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[0u64, 5], [7, 0]]).view(), &[1.0f32, 2.0])
         .unwrap();
     let mut rows = ArrayD::from_elem(IxDyn(&[3, 8]), 0.0f32);
     rows[[0, 3]] = 3.0;
@@ -606,7 +671,7 @@ fn prepend_on_a_sharded_sparse_array() {
     a.prepend(rows.view(), 0).unwrap();
     assert_eq!(a.domain(), vec![(-3, 6), (0, 8)]);
     // shard -1 covers coordinates -4..0: its first inner row block is only half inside
-    let chunks = a.sparse_chunks().unwrap();
+    let chunks = a.sparse().unwrap().chunks().unwrap();
     let first: Vec<_> = chunks
         .iter()
         .filter(|c| c.chunk_index() == [-1, 0])
@@ -620,23 +685,29 @@ fn prepend_on_a_sharded_sparse_array() {
     );
     assert_eq!(first[1].inner_index(), Some(&[1u64, 1][..]));
     assert!(first[1].is_whole());
-    let coo = a.read_sparse::<f32>(&Region::whole(&[9, 8])).unwrap();
+    let coo = a
+        .sparse()
+        .unwrap()
+        .read_coo::<f32>(&Region::whole(&[9, 8]))
+        .unwrap();
     assert_eq!(coo.coords(), arr2(&[[0u64, 2, 3, 8], [3, 4, 7, 0]]));
     assert_eq!(coo.values(), &[3.0, 4.0, 1.0, 2.0]);
     assert_eq!(coo.domain_coords().row(0).to_vec(), vec![-3, -1, 0, 5]);
-    assert_eq!(a.nnz().unwrap(), 4);
-    assert_eq!(a.sum::<f32>().unwrap(), 10.0);
+    assert_eq!(a.sparse().unwrap().nnz().unwrap(), 4);
+    assert_eq!(a.sparse().unwrap().sum::<f32>().unwrap(), 10.0);
     assert_eq!(
-        a.spmv(&[1.0f32; 8]).unwrap(),
+        a.sparse().unwrap().spmv(&[1.0f32; 8]).unwrap(),
         vec![3.0, 0.0, 4.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0]
     );
     // sparse writes into the partly filled shard
-    a.write_sparse_coo(arr2(&[[0u64, 1], [3, 0]]).view(), &[0.0f32, 5.0])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[0u64, 1], [3, 0]]).view(), &[0.0f32, 5.0])
         .unwrap();
     let dense = a.read_all::<f32>().unwrap();
     assert_eq!(dense[[0, 3]], 0.0);
     assert_eq!(dense[[1, 0]], 5.0);
-    assert_eq!(a.nnz().unwrap(), 4);
+    assert_eq!(a.sparse().unwrap().nnz().unwrap(), 4);
 }
 
 #[test]
@@ -661,8 +732,8 @@ fn edge_chunks_ignore_entries_outside_the_array() {
     let mut model = BTreeMap::new();
     model.insert(vec![9, 6], 1.0);
     check_content(&a, &model);
-    assert_eq!(a.spmv(&[1.0; 7]).unwrap()[9], 1.0);
-    let c = &a.sparse_chunks().unwrap()[0];
+    assert_eq!(a.sparse().unwrap().spmv(&[1.0; 7]).unwrap()[9], 1.0);
+    let c = &a.sparse().unwrap().chunks().unwrap()[0];
     assert_eq!(c.nnz(), 3);
     assert_eq!(c.nnz_in_array(), 1);
 }
@@ -671,34 +742,48 @@ fn edge_chunks_ignore_entries_outside_the_array() {
 fn errors_are_reported() {
     let s = store();
     let a = sparse_array(&s, "err", vec![5, 5], vec![2, 2], Format::Csr, None);
-    let bad_type = a.read_sparse::<f32>(&Region::whole(&[5, 5]));
+    let bad_type = a.sparse().unwrap().read_coo::<f32>(&Region::whole(&[5, 5]));
     assert!(matches!(bad_type, Err(ArrayError::DataTypeMismatch { .. })));
     assert!(matches!(
-        a.write_sparse_coo(arr2(&[[0u64, 0], [1, 1]]).view(), &[1.0, 2.0]),
+        a.sparse()
+            .unwrap()
+            .write_coo(arr2(&[[0u64, 0], [1, 1]]).view(), &[1.0, 2.0]),
         Err(ArrayError::InvalidArgument { .. })
     ));
     assert!(matches!(
-        a.write_sparse_coo(arr2(&[[5u64], [0]]).view(), &[1.0]),
+        a.sparse()
+            .unwrap()
+            .write_coo(arr2(&[[5u64], [0]]).view(), &[1.0]),
         Err(ArrayError::OutOfBounds { axis: 0, .. })
     ));
     assert!(matches!(
-        a.write_sparse_coo(arr2(&[[1u64, 2]]).view(), &[1.0, 2.0]),
+        a.sparse()
+            .unwrap()
+            .write_coo(arr2(&[[1u64, 2]]).view(), &[1.0, 2.0]),
         Err(ArrayError::ShapeMismatch { .. })
     ));
     assert!(a
-        .read_sparse::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap())
+        .sparse()
+        .unwrap()
+        .read_coo::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap())
         .is_err());
     assert!(matches!(
-        a.read_csr::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap()),
+        a.sparse()
+            .unwrap()
+            .read_csr::<f64>(&Region::new(vec![3, 3], vec![3, 1]).unwrap()),
         Err(ArrayError::Region(_))
     ));
     assert!(matches!(
-        a.read_csr::<f32>(&Region::whole(&[5, 5])),
+        a.sparse().unwrap().read_csr::<f32>(&Region::whole(&[5, 5])),
         Err(ArrayError::DataTypeMismatch { .. })
     ));
-    assert!(a.write_sprs(&CsMat::<f64>::zero((3, 3)), &[3, 0]).is_err());
+    assert!(a
+        .sparse()
+        .unwrap()
+        .write_sprs(&CsMat::<f64>::zero((3, 3)), &[3, 0])
+        .is_err());
     assert!(matches!(
-        a.spmv(&[1.0; 4]),
+        a.sparse().unwrap().spmv(&[1.0; 4]),
         Err(ArrayError::ShapeMismatch { .. })
     ));
     // nothing was written
@@ -708,15 +793,22 @@ fn errors_are_reported() {
         .create(s.clone(), "dense")
         .unwrap();
     assert!(!dense.is_sparse());
-    let err = dense.sparse_chunks().unwrap_err();
+    let err = dense.sparse().unwrap_err();
     assert!(
         zarr_testkit::report(&err).contains("does not store sparse chunks"),
         "{err}"
     );
+    match err {
+        ArrayError::NotSparse { path, codecs } => {
+            assert_eq!(path, "dense");
+            assert_eq!(codecs, ["bytes", "zstd"]);
+        }
+        other => panic!("{other:?}"),
+    }
     // spmv needs 2-d and a zero fill
     let v = sparse_array(&s, "v3", vec![3, 3, 3], vec![2, 2, 2], Format::Coo, None);
     assert!(matches!(
-        v.spmv(&[1.0; 3]),
+        v.sparse().unwrap().spmv(&[1.0; 3]),
         Err(ArrayError::RankMismatch {
             expected: 2,
             got: 3,
@@ -724,7 +816,9 @@ fn errors_are_reported() {
         })
     ));
     assert!(matches!(
-        v.read_csr::<f64>(&Region::whole(&[3, 3, 3])),
+        v.sparse()
+            .unwrap()
+            .read_csr::<f64>(&Region::whole(&[3, 3, 3])),
         Err(ArrayError::RankMismatch {
             expected: 2,
             got: 3,
@@ -738,7 +832,7 @@ fn errors_are_reported() {
         .create(s.clone(), "nan")
         .unwrap();
     assert!(matches!(
-        nan.spmv(&[1.0; 3]),
+        nan.sparse().unwrap().spmv(&[1.0; 3]),
         Err(ArrayError::NonZeroFill {
             operation: "spmv",
             ..
@@ -746,9 +840,10 @@ fn errors_are_reported() {
     ));
     // a corrupt chunk is an error naming its key
     s.set(&a.chunk_key(&[0, 0]), b"garbage").unwrap();
-    let err = zarr_testkit::report(&a.sparse_chunks().unwrap_err());
+    let err = zarr_testkit::report(&a.sparse().unwrap().chunks().unwrap_err());
     assert!(err.starts_with("err/c/0/0: "), "{err}");
-    let err = zarr_testkit::report(&a.read_csr::<f64>(&Region::whole(&[5, 5])).unwrap_err());
+    let sparse = a.sparse().unwrap();
+    let err = zarr_testkit::report(&sparse.read_csr::<f64>(&Region::whole(&[5, 5])).unwrap_err());
     assert!(err.starts_with("err/c/0/0: "), "{err}");
     // a reader without the extension refuses the array by name
     let err = Array::open_with(s.clone(), "err", &Extensions::core()).unwrap_err();
@@ -774,15 +869,21 @@ fn nan_fill_arrays_store_only_non_nan_and_read_back() {
     a.write_region(&region_at(&[0, 0], &data), data.view())
         .unwrap();
     assert_eq!(a.stored_chunks().unwrap().len(), 2);
-    let coo = a.read_sparse::<f32>(&Region::whole(&[6, 6])).unwrap();
+    let coo = a
+        .sparse()
+        .unwrap()
+        .read_coo::<f32>(&Region::whole(&[6, 6]))
+        .unwrap();
     assert_eq!(coo.values().len(), 2);
     assert_eq!(coo.values()[0].to_bits(), (-0.0f32).to_bits());
     let back = a.read_all::<f32>().unwrap();
     assert!(back[[1, 1]].is_nan());
     assert_eq!(back[[4, 5]], 1.5);
-    assert_eq!(a.nnz().unwrap(), 2);
+    assert_eq!(a.sparse().unwrap().nnz().unwrap(), 2);
     // writing NaN removes the entry
-    a.write_sparse_coo(arr2(&[[4u64], [5]]).view(), &[f32::NAN])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[4u64], [5]]).view(), &[f32::NAN])
         .unwrap();
     assert_eq!(a.stored_chunks().unwrap().len(), 1);
 }
@@ -800,9 +901,14 @@ fn map_reduce_runs_on_the_sparse_chunks() {
     );
     let model = random_entries(&[50, 40], 200, 5);
     let (coords, values) = coords_of(&model, 2);
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     let (max, count) = a
-        .map_reduce_sparse_chunks(
+        .sparse()
+        .unwrap()
+        .map_reduce(
             || (f64::MIN, 0usize),
             |c| {
                 let m = c.sprs_view::<f64, u16, u32>()?;
@@ -823,19 +929,30 @@ fn integer_and_complex_arrays() {
         .sparse(Format::Coo)
         .create(s.clone(), "i16")
         .unwrap();
-    a.write_sparse_coo(arr2(&[[0u64, 7], [0, 7]]).view(), &[i16::MAX, 2])
+    a.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[0u64, 7], [0, 7]]).view(), &[i16::MAX, 2])
         .unwrap();
-    assert_eq!(a.sum::<i16>().unwrap(), i16::MIN + 1, "wraps around");
-    assert_eq!(a.spmv(&[1i16; 8]).unwrap()[7], 2);
+    assert_eq!(
+        a.sparse().unwrap().sum::<i16>().unwrap(),
+        i16::MIN + 1,
+        "wraps around"
+    );
+    assert_eq!(a.sparse().unwrap().spmv(&[1i16; 8]).unwrap()[7], 2);
     let z = ArrayBuilder::new(vec![4, 4], DataType::Complex64)
         .chunk_shape(vec![2, 2])
         .sparse(Format::Csc)
         .create(s.clone(), "c64")
         .unwrap();
     let v = num_complex::Complex32::new(1.0, -2.0);
-    z.write_sparse_coo(arr2(&[[3u64], [1]]).view(), &[v])
+    z.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[3u64], [1]]).view(), &[v])
         .unwrap();
-    assert_eq!(z.sum::<num_complex::Complex32>().unwrap(), v);
+    assert_eq!(
+        z.sparse().unwrap().sum::<num_complex::Complex32>().unwrap(),
+        v
+    );
     assert_eq!(z.read_all::<num_complex::Complex32>().unwrap()[[3, 1]], v);
 }
 
@@ -870,13 +987,13 @@ proptest! {
             if round == 2 {
                 values.iter_mut().step_by(3).for_each(|v| *v = 0.0);
             }
-            a.write_sparse_coo(coords.view(), &values).unwrap();
+            a.sparse().unwrap().write_coo(coords.view(), &values).unwrap();
             for ((p, _), v) in updates.iter().zip(&values) {
                 if *v == 0.0 { model.remove(p); } else { model.insert(p.clone(), *v); }
             }
         }
         prop_assert_eq!(a.read_all::<f64>().unwrap(), dense_of(&[rows, cols], &model, 0.0));
-        let coo = a.read_sparse::<f64>(&Region::whole(&[rows, cols])).unwrap();
+        let coo = a.sparse().unwrap().read_coo::<f64>(&Region::whole(&[rows, cols])).unwrap();
         let (coords, values) = coords_of(&model, 2);
         prop_assert_eq!(coo.coords(), coords.view());
         prop_assert_eq!(coo.values(), &values[..]);
@@ -884,34 +1001,34 @@ proptest! {
         for k in 0..coo.nnz() {
             prop_assert_eq!(dom[[0, k]], lower + coords[[0, k]] as i64);
         }
-        prop_assert_eq!(a.nnz().unwrap(), model.len() as u64);
+        prop_assert_eq!(a.sparse().unwrap().nnz().unwrap(), model.len() as u64);
         let x: Vec<f64> = (0..cols).map(|c| c as f64 + 1.0).collect();
-        let y = a.spmv(&x).unwrap();
+        let y = a.sparse().unwrap().spmv(&x).unwrap();
         let mut want = vec![0.0; rows as usize];
         for (p, v) in &model { want[p[0] as usize] += v * x[p[1] as usize]; }
         for (g, w) in y.iter().zip(&want) { prop_assert!((g - w).abs() < 1e-6); }
         let csr = coo.to_csr().unwrap();
         prop_assert_eq!(csr.to_dense(), dense_of(&[rows, cols], &model, 0.0).into_dimensionality::<ndarray::Ix2>().unwrap());
         // the direct CSR read gives the same matrix, for the whole array and for sub-regions
-        prop_assert_eq!(&a.read_csr::<f64>(&Region::whole(&[rows, cols])).unwrap(), &csr);
+        prop_assert_eq!(&a.sparse().unwrap().read_csr::<f64>(&Region::whole(&[rows, cols])).unwrap(), &csr);
         let mut rng = Rng::new(seed ^ 0x5eed);
         for _ in 0..4 {
             let (r0, c0) = (rng.below(rows), rng.below(cols));
             let (nr, nc) = (rng.below(rows - r0 + 1), rng.below(cols - c0 + 1));
             let region = Region::new(vec![r0, c0], vec![nr, nc]).unwrap();
-            let direct = a.read_csr::<f64>(&region).unwrap();
-            prop_assert_eq!(&direct, &a.read_sparse::<f64>(&region).unwrap().to_csr().unwrap());
+            let direct = a.sparse().unwrap().read_csr::<f64>(&region).unwrap();
+            prop_assert_eq!(&direct, &a.sparse().unwrap().read_coo::<f64>(&region).unwrap().to_csr().unwrap());
             prop_assert_eq!(direct.shape(), (nr as usize, nc as usize));
         }
         // replace a block with a sprs matrix
         let mut tri = TriMat::new(((rows / 2) as usize, (cols / 2) as usize));
         if rows >= 2 && cols >= 2 { tri.add_triplet(0, 0, 7.0); }
         let m: CsMat<f64> = tri.to_csr();
-        a.write_sprs(&m, &[rows / 4, cols / 4]).unwrap();
+        a.sparse().unwrap().write_sprs(&m, &[rows / 4, cols / 4]).unwrap();
         model.retain(|p, _| !(p[0] >= rows / 4 && p[0] < rows / 4 + rows / 2 && p[1] >= cols / 4 && p[1] < cols / 4 + cols / 2));
         if rows >= 2 && cols >= 2 { model.insert(vec![rows / 4, cols / 4], 7.0); }
         prop_assert_eq!(a.read_all::<f64>().unwrap(), dense_of(&[rows, cols], &model, 0.0));
-        prop_assert_eq!(a.nnz().unwrap(), model.len() as u64);
+        prop_assert_eq!(a.sparse().unwrap().nnz().unwrap(), model.len() as u64);
     }
 }
 
@@ -928,19 +1045,28 @@ fn regions_of_more_than_2_pow_64_positions_read_sparse() {
         None,
     );
     let coords = arr2(&[[huge - 1, 5, 5], [0, huge - 2, 7]]);
-    a.write_sparse_coo(coords.view(), &[1.0, 2.0, 3.0]).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &[1.0, 2.0, 3.0])
+        .unwrap();
     // the whole array holds 2^80 positions: the keyed sort cannot be used
-    let coo = a.read_sparse::<f64>(&Region::whole(&[huge, huge])).unwrap();
+    let coo = a
+        .sparse()
+        .unwrap()
+        .read_coo::<f64>(&Region::whole(&[huge, huge]))
+        .unwrap();
     assert_eq!(coo.coords(), arr2(&[[5u64, 5, huge - 1], [7, huge - 2, 0]]));
     assert_eq!(coo.values(), &[3.0, 2.0, 1.0]);
     // a region of 2^60 positions sorts by offset; both list the stored chunks rather than
     // asking for each of their 2^40 and 2^20 chunks
     let part = a
-        .read_sparse::<f64>(&Region::new(vec![5, 0], vec![huge - 5, 1 << 20]).unwrap())
+        .sparse()
+        .unwrap()
+        .read_coo::<f64>(&Region::new(vec![5, 0], vec![huge - 5, 1 << 20]).unwrap())
         .unwrap();
     assert_eq!(part.coords(), arr2(&[[5u64, huge - 1], [7, 0]]));
     assert_eq!(part.values(), &[3.0, 1.0]);
-    assert_eq!(a.nnz().unwrap(), 3);
+    assert_eq!(a.sparse().unwrap().nnz().unwrap(), 3);
 }
 
 /// The region of `data` placed at `start`.

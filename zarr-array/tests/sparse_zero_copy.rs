@@ -1,5 +1,5 @@
 //! Zero copy on the real read path: an array stored with `[sparse_layout, zstd, crc32c]` (and a
-//! sharded one with that inner chain) is read through `Array::sparse_chunks`, and the values,
+//! sharded one with that inner chain) is read through `SparseArray::chunks`, and the values,
 //! coordinates and pointers point into the very buffer the zstd decoder allocated: no copy of
 //! the decoded chunk is made, and nothing of the dense chunk's size is allocated.
 //!
@@ -60,7 +60,10 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
         .compressors(compressors())
         .create(store.clone(), "csr")
         .unwrap();
-    a.write_sparse_coo(coords.view(), &values).unwrap();
+    a.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     let stored = store.get(&a.chunk_key(&[0, 0])).unwrap().unwrap();
     let sparse_len = a.codecs().decode_to_array_bytes(&stored).unwrap().len();
     // header + table, 1001 u32 pointers, 20000 u16 indices, 20000 f32 values
@@ -71,7 +74,8 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
         stored.len()
     );
 
-    let (chunks, big) = ALLOC.large_allocations_of(sparse_len, || a.sparse_chunks().unwrap());
+    let (chunks, big) =
+        ALLOC.large_allocations_of(sparse_len, || a.sparse().unwrap().chunks().unwrap());
     assert_eq!(chunks.len(), 1);
     let c = &chunks[0];
     assert_eq!(
@@ -91,11 +95,11 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
         assert!(range.contains(&p));
     }
     // the same through the computations: nothing of the dense size, no copy of the chunk
-    let (nnz, big) = ALLOC.large_allocations_of(sparse_len, || a.nnz().unwrap());
+    let (nnz, big) = ALLOC.large_allocations_of(sparse_len, || a.sparse().unwrap().nnz().unwrap());
     assert_eq!(nnz, 20_000);
     assert_eq!(big.len(), 1);
     let x = vec![1.0f32; 1000];
-    let (y, big) = ALLOC.large_allocations_of(sparse_len, || a.spmv(&x).unwrap());
+    let (y, big) = ALLOC.large_allocations_of(sparse_len, || a.sparse().unwrap().spmv(&x).unwrap());
     assert!(y.iter().all(|&v| v == 20.0));
     assert_eq!(big.len(), 1);
 
@@ -107,10 +111,14 @@ fn sparse_chunks_view_the_buffers_the_chain_decoded() {
         .compressors(compressors())
         .create(store.clone(), "sharded")
         .unwrap();
-    b.write_sparse_coo(coords.view(), &values).unwrap();
+    b.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &values)
+        .unwrap();
     // each inner chunk holds 5000 entries: 64 + 2 * 5000 * 2 + 5000 * 4 bytes
     let inner_len = 64 + 20_000 + 20_000;
-    let (chunks, big) = ALLOC.large_allocations_of(inner_len, || b.sparse_chunks().unwrap());
+    let (chunks, big) =
+        ALLOC.large_allocations_of(inner_len, || b.sparse().unwrap().chunks().unwrap());
     assert_eq!(chunks.len(), 4);
     let mut owned: Vec<usize> = chunks
         .iter()

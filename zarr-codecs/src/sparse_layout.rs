@@ -54,7 +54,8 @@
 //! // the sparse form, without densifying: views into the buffer the chain decoded
 //! let buf = chain.decode_to_array_bytes(&stored)?;
 //! let codec: &SparseLayoutCodec = chain.array_to_bytes_as().expect("a sparse_layout chain");
-//! let mat = codec.decode_sparse(&buf)?.sprs_view::<f32, u16, u32>()?;
+//! let chunk = codec.decode_sparse(buf)?; // owns the buffer
+//! let mat = chunk.sprs_view::<f32, u16, u32>()?;
 //! assert_eq!(mat.get(1, 2), Some(&1.5));
 //! assert_eq!(mat.get(2, 3), Some(&-2.0));
 //!
@@ -312,12 +313,14 @@ impl SparseLayoutCodec {
 
     /// Validates the encoded chunk held in `bytes` (8-byte aligned: a buffer the chain
     /// decoded, see [`crate::CodecChain::decode_to_array_bytes`]) and views it in place.
+    /// `bytes` is the chunk's storage: a borrowed `&[u8]` or an owned buffer
+    /// ([`AlignedBuffer`](crate::AlignedBuffer)), which the chunk then keeps.
     ///
     /// # Errors
     /// [`CodecError::Sparse`] for corrupt bytes, a chunk of another layout, shape or value
     /// size, or an unaligned buffer.
-    pub fn decode_sparse<'a>(&self, bytes: &'a [u8]) -> Result<SparseChunk<'a>> {
-        if bytes.len() as u64 > self.bound {
+    pub fn decode_sparse<B: AsRef<[u8]>>(&self, bytes: B) -> Result<SparseChunk<B>> {
+        if bytes.as_ref().len() as u64 > self.bound {
             return Err(CodecError::ExceedsBound {
                 codec: NAME,
                 limit: self.bound,

@@ -1,37 +1,85 @@
 //! Decoding: validation of untrusted chunk bytes, zero-copy views and densification.
 
 use std::fmt;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 
-use bytemuck::{Pod, PodCastError};
 use ndarray::ArrayView2;
-use sprs::{CompressedStorage, CsMatViewI};
+use sprs::CsMatViewI;
 
+use crate::cast::{self, CheckedCompressed};
 use crate::error::SparseError;
 use crate::header::{read_table, section_names, section_sizes, table_end, Header};
 use crate::types::{element_count, Format, Layout, SparseIndex, SparsePointer};
 use crate::value::{FloatKind, SparseValue};
 
-/// A decoded, fully validated sparse chunk borrowing the encoded bytes.
+/// A decoded, fully validated sparse chunk over its encoded bytes, held in storage `B`.
 ///
-/// Obtained from [`SparseChunk::decode`] (or [`decode`]), which checks everything the spec
+/// Generic over its storage, as regex-automata's DFAs are: `SparseChunk<&[u8]>` borrows the
+/// bytes, `SparseChunk<AlignedBuffer>` (or any other `B: AsRef<[u8]>`) owns them, and the
+/// two behave the same. [`SparseChunk::decode`] (or [`decode`]) checks everything the spec
 /// requires before any use: header fields against the expected layout, chunk shape and value
 /// size; section offsets and sizes against nnz and the buffer; pointers; index ranges and
-/// canonical order. After that, every accessor is a cast of a region of the input buffer (no
-/// copy) and densification cannot go out of bounds.
-#[derive(Clone)]
-pub struct SparseChunk<'a> {
+/// canonical order. It keeps the sections as byte ranges of the storage, so afterwards every
+/// accessor borrows `&self` and is a cast of a region of the storage (no copy), and
+/// densification cannot go out of bounds.
+///
+/// `B::as_ref` must return the same bytes every time, as every byte container and borrowed
+/// slice does. (A `B` that returns other bytes later makes accessors fail or panic, never
+/// read out of bounds: [`SparseChunk::sprs_view`], the one view made without a check, checks
+/// the sections again when they are not the ones validated, [`SparseError::StorageChanged`]
+/// when they fail.) A clone clones the storage and checks the CSR/CSC structure of the copy
+/// once.
+pub struct SparseChunk<B> {
+    bytes: B,
     layout: Layout,
     shape: Vec<u64>,
     elements: usize,
     nnz: usize,
     value_size: usize,
-    pointers: &'a [u8],
-    indices: &'a [u8],
-    values: &'a [u8],
+    pointers: Range<usize>,
+    indices: Range<usize>,
+    values: Range<usize>,
+    /// For CSR and CSC, the checked pointers and indices the `sprs` view is built from.
+    compressed: Option<CheckedCompressed>,
 }
 
-impl fmt::Debug for SparseChunk<'_> {
+impl<B: AsRef<[u8]> + Clone> Clone for SparseChunk<B> {
+    fn clone(&self) -> Self {
+        let mut chunk = SparseChunk {
+            bytes: self.bytes.clone(),
+            layout: self.layout,
+            shape: self.shape.clone(),
+            elements: self.elements,
+            nnz: self.nnz,
+            value_size: self.value_size,
+            pointers: self.pointers.clone(),
+            indices: self.indices.clone(),
+            values: self.values.clone(),
+            compressed: self.compressed,
+        };
+        // Record the copy's sections, so that its views need no further check; should the
+        // copy not hold the same structure, the old record stays and `sprs_view` refuses it.
+        if let (Some(_), Some(p)) = (self.compressed, self.layout.pointer_type()) {
+            let dims = (self.shape[0] as usize, self.shape[1] as usize);
+            let recheck = with_index!(self.layout.index_type(), I => with_pointer!(p, P => {
+                chunk.pointers::<P>().and_then(|ptr| {
+                    CheckedCompressed::check::<I, P>(
+                        self.layout.format(),
+                        dims,
+                        ptr,
+                        chunk.indices::<I>()?,
+                    )
+                })
+            }));
+            if let Ok(checked) = recheck {
+                chunk.compressed = Some(checked);
+            }
+        }
+        chunk
+    }
+}
+
+impl<B> fmt::Debug for SparseChunk<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SparseChunk")
             .field("layout", &self.layout)
@@ -43,31 +91,13 @@ impl fmt::Debug for SparseChunk<'_> {
 }
 
 /// Decodes and validates an encoded chunk: see [`SparseChunk::decode`].
-pub fn decode<'a>(
-    bytes: &'a [u8],
+pub fn decode<B: AsRef<[u8]>>(
+    bytes: B,
     layout: &Layout,
     shape: &[u64],
     value_size: usize,
-) -> Result<SparseChunk<'a>, SparseError> {
+) -> Result<SparseChunk<B>, SparseError> {
     SparseChunk::decode(bytes, layout, shape, value_size)
-}
-
-/// Casts a validated section; failures (which validation rules out) become errors, not panics.
-fn cast<T: Pod>(bytes: &[u8]) -> Result<&[T], SparseError> {
-    bytemuck::try_cast_slice(bytes).map_err(|e| match e {
-        PodCastError::TargetAlignmentGreaterAndInputNotAligned => {
-            let align = align_of::<T>();
-            SparseError::Misaligned {
-                align,
-                offset: bytes.as_ptr() as usize % align,
-            }
-        }
-        _ => SparseError::LengthMismatch {
-            what: "section (not a whole number of elements)",
-            expected: (bytes.len() / size_of::<T>().max(1) * size_of::<T>()) as u64,
-            found: bytes.len() as u64,
-        },
-    })
 }
 
 /// Reads the little-endian unsigned integer of `width` bytes at element `slot`.
@@ -108,68 +138,6 @@ fn validate_coo<I: SparseIndex>(
     Ok(())
 }
 
-fn validate_compressed<I: SparseIndex, P: SparsePointer>(
-    pointers: &[P],
-    indices: &[I],
-    inner: u64,
-    inner_axis: usize,
-    nnz: usize,
-) -> Result<(), SparseError> {
-    let (Some(first), Some(last)) = (pointers.first(), pointers.last()) else {
-        // The pointer section has outer + 1 >= 1 entries: checked by its size.
-        return Err(SparseError::LengthMismatch {
-            what: "pointers section",
-            expected: 1,
-            found: 0,
-        });
-    };
-    if first.as_u64() != 0 {
-        return Err(SparseError::PointerBoundary {
-            position: 0,
-            expected: 0,
-            found: first.as_u64(),
-        });
-    }
-    if last.as_u64() != nnz as u64 {
-        return Err(SparseError::PointerBoundary {
-            position: pointers.len() as u64 - 1,
-            expected: nnz as u64,
-            found: last.as_u64(),
-        });
-    }
-    for (position, w) in pointers.windows(2).enumerate() {
-        if w[1].as_u64() < w[0].as_u64() {
-            return Err(SparseError::PointerDecreasing {
-                position: position as u64 + 1,
-                previous: w[0].as_u64(),
-                found: w[1].as_u64(),
-            });
-        }
-    }
-    // Now 0 = p[0] <= p[i] <= p[outer] = nnz: every range below is inside `indices`.
-    for w in pointers.windows(2) {
-        let (start, end) = (w[0].as_u64() as usize, w[1].as_u64() as usize);
-        let mut previous: Option<u64> = None;
-        for (k, i) in indices[start..end].iter().enumerate() {
-            let index = i.as_u64();
-            let entry = (start + k) as u64;
-            if index >= inner {
-                return Err(SparseError::IndexOutOfRange {
-                    entry,
-                    axis: inner_axis,
-                    index,
-                    extent: inner,
-                });
-            }
-            if previous.is_some_and(|p| index <= p) {
-                return Err(SparseError::Unsorted { entry });
-            }
-            previous = Some(index);
-        }
-    }
-    Ok(())
-}
-
 fn scatter_coo<I: SparseIndex>(
     indices: &[I],
     shape: &[u64],
@@ -202,20 +170,48 @@ fn scatter_compressed<I: SparseIndex, P: SparsePointer>(
     }
 }
 
-impl<'a> SparseChunk<'a> {
-    /// Decodes and validates an encoded chunk held in `bytes`, for a chunk of `shape` in
-    /// `layout` whose values are `value_size` bytes.
+impl<B: AsRef<[u8]>> SparseChunk<B> {
+    /// Decodes and validates an encoded chunk held in `bytes` (borrowed, `&[u8]`, or owned,
+    /// an [`AlignedBuffer`](crate::AlignedBuffer)), for a chunk of `shape` in `layout` whose
+    /// values are `value_size` bytes, and keeps `bytes`.
     ///
-    /// `bytes` must start at an 8-byte-aligned address (decoded buffers of the codec chain
+    /// The bytes must start at an 8-byte-aligned address (decoded buffers of the codec chain
     /// are; otherwise copy into an [`AlignedBuffer`](crate::AlignedBuffer)):
     /// [`SparseError::Misaligned`] otherwise. Nothing is allocated from sizes read from
     /// `bytes`, and no input makes this panic.
     pub fn decode(
-        bytes: &'a [u8],
+        bytes: B,
         layout: &Layout,
         shape: &[u64],
         value_size: usize,
     ) -> Result<Self, SparseError> {
+        let (sections, nnz, compressed) =
+            Self::validate(bytes.as_ref(), layout, shape, value_size)?;
+        let [pointers, indices, values] = sections;
+        Ok(SparseChunk {
+            bytes,
+            layout: *layout,
+            shape: shape.to_vec(),
+            // checked by `validate` against usize
+            elements: element_count(shape)? as usize,
+            nnz,
+            value_size,
+            pointers,
+            indices,
+            values,
+            compressed,
+        })
+    }
+
+    /// Everything [`SparseChunk::decode`] checks: the byte ranges of the pointers (empty for
+    /// COO), indices and values, nnz, and for CSR and CSC the checked structure.
+    #[allow(clippy::type_complexity)] // the parts of one chunk, put together by `decode`
+    fn validate(
+        bytes: &[u8],
+        layout: &Layout,
+        shape: &[u64],
+        value_size: usize,
+    ) -> Result<([Range<usize>; 3], usize, Option<CheckedCompressed>), SparseError> {
         let elements = layout.check_shape(shape)?;
         if value_size == 0 {
             return Err(SparseError::InvalidElementKind {
@@ -293,7 +289,7 @@ impl<'a> SparseChunk<'a> {
             layout.index_width() as u64,
             layout.pointer_width() as u64,
         )?;
-        let mut slices: [&'a [u8]; 3] = [&[]; 3];
+        let mut ranges: [Range<usize>; 3] = [0..0, 0..0, 0..0];
         for (i, ((section, &expected), name)) in table
             .iter()
             .zip(sizes.as_slice())
@@ -334,64 +330,70 @@ impl<'a> SparseChunk<'a> {
                 });
             }
             // In bounds of a slice, so both fit usize.
-            slices[i] = &bytes[offset as usize..end as usize];
+            ranges[i] = offset as usize..end as usize;
             previous_end = end;
         }
-        let (pointers, indices, values) = match format {
-            Format::Coo => (&[][..], slices[0], slices[1]),
-            Format::Csr | Format::Csc => (slices[0], slices[1], slices[2]),
+        let [a, b, c] = ranges;
+        let sections = match format {
+            Format::Coo => [0..0, a, b],
+            Format::Csr | Format::Csc => [a, b, c],
         };
-        let chunk = SparseChunk {
-            layout: *layout,
-            shape: shape.to_vec(),
-            elements: elements as usize,
-            nnz: h.nnz as usize,
-            value_size,
-            pointers,
-            indices,
-            values,
+        // at most the element count, which fits usize
+        let nnz = h.nnz as usize;
+        let section = |i: usize| &bytes[sections[i].clone()];
+        let compressed = match (format, layout.pointer_type()) {
+            (Format::Coo, _) => {
+                with_index!(layout.index_type(), I => {
+                    validate_coo::<I>(cast::slice(section(1))?, shape, nnz)?
+                });
+                None
+            }
+            (format, Some(p)) => {
+                // 2-d (checked by `check_shape`), extents below the element count
+                let dims = (shape[0] as usize, shape[1] as usize);
+                Some(
+                    with_index!(layout.index_type(), I => with_pointer!(p, P => {
+                        CheckedCompressed::check::<I, P>(
+                            format,
+                            dims,
+                            cast::slice(section(0))?,
+                            cast::slice(section(1))?,
+                        )?
+                    })),
+                )
+            }
+            (format, None) => return Err(SparseError::MissingPointerType { format }),
         };
-        chunk.validate_structure()?;
-        Ok(chunk)
+        Ok((sections, nnz, compressed))
     }
 
-    fn validate_structure(&self) -> Result<(), SparseError> {
-        let nnz = self.nnz;
-        match (self.layout.format(), self.layout.pointer_type()) {
-            (Format::Coo, _) => with_index!(self.layout.index_type(), I => {
-                validate_coo::<I>(cast(self.indices)?, &self.shape, nnz)
-            }),
-            (format, Some(p)) => {
-                let (inner, axis) = match format {
-                    Format::Csc => (self.shape[0], 0),
-                    _ => (self.shape[1], 1),
-                };
-                with_index!(self.layout.index_type(), I => with_pointer!(p, P => {
-                    validate_compressed::<I, P>(
-                        cast(self.pointers)?,
-                        cast(self.indices)?,
-                        inner,
-                        axis,
-                        nnz,
-                    )
-                }))
-            }
-            (format, None) => Err(SparseError::MissingPointerType { format }),
-        }
+    /// The storage the chunk was decoded from, which every view points into.
+    pub fn storage(&self) -> &B {
+        &self.bytes
+    }
+
+    /// The storage the chunk was decoded from.
+    pub fn into_storage(self) -> B {
+        self.bytes
+    }
+
+    /// The bytes of one section.
+    fn section(&self, range: &Range<usize>) -> &[u8] {
+        &self.bytes.as_ref()[range.clone()]
     }
 
     /// Calls `f(k, position)` for every stored entry `k` with its C-order dense position.
     fn for_each_position(&self, mut f: impl FnMut(usize, usize)) -> Result<(), SparseError> {
         match (self.layout.format(), self.layout.pointer_type()) {
             (Format::Coo, _) => with_index!(self.layout.index_type(), I => {
-                scatter_coo::<I>(cast(self.indices)?, &self.shape, self.nnz, &mut f)
+                scatter_coo::<I>(cast::slice(self.section(&self.indices))?, &self.shape, self.nnz, &mut f)
             }),
             (format, Some(p)) => {
                 let cols = self.shape[1] as usize;
                 with_index!(self.layout.index_type(), I => with_pointer!(p, P => {
                     scatter_compressed::<I, P>(
-                        cast(self.pointers)?,
-                        cast(self.indices)?,
+                        cast::slice(self.section(&self.pointers))?,
+                        cast::slice(self.section(&self.indices))?,
                         format == Format::Csc,
                         cols,
                         &mut f,
@@ -434,23 +436,23 @@ impl<'a> SparseChunk<'a> {
     }
 
     /// The raw bytes of the values section.
-    pub fn value_bytes(&self) -> &'a [u8] {
-        self.values
+    pub fn value_bytes(&self) -> &[u8] {
+        self.section(&self.values)
     }
 
     /// The raw bytes of the indices section (COO `(ndim, nnz)` block, or CSR/CSC minor
     /// indices).
-    pub fn index_bytes(&self) -> &'a [u8] {
-        self.indices
+    pub fn index_bytes(&self) -> &[u8] {
+        self.section(&self.indices)
     }
 
     /// The raw bytes of the pointers section (empty for COO).
-    pub fn pointer_bytes(&self) -> &'a [u8] {
-        self.pointers
+    pub fn pointer_bytes(&self) -> &[u8] {
+        self.section(&self.pointers)
     }
 
     /// The values, cast in place. `T` must have the chunk's value size.
-    pub fn values<T: SparseValue>(&self) -> Result<&'a [T], SparseError> {
+    pub fn values<T: SparseValue>(&self) -> Result<&[T], SparseError> {
         if size_of::<T>() != self.value_size {
             return Err(SparseError::WidthMismatch {
                 field: "value size",
@@ -458,12 +460,12 @@ impl<'a> SparseChunk<'a> {
                 found: size_of::<T>() as u64,
             });
         }
-        cast(self.values)
+        cast::slice(self.value_bytes())
     }
 
     /// The indices section, cast in place: the `(ndim, nnz)` block row by row for COO, the
     /// minor indices for CSR/CSC. `I` must be the layout's index type.
-    pub fn indices<I: SparseIndex>(&self) -> Result<&'a [I], SparseError> {
+    pub fn indices<I: SparseIndex>(&self) -> Result<&[I], SparseError> {
         if I::TYPE != self.layout.index_type() {
             return Err(SparseError::TypeMismatch {
                 what: "index type",
@@ -471,11 +473,11 @@ impl<'a> SparseChunk<'a> {
                 found: I::TYPE.name(),
             });
         }
-        cast(self.indices)
+        cast::slice(self.index_bytes())
     }
 
     /// The CSR/CSC pointers, cast in place. `P` must be the layout's pointer type.
-    pub fn pointers<P: SparsePointer>(&self) -> Result<&'a [P], SparseError> {
+    pub fn pointers<P: SparsePointer>(&self) -> Result<&[P], SparseError> {
         let Some(expected) = self.layout.pointer_type() else {
             return Err(SparseError::UnsupportedOperation {
                 operation: "pointers",
@@ -489,12 +491,12 @@ impl<'a> SparseChunk<'a> {
                 found: P::TYPE.name(),
             });
         }
-        cast(self.pointers)
+        cast::slice(self.pointer_bytes())
     }
 
     /// The COO coordinates as an `(ndim, nnz)` array view over the indices section (no copy):
     /// row `d` holds every entry's coordinate on axis `d`.
-    pub fn coo_indices<I: SparseIndex>(&self) -> Result<ArrayView2<'a, I>, SparseError> {
+    pub fn coo_indices<I: SparseIndex>(&self) -> Result<ArrayView2<'_, I>, SparseError> {
         if self.format() != Format::Coo {
             return Err(SparseError::UnsupportedOperation {
                 operation: "a coo view",
@@ -512,63 +514,35 @@ impl<'a> SparseChunk<'a> {
     }
 
     /// A COO chunk as coordinates and values, both viewing the input buffer (no copy).
-    pub fn coo<T: SparseValue, I: SparseIndex>(&self) -> Result<CooView<'a, T, I>, SparseError> {
+    pub fn coo<T: SparseValue, I: SparseIndex>(&self) -> Result<CooView<'_, T, I>, SparseError> {
         Ok(CooView {
             indices: self.coo_indices()?,
             values: self.values()?,
         })
     }
 
-    /// A CSR or CSC chunk as a `sprs` matrix view over the input buffer (no copy, no second
+    /// A CSR or CSC chunk as a `sprs` matrix view over the storage (no copy, no second
     /// validation pass): CSR storage for a CSR chunk, CSC storage for a CSC chunk.
     ///
     /// `I` and `P` must be the layout's index and pointer types. `sprs` additionally needs
     /// the minor extent to fit `I` and the major extent + 1 to fit `P`
     /// ([`SparseError::Unrepresentable`] otherwise: in practice only a `uint16` index type
-    /// with a minor extent of 65536).
+    /// with a minor extent of 65536). [`SparseError::StorageChanged`] when the storage no
+    /// longer returns the bytes the chunk was decoded from (see [`SparseChunk`]).
     pub fn sprs_view<T: SparseValue, I: SparseIndex, P: SparsePointer>(
         &self,
-    ) -> Result<CsMatViewI<'a, T, I, P>, SparseError> {
-        let storage = match self.format() {
-            Format::Csr => CompressedStorage::CSR,
-            Format::Csc => CompressedStorage::CSC,
-            Format::Coo => {
-                return Err(SparseError::UnsupportedOperation {
-                    operation: "a sprs view",
-                    format: Format::Coo,
-                })
-            }
-        };
-        let pointers = self.pointers::<P>()?;
-        let indices = self.indices::<I>()?;
-        let values = self.values::<T>()?;
-        let (rows, cols) = (self.shape[0] as usize, self.shape[1] as usize);
-        let (outer, inner) = match storage {
-            CompressedStorage::CSR => (rows, cols),
-            CompressedStorage::CSC => (cols, rows),
-        };
-        if I::try_from_usize(inner).is_none() {
-            return Err(SparseError::Unrepresentable {
-                what: "minor extent",
-                value: inner as u64,
+    ) -> Result<CsMatViewI<'_, T, I, P>, SparseError> {
+        let Some(checked) = &self.compressed else {
+            return Err(SparseError::UnsupportedOperation {
+                operation: "a sprs view",
+                format: self.format(),
             });
-        }
-        if outer.checked_add(1).and_then(P::try_from_usize).is_none() {
-            return Err(SparseError::Unrepresentable {
-                what: "major extent + 1",
-                value: outer as u64,
-            });
-        }
-        // SAFETY: `new_unchecked` requires what `sprs`'s `check_compressed_structure` checks,
-        // and `decode` has established all of it: `indices` and `values` both have nnz
-        // elements; `pointers` has outer + 1 elements with p[0] = 0, non-decreasing,
-        // p[outer] = nnz (nnz <= buffer length <= usize::MAX / 2); every index converts to
-        // usize, is smaller than the minor extent and is strictly increasing within its
-        // major slice; the minor extent fits `I` and outer + 1 fits `P` (checked just above).
-        let view =
-            unsafe { CsMatViewI::new_unchecked(storage, (rows, cols), pointers, indices, values) };
-        debug_assert!(view.check_compressed_structure().is_ok());
-        Ok(view)
+        };
+        checked.sprs_view(
+            self.pointers::<P>()?,
+            self.indices::<I>()?,
+            self.values::<T>()?,
+        )
     }
 
     /// Writes the dense chunk (C order) into `out`: stored values at their positions, `fill`
@@ -624,7 +598,7 @@ impl<'a> SparseChunk<'a> {
                 element.copy_from_slice(fill);
             }
         }
-        let values = self.values;
+        let values = self.value_bytes();
         self.for_each_position(|k, pos| {
             out[pos * size..(pos + 1) * size].copy_from_slice(&values[k * size..(k + 1) * size])
         })
@@ -643,15 +617,15 @@ impl<'a> SparseChunk<'a> {
         Ok(out)
     }
 
-    fn cursor(&self) -> Cursor<'a> {
+    fn cursor(&self) -> Cursor<'_> {
         Cursor {
             format: self.format(),
             ndim: self.shape.len(),
             nnz: self.nnz,
             index_width: self.layout.index_width(),
             pointer_width: self.layout.pointer_width(),
-            indices: self.indices,
-            pointers: self.pointers,
+            indices: self.index_bytes(),
+            pointers: self.pointer_bytes(),
             k: 0,
             outer: 0,
         }
@@ -659,7 +633,7 @@ impl<'a> SparseChunk<'a> {
 
     /// Iterates over the stored entries in storage order: chunk-local coordinates and a
     /// reference to the value (in the input buffer).
-    pub fn entries<T: SparseValue>(&self) -> Result<Entries<'a, T>, SparseError> {
+    pub fn entries<T: SparseValue>(&self) -> Result<Entries<'_, T>, SparseError> {
         Ok(Entries {
             cursor: self.cursor(),
             values: self.values()?,
@@ -668,10 +642,10 @@ impl<'a> SparseChunk<'a> {
 
     /// Iterates over the stored entries in storage order: chunk-local coordinates and the
     /// value's bytes.
-    pub fn byte_entries(&self) -> ByteEntries<'a> {
+    pub fn byte_entries(&self) -> ByteEntries<'_> {
         ByteEntries {
             cursor: self.cursor(),
-            values: self.values,
+            values: self.value_bytes(),
             size: self.value_size,
         }
     }
@@ -844,3 +818,168 @@ impl<'a> Iterator for ByteEntries<'a> {
 }
 
 impl ExactSizeIterator for ByteEntries<'_> {}
+
+#[cfg(test)]
+mod tests {
+    //! The views of decoded chunks, borrowed and owned: small and without files, so Miri runs
+    //! them (`scripts/miri`).
+
+    use super::*;
+    use crate::encode::encode_dense;
+    use crate::types::{IndexType, PointerType};
+    use crate::AlignedBuffer;
+
+    /// A 3 x 4 matrix with 4 stored values.
+    const DENSE: [f32; 12] = [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 3.0, 4.0];
+    const SHAPE: [u64; 2] = [3, 4];
+
+    fn encoded(layout: &Layout) -> AlignedBuffer {
+        AlignedBuffer::from_slice(&encode_dense(layout, &SHAPE, &DENSE, &0.0).unwrap())
+    }
+
+    fn layouts() -> [Layout; 3] {
+        [
+            Layout::coo(IndexType::U16),
+            Layout::csr(IndexType::U16, PointerType::U32),
+            Layout::csc(IndexType::U32, PointerType::U64),
+        ]
+    }
+
+    /// Every view of `chunk` reads inside its storage and gives back `DENSE`.
+    fn check_views<B: AsRef<[u8]>>(chunk: &SparseChunk<B>) {
+        let storage = chunk.storage().as_ref().as_ptr_range();
+        assert!(storage.contains(&chunk.value_bytes().as_ptr()), "no copy");
+        assert_eq!(chunk.nnz(), 4);
+        assert_eq!(chunk.to_dense(&0.0f32).unwrap(), DENSE);
+        let mut seen = 0;
+        for (coords, value) in chunk.entries::<f32>().unwrap() {
+            let pos = (coords.as_slice()[0] * 4 + coords.as_slice()[1]) as usize;
+            assert_eq!(*value, DENSE[pos]);
+            seen += 1;
+        }
+        assert_eq!(seen, 4);
+        let in_storage_order: &[f32] = match chunk.format() {
+            Format::Csc => &[2.0, 1.0, 3.0, 4.0],
+            _ => &[1.0, 2.0, 3.0, 4.0],
+        };
+        assert_eq!(chunk.values::<f32>().unwrap(), in_storage_order);
+        match chunk.format() {
+            Format::Coo => {
+                let coo = chunk.coo::<f32, u16>().unwrap();
+                assert_eq!(coo.indices.row(0).to_vec(), [0, 2, 2, 2]);
+                assert_eq!(coo.indices.row(1).to_vec(), [1, 0, 2, 3]);
+                assert!(chunk.sprs_view::<f32, u16, u32>().is_err());
+            }
+            Format::Csr => {
+                let m = chunk.sprs_view::<f32, u16, u32>().unwrap();
+                assert!(m.is_csr());
+                assert_eq!(m.get(2, 3), Some(&4.0));
+                assert!(storage.contains(&m.indptr().raw_storage().as_ptr().cast::<u8>()));
+                assert!(
+                    chunk.sprs_view::<f32, u16, u64>().is_err(),
+                    "wrong pointer type"
+                );
+            }
+            Format::Csc => {
+                let m = chunk.sprs_view::<f32, u32, u64>().unwrap();
+                assert!(m.is_csc());
+                assert_eq!(m.get(0, 1), Some(&1.0));
+                assert_eq!(m.get(1, 1), None);
+                assert!(
+                    chunk.sprs_view::<f32, u16, u64>().is_err(),
+                    "wrong index type"
+                );
+            }
+        }
+        assert!(chunk.values::<f64>().is_err(), "wrong value size");
+    }
+
+    #[test]
+    fn borrowed_and_owned_chunks_give_the_same_views() {
+        for layout in layouts() {
+            let buf = encoded(&layout);
+            let borrowed = SparseChunk::decode(buf.as_bytes(), &layout, &SHAPE, 4).unwrap();
+            check_views(&borrowed);
+            let owned = SparseChunk::decode(buf.clone(), &layout, &SHAPE, 4).unwrap();
+            check_views(&owned);
+            // the owner moves with its views' storage: the sections are offsets, not pointers
+            let moved = Box::new(owned);
+            check_views(&moved);
+            let cloned = (*moved).clone();
+            check_views(&cloned);
+            assert_eq!(cloned.into_storage().as_bytes(), buf.as_bytes());
+        }
+    }
+
+    /// A storage that hands out other bytes on every call after the first.
+    struct Shifty {
+        a: AlignedBuffer,
+        b: AlignedBuffer,
+        calls: std::cell::Cell<usize>,
+    }
+
+    impl AsRef<[u8]> for Shifty {
+        fn as_ref(&self) -> &[u8] {
+            let n = self.calls.get();
+            self.calls.set(n + 1);
+            if n == 0 {
+                &self.a
+            } else {
+                &self.b
+            }
+        }
+    }
+
+    #[test]
+    fn a_storage_that_changes_gets_an_error_not_an_unchecked_view() {
+        let layout = Layout::csr(IndexType::U16, PointerType::U32);
+        let buf = encoded(&layout);
+        let shifty = Shifty {
+            a: buf.clone(),
+            b: buf,
+            calls: Default::default(),
+        };
+        let chunk = SparseChunk::decode(shifty, &layout, &SHAPE, 4).unwrap();
+        // equal bytes elsewhere: checked again, then viewed
+        assert_eq!(
+            chunk.sprs_view::<f32, u16, u32>().unwrap().get(2, 3),
+            Some(&4.0)
+        );
+        // bytes that break the structure: refused
+        let mut bad = encoded(&layout);
+        let end = chunk.indices.end;
+        bad[end - 2..end].copy_from_slice(&9u16.to_le_bytes());
+        let shifty = Shifty {
+            a: chunk.into_storage().a,
+            b: bad,
+            calls: Default::default(),
+        };
+        let chunk = SparseChunk::decode(shifty, &layout, &SHAPE, 4).unwrap();
+        assert_eq!(
+            chunk.sprs_view::<f32, u16, u32>().unwrap_err(),
+            SparseError::StorageChanged
+        );
+        // the checked accessors still read in bounds of what the storage returns
+        assert_eq!(chunk.values::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn bad_bytes_are_refused_in_either_storage() {
+        let layout = Layout::csr(IndexType::U16, PointerType::U32);
+        let mut buf = encoded(&layout);
+        let len = buf.len();
+        assert!(SparseChunk::decode(&buf[..len - 1], &layout, &SHAPE, 4).is_err());
+        assert!(SparseChunk::decode(&buf[1..], &layout, &SHAPE, 4).is_err());
+        assert!(SparseChunk::decode(buf.as_bytes(), &layout, &[4, 3], 4).is_err());
+        // the last pointer no longer equals nnz
+        let pointers = SparseChunk::decode(buf.as_bytes(), &layout, &SHAPE, 4)
+            .unwrap()
+            .pointers
+            .clone();
+        buf[pointers.end - 4..pointers.end].copy_from_slice(&3u32.to_le_bytes());
+        assert!(matches!(
+            SparseChunk::decode(buf, &layout, &SHAPE, 4),
+            Err(SparseError::PointerBoundary { position: 3, .. })
+        ));
+    }
+}

@@ -8,6 +8,7 @@ use std::ops::Deref;
 
 use sprs::{CsMatBase, SpIndex};
 
+use crate::cast;
 use crate::error::SparseError;
 use crate::header::{canonical_sections, section_sizes, write_table, Header};
 use crate::types::{Format, Layout};
@@ -251,7 +252,7 @@ pub fn encode_dense<T: SparseValue>(
     let format = layout.format();
     encode_keys(layout, shape, size_of::<T>(), &keys, |k, out| {
         let pos = key_to_position(format, shape, keys[k]) as usize;
-        out.copy_from_slice(bytemuck::bytes_of(&dense[pos]));
+        out.copy_from_slice(cast::bytes_of(&dense[pos]));
     })
 }
 
@@ -338,7 +339,7 @@ fn encode_canonical<T: SparseValue>(
     values: &[T],
 ) -> Result<Vec<u8>, SparseError> {
     encode_keys(layout, shape, size_of::<T>(), keys, |k, out| {
-        out.copy_from_slice(bytemuck::bytes_of(&values[k]))
+        out.copy_from_slice(cast::bytes_of(&values[k]))
     })
 }
 
@@ -448,6 +449,6 @@ where
     entries.retain(|e| !e.1.is_fill(fill));
     let keys: Vec<u64> = entries.iter().map(|e| e.0).collect();
     encode_keys(layout, &shape, size_of::<T>(), &keys, |k, out| {
-        out.copy_from_slice(bytemuck::bytes_of(&entries[k].1))
+        out.copy_from_slice(cast::bytes_of(&entries[k].1))
     })
 }

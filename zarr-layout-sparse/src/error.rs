@@ -284,6 +284,15 @@ pub enum SparseError {
         format: Format,
     },
 
+    /// A chunk's storage returned other bytes than the ones validated when it was decoded:
+    /// its `AsRef<[u8]>` must return the same slice every time (every byte container and
+    /// borrowed slice does; an inline byte array moves with the chunk, so it does not).
+    #[error(
+        "the chunk's storage returned other bytes than the ones it was decoded from (its \
+         AsRef<[u8]> must return the same slice every time)"
+    )]
+    StorageChanged,
+
     /// A dimension cannot be represented by the index types of a `sprs` view.
     #[error("{what} {value} cannot be represented by the requested sprs index type")]
     Unrepresentable {

@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+// Every `unsafe` block and every cast between bytes and typed values is in the `cast` module.
+#![deny(unsafe_code)]
 
 /// Runs `$body` with the type alias `$I` set to the Rust type of an [`IndexType`](crate::IndexType).
 #[macro_export]
@@ -44,6 +46,7 @@ compile_error!(
      little-endian chunk bytes"
 );
 
+mod cast;
 mod decode;
 mod encode;
 mod error;

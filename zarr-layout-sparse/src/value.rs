@@ -244,10 +244,11 @@ complex_value!(Complex32 => COMPLEX64, Complex64 => COMPLEX128);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cast;
 
     fn both<T: SparseValue>(a: T, b: T) -> bool {
         let typed = a.is_fill(&b);
-        let bytes = T::KIND.is_fill(bytemuck::bytes_of(&a), bytemuck::bytes_of(&b));
+        let bytes = T::KIND.is_fill(cast::bytes_of(&a), cast::bytes_of(&b));
         assert_eq!(typed, bytes, "typed and byte-level comparison disagree");
         typed
     }

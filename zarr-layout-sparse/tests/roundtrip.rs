@@ -124,8 +124,8 @@ fn position(shape: &[u64], coords: &[u64]) -> usize {
     coords.iter().zip(shape).fold(0, |acc, (c, e)| acc * e + c) as usize
 }
 
-fn check_views<T: SparseValue + Debug, I: SparseIndex, P: SparsePointer>(
-    chunk: &SparseChunk<'_>,
+fn check_views<T: SparseValue + Debug, I: SparseIndex, P: SparsePointer, B: AsRef<[u8]>>(
+    chunk: &SparseChunk<B>,
     dense: &[T],
 ) -> Result<(), TestCaseError> {
     let shape = chunk.shape().to_vec();
@@ -158,15 +158,15 @@ fn check_views<T: SparseValue + Debug, I: SparseIndex, P: SparsePointer>(
     Ok(())
 }
 
-fn dispatch_views<T: SparseValue + Debug>(
-    chunk: &SparseChunk<'_>,
+fn dispatch_views<T: SparseValue + Debug, B: AsRef<[u8]>>(
+    chunk: &SparseChunk<B>,
     dense: &[T],
 ) -> Result<(), TestCaseError> {
     macro_rules! with_p {
         ($I:ty) => {
             match chunk.layout().pointer_type() {
-                Some(PointerType::U64) => check_views::<T, $I, u64>(chunk, dense),
-                _ => check_views::<T, $I, u32>(chunk, dense),
+                Some(PointerType::U64) => check_views::<T, $I, u64, B>(chunk, dense),
+                _ => check_views::<T, $I, u32, B>(chunk, dense),
             }
         };
     }

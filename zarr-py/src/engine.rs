@@ -286,7 +286,7 @@ pub(crate) fn is_sparse(a: &Array) -> bool {
 }
 
 pub(crate) fn sparse_format(a: &Array) -> Option<String> {
-    a.sparse_layout().map(|l| l.format().to_string())
+    a.sparse().ok().map(|s| s.layout().format().to_string())
 }
 
 pub(crate) fn set_attributes(a: &mut Array, attributes: Map<String, Value>) -> Result<()> {
@@ -355,7 +355,7 @@ pub(crate) fn read_csr<T: SparseElement>(
     a: &Array,
     region: &Region,
 ) -> Result<(Vec<usize>, Vec<usize>, Vec<T>)> {
-    Ok(a.read_csr::<T>(region)?.into_raw_storage())
+    Ok(a.sparse()?.read_csr::<T>(region)?.into_raw_storage())
 }
 
 /// A region as COO: coordinates `(ndim, nnz)` in array positions (C order of the positions),
@@ -364,7 +364,7 @@ pub(crate) fn read_coo<T: SparseElement>(
     a: &Array,
     region: &Region,
 ) -> Result<(Array2<u64>, Vec<T>)> {
-    Ok(a.read_sparse::<T>(region)?.into_parts())
+    Ok(a.sparse()?.read_coo::<T>(region)?.into_parts())
 }
 
 /// Writes entries at array positions (`(ndim, nnz)`); a value equal to the fill value removes
@@ -374,7 +374,7 @@ pub(crate) fn write_coo<T: SparseElement>(
     coords: ArrayView2<'_, u64>,
     values: &[T],
 ) -> Result<()> {
-    a.write_sparse_coo(coords, values)
+    a.sparse()?.write_coo(coords, values)
 }
 
 /// Replaces the 2-d region at `offset` with a compressed matrix (CSR when `csr`, else CSC)
@@ -393,17 +393,17 @@ pub(crate) fn write_compressed<T: SparseElement, I: SpIndex>(
     } else {
         CsMatBase::try_new_csc(shape, indptr, indices, data).map_err(bad)?
     };
-    a.write_sprs(&m, offset)
+    a.sparse()?.write_sprs(&m, offset)
 }
 
 pub(crate) fn nnz(a: &Array) -> Result<u64> {
-    a.nnz()
+    a.sparse()?.nnz()
 }
 
 pub(crate) fn sum<T: SparseScalar>(a: &Array) -> Result<T> {
-    a.sum::<T>()
+    a.sparse()?.sum::<T>()
 }
 
 pub(crate) fn spmv<T: SparseScalar>(a: &Array, x: &[T]) -> Result<Vec<T>> {
-    a.spmv(x)
+    a.sparse()?.spmv(x)
 }

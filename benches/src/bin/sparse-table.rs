@@ -142,7 +142,7 @@ struct Row {
     write: (Duration, Duration),
     read: (Duration, Duration),
     mem: (usize, usize),
-    /// time and peak memory of `sparse_chunks` (zero-copy views of the decoded chunks)
+    /// time and peak memory of `SparseArray::chunks` (zero-copy views of the decoded chunks)
     views: (Duration, usize),
     spmv: Option<(Duration, Duration)>,
 }
@@ -175,7 +175,7 @@ fn case(
     let whole = Region::whole(shape);
     let bytes: &[u8] = bytemuck::cast_slice(&data);
 
-    let (w_a, _) = median_of(|| Ok(sparse.write_sparse_coo(coords.view(), &values)?))?;
+    let (w_a, _) = median_of(|| Ok(sparse.sparse()?.write_coo(coords.view(), &values)?))?;
     let (w_b, _) = median_of(|| Ok(dense.write_region_bytes(&whole, bytes)?))?;
     let stored = (
         dir_bytes(&dir.join("sparse")),
@@ -185,24 +185,24 @@ fn case(
 
     let (r_a, m_a, r_b, m_b) = if two_d {
         let (rows, cols) = (shape[0] as usize, shape[1] as usize);
-        let check_a = sparse.read_csr::<f32>(&whole)?;
+        let check_a = sparse.sparse()?.read_csr::<f32>(&whole)?;
         let check_b = dense_to_csr(
             rows,
             cols,
             dense.read_all::<f32>()?.as_slice().ok_or("C order")?,
         );
         assert!(check_a == check_b, "{name}: the two reads agree");
-        let check_c = sparse.read_sparse::<f32>(&whole)?.to_csr()?;
-        assert!(check_a == check_c, "{name}: read_csr and read_sparse agree");
+        let check_c = sparse.sparse()?.read_coo::<f32>(&whole)?.to_csr()?;
+        assert!(check_a == check_c, "{name}: read_csr and read_coo agree");
         drop((check_a, check_b, check_c));
-        let (r_a, m_a) = median_of(|| Ok(sparse.read_csr::<f32>(&whole)?))?;
+        let (r_a, m_a) = median_of(|| Ok(sparse.sparse()?.read_csr::<f32>(&whole)?))?;
         let (r_b, m_b) = median_of(|| {
             let d = dense.read_all::<f32>()?;
             Ok(dense_to_csr(rows, cols, d.as_slice().ok_or("C order")?))
         })?;
         (r_a, m_a, r_b, m_b)
     } else {
-        let (r_a, m_a) = median_of(|| Ok(sparse.read_sparse::<f32>(&whole)?.into_parts()))?;
+        let (r_a, m_a) = median_of(|| Ok(sparse.sparse()?.read_coo::<f32>(&whole)?.into_parts()))?;
         let (r_b, m_b) = median_of(|| {
             let d = dense.read_all::<f32>()?;
             Ok(to_coo(shape, d.as_slice().ok_or("C order")?))
@@ -211,7 +211,7 @@ fn case(
     };
 
     let views = median_of(|| {
-        let chunks = sparse.sparse_chunks()?;
+        let chunks = sparse.sparse()?.chunks()?;
         let mut s = 0f32;
         for c in &chunks {
             s += c.values::<f32>()?.iter().sum::<f32>();
@@ -223,7 +223,7 @@ fn case(
         let (rows, cols) = (shape[0] as usize, shape[1] as usize);
         let mut rng = Rng::new(7);
         let x: Vec<f32> = (0..cols).map(|_| value(&mut rng)).collect();
-        let (s_a, _) = median_of(|| Ok(sparse.spmv(&x)?))?;
+        let (s_a, _) = median_of(|| Ok(sparse.sparse()?.spmv(&x)?))?;
         let (s_b, _) = median_of(|| {
             let d = dense.read_all::<f32>()?;
             let d = d.as_slice().ok_or("C order")?;
@@ -310,10 +310,10 @@ fn main() -> Res<()> {
         "a = sparse_layout CSR (COO for 3-d) + zstd 3, b = dense bytes + zstd 3; float32, \
          2-d 2000x2000 in 1000x1000 chunks; FilesystemStore; medians of {RUNS} runs; \
          ratios b/a (higher favours sparse). read a = `read_csr(whole)` (one global \
-         CSR; for 3-d `read_sparse(whole)`, a global COO), read a' = `sparse_chunks()` (zero-copy CSR/COO views of \
+         CSR; for 3-d `read_coo(whole)`, a global COO), read a' = `chunks()` (zero-copy CSR/COO views of \
          the decoded chunks, values summed), read b = `read_all` + CSR (COO for 3-d) built \
          by hand; mem = peak live heap bytes above the start during the read, result \
-         included; spmv a = `Array::spmv`, spmv b = `read_all` + dense product\n"
+         included; spmv a = `SparseArray::spmv`, spmv b = `read_all` + dense product\n"
     );
     println!(
         "| case | nnz | stored a KiB | stored b KiB | b/a | write a ms | write b ms | b/a \

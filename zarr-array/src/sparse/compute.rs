@@ -1,0 +1,152 @@
+//! Computations on the sparse chunks, chunk-parallel: [`SparseArray::map_reduce`] and what is
+//! built on it ([`SparseArray::nnz`], [`SparseArray::sum`], [`SparseArray::spmv`]).
+
+use super::{concat, sparse_err, SparseArray, SparseScalar, StoredSparseChunk};
+use crate::error::{ArrayError, Result};
+
+impl SparseArray<'_> {
+    /// Chunk-parallel map/reduce over the stored sparse chunks (rayon): `map` runs on each
+    /// sparse chunk as soon as its stored chunk is decoded, the results are combined with
+    /// `reduce` (associative; `identity()` is its neutral element). Only the chunks being
+    /// processed are held in memory.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, DataType};
+    /// # use zarr_array::zarr_layout_sparse::Format;
+    /// # let a = ArrayBuilder::new(vec![10], DataType::Int32).chunk_shape(vec![4])
+    /// #     .sparse(Format::Coo).create(Arc::new(zarr_store::MemoryStore::new()), "v")?;
+    /// let s = a.sparse()?;
+    /// s.write_coo(ndarray::arr2(&[[1u64, 5, 9]]).view(), &[4, -2, 7])?;
+    /// // the largest stored value
+    /// let max = s.map_reduce(
+    ///     || i32::MIN,
+    ///     |chunk| {
+    ///         let mut m = i32::MIN;
+    ///         chunk.for_each_in_array::<i32>(|_, v| m = m.max(v))?;
+    ///         Ok(m)
+    ///     },
+    ///     i32::max,
+    /// )?;
+    /// assert_eq!(max, 7);
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SparseArray::chunks`], and the first error `map` returns.
+    pub fn map_reduce<R, ID, M, F>(&self, identity: ID, map: M, reduce: F) -> Result<R>
+    where
+        R: Send,
+        ID: Fn() -> R + Sync + Send,
+        M: Fn(&StoredSparseChunk) -> Result<R> + Sync + Send,
+        F: Fn(R, R) -> R + Sync + Send,
+    {
+        self.fold_stored(
+            None,
+            &identity,
+            |chunks| {
+                chunks
+                    .iter()
+                    .try_fold(identity(), |acc, c| Ok(reduce(acc, map(c)?)))
+            },
+            &reduce,
+        )
+    }
+
+    /// The number of stored entries inside the array (entries equal to the fill value that
+    /// another writer stored included), computed chunk by chunk in parallel.
+    ///
+    /// # Errors
+    /// As [`SparseArray::chunks`].
+    pub fn nnz(&self) -> Result<u64> {
+        self.map_reduce(|| 0u64, |c| Ok(c.nnz_in_array() as u64), |a, b| a + b)
+    }
+
+    /// The sum of the stored entries inside the array: the sum of the array when the fill
+    /// value is zero. Integers wrap around. Computed chunk by chunk in parallel.
+    ///
+    /// # Errors
+    /// A `T` other than the array's data type, and as [`SparseArray::chunks`].
+    pub fn sum<T: SparseScalar>(&self) -> Result<T> {
+        self.array.check_type::<T>()?;
+        self.map_reduce(
+            T::zero,
+            |c| {
+                let mut s = T::zero();
+                c.for_each_in_array::<T>(|_, v| s = s.sparse_add(v))
+                    .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
+                Ok(s)
+            },
+            T::sparse_add,
+        )
+    }
+
+    /// The sparse matrix-vector product `y = A x` of a 2-d array `A` (`x` has one element per
+    /// column, `y` one per row), computed on the sparse chunks in parallel. The fill value
+    /// must be zero.
+    ///
+    /// # Errors
+    /// Another rank or element type, a nonzero fill value, an `x` of the wrong length, and as
+    /// [`SparseArray::chunks`].
+    pub fn spmv<T: SparseScalar>(&self, x: &[T]) -> Result<Vec<T>> {
+        let rows = self.check_spmv(x)?;
+        // per chunk: (first array row, partial sums of its rows inside the array)
+        let partials = self.map_reduce(Vec::new, |c| Ok(vec![spmv_chunk(c, x)?]), concat)?;
+        let mut y = vec![T::zero(); rows];
+        for (row0, part) in partials {
+            for (slot, v) in y[row0..row0 + part.len()].iter_mut().zip(part) {
+                *slot = slot.sparse_add(v);
+            }
+        }
+        Ok(y)
+    }
+
+    /// Checks the operands of [`SparseArray::spmv`]; the number of rows of the product.
+    fn check_spmv<T: SparseScalar>(&self, x: &[T]) -> Result<usize> {
+        let a = self.array;
+        a.check_type::<T>()?;
+        if a.rank() != 2 {
+            return Err(ArrayError::RankMismatch {
+                operation: "spmv",
+                path: a.path().to_string(),
+                expected: 2,
+                got: a.rank(),
+            });
+        }
+        let fill: T = self.fill();
+        if fill != T::zero() {
+            return Err(ArrayError::NonZeroFill {
+                operation: "spmv",
+                path: a.path().to_string(),
+                fill: format!("{fill:?}"),
+            });
+        }
+        let (rows, cols) = (a.shape()[0], a.shape()[1]);
+        if x.len() as u64 != cols {
+            return Err(ArrayError::ShapeMismatch {
+                expected: vec![cols],
+                got: vec![x.len() as u64],
+            });
+        }
+        usize::try_from(rows).map_err(|_| ArrayError::TooLarge {
+            what: "the product vector",
+            shape: vec![rows],
+        })
+    }
+}
+
+/// One chunk's part of `A x`: its first array row and the partial sums of its rows inside
+/// the array.
+fn spmv_chunk<T: SparseScalar>(c: &StoredSparseChunk, x: &[T]) -> Result<(usize, Vec<T>)> {
+    let valid = c.valid_region();
+    let row0 = c.origin()[0] + valid.start[0] as i64;
+    let col0 = c.origin()[1];
+    let mut y = vec![T::zero(); valid.shape[0] as usize];
+    let first = valid.start[0];
+    c.for_each_2d::<T>(|r, col, v| {
+        let slot = &mut y[(r - first) as usize];
+        *slot = slot.sparse_add(v.sparse_mul(x[(col0 + col as i64) as usize]));
+    })
+    .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
+    Ok((row0 as usize, y))
+}

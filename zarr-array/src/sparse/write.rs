@@ -1,0 +1,327 @@
+//! Writes that never build the dense array: [`SparseArray::write_coo`] and
+//! [`SparseArray::write_sprs`]. Entries are grouped by chunk, then by leaf chunk; each leaf
+//! the write touches is rewritten from its stored entries merged with the new ones, through
+//! the chain's leaf rewrite (the other leaves of a shard keep their stored bytes).
+
+use std::collections::BTreeMap;
+use std::ops::Deref;
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+use zarr_codecs::CodecError;
+use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
+use zarr_layout_sparse::encode_triples;
+use zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
+
+use super::{intersect, SparseArray, SparseElement};
+use crate::error::{ArrayError, Result};
+
+/// New entries for one stored value: (local C-order key, value), sorted and unique, and the
+/// local region whose stored entries are dropped first.
+struct Edit<T> {
+    entries: Vec<(u64, T)>,
+    clear: Option<Region>,
+}
+
+impl<T> Default for Edit<T> {
+    fn default() -> Self {
+        Edit {
+            entries: Vec::new(),
+            clear: None,
+        }
+    }
+}
+
+impl SparseArray<'_> {
+    /// Writes entries given as coordinates (array positions, `(ndim, nnz)`: column `k` is
+    /// entry `k`) and values, without building the dense array: entries are grouped by chunk
+    /// and each chunk is rewritten from its stored entries merged with the new ones (new
+    /// values win). A value equal to the fill value removes the entry; a chunk left without
+    /// entries is deleted. Chunks are rewritten in parallel.
+    ///
+    /// # Errors
+    /// A `T` other than the array's data type, coordinates of the wrong shape, outside the
+    /// array or repeated, store and codec errors.
+    pub fn write_coo<T: SparseElement>(
+        &self,
+        coords: ArrayView2<'_, u64>,
+        values: &[T],
+    ) -> Result<()> {
+        self.array.check_type::<T>()?;
+        let ndim = self.array.rank();
+        if coords.nrows() != ndim || coords.ncols() != values.len() {
+            return Err(ArrayError::ShapeMismatch {
+                expected: vec![ndim as u64, values.len() as u64],
+                got: coords.shape().iter().map(|&n| n as u64).collect(),
+            });
+        }
+        let mut positions = Vec::with_capacity(ndim * values.len());
+        for k in 0..values.len() {
+            positions.extend(coords.column(k).iter().copied());
+        }
+        self.write_entries(&positions, values, None)
+    }
+
+    /// Writes a 2-d `sprs` matrix (CSR or CSC storage, any index types, owned or a view) into
+    /// the region that starts at `offset` and has the matrix's shape, without building the
+    /// dense array: afterwards the region holds the matrix (its stored entries, and the fill
+    /// value elsewhere: entries stored in the region before are removed). Chunks are rewritten
+    /// in parallel; a chunk left without entries is deleted.
+    ///
+    /// # Errors
+    /// A `T` other than the array's data type, an array that is not 2-d, a region outside the
+    /// array, store and codec errors.
+    pub fn write_sprs<T, I, Iptr, IptrS, IndS, DataS>(
+        &self,
+        mat: &CsMatBase<T, I, IptrS, IndS, DataS, Iptr>,
+        offset: &[u64],
+    ) -> Result<()>
+    where
+        T: SparseElement,
+        I: SpIndex,
+        Iptr: SpIndex,
+        IptrS: Deref<Target = [Iptr]>,
+        IndS: Deref<Target = [I]>,
+        DataS: Deref<Target = [T]>,
+    {
+        self.array.check_type::<T>()?;
+        if self.array.rank() != 2 || offset.len() != 2 {
+            let (path, got) = if self.array.rank() == 2 {
+                ("the offset".to_string(), offset.len())
+            } else {
+                (self.array.path().to_string(), self.array.rank())
+            };
+            return Err(ArrayError::RankMismatch {
+                operation: "writing a sparse matrix",
+                path,
+                expected: 2,
+                got,
+            });
+        }
+        let region = Region::new(offset.to_vec(), vec![mat.rows() as u64, mat.cols() as u64])?;
+        self.check_region(&region)?;
+        let mut positions = Vec::with_capacity(2 * mat.nnz());
+        let mut values = Vec::with_capacity(mat.nnz());
+        for (&v, (r, c)) in mat.iter() {
+            let (Some(r), Some(c)) = (r.try_index(), c.try_index()) else {
+                return Err(ArrayError::InvalidArgument {
+                    what: "sparse matrix",
+                    reason: "an index does not convert to usize".into(),
+                });
+            };
+            positions.push(offset[0] + r as u64);
+            positions.push(offset[1] + c as u64);
+            values.push(v);
+        }
+        self.write_entries(&positions, &values, Some(&region))
+    }
+
+    /// Writes entries (`positions` entry by entry) into the sparse chunks; with `clear`, the
+    /// stored entries inside that region are removed first.
+    fn write_entries<T: SparseElement>(
+        &self,
+        positions: &[u64],
+        values: &[T],
+        clear: Option<&Region>,
+    ) -> Result<()> {
+        let mut work = self.group_by_chunk(positions, values)?;
+        for (chunk, edit) in &mut work {
+            edit.entries.sort_by_key(|e| e.0);
+            self.check_unique(chunk, &edit.entries)?;
+        }
+        if let Some(region) = clear.filter(|r| !r.is_empty()) {
+            for part in self.array.grid.chunks_in_region(region)? {
+                work.entry(part.chunk).or_default().clear = Some(part.in_chunk);
+            }
+        }
+        let fill: T = self.fill();
+        let work: Vec<(Vec<i64>, Edit<T>)> = work.into_iter().collect();
+        work.into_par_iter()
+            .try_for_each(|(chunk, edit)| self.write_chunk(&chunk, edit, fill))
+    }
+
+    /// The new entries by chunk, each with its C-order key in the chunk (unsorted).
+    fn group_by_chunk<T: SparseElement>(
+        &self,
+        positions: &[u64],
+        values: &[T],
+    ) -> Result<BTreeMap<Vec<i64>, Edit<T>>> {
+        let ndim = self.array.rank();
+        let shape = self.array.shape();
+        let chunk_shape = self.array.chunk_shape();
+        let mut work: BTreeMap<Vec<i64>, Edit<T>> = BTreeMap::new();
+        for (k, &v) in values.iter().enumerate() {
+            let pos = &positions[k * ndim..(k + 1) * ndim];
+            for (axis, (&p, &n)) in pos.iter().zip(shape).enumerate() {
+                if p >= n {
+                    return Err(ArrayError::OutOfBounds {
+                        axis,
+                        index: i64::try_from(p).unwrap_or(i64::MAX),
+                        len: n,
+                    });
+                }
+            }
+            let (chunk, offset) = self.array.grid.chunk_of(pos)?;
+            work.entry(chunk)
+                .or_default()
+                .entries
+                .push((linear_index(&offset, &chunk_shape), v));
+        }
+        Ok(work)
+    }
+
+    /// Refuses a position given twice among the sorted `entries` of `chunk`.
+    fn check_unique<T>(&self, chunk: &[i64], entries: &[(u64, T)]) -> Result<()> {
+        let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) else {
+            return Ok(());
+        };
+        let chunk_shape = self.array.chunk_shape();
+        let mut local = vec![0; chunk_shape.len()];
+        unravel_index(w[0].0, &chunk_shape, &mut local);
+        let pos: Vec<i64> = match self.place_of(chunk) {
+            Some(p) => p
+                .origin
+                .iter()
+                .zip(&local)
+                .map(|(o, l)| o + *l as i64)
+                .collect(),
+            None => local.iter().map(|&l| l as i64).collect(),
+        };
+        Err(ArrayError::InvalidArgument {
+            what: "coordinates",
+            reason: format!("position {pos:?} is given twice"),
+        })
+    }
+
+    /// Applies `edit` to one stored chunk: rewritten, deleted when left without entries.
+    fn write_chunk<T: SparseElement>(&self, chunk: &[i64], edit: Edit<T>, fill: T) -> Result<()> {
+        let store = &self.array.store;
+        let key = self.array.chunk_key(chunk);
+        let Some(place) = self.place_of(chunk) else {
+            return Ok(());
+        };
+        let existing = store.get(&key)?;
+        if existing.is_none() && edit.entries.is_empty() {
+            return Ok(());
+        }
+        let rewritten = self
+            .rewrite_value(existing.as_deref(), &place.valid, edit, fill)
+            .map_err(|source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            })?;
+        match rewritten {
+            Some(bytes) => store.set(&key, &bytes)?,
+            None if existing.is_some() => store.delete(&key)?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// The new bytes of one stored value (a chunk or shard) after `edit`; `None` when it
+    /// ends up without entries. Only the sparse chunks (leaves) the edit touches are decoded
+    /// and re-encoded; the others keep their stored bytes. Stored entries outside `valid`
+    /// (outside the array) are dropped from the sparse chunks that are rewritten.
+    fn rewrite_value<T: SparseElement>(
+        &self,
+        existing: Option<&[u8]>,
+        valid: &Region,
+        edit: Edit<T>,
+        fill: T,
+    ) -> std::result::Result<Option<Vec<u8>>, CodecError> {
+        let plan = &self.plan;
+        let lshape = &plan.leaf.repr().shape;
+        let grid = plan.chain.leaf_grid_shape();
+        let groups = self.group_by_leaf(edit);
+        // a leaf wholly outside the array receives no entries
+        let jobs: BTreeMap<Vec<u64>, (Region, Edit<T>)> = groups
+            .into_iter()
+            .filter(|(idx, _)| idx.iter().zip(&grid).all(|(i, n)| i < n))
+            .filter_map(|(idx, e)| {
+                let valid_leaf = intersect(valid, &plan.leaf_region(&idx))?;
+                Some((idx, (valid_leaf, e)))
+            })
+            .collect();
+        let leaves: Vec<Vec<u64>> = jobs.keys().cloned().collect();
+        plan.chain.rewrite_leaves(existing, &leaves, |idx, stored| {
+            let (valid_leaf, e) = &jobs[idx];
+            self.rewrite_leaf(stored, lshape, valid_leaf, e, fill)
+        })
+    }
+
+    /// A chunk's edit split by leaf (the chunk's C order keeps each leaf's entries sorted),
+    /// with every leaf the cleared region meets (a missing one stays missing).
+    fn group_by_leaf<T>(&self, edit: Edit<T>) -> BTreeMap<Vec<u64>, Edit<T>> {
+        let shape = &self.plan.chain.repr().shape;
+        let lshape = &self.plan.leaf.repr().shape;
+        let mut groups: BTreeMap<Vec<u64>, Edit<T>> = BTreeMap::new();
+        let rank = shape.len();
+        let (mut pos, mut local) = (vec![0; rank], vec![0; rank]);
+        for (key, v) in edit.entries {
+            unravel_index(key, shape, &mut pos);
+            let mut idx = vec![0; rank];
+            for d in 0..rank {
+                idx[d] = pos[d] / lshape[d];
+                local[d] = pos[d] % lshape[d];
+            }
+            groups
+                .entry(idx)
+                .or_default()
+                .entries
+                .push((linear_index(&local, lshape), v));
+        }
+        if let Some(clear) = &edit.clear {
+            for part in regular_chunks_in_region(lshape, clear) {
+                let idx: Vec<u64> = part.chunk.iter().map(|&g| g as u64).collect();
+                groups.entry(idx).or_default().clear = Some(part.in_chunk);
+            }
+        }
+        groups
+    }
+
+    /// The new encoded bytes of one leaf: its stored entries inside `valid` and outside the
+    /// edit's cleared region, merged with the edit's entries (which win); `None` when none is
+    /// left.
+    fn rewrite_leaf<T: SparseElement>(
+        &self,
+        existing: Option<&[u8]>,
+        shape: &[u64],
+        valid: &Region,
+        edit: &Edit<T>,
+        fill: T,
+    ) -> std::result::Result<Option<Vec<u8>>, CodecError> {
+        let plan = &self.plan;
+        // (key, 0 for stored / 1 for new, value): sorted, the last of each key wins
+        let mut merged: Vec<(u64, u8, T)> = Vec::with_capacity(edit.entries.len());
+        if let Some(bytes) = existing {
+            let buffer = plan.leaf.decode_to_array_bytes(bytes)?;
+            let view = plan.codec.decode_sparse(buffer)?;
+            for (local, &v) in view.entries::<T>()? {
+                let dropped = !valid.contains(&local)
+                    || edit.clear.as_ref().is_some_and(|c| c.contains(&local));
+                if !dropped {
+                    merged.push((linear_index(&local, shape), 0, v));
+                }
+            }
+        }
+        merged.extend(edit.entries.iter().map(|&(k, v)| (k, 1, v)));
+        merged.sort_unstable_by_key(|e| (e.0, e.1));
+        let mut coords = Vec::with_capacity(merged.len() * shape.len());
+        let mut values = Vec::with_capacity(merged.len());
+        let mut local = vec![0; shape.len()];
+        for (i, &(key, _, v)) in merged.iter().enumerate() {
+            let superseded = merged.get(i + 1).is_some_and(|next| next.0 == key);
+            if superseded || v.is_fill(&fill) {
+                continue;
+            }
+            unravel_index(key, shape, &mut local);
+            coords.extend_from_slice(&local);
+            values.push(v);
+        }
+        if values.is_empty() {
+            return Ok(None);
+        }
+        let bytes = encode_triples(plan.codec.layout(), shape, &coords, &values, &fill)?;
+        plan.leaf.encode_from_array_bytes(bytes).map(Some)
+    }
+}
