@@ -256,19 +256,27 @@ impl SparseArray<'_> {
         let lshape = &self.plan.leaf.repr().shape;
         let mut groups: BTreeMap<Vec<u64>, Edit<T>> = BTreeMap::new();
         let rank = shape.len();
-        let (mut pos, mut local) = (vec![0; rank], vec![0; rank]);
+        if shape == lshape {
+            // the chunk is its one leaf (no sharding): the keys are the leaf's already
+            groups.insert(vec![0; rank], edit);
+            return groups;
+        }
+        let (mut pos, mut idx, mut local) = (vec![0; rank], vec![0; rank], vec![0; rank]);
         for (key, v) in edit.entries {
             unravel_index(key, shape, &mut pos);
-            let mut idx = vec![0; rank];
             for d in 0..rank {
                 idx[d] = pos[d] / lshape[d];
                 local[d] = pos[d] % lshape[d];
             }
-            groups
-                .entry(idx)
-                .or_default()
-                .entries
-                .push((linear_index(&local, lshape), v));
+            let entry = (linear_index(&local, lshape), v);
+            match groups.get_mut(idx.as_slice()) {
+                Some(group) => group.entries.push(entry),
+                None => {
+                    let mut group = Edit::default();
+                    group.entries.push(entry);
+                    groups.insert(idx.clone(), group);
+                }
+            }
         }
         if let Some(clear) = &edit.clear {
             for part in regular_chunks_in_region(lshape, clear) {
