@@ -71,6 +71,7 @@ mod tests {
             DataType::Int16,
         );
 
+        #[allow(unused_mut)] // with no codec feature, nothing is pushed
         let mut bytes_to_bytes: Vec<ExtensionDef> = Vec::new();
         #[cfg(feature = "zstd")]
         bytes_to_bytes.push(
