@@ -6,7 +6,8 @@ use clap::{Args, Parser, Subcommand};
 use zarr_array::DataType;
 
 use crate::layout::{
-    parse_codec, parse_data_type, parse_u64_list, ArrayOpts, CodecSpec, Shape, SparseFormat,
+    parse_codec, parse_data_type, parse_size, parse_u64_list, ArrayOpts, CodecSpec, Shape,
+    SparseFormat,
 };
 
 /// Create, fill, grow, inspect, validate and convert Zarr v3 arrays.
@@ -89,6 +90,10 @@ pub struct ImportArgs {
     /// The chunk shape (with --shards, the inner chunk shape) [default: about 1 MiB chunks]
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
     pub chunks: Option<Shape>,
+    /// The most memory the data may take at a time (bytes, or with K, M, G, T: 512M, 4G);
+    /// larger arrays are moved piece by piece [default: 1G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
     /// Layout options.
     #[command(flatten)]
     pub opts: ArrayOpts,
@@ -105,6 +110,10 @@ pub struct ExportArgs {
     /// axis); missing trailing axes are whole, like 0:3,1:4
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
+    /// The most memory the data may take at a time (bytes, or with K, M, G, T: 512M, 4G);
+    /// larger arrays are moved piece by piece [default: 1G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
 }
 
 /// `zarr write`

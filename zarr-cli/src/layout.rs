@@ -34,6 +34,29 @@ pub fn parse_u64_list(s: &str) -> Result<Vec<u64>, String> {
         .collect()
 }
 
+/// A byte size: an integer with an optional binary unit, `K`, `M`, `G` or `T` (`KiB`... and
+/// `B` accepted too): `512M`, `2G`, `1048576`.
+///
+/// # Errors
+/// Anything else, or a size above 2^64, as a message for clap.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad =
+        || format!("{s:?} is not a size (expected bytes or a number with K, M, G or T, like 512M)");
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
 /// A comma-separated list of integers that may be negative (`-100,0`).
 ///
 /// # Errors
