@@ -13,7 +13,7 @@ use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
 use zarr_store::Store;
 
 use crate::element::Element;
-use crate::error::{ArrayError, Result, SelectionError};
+use crate::error::{try_filled, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
 use crate::source::StoreSource;
@@ -342,7 +342,7 @@ impl Array {
     /// # Errors
     /// As [`Array::read_region_bytes_into`].
     pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.region_byte_len(region)?];
+        let mut out = try_filled(self.region_byte_len(region)?, 0u8, "the region read")?;
         self.read_region_bytes_into(region, &mut out)?;
         Ok(out)
     }
@@ -635,11 +635,11 @@ impl Array {
         self.check_type::<T>()?;
         let len = self.region_byte_len(region)?;
         let n = len / self.meta.data_type.size();
-        let mut items = vec![T::default(); n];
+        let mut items = try_filled(n, T::default(), "the region read")?;
         match T::as_bytes_mut(&mut items) {
             Some(bytes) => self.read_region_bytes_into(region, bytes)?,
             None => {
-                let mut bytes = vec![0u8; len];
+                let mut bytes = try_filled(len, 0u8, "the region read")?;
                 self.read_region_bytes_into(region, &mut bytes)?;
                 T::copy_from_bytes(&mut items, &bytes)?;
             }

@@ -114,6 +114,15 @@ pub enum ArrayError {
         /// Its shape.
         shape: Vec<u64>,
     },
+    /// An allocation the system could not give (not enough memory, or a limited address
+    /// space): the operation fails instead of aborting the process.
+    #[error("cannot allocate {bytes} bytes for {what}")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u64,
+    },
     /// An invalid argument to a builder or operation.
     #[error("invalid {what}: {reason}")]
     InvalidArgument {
@@ -261,6 +270,22 @@ pub enum SelectionError {
         /// The chunk's grid position.
         chunk: Vec<i64>,
     },
+}
+
+/// `n` copies of `value` in a vector allocated fallibly: an output buffer of a read, whose
+/// size the caller computed (and checked against the address space) from the request.
+///
+/// # Errors
+/// [`ArrayError::OutOfMemory`] naming `what` and the bytes.
+pub(crate) fn try_filled<T: Clone>(n: usize, value: T, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| ArrayError::OutOfMemory {
+            what,
+            bytes: (n as u64).saturating_mul(size_of::<T>() as u64),
+        })?;
+    v.resize(n, value);
+    Ok(v)
 }
 
 /// An error and its causes as one message: the `Display` of `error` and of each error of its

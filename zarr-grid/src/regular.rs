@@ -234,6 +234,9 @@ mod tests {
         );
         // the message names the limit, not lower_bound or origin (which regular has not)
         let text = err.to_string();
-        assert!(text.contains("2^63 - 1") && !text.contains("lower_bound"), "{text}");
+        assert!(
+            text.contains("2^63 - 1") && !text.contains("lower_bound"),
+            "{text}"
+        );
     }
 }

@@ -40,7 +40,9 @@ fn class_of(e: &ArrayError) -> &'static str {
         | ArrayError::InvalidArgument { .. }
         | ArrayError::SparseStructure { .. } => "InvalidArgumentError",
         ArrayError::Grid(_) => "InvalidArgumentError",
-        ArrayError::TooLarge { .. } | ArrayError::NdarrayShape { .. } => "TooLargeError",
+        ArrayError::TooLarge { .. }
+        | ArrayError::OutOfMemory { .. }
+        | ArrayError::NdarrayShape { .. } => "TooLargeError",
         ArrayError::InvalidValue(_) => "ChunkError",
         ArrayError::Unsupported { .. }
         | ArrayError::ExtensionMissing { .. }
