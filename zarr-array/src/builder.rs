@@ -190,7 +190,8 @@ impl ArrayBuilder {
         self
     }
 
-    /// Replace a node already at the path (its keys are deleted first).
+    /// Replace a node already at the path, or clear keys left there without a node (every key
+    /// under the path is deleted first).
     #[must_use]
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
@@ -306,7 +307,9 @@ impl ArrayBuilder {
     /// Creates the array at `path` with every extension this build supports.
     ///
     /// # Errors
-    /// A node already at the path (unless overwriting), invalid settings, store errors.
+    /// A node already at the path ([`ArrayError::AlreadyExists`]) or keys stored there without
+    /// a node ([`ArrayError::NotEmpty`]: leftover chunks would read through the new array),
+    /// unless overwriting; invalid settings, store errors.
     pub fn create(&self, store: Arc<dyn Store>, path: &str) -> Result<Array> {
         self.create_with(store, path, &Extensions::default())
     }
@@ -331,16 +334,25 @@ impl ArrayBuilder {
             Arc::new(extensions.clone()),
         )?
         .with_options(self.options);
+        let prefix = node.prefix();
         if store.get(&node.key("zarr.json"))?.is_some() {
             if !self.overwrite {
                 return Err(ArrayError::AlreadyExists {
                     path: node.to_string(),
                 });
             }
-            let prefix = node.prefix();
-            if prefix.is_empty() {
-                store.delete_prefix("")?;
-            } else {
+            store.delete_prefix(&prefix)?;
+        } else {
+            // no node here, but maybe its leftovers (chunks of a deleted array): they would
+            // read through the new array
+            let listing = store.list_dir(&prefix)?;
+            if let Some(key) = listing.keys.first().or(listing.prefixes.first()) {
+                if !self.overwrite {
+                    return Err(ArrayError::NotEmpty {
+                        path: node.to_string(),
+                        key: key.clone(),
+                    });
+                }
                 store.delete_prefix(&prefix)?;
             }
         }

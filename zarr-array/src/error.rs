@@ -58,6 +58,15 @@ pub enum ArrayError {
         /// The path.
         path: String,
     },
+    /// A node is being created where keys are stored but no node's metadata: leftover chunks
+    /// would show through the new array (even reinterpreted under another data type).
+    #[error("{path:?} holds keys but no node metadata (such as {key:?}, left over from an earlier array?): delete them, or create with overwrite to clear the location")]
+    NotEmpty {
+        /// The node path.
+        path: String,
+        /// One key (or key prefix) found there.
+        key: String,
+    },
     /// A path that is not a valid node path.
     #[error("invalid node path {path:?}: {reason}")]
     InvalidPath {

@@ -963,3 +963,38 @@ fn help_and_version() {
     assert_eq!(zarr(&["conformance", "--help"]).code, 0);
     fails(&Vec::<String>::new(), 2);
 }
+
+#[test]
+fn create_over_leftover_chunks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "4",
+        "--chunks",
+        "2",
+        "--dtype",
+        "uint8",
+    ]);
+    let block = dir.path().join("b.npy");
+    write_npy(&block, DataType::UInt8, &[4], &[9, 9, 9, 9]);
+    ok(&["write", &s(&a), &s(&block)]);
+    std::fs::remove_file(a.join("zarr.json")).unwrap();
+    let e = fails(
+        &[
+            "create",
+            &s(&a),
+            "--shape",
+            "4",
+            "--chunks",
+            "2",
+            "--dtype",
+            "int16",
+        ],
+        1,
+    );
+    assert!(e.contains("holds keys but no node metadata"), "{e}");
+    assert!(a.join("c").exists(), "the leftovers are kept");
+}

@@ -17,7 +17,7 @@ use zarr_array::ArrayError;
 fn class_of(e: &ArrayError) -> &'static str {
     match e {
         ArrayError::NotFound { .. } => "NodeNotFoundError",
-        ArrayError::AlreadyExists { .. } => "NodeExistsError",
+        ArrayError::AlreadyExists { .. } | ArrayError::NotEmpty { .. } => "NodeExistsError",
         ArrayError::WrongNodeType { .. } => "NodeTypeError",
         ArrayError::Metadata { .. } => "MetadataError",
         ArrayError::Codec { .. } | ArrayError::Sparse { .. } => "ChunkError",
