@@ -67,6 +67,14 @@ pub enum ArrayError {
         /// One key (or key prefix) found there.
         key: String,
     },
+    /// An attribute the operation would write is already one of the user's.
+    #[error("the array at {path:?} already has a user attribute {name:?}, where the regular copy keeps the original domain and grid: rename it first (its value is left as it is)")]
+    AttributeInUse {
+        /// The node path.
+        path: String,
+        /// The attribute.
+        name: &'static str,
+    },
     /// A path that is not a valid node path.
     #[error("invalid node path {path:?}: {reason}")]
     InvalidPath {

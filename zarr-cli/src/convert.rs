@@ -9,7 +9,7 @@ use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
 
 use crate::cli::ConvertArgs;
 use crate::commands::fmt_domain;
-use crate::error::{CliError, Result};
+use crate::error::{zarr, CliError, Result};
 use crate::info::codec_summary;
 use crate::layout::{compressors, sparse_def, SparseFormat, SPARSE_CODEC};
 use crate::progress::outln;
@@ -219,11 +219,8 @@ pub fn convert(ctx: &Ctx, a: &ConvertArgs) -> Result<()> {
     }
     match grid_bounds(&src) {
         Some(_) if a.to_regular => {
-            let domain: Vec<Value> = src.domain().iter().map(|(x, y)| json!([x, y])).collect();
-            attributes.insert(
-                "regular_bounded".into(),
-                json!({"domain": domain, "chunk_grid": meta.chunk_grid.to_value()}),
-            );
+            let (name, note) = src.domain_note().map_err(|e| zarr(&a.src, e))?;
+            attributes.insert(name.into(), note);
         }
         Some((lower, origin)) => b = b.lower_bound(lower).origin(origin),
         None => {}

@@ -871,6 +871,20 @@ fn convert_layouts() {
         i["attributes"]["regular_bounded"]["domain"],
         json!([[-3, 13], [0, 11]])
     );
+    // a user attribute named regular_bounded is never overwritten: the conversion is refused
+    let meta_path = a.join("zarr.json");
+    let original = std::fs::read(&meta_path).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&original).unwrap();
+    doc["attributes"]["regular_bounded"] = json!("mine");
+    std::fs::write(&meta_path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let g2 = dir.path().join("g2");
+    let e = fails(&["convert", &s(&a), &s(&g2), "--to-regular"], 1);
+    assert!(
+        e.contains("\"regular_bounded\"") && e.contains("rename it first"),
+        "{e}"
+    );
+    assert!(!g2.exists());
+    std::fs::write(&meta_path, &original).unwrap();
     for p in [&f, &g] {
         let out = dir.path().join("x.npy");
         ok(&["export", &s(p), &s(&out)]);

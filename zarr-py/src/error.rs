@@ -38,7 +38,8 @@ fn class_of(e: &ArrayError) -> &'static str {
         | ArrayError::OutOfBounds { .. } => "BoundsError",
         ArrayError::InvalidAxis { .. }
         | ArrayError::InvalidArgument { .. }
-        | ArrayError::SparseStructure { .. } => "InvalidArgumentError",
+        | ArrayError::SparseStructure { .. }
+        | ArrayError::AttributeInUse { .. } => "InvalidArgumentError",
         ArrayError::Grid(_) => "InvalidArgumentError",
         ArrayError::TooLarge { .. }
         | ArrayError::OutOfMemory { .. }
