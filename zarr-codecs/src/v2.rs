@@ -84,7 +84,11 @@ pub fn register_v2_defaults(registry: &mut V2CodecRegistry) -> Result<(), MetaEr
     registry.register_compiled_out("gzip", "gzip");
     for c in NUMCODECS {
         if crate::numcodecs::is_enabled(c.id) {
-            registry.register(c.id, numcodecs_name as V2CodecFactory)?;
+            let factory = match c.id {
+                "zfpy" => zfpy as V2CodecFactory,
+                _ => numcodecs_name as V2CodecFactory,
+            };
+            registry.register(c.id, factory)?;
         } else {
             registry.register_compiled_out(c.id, c.feature);
         }
@@ -115,6 +119,43 @@ fn numcodecs_name(codec: &CodecV2, _: &ChunkRepr) -> Result<ExtensionDef> {
         format!("{PREFIX}{}", codec.id),
         codec.configuration.clone(),
     ))
+}
+
+/// v2 `zfpy`: numcodecs 0.16's configuration repeats the parameter of its mode as
+/// `compression_kwargs` (`{"mode": 2, "rate": 16, "compression_kwargs": {"rate": 16}}`); the
+/// v3 form zarr-python writes has no such field.
+fn zfpy(codec: &CodecV2, repr: &ChunkRepr) -> Result<ExtensionDef> {
+    let mut def = numcodecs_name(codec, repr)?;
+    if let Some(config) = def.configuration.as_mut() {
+        let kwargs = match config.shift_remove("compression_kwargs") {
+            None => Map::new(),
+            Some(Value::Object(kwargs)) => kwargs,
+            Some(other) => {
+                return Err(ExtensionDef::new(&def.name)
+                    .invalid_configuration(
+                        ExtensionPoint::Codec,
+                        format!("compression_kwargs must be an object, got {other}"),
+                    )
+                    .into())
+            }
+        };
+        {
+            for (k, v) in kwargs {
+                if config.get(&k).is_some_and(|mine| *mine != v) {
+                    return Err(ExtensionDef::new(&def.name)
+                        .invalid_configuration(
+                            ExtensionPoint::Codec,
+                            format!(
+                                "compression_kwargs gives {k} = {v}, the configuration {}",
+                                config[&k]
+                            ),
+                        )
+                        .into());
+                }
+            }
+        }
+    }
+    Ok(def)
 }
 
 /// v2 `blosc`: `{"cname", "clevel", "shuffle": -1|0|1|2, "blocksize"}` (numcodecs' `Blosc`;
@@ -404,7 +445,14 @@ pub fn v2_codecs(defs: &[ExtensionDef], rank: usize) -> Result<V2Codecs> {
                 );
                 compressors.push(CodecV2::new("blosc", c));
             }
-            "zstd" | "gzip" => compressors.push(CodecV2::new(def.name.clone(), config)),
+            "zstd" | "gzip" => {
+                let mut config = config;
+                // numcodecs' Zstd writes `checksum` only when it is on
+                if config.get("checksum") == Some(&Value::Bool(false)) {
+                    config.shift_remove("checksum");
+                }
+                compressors.push(CodecV2::new(def.name.clone(), config));
+            }
             name => {
                 let id = name.strip_prefix(PREFIX).or(match name {
                     "pcodec" | "zfpy" => Some(name),
