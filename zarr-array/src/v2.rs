@@ -229,6 +229,9 @@ impl Array {
     ) -> Result<Array> {
         let meta = v3_metadata(&doc, attributes, &extensions, &path)?;
         let mut array = Array::from_metadata(store, path, meta, extensions)?;
+        // the codecs as they write themselves back (`zstd` with its `checksum`, `blosc` with
+        // its `typesize`), which is the `zarr.json` zarr-python writes for them
+        array.meta.codecs = array.chain.to_defs();
         array.v2 = Some(Arc::new(doc));
         Ok(array)
     }
