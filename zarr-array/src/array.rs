@@ -1,4 +1,4 @@
-//! [`Array`]: open, create, read and write Zarr v3 arrays.
+//! [`Array`]: open, create, read and write Zarr v3 (and v2) arrays.
 
 use std::sync::Arc;
 
@@ -26,7 +26,8 @@ pub struct WriteOptions {
     pub write_empty_chunks: bool,
 }
 
-/// A Zarr v3 array in a store.
+/// A Zarr array in a store: Zarr v3 (`zarr.json`), or Zarr v2 (`.zarray` + `.zattrs`, see
+/// [`Array::zarr_format`]; a v2 array carries the equal v3 metadata and the same API).
 ///
 /// Cheap to clone (the store, registries and codec chain are shared). Reads and writes work
 /// chunk by chunk in parallel (rayon); missing chunks read as the fill value.
@@ -40,10 +41,13 @@ pub struct Array {
     pub(crate) chain: Arc<CodecChain>,
     pub(crate) extensions: Arc<Extensions>,
     pub(crate) options: WriteOptions,
+    /// The `.zarray` of a v2 array (its shape is `meta.shape` when written back).
+    pub(crate) v2: Option<Arc<zarr_meta::v2::ArrayMetadataV2>>,
 }
 
 impl Array {
-    /// Opens the array at `path` with every extension this build supports.
+    /// Opens the array at `path` with every extension this build supports: its `zarr.json`,
+    /// or else its Zarr v2 `.zarray` (and `.zattrs`).
     ///
     /// # Errors
     /// No node, a group, malformed metadata or an unsupported extension.
@@ -58,10 +62,24 @@ impl Array {
     /// names it).
     pub fn open_with(store: Arc<dyn Store>, path: &str, extensions: &Extensions) -> Result<Array> {
         let path = NodePath::new(path)?;
-        let key = path.key("zarr.json");
-        let bytes = store.get(&key)?.ok_or_else(|| ArrayError::NotFound {
-            path: path.to_string(),
-        })?;
+        let bytes = match crate::v2::find_node(&*store, &path)? {
+            crate::v2::Found::V3(bytes) => bytes,
+            crate::v2::Found::V2Array(bytes) => {
+                return Self::open_v2(store, path, &bytes, extensions)
+            }
+            crate::v2::Found::V2Group(_) => {
+                return Err(ArrayError::WrongNodeType {
+                    path: path.to_string(),
+                    expected: "array",
+                    found: "group",
+                })
+            }
+            crate::v2::Found::Nothing => {
+                return Err(ArrayError::NotFound {
+                    path: path.to_string(),
+                })
+            }
+        };
         let meta = match NodeMetadata::from_slice_with(&bytes, &extensions.data_types) {
             Ok(NodeMetadata::Array(m)) => *m,
             Ok(NodeMetadata::Group(_)) => {
@@ -124,6 +142,7 @@ impl Array {
             chain: Arc::new(chain),
             extensions,
             options: WriteOptions::default(),
+            v2: None,
         })
     }
 
@@ -134,7 +153,8 @@ impl Array {
         self
     }
 
-    /// The metadata document.
+    /// The metadata document (for a v2 array, the v3 metadata equal to its `.zarray`; see
+    /// [`Array::metadata_v2`]).
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.meta
     }
@@ -230,6 +250,9 @@ impl Array {
     }
 
     pub(crate) fn write_metadata(&self) -> Result<()> {
+        if let Some(doc) = &self.v2 {
+            return self.write_metadata_v2(doc);
+        }
         self.store
             .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;
         Ok(())

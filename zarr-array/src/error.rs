@@ -232,6 +232,31 @@ pub enum ArrayError {
         #[source]
         source: ndarray::ShapeError,
     },
+    /// An operation that a Zarr v2 array cannot do: convert it to v3 first.
+    #[error(
+        "{operation} is not possible on the Zarr v2 array {path:?} ({reason}): convert it to \
+         Zarr v3 first (Array::to_v3, or `zarr convert --to-v3`)"
+    )]
+    NeedsV3 {
+        /// The operation.
+        operation: &'static str,
+        /// The array's path.
+        path: String,
+        /// Why v2 cannot.
+        reason: &'static str,
+    },
+    /// A feature of a Zarr v3 array (or of an array being created as v2) that Zarr v2 cannot
+    /// express; codecs v2 cannot express are [`ArrayError::Codec`] with
+    /// `CodecError::NoV2Form`.
+    #[error("{path:?} cannot be written as Zarr v2: {feature} ({reason})")]
+    NoV2Form {
+        /// The array's path.
+        path: String,
+        /// The feature.
+        feature: String,
+        /// Why v2 cannot hold it.
+        reason: String,
+    },
     /// An operation this array does not support, for a reason no other variant names.
     #[error("{operation} is not supported: {reason}")]
     Unsupported {

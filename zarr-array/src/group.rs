@@ -3,6 +3,9 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use zarr_meta::v2::{
+    Attributes, ConsolidatedMetadataV2, GroupMetadataV2, ZATTRS, ZGROUP, ZMETADATA,
+};
 use zarr_meta::{GroupMetadata, NodeMetadata};
 use zarr_store::Store;
 
@@ -21,7 +24,8 @@ pub enum NodeKind {
     Group,
 }
 
-/// A Zarr v3 group.
+/// A Zarr group: Zarr v3 (`zarr.json`) or Zarr v2 (`.zgroup` + `.zattrs`; see
+/// [`Group::create_v2`]). Its members may be of either format.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -42,6 +46,8 @@ pub struct Group {
     path: NodePath,
     meta: GroupMetadata,
     extensions: Arc<Extensions>,
+    /// A v2 group (`.zgroup`), written back as such.
+    v2: bool,
 }
 
 impl Group {
@@ -54,8 +60,44 @@ impl Group {
         path: &str,
         attributes: Map<String, Value>,
     ) -> Result<Group> {
+        Self::create_format(store, path, attributes, false)
+    }
+
+    /// Creates a Zarr v2 group (`.zgroup` and `.zattrs`, as zarr-python writes them); its
+    /// [`create_group`](Group::create_group) children are v2 groups too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Group, NodeKind};
+    /// use zarr_store::{MemoryStore, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let root = Group::create_v2(store.clone(), "", Default::default())?;
+    /// root.create_array("x", &ArrayBuilder::new(vec![3], DataType::UInt8).zarr_format(2))?;
+    /// assert_eq!(store.get(".zgroup")?.unwrap(), b"{\n  \"zarr_format\": 2\n}");
+    /// let root = Group::open(store, "")?;
+    /// assert_eq!((root.zarr_format(), root.members()?), (2, vec![("x".into(), NodeKind::Array)]));
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Group::create`].
+    pub fn create_v2(
+        store: Arc<dyn Store>,
+        path: &str,
+        attributes: Map<String, Value>,
+    ) -> Result<Group> {
+        Self::create_format(store, path, attributes, true)
+    }
+
+    fn create_format(
+        store: Arc<dyn Store>,
+        path: &str,
+        attributes: Map<String, Value>,
+        v2: bool,
+    ) -> Result<Group> {
         let path = NodePath::new(path)?;
-        if store.get(&path.key("zarr.json"))?.is_some() {
+        if crate::v2::find_node(&*store, &path)? != crate::v2::Found::Nothing {
             return Err(ArrayError::AlreadyExists {
                 path: path.to_string(),
             });
@@ -68,9 +110,19 @@ impl Group {
                 extra_fields: Map::new(),
             },
             extensions: Arc::new(Extensions::default()),
+            v2,
         };
         group.write_metadata()?;
         Ok(group)
+    }
+
+    /// The Zarr format of the group's metadata: 3 (`zarr.json`) or 2 (`.zgroup`).
+    pub fn zarr_format(&self) -> u8 {
+        if self.v2 {
+            2
+        } else {
+            3
+        }
     }
 
     /// Opens the group at `path`.
@@ -87,11 +139,24 @@ impl Group {
     /// No node, an array, malformed metadata.
     pub fn open_with(store: Arc<dyn Store>, path: &str, extensions: &Extensions) -> Result<Group> {
         let path = NodePath::new(path)?;
-        let bytes = store
-            .get(&path.key("zarr.json"))?
-            .ok_or_else(|| ArrayError::NotFound {
-                path: path.to_string(),
-            })?;
+        let bytes = match crate::v2::find_node(&*store, &path)? {
+            crate::v2::Found::V3(bytes) => bytes,
+            crate::v2::Found::V2Group(bytes) => {
+                return Self::open_v2(store, path, &bytes, extensions)
+            }
+            crate::v2::Found::V2Array(_) => {
+                return Err(ArrayError::WrongNodeType {
+                    path: path.to_string(),
+                    expected: "group",
+                    found: "array",
+                })
+            }
+            crate::v2::Found::Nothing => {
+                return Err(ArrayError::NotFound {
+                    path: path.to_string(),
+                })
+            }
+        };
         let meta = match NodeMetadata::from_slice_with(&bytes, &extensions.data_types) {
             Ok(NodeMetadata::Group(g)) => g,
             Ok(NodeMetadata::Array(_)) => {
@@ -113,10 +178,52 @@ impl Group {
             path,
             meta,
             extensions: Arc::new(extensions.clone()),
+            v2: false,
+        })
+    }
+
+    /// Opens the v2 group whose `.zgroup` is `bytes`: its `.zattrs`, and its `.zmetadata`
+    /// when there is one, which is checked (the consolidated copy is not used yet: members
+    /// are listed from the store).
+    fn open_v2(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        bytes: &[u8],
+        extensions: &Extensions,
+    ) -> Result<Group> {
+        let bad = |key: &str| {
+            let key = path.key(key);
+            move |source| ArrayError::Metadata { path: key, source }
+        };
+        GroupMetadataV2::from_slice(bytes).map_err(bad(ZGROUP))?;
+        let attributes = crate::v2::read_attributes(&*store, &path)?;
+        if let Some(b) = store.get(&path.key(ZMETADATA))? {
+            ConsolidatedMetadataV2::from_slice(&b).map_err(bad(ZMETADATA))?;
+        }
+        Ok(Group {
+            store,
+            path,
+            meta: GroupMetadata {
+                attributes,
+                extra_fields: Map::new(),
+            },
+            extensions: Arc::new(extensions.clone()),
+            v2: true,
         })
     }
 
     fn write_metadata(&self) -> Result<()> {
+        if self.v2 {
+            self.store.set(
+                &self.path.key(ZATTRS),
+                &Attributes(self.meta.attributes.clone()).to_vec_pretty(),
+            )?;
+            self.store.set(
+                &self.path.key(ZGROUP),
+                &GroupMetadataV2::default().to_vec_pretty(),
+            )?;
+            return Ok(());
+        }
         self.store
             .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;
         Ok(())
@@ -147,7 +254,7 @@ impl Group {
     /// An invalid name, an existing node, store errors.
     pub fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group> {
         let path = self.path.child(name)?;
-        let mut g = Group::create(self.store.clone(), path.as_str(), attributes)?;
+        let mut g = Group::create_format(self.store.clone(), path.as_str(), attributes, self.v2)?;
         g.extensions = self.extensions.clone();
         Ok(g)
     }
@@ -179,8 +286,8 @@ impl Group {
         Group::open_with(self.store.clone(), path.as_str(), &self.extensions)
     }
 
-    /// The direct children (arrays and groups), sorted by name. Folders without a
-    /// `zarr.json` are not nodes and are left out.
+    /// The direct children (arrays and groups, of either format), sorted by name. Folders
+    /// without a `zarr.json`, `.zarray` or `.zgroup` are not nodes and are left out.
     ///
     /// # Errors
     /// Store errors, or a child whose `zarr.json` is not valid metadata.
@@ -197,19 +304,27 @@ impl Group {
             let Ok(child) = self.path.child(&name) else {
                 continue;
             };
-            let Some(bytes) = self.store.get(&child.key("zarr.json"))? else {
-                continue;
-            };
-            let kind = match NodeMetadata::from_slice_with(&bytes, &self.extensions.data_types) {
-                Ok(NodeMetadata::Array(_)) => NodeKind::Array,
-                Ok(NodeMetadata::Group(_)) => NodeKind::Group,
-                Err(source) => {
-                    return Err(ArrayError::Metadata {
-                        path: child.to_string(),
-                        source,
+            let parsed = match crate::v2::find_node(&*self.store, &child)? {
+                crate::v2::Found::Nothing => continue,
+                crate::v2::Found::V3(bytes) => {
+                    NodeMetadata::from_slice_with(&bytes, &self.extensions.data_types).map(|m| {
+                        match m {
+                            NodeMetadata::Array(_) => NodeKind::Array,
+                            NodeMetadata::Group(_) => NodeKind::Group,
+                        }
                     })
                 }
+                crate::v2::Found::V2Array(bytes) => {
+                    zarr_meta::v2::ArrayMetadataV2::from_slice(&bytes).map(|_| NodeKind::Array)
+                }
+                crate::v2::Found::V2Group(bytes) => {
+                    GroupMetadataV2::from_slice(&bytes).map(|_| NodeKind::Group)
+                }
             };
+            let kind = parsed.map_err(|source| ArrayError::Metadata {
+                path: child.to_string(),
+                source,
+            })?;
             out.push((name, kind));
         }
         out.sort();

@@ -153,8 +153,10 @@ impl Array {
     ///
     /// # Errors
     /// A shape mismatch (nothing changes), a registry without `regular_bounded`, an
-    /// overflow, store or codec errors.
+    /// overflow, store or codec errors; [`ArrayError::NeedsV3`] on a Zarr v2 array (convert
+    /// it with [`Array::to_v3`] first).
     pub fn prepend_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
+        self.check_not_v2("prepend", "v2 chunk keys cannot be negative")?;
         let k = self.check_grow_shape(data_shape, axis)?;
         if k == 0 {
             return Ok(());

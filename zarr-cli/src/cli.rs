@@ -189,10 +189,25 @@ pub struct PathArgs {
 /// `zarr convert`
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The array to copy
+    /// The array to copy (with --to-v3 / --to-v2: the array to convert where it is)
     pub src: String,
-    /// The directory (or url) of the new array
-    pub dst: String,
+    /// The directory (or url) of the new array (not with --to-v3 / --to-v2)
+    #[arg(required_unless_present_any = ["to_v3", "to_v2"])]
+    pub dst: Option<String>,
+    /// Convert the Zarr v2 array SRC to Zarr v3 where it is: writes zarr.json beside its
+    /// .zarray (no chunk is rewritten; order F becomes a transpose, its keys the v2 key
+    /// encoding), then deletes .zarray and .zattrs unless --keep
+    #[arg(long, conflicts_with_all = ["dst", "to_v2", "chunks", "codecs", "shards", "no_shards", "sparse", "dense", "to_regular"])]
+    pub to_v3: bool,
+    /// Convert the Zarr v3 array SRC to Zarr v2 where it is (.zarray + .zattrs; chunks with
+    /// default keys move to their v2 keys, bytes unchanged), then deletes zarr.json unless
+    /// --keep; refused, naming the feature, for what v2 cannot hold (shards, regular_bounded,
+    /// dimension names, crc32c, sparse_layout)
+    #[arg(long, conflicts_with_all = ["dst", "chunks", "codecs", "shards", "no_shards", "sparse", "dense", "to_regular"])]
+    pub to_v2: bool,
+    /// With --to-v3 / --to-v2: keep the old format's metadata beside the new one
+    #[arg(long)]
+    pub keep: bool,
     /// A new chunk shape (with shards, the inner chunk shape)
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
     pub chunks: Option<Shape>,

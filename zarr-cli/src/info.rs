@@ -12,19 +12,6 @@ use crate::error::{zarr, CliError, Result};
 use crate::progress::outln;
 use crate::store::{open_store, Access, Ctx};
 
-/// The kind of node at the root of a location, from its `zarr.json` (without validating it).
-fn node_type(store: &Arc<dyn Store>, key: &str, location: &str) -> Result<Option<String>> {
-    let bytes = store
-        .get(key)
-        .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-    Ok(bytes.map(|b| {
-        serde_json::from_slice::<Value>(&b)
-            .ok()
-            .and_then(|v| v.get("node_type").and_then(Value::as_str).map(String::from))
-            .unwrap_or_else(|| "array".into())
-    }))
-}
-
 /// Storage figures of an array.
 #[derive(Debug, Clone, Copy)]
 pub struct Storage {
@@ -163,6 +150,7 @@ pub fn array_json(array: &Array, location: &str, s: &Storage) -> Value {
     json!({
         "path": location,
         "node_type": "array",
+        "zarr_format": array.zarr_format(),
         "shape": array.shape(),
         "domain": array.domain().iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
         "data_type": array.data_type().name(),
@@ -180,6 +168,14 @@ pub fn array_json(array: &Array, location: &str, s: &Storage) -> Value {
         "nbytes": s.nbytes,
         "ratio": ratio(s),
     })
+}
+
+/// `3 (zarr.json)` or `2 (.zarray / .zgroup; ...)`.
+fn zarr_format_text(format: u8) -> String {
+    match format {
+        2 => "2 (.zarray / .zgroup + .zattrs; codecs shown as their v3 equivalents)".into(),
+        n => format!("{n} (zarr.json)"),
+    }
 }
 
 fn grid_text(def: &ExtensionDef) -> String {
@@ -218,8 +214,8 @@ pub fn info_in(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
         Err(ArrayError::WrongNodeType { found: "group", .. }) => return group_info(ctx, store, a),
         Err(ArrayError::NotFound { .. }) => {
             return Err(CliError::input(format!(
-                "{}: no Zarr array or group here (no zarr.json; `zarr tree` on a parent \
-                 directory shows what is where)",
+                "{}: no Zarr array or group here (no zarr.json, .zarray or .zgroup; `zarr \
+                 tree` on a parent directory shows what is where)",
                 a.path
             )))
         }
@@ -234,6 +230,7 @@ pub fn info_in(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     let mut lines = vec![
         ("path", a.path.clone()),
         ("node", "array".into()),
+        ("zarr format", zarr_format_text(array.zarr_format())),
         ("data type", array.data_type().name()),
         ("shape", format!("{:?}", array.shape())),
         ("domain", fmt_domain(&array.domain())),
@@ -314,6 +311,7 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
             json!({
                 "path": a.path,
                 "node_type": "group",
+                "zarr_format": group.zarr_format(),
                 "attributes": Value::Object(group.attributes().clone()),
                 "members": list,
             })
@@ -323,6 +321,11 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     }
     outln(format!("{:<14}{}", "path:", a.path));
     outln(format!("{:<14}group", "node:"));
+    outln(format!(
+        "{:<14}{}",
+        "zarr format:",
+        zarr_format_text(group.zarr_format())
+    ));
     if !group.attributes().is_empty() {
         outln(format!(
             "{:<14}{}",
@@ -397,16 +400,47 @@ fn describe(doc: &[u8]) -> String {
 pub fn tree(_ctx: &Ctx, path: &str) -> Result<()> {
     let store = open_store(path, Access::Existing)?;
     let err = |e| zarr(path, zarr_array::ArrayError::Store(e));
-    let Some(root) = store.get("zarr.json").map_err(err)? else {
+    let Some(root) = node_line(&*store, "").map_err(err)? else {
         return Err(CliError::input(format!(
-            "{path}: no Zarr array or group here (no zarr.json)"
+            "{path}: no Zarr array or group here (no zarr.json, .zarray or .zgroup)"
         )));
     };
-    outln(format!("{path}  {}", describe(&root)));
-    if node_type(&store, "zarr.json", path)?.as_deref() == Some("group") {
+    outln(format!("{path}  {root}"));
+    if root.starts_with("group") {
         walk(&*store, "", "", path)?;
     }
     Ok(())
+}
+
+/// The line about the node at `prefix` (`""` or `"a/b/"`), from its raw `zarr.json`, or else
+/// its v2 `.zarray` or `.zgroup`; `None` where there is no node.
+fn node_line(
+    store: &dyn Store,
+    prefix: &str,
+) -> std::result::Result<Option<String>, zarr_array::zarr_store::StoreError> {
+    if let Some(doc) = store.get(&format!("{prefix}zarr.json"))? {
+        return Ok(Some(describe(&doc)));
+    }
+    if let Some(doc) = store.get(&format!("{prefix}.zarray"))? {
+        let line = match serde_json::from_slice::<Value>(&doc) {
+            Ok(v) => format!(
+                "{} {} (v2)",
+                v.get("dtype")
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+                    .trim_matches('"'),
+                v.get("shape")
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+                    .replace(',', ", ")
+            ),
+            Err(e) => format!("(invalid .zarray: {e})"),
+        };
+        return Ok(Some(line));
+    }
+    Ok(store
+        .get(&format!("{prefix}.zgroup"))?
+        .map(|_| "group (v2)".to_string()))
 }
 
 fn walk(store: &dyn Store, prefix: &str, indent: &str, location: &str) -> Result<()> {
@@ -415,28 +449,25 @@ fn walk(store: &dyn Store, prefix: &str, indent: &str, location: &str) -> Result
         .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
     let mut children = Vec::new();
     for child in listing.prefixes {
-        let key = format!("{child}zarr.json");
-        if let Some(doc) = store
-            .get(&key)
+        if let Some(line) = node_line(store, &child)
             .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?
         {
-            children.push((child, doc));
+            children.push((child, line));
         }
     }
     let n = children.len();
-    for (i, (child, doc)) in children.into_iter().enumerate() {
+    for (i, (child, line)) in children.into_iter().enumerate() {
         let last = i + 1 == n;
         let name = child
             .trim_end_matches('/')
             .rsplit('/')
             .next()
             .unwrap_or_default();
-        let line = describe(&doc);
         outln(format!(
             "{indent}{}{name}  {line}",
             if last { "└── " } else { "├── " }
         ));
-        if line == "group" {
+        if line.starts_with("group") {
             let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
             walk(store, &child, &deeper, location)?;
         }

@@ -422,6 +422,10 @@ pub struct ArrayOpts {
     #[arg(long, value_name = "COORDS", value_parser = parse_i64_list, allow_hyphen_values = true,
           requires = "lower_bound")]
     pub origin: Option<Coords>,
+    /// The Zarr format: 3 (zarr.json) or 2 (.zarray + .zattrs, as zarr-python writes
+    /// zarr_format=2; keys v2 with '.' unless --separator says '/') [default: 3]
+    #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub zarr_format: Option<u8>,
 }
 
 /// The builder for a new array of `shape` and `data_type` laid out as the options say.
@@ -445,6 +449,10 @@ pub fn builder(
         }
     };
     let mut b = ArrayBuilder::new(shape.to_vec(), data_type);
+    let v2 = opts.zarr_format == Some(2);
+    if v2 {
+        b = b.zarr_format(2);
+    }
     let chunks: Vec<u64> = match chunks {
         Some(c) => c.to_vec(),
         None if opts.shards.is_some() => {
@@ -487,6 +495,7 @@ pub fn builder(
     }
     match (opts.key_encoding, opts.separator) {
         (None, None) => {}
+        (None, sep) if v2 => b = b.key_encoding(key_encoding_def(KeyEncoding::V2, sep)),
         (enc, sep) => {
             b = b.key_encoding(key_encoding_def(enc.unwrap_or(KeyEncoding::Default), sep))
         }
