@@ -10,8 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use zarr_array::zarr_codecs::{
     BytesToBytesCodec, ChunkRepr, Codec, CodecFactory, CodecRegistry, Decoded,
 };
+use zarr_array::zarr_store::testing::CountingStore;
 use zarr_array::zarr_store::{MemoryStore, Store};
-use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Extensions, Region, WriteOptions};
+use zarr_array::{
+    Array, ArrayBuilder, DataType, ExtensionDef, Extensions, Region, Selection, WriteOptions,
+};
 
 /// How many times the `test.counting` codec encoded a value since the last reset.
 static ENCODED: AtomicUsize = AtomicUsize::new(0);
@@ -232,4 +235,126 @@ fn shard_updates_of_every_chain_read_back() {
         a.write_region_bytes(&region, &[0u8; 8 * 6 * 4]).unwrap();
         assert!(store.get("a/c/2/2").unwrap().is_none(), "{filters:?}");
     }
+}
+
+/// Scattered points (the last ones repeated, out of order), with the values `values` gives.
+fn scattered(shape: [u64; 2], n: u64) -> Vec<Vec<i64>> {
+    let mut pts: Vec<Vec<i64>> = (0..n)
+        .map(|p| {
+            vec![
+                ((p * 7919) % shape[0]) as i64,
+                ((p * 104_729) % shape[1]) as i64,
+            ]
+        })
+        .collect();
+    pts.push(pts[3].clone());
+    pts.push(vec![shape[0] as i64 - 1, shape[1] as i64 - 1]);
+    pts.push(vec![0, 0]);
+    pts
+}
+
+/// Filters, serializer (`None`: the default), compressors, and whether the array is sharded.
+type Chain = (
+    Vec<ExtensionDef>,
+    Option<ExtensionDef>,
+    Vec<ExtensionDef>,
+    bool,
+);
+
+#[test]
+fn point_reads_of_every_chain_are_right() {
+    let zstd =
+        ExtensionDef::from_config("zstd", &serde_json::json!({"level": 1, "checksum": false}))
+            .unwrap();
+    let transpose =
+        ExtensionDef::from_config("transpose", &serde_json::json!({"order": [1, 0]})).unwrap();
+    let big = ExtensionDef::from_config("bytes", &serde_json::json!({"endian": "big"})).unwrap();
+    // (filters, serializer, compressors, shards)
+    let chains: Vec<Chain> = vec![
+        (vec![], None, vec![], false),
+        (vec![], Some(big.clone()), vec![], false),
+        (vec![], None, vec![zstd.clone()], false),
+        (vec![transpose.clone()], None, vec![zstd.clone()], false),
+        (vec![], None, vec![], true),
+        (vec![], Some(big), vec![zstd.clone()], true),
+        (vec![transpose], None, vec![zstd], true),
+    ];
+    let shape = [45u64, 38];
+    for (filters, serializer, compressors, sharded) in chains {
+        let store = Arc::new(MemoryStore::new());
+        let mut b = ArrayBuilder::new(shape.to_vec(), DataType::UInt32)
+            .chunk_shape(vec![6, 5])
+            .filters(filters.clone())
+            .compressors(compressors.clone());
+        if let Some(s) = serializer.clone() {
+            b = b.serializer(s);
+        }
+        if sharded {
+            b = b.shards(vec![18, 20]);
+        }
+        let a = b.create(store, "a").unwrap();
+        let what = format!("{filters:?} {serializer:?} {compressors:?} sharded {sharded}");
+        // the lower rows only: the rest stays unstored and reads as fill
+        a.write_region_bytes(
+            &Region::new(vec![0, 0], vec![30, 38]).unwrap(),
+            &bytes(&values([0, 0], [30, 38], 0)),
+        )
+        .unwrap();
+        let pts = scattered(shape, 300);
+        let got = a
+            .read_selection_bytes(&Selection::Points(pts.clone()))
+            .unwrap();
+        let want: Vec<u32> = pts
+            .iter()
+            .map(|p| {
+                let (i, j) = (p[0] as u64, p[1] as u64);
+                if i < 30 {
+                    (i * 1000 + j + 1) as u32
+                } else {
+                    0
+                }
+            })
+            .collect();
+        assert_eq!(got, bytes(&want), "{what}");
+    }
+}
+
+#[test]
+fn a_sharded_point_read_fetches_only_the_index_and_the_inner_chunks_it_needs() {
+    // one shard of 8 x 8 inner chunks of 8 x 8, uncompressed: every stored inner chunk is 256
+    // bytes, the index 64 * 16 + 4 bytes
+    let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+    let a = ArrayBuilder::new(vec![64, 64], DataType::UInt32)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![64, 64])
+        .compressors(Vec::<ExtensionDef>::new())
+        .create(counting.clone(), "a")
+        .unwrap();
+    a.write_region_bytes(
+        &Region::whole(&[64, 64]),
+        &bytes(&values([0, 0], [64, 64], 0)),
+    )
+    .unwrap();
+    // three points in inner chunk (0, 0), one in (7, 7), one in (3, 5)
+    let pts = vec![
+        vec![1, 1],
+        vec![63, 63],
+        vec![2, 7],
+        vec![30, 41],
+        vec![0, 0],
+    ];
+    counting.reset();
+    let got = a
+        .read_selection_bytes(&Selection::Points(pts.clone()))
+        .unwrap();
+    let want: Vec<u32> = pts
+        .iter()
+        .map(|p| (p[0] * 1000 + p[1] + 1) as u32)
+        .collect();
+    assert_eq!(got, bytes(&want));
+    let counts = counting.counts();
+    assert_eq!(counts.get, 0, "{counts:?}");
+    // the index, then the three inner chunks in one request
+    assert_eq!(counts.get_ranges, 2, "{counts:?}");
+    assert_eq!(counts.bytes_read, 64 * 16 + 4 + 3 * 256, "{counts:?}");
 }
