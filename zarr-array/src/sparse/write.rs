@@ -125,10 +125,10 @@ impl SparseArray<'_> {
         clear: Option<&Region>,
     ) -> Result<()> {
         let mut work = self.group_by_chunk(positions, values)?;
-        for (chunk, edit) in &mut work {
-            edit.entries.sort_by_key(|e| e.0);
-            self.check_unique(chunk, &edit.entries)?;
-        }
+        work.par_iter_mut().try_for_each(|(chunk, edit)| {
+            edit.entries.sort_unstable_by_key(|e| e.0);
+            self.check_unique(chunk, &edit.entries)
+        })?;
         if let Some(region) = clear.filter(|r| !r.is_empty()) {
             for part in self.array.grid.chunks_in_region(region)? {
                 work.entry(part.chunk).or_default().clear = Some(part.in_chunk);
@@ -141,6 +141,10 @@ impl SparseArray<'_> {
     }
 
     /// The new entries by chunk, each with its C-order key in the chunk (unsorted).
+    ///
+    /// The chunk of the previous entry is kept at hand (its index, where its buffer starts in
+    /// the array and the array positions it covers): entries that fall in it, as runs of a
+    /// CSR row do, are placed with no grid lookup and no allocation.
     fn group_by_chunk<T: SparseElement>(
         &self,
         positions: &[u64],
@@ -150,6 +154,8 @@ impl SparseArray<'_> {
         let shape = self.array.shape();
         let chunk_shape = self.array.chunk_shape();
         let mut work: BTreeMap<Vec<i64>, Edit<T>> = BTreeMap::new();
+        let mut current: Option<AtHand<T>> = None;
+        let mut offset = vec![0u64; ndim];
         for (k, &v) in values.iter().enumerate() {
             let pos = &positions[k * ndim..(k + 1) * ndim];
             for (axis, (&p, &n)) in pos.iter().zip(shape).enumerate() {
@@ -161,11 +167,43 @@ impl SparseArray<'_> {
                     });
                 }
             }
+            if let Some((_, origin, covered, entries)) = &mut current {
+                if covered.contains(pos) {
+                    for d in 0..ndim {
+                        // inside the covered part, so at or after the buffer's start
+                        offset[d] = (pos[d] as i64 - origin[d]) as u64;
+                    }
+                    entries.push((linear_index(&offset, &chunk_shape), v));
+                    continue;
+                }
+            }
+            if let Some((chunk, _, _, entries)) = current.take() {
+                work.entry(chunk).or_default().entries.extend(entries);
+            }
             let (chunk, offset) = self.array.grid.chunk_of(pos)?;
-            work.entry(chunk)
-                .or_default()
-                .entries
-                .push((linear_index(&offset, &chunk_shape), v));
+            let key = linear_index(&offset, &chunk_shape);
+            current = match self.place_of(&chunk) {
+                Some(place) => {
+                    let covered = Region {
+                        start: place
+                            .valid
+                            .start
+                            .iter()
+                            .zip(&place.origin)
+                            .map(|(&s, &o)| (s as i64 + o) as u64)
+                            .collect(),
+                        shape: place.valid.shape.clone(),
+                    };
+                    Some((chunk, place.origin, covered, vec![(key, v)]))
+                }
+                None => {
+                    work.entry(chunk).or_default().entries.push((key, v));
+                    None
+                }
+            };
+        }
+        if let Some((chunk, _, _, entries)) = current {
+            work.entry(chunk).or_default().entries.extend(entries);
         }
         Ok(work)
     }
@@ -333,3 +371,8 @@ impl SparseArray<'_> {
         plan.leaf.encode_from_array_bytes(bytes).map(Some)
     }
 }
+
+/// The chunk at hand while grouping entries: its index, its buffer's first array position (per
+/// axis; before the array for a partly filled first chunk), the array positions it covers, and
+/// its entries so far.
+type AtHand<T> = (Vec<i64>, Vec<i64>, Region, Vec<(u64, T)>);
