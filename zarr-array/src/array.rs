@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use zarr_buffer::fill_pattern;
 use zarr_codecs::{Block, BlockBuffer, ChunkRepr, CodecChain, CodecError, SourceBlock};
-use zarr_grid::geometry::{buffer_len, copy_region, Region};
+use zarr_grid::geometry::{buffer_len, copy_region, regular_chunks_in_region, Region};
 use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
 use zarr_store::Store;
@@ -562,6 +562,10 @@ impl Array {
             })?;
             return self.store_chunk_from_block(&key, src);
         }
+        if part.in_chunk != covered && leaves_rewritable(&self.chain) {
+            // a shard written in part: only the inner chunks the part touches are re-encoded
+            return self.update_shard(&key, part, data_shape, data);
+        }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
             self.fill_chunk(chunk_len)?
@@ -589,6 +593,99 @@ impl Array {
             elem,
         );
         self.store_chunk(&key, &chunk)
+    }
+
+    /// Writes the part `part` of a stored shard (or of a new one): the leaves (inner chunks)
+    /// the part touches are decoded when it covers them only in part, modified and
+    /// re-encoded; every other leaf keeps its encoded bytes as they are
+    /// ([`CodecChain::rewrite_leaves`]). The shard is read and written whole, with one `get`
+    /// and one `set` (or `delete`, when no leaf is left).
+    fn update_shard(
+        &self,
+        key: &str,
+        part: &ChunkPart,
+        data_shape: &[u64],
+        data: &[u8],
+    ) -> Result<()> {
+        let codec_err = |source: CodecError| ArrayError::Codec {
+            context: key.to_string(),
+            source,
+        };
+        let elem = self.meta.data_type.size();
+        let leaf_chain = self.chain.leaf_chain();
+        let leaf_shape = self.chain.leaf_shape().to_vec();
+        let leaf_len = buffer_len(&leaf_shape, elem)?;
+        // the leaves the part touches, in C order of the leaf grid (as `rewrite_leaves` sorts)
+        let leaf_parts: Vec<ChunkPart> =
+            regular_chunks_in_region(&leaf_shape, &part.in_chunk).collect();
+        let leaves: Vec<Vec<u64>> = leaf_parts
+            .iter()
+            .map(|p| p.chunk.iter().map(|&g| g as u64).collect())
+            .collect();
+        let stored = self.store.get(key)?;
+        let keep_empty = self.options.write_empty_chunks && leaf_chain.stores_empty_chunks();
+        let new = self
+            .chain
+            .rewrite_leaves(
+                stored.as_deref(),
+                &leaves,
+                |leaf, old| -> Result<_, LeafError> {
+                    let i = leaves
+                        .binary_search_by(|l| l.as_slice().cmp(leaf))
+                        .map_err(|_| ArrayError::InvalidArgument {
+                            what: "leaf",
+                            reason: format!("{leaf:?} is not one of the leaves written"),
+                        })?;
+                    let lp = &leaf_parts[i];
+                    let mut buf = match old {
+                        Some(bytes) if lp.in_chunk.shape != leaf_shape => {
+                            leaf_chain.decode(bytes).map_err(codec_err)?.to_vec()
+                        }
+                        _ => {
+                            let mut b = Vec::new();
+                            grow_to(&mut b, leaf_len, &leaf_shape)?;
+                            let fill = self.meta.fill_value.as_bytes();
+                            if lp.in_chunk.shape != leaf_shape && fill.iter().any(|&b| b != 0) {
+                                fill_pattern(&mut b, fill);
+                            }
+                            b
+                        }
+                    };
+                    // the leaf part's first position in the data
+                    let from: Vec<u64> = part
+                        .in_region
+                        .start
+                        .iter()
+                        .zip(&lp.in_region.start)
+                        .map(|(&a, &b)| a + b)
+                        .collect();
+                    copy_region(
+                        data,
+                        data_shape,
+                        &from,
+                        &mut buf,
+                        &leaf_shape,
+                        &lp.in_chunk.start,
+                        &lp.in_chunk.shape,
+                        elem,
+                    );
+                    let encoded = if keep_empty {
+                        Some(leaf_chain.encode_owned(buf).map_err(codec_err)?)
+                    } else {
+                        leaf_chain.encode_chunk(&buf).map_err(codec_err)?
+                    };
+                    Ok(encoded)
+                },
+            )
+            .map_err(|e| match e {
+                LeafError::Codec(source) => codec_err(source),
+                LeafError::Array(e) => e,
+            })?;
+        match new {
+            Some(bytes) => self.store.set(key, &bytes)?,
+            None => self.store.delete(key)?,
+        }
+        Ok(())
     }
 
     /// A chunk buffer of `len` bytes holding the fill value.
@@ -698,6 +795,43 @@ impl Array {
                 let items: Vec<T> = data.iter().copied().collect();
                 self.write_region_bytes(region, T::as_bytes(&items))
             }
+        }
+    }
+}
+
+/// The error of a leaf rewrite: the sharding levels' (a [`CodecError`]) or the leaf's own.
+enum LeafError {
+    Codec(CodecError),
+    Array(ArrayError),
+}
+
+impl From<CodecError> for LeafError {
+    fn from(e: CodecError) -> Self {
+        LeafError::Codec(e)
+    }
+}
+
+impl From<ArrayError> for LeafError {
+    fn from(e: ArrayError) -> Self {
+        LeafError::Array(e)
+    }
+}
+
+/// Whether a partial write of a chunk may rewrite only the leaves it touches
+/// ([`CodecChain::rewrite_leaves`]): the chain is sharded and no level has array -> array
+/// codecs, the leaf chain's included.
+fn leaves_rewritable(chain: &CodecChain) -> bool {
+    if !chain.is_sharded() {
+        return false;
+    }
+    let mut level = chain;
+    loop {
+        if level.has_array_to_array() {
+            return false;
+        }
+        match level.array_to_bytes().inner_chain() {
+            Some(inner) => level = inner,
+            None => return true,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! and each chunk is decoded once, in parallel.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
@@ -12,6 +13,7 @@ use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{try_filled, ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, Indexer, Selection};
+use crate::source::StoreSource;
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
 /// their indices in the output (or the data written), in the same order.
@@ -182,6 +184,13 @@ impl Array {
             })
     }
 
+    /// Reads points: grouped by chunk, each chunk fetched and decoded once, as far as its
+    /// points need ([`CodecChain::decode_points`]: a shard's index and the inner chunks they
+    /// fall in, `[bytes]`'s element spans, a compressed chunk's prefix), the chunks in
+    /// parallel; on a store that serves more requests at once than there are threads (an
+    /// object store), that many chunks are in flight at once.
+    ///
+    /// [`CodecChain::decode_points`]: zarr_codecs::CodecChain::decode_points
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8]) -> Result<()> {
         let elem = self.data_type().size();
         let mut by_chunk: BTreeMap<Vec<i64>, ChunkPoints> = BTreeMap::new();
@@ -191,31 +200,62 @@ impl Array {
             entry.offsets.push(offset);
             entry.outputs.push(i as u64);
         }
-        let chunk_shape = self.chunk_shape();
-        let fill = self.fill_value().as_bytes().to_vec();
+        let fill = self.fill_value().as_bytes();
         let work: Vec<_> = by_chunk.into_iter().collect();
-        // every point index appears in one chunk's list: one block of the output each
-        let sets = vec![work
-            .iter()
-            .map(|(_, in_chunk)| AxisSet::List(&in_chunk.outputs))
-            .collect::<Vec<_>>()];
-        let n = points.len() as u64;
-        let mut out = BlockBuffer::new(out, &[n], elem).map_err(|e| self.out_err(e))?;
-        let mut blocks = out.split_product(&sets).map_err(|e| self.out_err(e))?;
-        work.par_iter().zip(blocks.par_iter_mut()).try_for_each(
-            |((chunk, in_chunk), block)| -> Result<()> {
-                let Some(decoded) = self.read_chunk_bytes(chunk)? else {
-                    return block.fill(&fill).map_err(|e| self.out_err(e));
-                };
-                let bytes = decoded.as_bytes();
-                block.for_each_element(|pos, dst| {
-                    let offset = &in_chunk.offsets[pos[0] as usize];
-                    let src = linear_index(offset, &chunk_shape) as usize;
-                    dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
-                });
-                Ok(())
-            },
-        )
+        // one chunk's points, in the order of its list
+        let read_one = |(chunk, in_chunk): &(Vec<i64>, ChunkPoints)| -> Result<Vec<u8>> {
+            let key = self.chunk_key(chunk);
+            let mut values = vec![0u8; in_chunk.offsets.len() * elem];
+            let source = StoreSource::new(&*self.store, &key);
+            let found = self
+                .chain
+                .decode_points(&source, &in_chunk.offsets, &mut values)
+                .map_err(|source| ArrayError::Codec {
+                    context: key.clone(),
+                    source,
+                })?;
+            if !found {
+                zarr_buffer::fill_pattern(&mut values, fill);
+            }
+            Ok(values)
+        };
+        let concurrency = self.store.fetch_concurrency().min(work.len());
+        let values: Vec<Vec<u8>> = if concurrency <= rayon::current_num_threads() {
+            work.par_iter().map(read_one).collect::<Result<_>>()?
+        } else {
+            // as many chunks in flight as the store serves at once, each worker taking the
+            // next chunk not yet taken
+            let next = AtomicUsize::new(0);
+            let mut got: Vec<(usize, Result<Vec<u8>>)> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..concurrency)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut mine = Vec::new();
+                            loop {
+                                let i = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(item) = work.get(i) else {
+                                    return mine;
+                                };
+                                mine.push((i, read_one(item)));
+                            }
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+            got.sort_unstable_by_key(|(i, _)| *i);
+            got.into_iter().map(|(_, r)| r).collect::<Result<_>>()?
+        };
+        for ((_, in_chunk), values) in work.iter().zip(&values) {
+            for (&i, v) in in_chunk.outputs.iter().zip(values.chunks_exact(elem)) {
+                let i = i as usize;
+                out[i * elem..(i + 1) * elem].copy_from_slice(v);
+            }
+        }
+        Ok(())
     }
 
     /// The error of an output buffer that cannot be split as a read needs (not reachable

@@ -26,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint, MetaError};
 
-use zarr_grid::geometry::{block_runs, Region};
+use zarr_grid::geometry::{block_runs, linear_index, Region};
 
 use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
@@ -144,6 +144,10 @@ impl BytesCodec {
         }
     }
 }
+
+/// Point reads of an uncompressed chunk read the bytes between two points' elements too when
+/// they are at most this far apart: one request instead of two.
+pub const POINT_GAP: u64 = 4096;
 
 /// Builds `bytes` from its definition.
 pub(crate) fn factory(def: &ExtensionDef, repr: &ChunkRepr, _: &CodecRegistry) -> Result<Codec> {
@@ -289,6 +293,73 @@ impl ArrayToBytesCodec for BytesCodec {
             elem,
             |s, d, n| out[d..d + n].copy_from_slice(&span[s - first..s - first + n]),
         );
+        Ok(true)
+    }
+
+    /// Reads only the points' elements (the value's size, then one request of their byte
+    /// spans, spans less than [`POINT_GAP`] bytes apart read as one).
+    fn decode_points(
+        &self,
+        source: &dyn ByteRangeSource,
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let elem = self.repr.element_size();
+        match source.size()? {
+            None => return Ok(false),
+            Some(n) if n != self.len as u64 => {
+                return Err(CodecError::SizeMismatch {
+                    codec: NAME,
+                    expected: self.len as u64,
+                    got: n,
+                })
+            }
+            Some(_) => {}
+        }
+        // the points' byte offsets, in order, and the coalesced spans that hold them
+        let mut offsets: Vec<(u64, usize)> = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (linear_index(p, &self.repr.shape) * elem as u64, i))
+            .collect();
+        offsets.sort_unstable();
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for &(at, _) in &offsets {
+            match spans.last_mut() {
+                Some(s) if at <= s.1 + POINT_GAP => s.1 = s.1.max(at + elem as u64),
+                _ => spans.push((at, at + elem as u64)),
+            }
+        }
+        let ranges: Vec<ByteRange> = spans
+            .iter()
+            .map(|&(start, end)| ByteRange::Range { start, end })
+            .collect();
+        let Some(got) = source.get_ranges(&ranges)? else {
+            return Ok(false);
+        };
+        if got.len() != ranges.len() {
+            return Err(CodecError::SourceRanges {
+                expected: ranges.len(),
+                got: got.len(),
+            });
+        }
+        let mut span = 0;
+        for &(at, i) in &offsets {
+            while at >= spans[span].1 {
+                span += 1;
+            }
+            let (start, end) = spans[span];
+            let bytes = &got[span];
+            if bytes.len() as u64 != end - start {
+                return Err(CodecError::ShortRead {
+                    expected: end - start,
+                    got: bytes.len() as u64,
+                });
+            }
+            let from = (at - start) as usize;
+            out[i * elem..(i + 1) * elem].copy_from_slice(&bytes[from..from + elem]);
+        }
+        self.decode_prefix_in_place(out);
         Ok(true)
     }
 

@@ -8,7 +8,8 @@ use crate::block::{Block, SourceBlock};
 use crate::buffer::AlignedBuffer;
 use crate::bytes::BytesCodec;
 use crate::codec::{
-    decode_a2b_into, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded,
+    decode_a2b_into, pick_points, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
+    Decoded,
 };
 use crate::error::{CodecError, Result};
 use crate::registry::{build_codec, CodecRegistry};
@@ -586,30 +587,12 @@ impl CodecChain {
         region: &Region,
         out: &mut [u8],
     ) -> Result<bool> {
-        let Some(codec) = self
-            .array_to_array
-            .is_empty()
-            .then(|| self.array_to_bytes.as_any().downcast_ref::<BytesCodec>())
-            .flatten()
-        else {
-            return Ok(false);
-        };
-        let Some(innermost) = self.bytes_to_bytes.first() else {
-            return Ok(false);
-        };
         let elem = self.repr.element_size();
         let last: Vec<u64> = region.end().iter().map(|&e| e - 1).collect();
         let end = (linear_index(&last, &self.repr.shape) as usize + 1) * elem;
-        // a prefix of more than three quarters of the chunk saves too little
-        if end > self.len / 4 * 3 {
+        let Some(prefix) = self.decode_prefix(bytes, end)? else {
             return Ok(false);
-        }
-        let cur = self.decode_bytes(bytes, 1)?;
-        let mut prefix = self.buffer(end)?;
-        if !innermost.decode_prefix_into(cur.as_slice(), &mut prefix, self.bounds[0])? {
-            return Ok(false);
-        }
-        codec.decode_prefix_in_place(&mut prefix);
+        };
         // every offset of the region lies below `end`
         copy_region(
             &prefix,
@@ -621,6 +604,97 @@ impl CodecChain {
             &region.shape,
             elem,
         );
+        Ok(true)
+    }
+
+    /// For `[bytes, compressor, ...]`: the first `end` bytes of the decoded chunk (native byte
+    /// order), decoded without the rest when the innermost compressor can stop early (`zstd`,
+    /// `blosc`); `None` when the chain cannot, or `end` lies so late in the chunk (past three
+    /// quarters of it) that stopping early saves too little.
+    fn decode_prefix(&self, bytes: &[u8], end: usize) -> Result<Option<AlignedBuffer>> {
+        let Some(codec) = self
+            .array_to_array
+            .is_empty()
+            .then(|| self.array_to_bytes.as_any().downcast_ref::<BytesCodec>())
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let Some(innermost) = self.bytes_to_bytes.first() else {
+            return Ok(None);
+        };
+        // a prefix of more than three quarters of the chunk saves too little
+        if end > self.len / 4 * 3 {
+            return Ok(None);
+        }
+        let cur = self.decode_bytes(bytes, 1)?;
+        let mut prefix = self.buffer(end)?;
+        if !innermost.decode_prefix_into(cur.as_slice(), &mut prefix, self.bounds[0])? {
+            return Ok(None);
+        }
+        codec.decode_prefix_in_place(&mut prefix);
+        Ok(Some(prefix))
+    }
+
+    /// Decodes the elements at `points` (positions inside the chunk) of the chunk stored in
+    /// `source` into `out` (native byte order), one element after another in the order of
+    /// `points`. Returns `false`, leaving `out` untouched, when the chunk is not stored.
+    ///
+    /// Only what the points need is read and decoded: a sharded chain (`[sharding_indexed]`
+    /// alone) reads its index and then, in one more request, the inner chunks the points fall
+    /// in (adjacent byte ranges coalesced), decoding each of them once, in parallel, as its own
+    /// chain decodes points; `[bytes]` alone reads the value's size and the points' byte spans
+    /// (spans close together coalesced); `[bytes, zstd | blosc, ...]` reads the whole value
+    /// and decodes only the prefix up to the last point (as [`CodecChain::decode_region`]);
+    /// any other chain decodes the whole chunk.
+    ///
+    /// # Errors
+    /// [`CodecError::RegionOutOfBounds`] for a point outside the chunk,
+    /// [`CodecError::BufferLength`] for an `out` of another length than the points', a failing
+    /// source, or corrupt data.
+    pub fn decode_points(
+        &self,
+        source: &dyn ByteRangeSource,
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let elem = self.repr.element_size();
+        let shape = &self.repr.shape;
+        if let Some(p) = points
+            .iter()
+            .find(|p| p.len() != shape.len() || p.iter().zip(shape).any(|(&i, &n)| i >= n))
+        {
+            return Err(CodecError::RegionOutOfBounds {
+                start: p.clone(),
+                shape: vec![1; p.len()],
+                chunk_shape: shape.clone(),
+            });
+        }
+        if out.len() != points.len() * elem {
+            return Err(CodecError::BufferLength {
+                what: "the output buffer",
+                expected: (points.len() * elem) as u64,
+                got: out.len() as u64,
+            });
+        }
+        if points.is_empty() {
+            return Ok(source.size()?.is_some());
+        }
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            return self.array_to_bytes.decode_points(source, points, out);
+        }
+        let Some(bytes) = source.get()? else {
+            return Ok(false);
+        };
+        let last = points
+            .iter()
+            .map(|p| linear_index(p, shape) as usize)
+            .max()
+            .unwrap_or(0);
+        match self.decode_prefix(&bytes, (last + 1) * elem)? {
+            Some(prefix) => pick_points(&prefix, shape, points, elem, out),
+            None => pick_points(&self.decode(&bytes)?, shape, points, elem, out),
+        }
         Ok(true)
     }
 }

@@ -13,7 +13,7 @@
 use std::any::Any;
 use std::fmt;
 
-use zarr_grid::geometry::{copy_region, Region};
+use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::ExtensionDef;
 
 use crate::block::{Block, SourceBlock};
@@ -312,6 +312,54 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
             );
         }
         Ok(true)
+    }
+
+    /// Decodes the elements at `points` (positions inside the chunk) of the chunk stored in
+    /// `source` into `out`, one element after another in the order of `points`. Returns
+    /// `false`, leaving `out` untouched, when the value does not exist. The default reads and
+    /// decodes the whole value; `bytes` reads only the points' byte spans, `sharding_indexed`
+    /// its index and the inner chunks the points fall in.
+    ///
+    /// The caller has checked that every point lies inside the chunk and that `out` holds
+    /// `points.len()` elements.
+    ///
+    /// # Errors
+    /// A failing source or corrupt data.
+    fn decode_points(
+        &self,
+        source: &dyn ByteRangeSource,
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some(bytes) = source.get()? else {
+            return Ok(false);
+        };
+        let repr = self.decoded_repr();
+        let mut chunk = AlignedBuffer::try_zeroed(repr.byte_len()?).ok_or_else(|| {
+            CodecError::ChunkTooLarge {
+                shape: repr.shape.clone(),
+                element_size: repr.element_size(),
+            }
+        })?;
+        decode_a2b_into(self, &bytes, &mut chunk)?;
+        pick_points(&chunk, &repr.shape, points, repr.element_size(), out);
+        Ok(true)
+    }
+}
+
+/// Copies the elements at `points` (positions in a C-order buffer of `shape`) out of `buf`
+/// into `out`, one after another. The caller has checked that every point's element lies in
+/// `buf` and that `out` holds `points.len()` elements.
+pub(crate) fn pick_points(
+    buf: &[u8],
+    shape: &[u64],
+    points: &[Vec<u64>],
+    elem: usize,
+    out: &mut [u8],
+) {
+    for (p, dst) in points.iter().zip(out.chunks_exact_mut(elem)) {
+        let at = linear_index(p, shape) as usize * elem;
+        dst.copy_from_slice(&buf[at..at + elem]);
     }
 }
 

@@ -1,7 +1,8 @@
 //! The project side of the peers' benchmark harness `compare.py` (benches/README.md):
 //!
 //! ```text
-//! peer-bench OP WORKLOAD PATH N [FORMAT]   OP: write | read | slab    WORKLOAD: raw | zstd | blosc | shard
+//! peer-bench OP WORKLOAD PATH N [FORMAT]
+//!   OP: write | read | slab | update | points    WORKLOAD: raw | zstd | blosc | shard
 //! ```
 //!
 //! `FORMAT` is the Zarr format `write` creates: `3` (the default, what `compare.py` asks for)
@@ -12,7 +13,12 @@
 //! - `write`: create the array (its `zarr.json`) at `PATH` (a filesystem store) and write the
 //!   whole `N^3` uint16 array from memory;
 //! - `read`: open the array and read the whole array into memory;
-//! - `slab`: open the array and read the plane `[N/2, :, :]`.
+//! - `slab`: open the array and read the plane `[N/2, :, :]`;
+//! - `update`: open the array and write back the block `[N/2..N/2+32]^3` with its own values
+//!   (one 32^3 inner chunk of a shard, an eighth of a 64^3 chunk otherwise);
+//! - `points`: open the array and read the 4096 points
+//!   `((p*7919) % N, (p*104729) % N, (p*1299709) % N)`, `p = 0..4096`, in one call
+//!   ([`Selection::Points`]).
 //!
 //! The data (compare.py's formula) is generated before the clock starts and the checksum is
 //! summed after it stops: only the op is timed. The last stdout line is
@@ -26,14 +32,17 @@ use std::time::Instant;
 
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::FilesystemStore;
-use zarr_array::Array;
-use zarr_benches::{checksum, make_data, peak_rss_bytes, Workload};
+use zarr_array::{Array, Selection};
+use zarr_benches::{block_data, checksum, make_data, peak_rss_bytes, value, Workload};
 
 type Error = Box<dyn std::error::Error>;
 
+/// The number of points the `points` op reads.
+const POINTS: u64 = 4096;
+
 fn usage() -> String {
-    "usage: peer-bench OP WORKLOAD PATH N [FORMAT]   (OP: write|read|slab, WORKLOAD: \
-     raw|zstd|blosc|shard, FORMAT: 3 (default) or 2)"
+    "usage: peer-bench OP WORKLOAD PATH N [FORMAT]   \
+     (OP: write|read|slab|update|points, WORKLOAD: raw|zstd|blosc|shard, FORMAT: 3 (default) or 2)"
         .to_string()
 }
 
@@ -74,6 +83,42 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
             array.read_region_bytes_into(&region, bytemuck::cast_slice_mut(&mut out))?;
             let seconds = t.elapsed().as_secs_f64();
             Ok((seconds, checksum(&out)))
+        }
+        "update" => {
+            let h = n / 2;
+            let side = 32u64.min(n - h);
+            let data = block_data([h; 3], [side; 3]);
+            let region = Region::new(vec![h; 3], vec![side; 3])?;
+            let t = Instant::now();
+            let store = Arc::new(FilesystemStore::open(path)?);
+            let array = Array::open(store, "")?;
+            array.write_region_bytes(&region, bytemuck::cast_slice(&data))?;
+            let seconds = t.elapsed().as_secs_f64();
+            Ok((seconds, checksum(&data)))
+        }
+        "points" => {
+            let points: Vec<Vec<i64>> = (0..POINTS)
+                .map(|p| {
+                    [7919, 104_729, 1_299_709]
+                        .map(|m| ((p * m) % n) as i64)
+                        .to_vec()
+                })
+                .collect();
+            let t = Instant::now();
+            let store = Arc::new(FilesystemStore::open(path)?);
+            let array = Array::open(store, "")?;
+            let out = array.read_selection_bytes(&Selection::Points(points.clone()))?;
+            let seconds = t.elapsed().as_secs_f64();
+            let values: &[u16] = bytemuck::try_cast_slice(&out).map_err(|e| format!("{e:?}"))?;
+            // the values must be the formula's (compare.py checks only their sum)
+            if let Some((p, _)) = points
+                .iter()
+                .zip(values)
+                .find(|(p, &v)| v != value(p[0] as u64, p[1] as u64, p[2] as u64))
+            {
+                return Err(format!("point {p:?} read wrongly").into());
+            }
+            Ok((seconds, checksum(values)))
         }
         other => Err(format!("unknown op {other:?}; {}", usage()).into()),
     }

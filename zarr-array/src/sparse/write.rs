@@ -125,10 +125,10 @@ impl SparseArray<'_> {
         clear: Option<&Region>,
     ) -> Result<()> {
         let mut work = self.group_by_chunk(positions, values)?;
-        for (chunk, edit) in &mut work {
-            edit.entries.sort_by_key(|e| e.0);
-            self.check_unique(chunk, &edit.entries)?;
-        }
+        work.par_iter_mut().try_for_each(|(chunk, edit)| {
+            edit.entries.sort_unstable_by_key(|e| e.0);
+            self.check_unique(chunk, &edit.entries)
+        })?;
         if let Some(region) = clear.filter(|r| !r.is_empty()) {
             for part in self.array.grid.chunks_in_region(region)? {
                 work.entry(part.chunk).or_default().clear = Some(part.in_chunk);

@@ -2,7 +2,10 @@
 //! chunk straight into its place, and a region of a stored shard read through a byte-range
 //! source (the index, then only the inner chunks the region needs).
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
+use zarr_buffer::fill_pattern;
 use zarr_grid::geometry::{regular_chunks_in_region, Region};
 use zarr_grid::ChunkPart;
 
@@ -99,13 +102,8 @@ impl ShardingCodec {
         self.run_jobs(&jobs, out)
     }
 
-    /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
-    pub(super) fn decode_partial(
-        &self,
-        source: &dyn ByteRangeSource,
-        region: &Region,
-        out: &mut [u8],
-    ) -> Result<bool> {
+    /// Reads the shard index (one request); `None` when the shard is not stored.
+    fn read_index(&self, source: &dyn ByteRangeSource) -> Result<Option<AlignedBuffer>> {
         let index_range = match self.location {
             IndexLocation::Start => ByteRange::Range {
                 start: 0,
@@ -114,74 +112,203 @@ impl ShardingCodec {
             IndexLocation::End => ByteRange::Suffix(self.index_len as u64),
         };
         let Some(got) = source.get_ranges(&[index_range])? else {
-            return Ok(false);
+            return Ok(None);
         };
         let index_bytes = single_range(got, self.index_len as u64)?;
-        let index = self.decode_index(&index_bytes)?;
-        let words = index.as_words();
+        Ok(Some(self.decode_index(&index_bytes)?))
+    }
 
-        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
-        let mut spans = Vec::with_capacity(parts.len());
-        let mut wanted: Vec<(u64, u64, usize)> = Vec::with_capacity(parts.len());
-        for (i, part) in parts.iter().enumerate() {
-            let span = self.entry(words, self.ravel(&part.chunk), None)?;
-            if let Some((offset, nbytes)) = span {
-                wanted.push((offset, offset + nbytes, i));
-            }
-            spans.push(span);
-        }
-        // coalesce byte ranges that touch or overlap into one
+    /// Reads the stored inner chunks of `spans` (their `(offset, nbytes)` in the shard) with
+    /// one request, byte ranges that touch or overlap coalesced; `None` when the shard is gone.
+    fn fetch_spans(
+        source: &dyn ByteRangeSource,
+        spans: &[Option<(u64, u64)>],
+    ) -> Result<Option<Fetched>> {
+        let mut wanted: Vec<(u64, u64, usize)> = spans
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.map(|(offset, nbytes)| (offset, offset + nbytes, i)))
+            .collect();
         wanted.sort_unstable();
         let mut groups: Vec<(u64, u64)> = Vec::new();
-        let mut group_of = vec![usize::MAX; parts.len()];
+        let mut at = vec![None; spans.len()];
         for &(start, end, i) in &wanted {
             match groups.last_mut() {
                 Some(g) if start <= g.1 => g.1 = g.1.max(end),
                 _ => groups.push((start, end)),
             }
-            group_of[i] = groups.len() - 1;
+            at[i] = Some(groups.len() - 1);
         }
-        let fetched = if groups.is_empty() {
-            Vec::new()
-        } else {
-            let ranges: Vec<ByteRange> = groups
-                .iter()
-                .map(|&(start, end)| ByteRange::Range { start, end })
-                .collect();
-            let Some(fetched) = source.get_ranges(&ranges)? else {
-                return Ok(false);
-            };
-            if fetched.len() != ranges.len() {
-                return Err(CodecError::SourceRanges {
-                    expected: ranges.len(),
-                    got: fetched.len(),
+        if groups.is_empty() {
+            return Ok(Some(Fetched {
+                bytes: Vec::new(),
+                groups,
+                at,
+                spans: spans.to_vec(),
+            }));
+        }
+        let ranges: Vec<ByteRange> = groups
+            .iter()
+            .map(|&(start, end)| ByteRange::Range { start, end })
+            .collect();
+        let Some(bytes) = source.get_ranges(&ranges)? else {
+            return Ok(None);
+        };
+        if bytes.len() != ranges.len() {
+            return Err(CodecError::SourceRanges {
+                expected: ranges.len(),
+                got: bytes.len(),
+            });
+        }
+        for (b, &(start, end)) in bytes.iter().zip(&groups) {
+            if b.len() as u64 != end - start {
+                return Err(CodecError::ShortRead {
+                    expected: end - start,
+                    got: b.len() as u64,
                 });
             }
-            for (bytes, &(start, end)) in fetched.iter().zip(&groups) {
-                if bytes.len() as u64 != end - start {
-                    return Err(CodecError::ShortRead {
-                        expected: end - start,
-                        got: bytes.len() as u64,
-                    });
-                }
-            }
-            fetched
+        }
+        Ok(Some(Fetched {
+            bytes,
+            groups,
+            at,
+            spans: spans.to_vec(),
+        }))
+    }
+
+    /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
+    pub(super) fn decode_partial(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some(index) = self.read_index(source)? else {
+            return Ok(false);
+        };
+        let words = index.as_words();
+        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
+        let spans = parts
+            .iter()
+            .map(|part| self.entry(words, self.ravel(&part.chunk), None))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+            return Ok(false);
         };
         let jobs: Vec<Job<'_>> = parts
             .into_iter()
-            .zip(spans)
             .enumerate()
-            .map(|(i, (part, span))| {
-                let data = span.map(|(offset, nbytes)| {
-                    let g = group_of[i];
-                    let at = (offset - groups[g].0) as usize;
-                    &fetched[g][at..at + nbytes as usize]
-                });
-                Job { part, data }
+            .map(|(i, part)| Job {
+                part,
+                data: fetched.get(i),
             })
             .collect();
         let mut out = BlockBuffer::new(out, &region.shape, self.repr.element_size())?;
         self.run_jobs(&jobs, &mut out.whole())?;
         Ok(true)
+    }
+
+    /// Reads the index and the inner chunks the points fall in (two requests), decodes the
+    /// points of each inner chunk as the inner chain does (each inner chunk once, in parallel)
+    /// and writes them to `out` in the order of `points`; missing inner chunks read as the fill
+    /// value.
+    pub(super) fn decode_points_partial(
+        &self,
+        source: &dyn ByteRangeSource,
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some(index) = self.read_index(source)? else {
+            return Ok(false);
+        };
+        let words = index.as_words();
+        // the points by inner chunk (C order): their positions inside it and in `out`
+        let mut by_inner: BTreeMap<usize, InnerPoints> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            let chunk: Vec<i64> = p
+                .iter()
+                .zip(&self.inner_shape)
+                .map(|(&x, &n)| (x / n) as i64)
+                .collect();
+            let local: Vec<u64> = p
+                .iter()
+                .zip(&self.inner_shape)
+                .map(|(&x, &n)| x % n)
+                .collect();
+            let entry = by_inner.entry(self.ravel(&chunk)).or_default();
+            entry.0.push(local);
+            entry.1.push(i);
+        }
+        let groups: Vec<(usize, InnerPoints)> = by_inner.into_iter().collect();
+        let spans = groups
+            .iter()
+            .map(|(lin, _)| self.entry(words, *lin, None))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+            return Ok(false);
+        };
+        let elem = self.repr.element_size();
+        let fill = self.repr.fill_value.as_bytes();
+        let decode_one = |(g, (lin, (locals, _))): (usize, &(usize, InnerPoints))| {
+            let mut values = vec![0u8; locals.len() * elem];
+            match fetched.get(g) {
+                None => fill_pattern(&mut values, fill),
+                Some(bytes) => {
+                    let found = self
+                        .inner
+                        .decode_points(&bytes, locals, &mut values)
+                        .map_err(|e| CodecError::InnerChunk {
+                            chunk: self.unravel(*lin),
+                            source: Box::new(e),
+                        })?;
+                    if !found {
+                        fill_pattern(&mut values, fill);
+                    }
+                }
+            }
+            Ok(values)
+        };
+        let values: Vec<Vec<u8>> = if groups.len() > 1 {
+            groups
+                .par_iter()
+                .enumerate()
+                .map(decode_one)
+                .collect::<Result<_>>()?
+        } else {
+            groups
+                .iter()
+                .enumerate()
+                .map(decode_one)
+                .collect::<Result<_>>()?
+        };
+        for ((_, (_, outputs)), values) in groups.iter().zip(&values) {
+            for (&i, v) in outputs.iter().zip(values.chunks_exact(elem)) {
+                out[i * elem..(i + 1) * elem].copy_from_slice(v);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The points of one inner chunk: their positions inside it and their indices in the output.
+type InnerPoints = (Vec<Vec<u64>>, Vec<usize>);
+
+/// The inner chunks one request fetched: the coalesced byte ranges and where each wanted span
+/// lies in them.
+struct Fetched {
+    bytes: Vec<Vec<u8>>,
+    groups: Vec<(u64, u64)>,
+    /// For each span, the range that holds it (`None`: not stored).
+    at: Vec<Option<usize>>,
+    spans: Vec<Option<(u64, u64)>>,
+}
+
+impl Fetched {
+    /// The stored bytes of span `i`, if it is stored.
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        let (offset, nbytes) = self.spans[i]?;
+        let g = self.at[i]?;
+        let from = (offset - self.groups[g].0) as usize;
+        Some(&self.bytes[g][from..from + nbytes as usize])
     }
 }

@@ -424,6 +424,15 @@ impl ArrayToBytesCodec for ShardingCodec {
         }
         self.decode_partial(source, region, out)
     }
+
+    fn decode_points(
+        &self,
+        source: &dyn ByteRangeSource,
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<bool> {
+        self.decode_points_partial(source, points, out)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,360 @@
+//! Small writes and reads that touch little of a chunk: a shard update re-encodes only the
+//! inner chunks it touches (every other inner chunk's bytes kept), and a point read fetches and
+//! decodes only what its points need.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(all(feature = "zstd", feature = "sharding"))]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use zarr_array::zarr_codecs::{
+    BytesToBytesCodec, ChunkRepr, Codec, CodecFactory, CodecRegistry, Decoded,
+};
+use zarr_array::zarr_store::testing::CountingStore;
+use zarr_array::zarr_store::{MemoryStore, Store};
+use zarr_array::{
+    Array, ArrayBuilder, DataType, ExtensionDef, Extensions, Region, Selection, WriteOptions,
+};
+
+/// How many times the `test.counting` codec encoded a value since the last reset.
+static ENCODED: AtomicUsize = AtomicUsize::new(0);
+/// The tests that read `ENCODED` take turns.
+static COUNTING: Mutex<()> = Mutex::new(());
+
+fn counting_turn() -> MutexGuard<'static, ()> {
+    COUNTING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A bytes -> bytes codec that stores its input as it is and counts its encodes: inside a
+/// shard's inner codecs, the number of inner chunks encoded.
+#[derive(Debug)]
+struct Counting;
+
+impl BytesToBytesCodec for Counting {
+    fn name(&self) -> &'static str {
+        "test.counting"
+    }
+
+    fn to_def(&self) -> ExtensionDef {
+        ExtensionDef::new("test.counting")
+    }
+
+    fn encoded_size_bound(&self, decoded_bound: u64) -> u64 {
+        decoded_bound
+    }
+
+    fn encode(&self, input: &[u8]) -> zarr_array::zarr_codecs::Result<Vec<u8>> {
+        ENCODED.fetch_add(1, Ordering::SeqCst);
+        Ok(input.to_vec())
+    }
+
+    fn decode<'a>(
+        &self,
+        input: Decoded<'a>,
+        _max_decoded: u64,
+    ) -> zarr_array::zarr_codecs::Result<Decoded<'a>> {
+        Ok(input)
+    }
+}
+
+fn counting_factory(
+    _: &ExtensionDef,
+    _: &ChunkRepr,
+    _: &CodecRegistry,
+) -> zarr_array::zarr_codecs::Result<Codec> {
+    Ok(Codec::BytesToBytes(Box::new(Counting)))
+}
+
+fn counting_extensions() -> Extensions {
+    let mut ext = Extensions::default();
+    ext.codecs
+        .register("test.counting", CodecFactory(counting_factory))
+        .unwrap();
+    ext
+}
+
+/// `v(i, j) = i * 1000 + j + 1` over a block, C order.
+fn values(start: [u64; 2], shape: [u64; 2], offset: u32) -> Vec<u32> {
+    (0..shape[0])
+        .flat_map(|i| {
+            (0..shape[1])
+                .map(move |j| (start[0] + i) as u32 * 1000 + (start[1] + j) as u32 + 1 + offset)
+        })
+        .collect()
+}
+
+fn bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+/// A 32 x 32 array of one shard of 4 x 4 inner chunks of 8 x 8, inner codecs
+/// `[bytes, test.counting]`, written whole.
+fn counted_shard(options: WriteOptions) -> (Arc<MemoryStore>, Array) {
+    let store = Arc::new(MemoryStore::new());
+    let a = ArrayBuilder::new(vec![32, 32], DataType::UInt32)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![32, 32])
+        .compressors(vec![ExtensionDef::new("test.counting")])
+        .write_options(options)
+        .create_with(store.clone(), "a", &counting_extensions())
+        .unwrap();
+    a.write_region_bytes(
+        &Region::whole(&[32, 32]),
+        &bytes(&values([0, 0], [32, 32], 0)),
+    )
+    .unwrap();
+    (store, a)
+}
+
+/// The values of the whole array after writing `offset`-shifted values into `region`.
+fn expected_after(region: &Region, offset: u32) -> Vec<u32> {
+    let mut want = values([0, 0], [32, 32], 0);
+    for i in region.start[0]..region.start[0] + region.shape[0] {
+        for j in region.start[1]..region.start[1] + region.shape[1] {
+            want[(i * 32 + j) as usize] += offset;
+        }
+    }
+    want
+}
+
+#[test]
+fn a_shard_update_encodes_only_the_inner_chunks_it_touches() {
+    let _turn = counting_turn();
+    for options in [
+        WriteOptions::default(),
+        WriteOptions {
+            write_empty_chunks: true,
+        },
+    ] {
+        // (region, inner chunks it touches)
+        for (start, shape, touched) in [
+            ([8, 8], [8, 8], 1),  // exactly one inner chunk
+            ([9, 10], [2, 3], 1), // a part of one
+            ([4, 8], [8, 8], 2),  // across two along the first axis
+            ([6, 6], [4, 4], 4),  // the corner of four
+            ([0, 0], [32, 8], 4), // a column of inner chunks, wholly
+        ] {
+            let (store, a) = counted_shard(options);
+            ENCODED.store(0, Ordering::SeqCst);
+            let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
+            let before = store.get("a/c/0/0").unwrap().unwrap();
+            a.write_region_bytes(&region, &bytes(&values(start, shape, 7)))
+                .unwrap();
+            assert_eq!(
+                ENCODED.load(Ordering::SeqCst),
+                touched,
+                "{region:?} encoded another number of inner chunks than it touches"
+            );
+            let got = a.read_region_bytes(&Region::whole(&[32, 32])).unwrap();
+            assert_eq!(got, bytes(&expected_after(&region, 7)), "{region:?}");
+            // the shard is as large as before (the codec stores its input as it is)
+            let after = store.get("a/c/0/0").unwrap().unwrap();
+            assert_eq!(before.len(), after.len());
+        }
+    }
+}
+
+#[test]
+fn a_shard_update_keeps_the_other_inner_chunks_bytes() {
+    let _turn = counting_turn();
+    // a peer reads the shard as a whole: every inner chunk decodes to its values, and the
+    // untouched ones' encoded bytes are the ones stored before
+    let (store, a) = counted_shard(WriteOptions::default());
+    let before = store.get("a/c/0/0").unwrap().unwrap();
+    let region = Region::new(vec![16, 24], vec![8, 8]).unwrap();
+    a.write_region_bytes(&region, &bytes(&values([16, 24], [8, 8], 3)))
+        .unwrap();
+    let after = store.get("a/c/0/0").unwrap().unwrap();
+    // inner chunks are 8 * 8 * 4 = 256 bytes each, stored in Morton order, then the index
+    let inner = 256;
+    let changed: Vec<usize> = (0..16)
+        .filter(|i| before[i * inner..(i + 1) * inner] != after[i * inner..(i + 1) * inner])
+        .collect();
+    // inner chunk (2, 3) alone was rewritten: one 256-byte slot of the shard changed
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(
+        a.read_region_bytes(&Region::whole(&[32, 32])).unwrap(),
+        bytes(&expected_after(&region, 3))
+    );
+}
+
+#[test]
+fn shard_updates_of_every_chain_read_back() {
+    let _turn = counting_turn();
+    // transposed inner codecs fall back to the whole-shard path; zstd, a missing shard and an
+    // update that leaves only fill values take the leaf path
+    let zstd =
+        ExtensionDef::from_config("zstd", &serde_json::json!({"level": 1, "checksum": false}))
+            .unwrap();
+    let transpose =
+        ExtensionDef::from_config("transpose", &serde_json::json!({"order": [1, 0]})).unwrap();
+    for filters in [vec![], vec![transpose]] {
+        let store = Arc::new(MemoryStore::new());
+        let a = ArrayBuilder::new(vec![40, 36], DataType::UInt32)
+            .chunk_shape(vec![8, 6])
+            .shards(vec![16, 12])
+            .filters(filters.clone())
+            .compressors(vec![zstd.clone()])
+            .create(store.clone(), "a")
+            .unwrap();
+        let whole = Region::whole(&[40, 36]);
+        let mut want = vec![0u32; 40 * 36];
+        // into missing shards first, then over stored ones, then back to fill
+        for (start, shape, offset) in [
+            ([3, 5], [9, 20], 1u32),
+            ([0, 0], [40, 36], 2),
+            ([17, 13], [5, 5], 9),
+            ([30, 30], [10, 6], 0),
+        ] {
+            let v: Vec<u32> = if offset == 0 {
+                vec![0; (shape[0] * shape[1]) as usize]
+            } else {
+                values(start, shape, offset)
+            };
+            a.write_region_bytes(
+                &Region::new(start.to_vec(), shape.to_vec()).unwrap(),
+                &bytes(&v),
+            )
+            .unwrap();
+            for i in 0..shape[0] {
+                for j in 0..shape[1] {
+                    want[((start[0] + i) * 36 + start[1] + j) as usize] =
+                        v[(i * shape[1] + j) as usize];
+                }
+            }
+            assert_eq!(
+                a.read_region_bytes(&whole).unwrap(),
+                bytes(&want),
+                "{filters:?}"
+            );
+        }
+        // the last write left rows 32.. of shard (2, 2) holding fill values from column 30
+        // on; zeroing the rest of it, in part, leaves no inner chunk, and the shard is deleted
+        assert!(store.get("a/c/2/2").unwrap().is_some());
+        let region = Region::new(vec![32, 24], vec![8, 6]).unwrap();
+        a.write_region_bytes(&region, &[0u8; 8 * 6 * 4]).unwrap();
+        assert!(store.get("a/c/2/2").unwrap().is_none(), "{filters:?}");
+    }
+}
+
+/// Scattered points (the last ones repeated, out of order), with the values `values` gives.
+fn scattered(shape: [u64; 2], n: u64) -> Vec<Vec<i64>> {
+    let mut pts: Vec<Vec<i64>> = (0..n)
+        .map(|p| {
+            vec![
+                ((p * 7919) % shape[0]) as i64,
+                ((p * 104_729) % shape[1]) as i64,
+            ]
+        })
+        .collect();
+    pts.push(pts[3].clone());
+    pts.push(vec![shape[0] as i64 - 1, shape[1] as i64 - 1]);
+    pts.push(vec![0, 0]);
+    pts
+}
+
+/// Filters, serializer (`None`: the default), compressors, and whether the array is sharded.
+type Chain = (
+    Vec<ExtensionDef>,
+    Option<ExtensionDef>,
+    Vec<ExtensionDef>,
+    bool,
+);
+
+#[test]
+fn point_reads_of_every_chain_are_right() {
+    let zstd =
+        ExtensionDef::from_config("zstd", &serde_json::json!({"level": 1, "checksum": false}))
+            .unwrap();
+    let transpose =
+        ExtensionDef::from_config("transpose", &serde_json::json!({"order": [1, 0]})).unwrap();
+    let big = ExtensionDef::from_config("bytes", &serde_json::json!({"endian": "big"})).unwrap();
+    // (filters, serializer, compressors, shards)
+    let chains: Vec<Chain> = vec![
+        (vec![], None, vec![], false),
+        (vec![], Some(big.clone()), vec![], false),
+        (vec![], None, vec![zstd.clone()], false),
+        (vec![transpose.clone()], None, vec![zstd.clone()], false),
+        (vec![], None, vec![], true),
+        (vec![], Some(big), vec![zstd.clone()], true),
+        (vec![transpose], None, vec![zstd], true),
+    ];
+    let shape = [45u64, 38];
+    for (filters, serializer, compressors, sharded) in chains {
+        let store = Arc::new(MemoryStore::new());
+        let mut b = ArrayBuilder::new(shape.to_vec(), DataType::UInt32)
+            .chunk_shape(vec![6, 5])
+            .filters(filters.clone())
+            .compressors(compressors.clone());
+        if let Some(s) = serializer.clone() {
+            b = b.serializer(s);
+        }
+        if sharded {
+            b = b.shards(vec![18, 20]);
+        }
+        let a = b.create(store, "a").unwrap();
+        let what = format!("{filters:?} {serializer:?} {compressors:?} sharded {sharded}");
+        // the lower rows only: the rest stays unstored and reads as fill
+        a.write_region_bytes(
+            &Region::new(vec![0, 0], vec![30, 38]).unwrap(),
+            &bytes(&values([0, 0], [30, 38], 0)),
+        )
+        .unwrap();
+        let pts = scattered(shape, 300);
+        let got = a
+            .read_selection_bytes(&Selection::Points(pts.clone()))
+            .unwrap();
+        let want: Vec<u32> = pts
+            .iter()
+            .map(|p| {
+                let (i, j) = (p[0] as u64, p[1] as u64);
+                if i < 30 {
+                    (i * 1000 + j + 1) as u32
+                } else {
+                    0
+                }
+            })
+            .collect();
+        assert_eq!(got, bytes(&want), "{what}");
+    }
+}
+
+#[test]
+fn a_sharded_point_read_fetches_only_the_index_and_the_inner_chunks_it_needs() {
+    // one shard of 8 x 8 inner chunks of 8 x 8, uncompressed: every stored inner chunk is 256
+    // bytes, the index 64 * 16 + 4 bytes
+    let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+    let a = ArrayBuilder::new(vec![64, 64], DataType::UInt32)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![64, 64])
+        .compressors(Vec::<ExtensionDef>::new())
+        .create(counting.clone(), "a")
+        .unwrap();
+    a.write_region_bytes(
+        &Region::whole(&[64, 64]),
+        &bytes(&values([0, 0], [64, 64], 0)),
+    )
+    .unwrap();
+    // three points in inner chunk (0, 0), one in (7, 7), one in (3, 5)
+    let pts = vec![
+        vec![1, 1],
+        vec![63, 63],
+        vec![2, 7],
+        vec![30, 41],
+        vec![0, 0],
+    ];
+    counting.reset();
+    let got = a
+        .read_selection_bytes(&Selection::Points(pts.clone()))
+        .unwrap();
+    let want: Vec<u32> = pts
+        .iter()
+        .map(|p| (p[0] * 1000 + p[1] + 1) as u32)
+        .collect();
+    assert_eq!(got, bytes(&want));
+    let counts = counting.counts();
+    assert_eq!(counts.get, 0, "{counts:?}");
+    // the index, then the three inner chunks in one request
+    assert_eq!(counts.get_ranges, 2, "{counts:?}");
+    assert_eq!(counts.bytes_read, 64 * 16 + 4 + 3 * 256, "{counts:?}");
+}
