@@ -11,6 +11,7 @@ use zarr_meta::{ArrayMetadata, DataType, ExtensionDef, FillValue};
 use zarr_store::Store;
 
 use crate::array::{Array, WriteOptions};
+use crate::consolidated::Hierarchy;
 use crate::error::{ArrayError, Result};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
@@ -321,16 +322,28 @@ impl ArrayBuilder {
         path: &str,
         extensions: &Extensions,
     ) -> Result<Array> {
-        let node = NodePath::new(path)?;
+        self.create_node(
+            store,
+            NodePath::new(path)?,
+            Arc::new(extensions.clone()),
+            None,
+        )
+    }
+
+    /// Creates the array at `node`; `hierarchy` is the consolidated copy of the group it is
+    /// created through, refreshed when the array's entry is added to it.
+    pub(crate) fn create_node(
+        &self,
+        store: Arc<dyn Store>,
+        node: NodePath,
+        extensions: Arc<Extensions>,
+        hierarchy: Option<Arc<Hierarchy>>,
+    ) -> Result<Array> {
         let meta = self.metadata()?;
         // validate everything before touching the store
-        let array = Array::from_metadata(
-            store.clone(),
-            node.clone(),
-            meta,
-            Arc::new(extensions.clone()),
-        )?
-        .with_options(self.options);
+        let mut array = Array::from_metadata(store.clone(), node.clone(), meta, extensions)?
+            .with_options(self.options);
+        array.hierarchy = hierarchy;
         if store.get(&node.key("zarr.json"))?.is_some() {
             if !self.overwrite {
                 return Err(ArrayError::AlreadyExists {

@@ -206,6 +206,13 @@ pub enum ArrayError {
         #[source]
         source: ndarray::ShapeError,
     },
+    /// A group opened with [`UseConsolidated::Require`](crate::UseConsolidated::Require)
+    /// holds no consolidated metadata.
+    #[error("the group at {path:?} holds no consolidated metadata (write it with `zarr consolidate`, or open without requiring it)")]
+    NoConsolidatedMetadata {
+        /// The group's path.
+        path: String,
+    },
     /// An operation this array does not support, for a reason no other variant names.
     #[error("{operation} is not supported: {reason}")]
     Unsupported {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use zarr_array::zarr_store::Store;
-use zarr_array::{Array, ArrayError, ExtensionDef, Group};
+use zarr_array::{Array, ArrayError, ExtensionDef, Group, NodeKind};
 
 use crate::cli::InfoArgs;
 use crate::commands::fmt_domain;
@@ -308,7 +308,14 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     if a.json {
         let list: Vec<Value> = members
             .iter()
-            .map(|(name, kind)| json!({"name": name, "node_type": kind_name(*kind)}))
+            .map(|(name, kind)| match kind {
+                NodeKind::Unreadable { reason } => json!({
+                    "name": name,
+                    "node_type": kind.name(),
+                    "error": zarr_array::report(&**reason),
+                }),
+                _ => json!({"name": name, "node_type": kind.name()}),
+            })
             .collect();
         outln(
             json!({
@@ -332,7 +339,12 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     }
     let names: Vec<String> = members
         .iter()
-        .map(|(n, k)| format!("{n} ({})", kind_name(*k)))
+        .map(|(n, k)| match k {
+            NodeKind::Unreadable { reason } => {
+                format!("{n} (unreadable: {})", zarr_array::report(&**reason))
+            }
+            _ => format!("{n} ({})", k.name()),
+        })
         .collect();
     outln(format!(
         "{:<14}{}",
@@ -344,13 +356,6 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
         }
     ));
     Ok(())
-}
-
-fn kind_name(kind: zarr_array::NodeKind) -> &'static str {
-    match kind {
-        zarr_array::NodeKind::Array => "array",
-        _ => "group",
-    }
 }
 
 /// One line about a node, from its raw `zarr.json` (so that nodes this build cannot open are
