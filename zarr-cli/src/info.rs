@@ -398,8 +398,9 @@ fn describe(doc: &[u8]) -> String {
     }
 }
 
-/// `zarr tree`
-pub fn tree(_ctx: &Ctx, path: &str) -> Result<()> {
+/// `zarr tree`: every node below PATH, from the group's consolidated copy when it holds one
+/// (one request), else by a walk; nodes this build cannot read are listed with the reason.
+pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
     let store = open_store(path, Access::Existing)?;
     let err = |e| zarr(path, zarr_array::ArrayError::Store(e));
     let Some(root) = store.get("zarr.json").map_err(err)? else {
@@ -408,43 +409,70 @@ pub fn tree(_ctx: &Ctx, path: &str) -> Result<()> {
         )));
     };
     outln(format!("{path}  {}", describe(&root)));
-    if node_type(&store, "zarr.json", path)?.as_deref() == Some("group") {
-        walk(&*store, "", "", path)?;
+    if node_type(&store, "zarr.json", path)?.as_deref() != Some("group") {
+        return Ok(());
+    }
+    let group = Group::open_with(store, "", &ctx.extensions).map_err(|e| zarr(path, e))?;
+    let mut nodes = group.members_recursive().map_err(|e| zarr(path, e))?;
+    // parents before children, siblings by name
+    nodes.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    let parent = |p: &str| {
+        p.rsplit_once('/')
+            .map_or("", |(parent, _)| parent)
+            .to_string()
+    };
+    let mut last_child = std::collections::HashMap::new();
+    for (p, _) in &nodes {
+        last_child.insert(parent(p), p.clone());
+    }
+    let is_last = |p: &str| last_child.get(&parent(p)).is_some_and(|l| l == p);
+    for (p, kind) in &nodes {
+        let mut indent = String::new();
+        let names: Vec<&str> = p.split('/').collect();
+        for depth in 1..names.len() {
+            let ancestor = names[..depth].join("/");
+            indent.push_str(if is_last(&ancestor) { "    " } else { "│   " });
+        }
+        let line = match kind {
+            NodeKind::Group => "group".to_string(),
+            NodeKind::Array => match group.open_array(p) {
+                Ok(a) => describe(&a.metadata().to_vec_pretty()),
+                Err(e) => format!("(unreadable: {})", zarr_array::report(&e)),
+            },
+            NodeKind::Unreadable { reason } => {
+                format!("(unreadable: {})", zarr_array::report(&**reason))
+            }
+        };
+        let name = names.last().copied().unwrap_or_default();
+        outln(format!(
+            "{indent}{}{name}  {line}",
+            if is_last(p) {
+                "└── "
+            } else {
+                "├── "
+            }
+        ));
     }
     Ok(())
 }
 
-fn walk(store: &dyn Store, prefix: &str, indent: &str, location: &str) -> Result<()> {
-    let listing = store
-        .list_dir(prefix)
-        .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-    let mut children = Vec::new();
-    for child in listing.prefixes {
-        let key = format!("{child}zarr.json");
-        if let Some(doc) = store
-            .get(&key)
-            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?
-        {
-            children.push((child, doc));
-        }
-    }
-    let n = children.len();
-    for (i, (child, doc)) in children.into_iter().enumerate() {
-        let last = i + 1 == n;
-        let name = child
-            .trim_end_matches('/')
-            .rsplit('/')
-            .next()
-            .unwrap_or_default();
-        let line = describe(&doc);
-        outln(format!(
-            "{indent}{}{name}  {line}",
-            if last { "└── " } else { "├── " }
-        ));
-        if line == "group" {
-            let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
-            walk(store, &child, &deeper, location)?;
-        }
-    }
+/// `zarr consolidate`: writes the consolidated copy of the hierarchy below the group at PATH
+/// into its `zarr.json`, as zarr-python's `zarr.consolidate_metadata` does.
+pub fn consolidate(ctx: &Ctx, path: &str) -> Result<()> {
+    let store = open_store(path, Access::Existing)?;
+    let mut group = zarr_array::Group::open_consolidated(
+        store,
+        "",
+        &ctx.extensions,
+        zarr_array::UseConsolidated::Ignore,
+    )
+    .map_err(|e| zarr(path, e))?;
+    group.consolidate().map_err(|e| zarr(path, e))?;
+    let nodes = group.members_recursive().map_err(|e| zarr(path, e))?;
+    outln(format!(
+        "consolidated {path}: {} node{} below the group",
+        nodes.len(),
+        if nodes.len() == 1 { "" } else { "s" }
+    ));
     Ok(())
 }
