@@ -1049,4 +1049,12 @@ fn consolidate_validate_and_tree_of_a_hierarchy_with_an_unreadable_member() {
     );
     ok(&["consolidate", &s(&root_dir)]);
     ok(&["validate", &s(&root_dir)]);
+    // `zarr resize` of a member updates the copy of the group above it
+    ok(&["resize", &s(&root_dir.join("sub/b")), "--shape", "7,3"]);
+    let doc: Value = serde_json::from_slice(&store.get("zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        doc["consolidated_metadata"]["metadata"]["sub/b"]["shape"],
+        json!([7, 3])
+    );
+    ok(&["validate", &s(&root_dir)]);
 }
