@@ -323,9 +323,11 @@ pub(crate) fn check(
     copy: &ConsolidatedMetadata,
 ) -> Result<Vec<Disagreement>> {
     let actual = collect_raw(store, group)?;
+    let by_path: std::collections::HashMap<&str, &Value> =
+        actual.iter().map(|(p, d)| (p.as_str(), d)).collect();
     let mut out = Vec::new();
     for (path, listed) in &copy.metadata {
-        let Some(own) = actual.iter().find(|(p, _)| p == path).map(|(_, d)| d) else {
+        let Some(own) = by_path.get(path.as_str()) else {
             out.push(Disagreement::Missing { path: path.clone() });
             continue;
         };

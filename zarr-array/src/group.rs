@@ -309,13 +309,8 @@ impl Group {
                     consolidated: self.consolidated.clone(),
                 })
             }
-            None => {
-                let mut g = Group::open_with(self.store.clone(), path.as_str(), &self.extensions)?;
-                if g.consolidated.is_none() {
-                    g.consolidated = self.consolidated.clone();
-                }
-                Ok(g)
-            }
+            // not in the copy (or no copy): the group's own metadata, and its own copy if any
+            None => Group::open_with(self.store.clone(), path.as_str(), &self.extensions),
         }
     }
 
@@ -355,10 +350,10 @@ impl Group {
                 .into_iter()
                 .filter(|(rel, _)| !rel.contains('/'))
                 .map(|(rel, doc)| {
-                    let kind = self.classify(&self.descendant(&rel)?, &doc);
-                    Ok((rel, kind))
+                    let kind = self.classify_listed(&rel, &doc);
+                    (rel, kind)
                 })
-                .collect::<Result<_>>()?,
+                .collect(),
             None => self
                 .listed_children(&self.path)?
                 .into_iter()
@@ -381,7 +376,7 @@ impl Group {
         match &self.consolidated {
             Some(h) => {
                 for (rel, doc) in h.below(&self.path) {
-                    let kind = self.classify(&self.descendant(&rel)?, &doc);
+                    let kind = self.classify_listed(&rel, &doc);
                     out.push((rel, kind));
                 }
             }
@@ -487,6 +482,17 @@ impl Group {
             out.push((child, doc));
         }
         Ok(out)
+    }
+
+    /// [`classify`](Self::classify) of an entry of the consolidated copy at `rel` (a path
+    /// that is not a valid node path is unreadable).
+    fn classify_listed(&self, rel: &str, doc: &Value) -> NodeKind {
+        match self.descendant(rel) {
+            Ok(path) => self.classify(&path, doc),
+            Err(e) => NodeKind::Unreadable {
+                reason: Arc::new(e),
+            },
+        }
     }
 
     /// What kind of node the document `doc` of `path` describes, and whether this build can
