@@ -207,6 +207,26 @@ fn check_consolidated_requests(store: ObjectStoreBackend) -> TestResult {
         (1, 0, 1),
         "the root's zarr.json alone: {c:?}"
     );
+
+    // the same without the copy: every node's own zarr.json, and a listing per group
+    let (opened, c) = counted(&requests, "open 200 arrays ignoring the copy", || {
+        let root = Group::open_consolidated(
+            store.clone(),
+            "",
+            &zarr_array::Extensions::default(),
+            zarr_array::UseConsolidated::Ignore,
+        )?;
+        let mut arrays = 0;
+        for (path, kind) in root.members_recursive()? {
+            if kind == zarr_array::NodeKind::Array {
+                root.open_array(&path)?;
+                arrays += 1;
+            }
+        }
+        Ok::<_, zarr_array::ArrayError>(arrays)
+    });
+    assert_eq!(opened?, 200);
+    assert!(c.get >= 211 && c.list_with_delimiter >= 11, "{c:?}");
     Ok(())
 }
 
