@@ -74,7 +74,11 @@ def read_zarr_python(path):
 def read_tensorstore(path):
     import tensorstore as ts
     try:
-        store = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path}},
+        # Zarr v2 (a .zarray and no zarr.json): TensorStore's "zarr" driver
+        v2 = os.path.exists(os.path.join(path, ".zarray")) and not os.path.exists(
+            os.path.join(path, "zarr.json"))
+        driver = "zarr" if v2 else "zarr3"
+        store = ts.open({"driver": driver, "kvstore": {"driver": "file", "path": path}},
                         open=True, read=True).result()
     except Exception as e:  # noqa: BLE001
         raise Refused(f"{type(e).__name__}: {e}") from e

@@ -1,4 +1,4 @@
-//! [`Array`]: open, create, read and write Zarr v3 arrays.
+//! [`Array`]: open, create, read and write Zarr v3 (and v2) arrays.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use zarr_store::Store;
 
 use crate::consolidated::Hierarchy;
 use crate::element::Element;
-use crate::error::{ArrayError, Result, SelectionError};
+use crate::error::{try_filled, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
 use crate::source::StoreSource;
@@ -27,7 +27,8 @@ pub struct WriteOptions {
     pub write_empty_chunks: bool,
 }
 
-/// A Zarr v3 array in a store.
+/// A Zarr array in a store: Zarr v3 (`zarr.json`), or Zarr v2 (`.zarray` + `.zattrs`, see
+/// [`Array::zarr_format`]; a v2 array carries the equal v3 metadata and the same API).
 ///
 /// Cheap to clone (the store, registries and codec chain are shared). Reads and writes work
 /// chunk by chunk in parallel (rayon); missing chunks read as the fill value.
@@ -43,10 +44,13 @@ pub struct Array {
     pub(crate) options: WriteOptions,
     /// The consolidated copy the array was opened or created through, if any.
     pub(crate) hierarchy: Option<Arc<Hierarchy>>,
+    /// The `.zarray` of a v2 array (its shape is `meta.shape` when written back).
+    pub(crate) v2: Option<Arc<zarr_meta::v2::ArrayMetadataV2>>,
 }
 
 impl Array {
-    /// Opens the array at `path` with every extension this build supports.
+    /// Opens the array at `path` with every extension this build supports: its `zarr.json`,
+    /// or else its Zarr v2 `.zarray` (and `.zattrs`).
     ///
     /// # Errors
     /// No node, a group, malformed metadata or an unsupported extension.
@@ -61,10 +65,24 @@ impl Array {
     /// names it).
     pub fn open_with(store: Arc<dyn Store>, path: &str, extensions: &Extensions) -> Result<Array> {
         let path = NodePath::new(path)?;
-        let key = path.key("zarr.json");
-        let bytes = store.get(&key)?.ok_or_else(|| ArrayError::NotFound {
-            path: path.to_string(),
-        })?;
+        let bytes = match crate::v2::find_node(&*store, &path)? {
+            crate::v2::Found::V3(bytes) => bytes,
+            crate::v2::Found::V2Array(bytes) => {
+                return Self::open_v2(store, path, &bytes, extensions)
+            }
+            crate::v2::Found::V2Group(_) => {
+                return Err(ArrayError::WrongNodeType {
+                    path: path.to_string(),
+                    expected: "array",
+                    found: "group",
+                })
+            }
+            crate::v2::Found::Nothing => {
+                return Err(ArrayError::NotFound {
+                    path: path.to_string(),
+                })
+            }
+        };
         let meta = match NodeMetadata::from_slice_with(&bytes, &extensions.data_types) {
             Ok(NodeMetadata::Array(m)) => *m,
             Ok(NodeMetadata::Group(_)) => {
@@ -128,6 +146,7 @@ impl Array {
             extensions,
             options: WriteOptions::default(),
             hierarchy: None,
+            v2: None,
         })
     }
 
@@ -138,7 +157,8 @@ impl Array {
         self
     }
 
-    /// The metadata document.
+    /// The metadata document (for a v2 array, the v3 metadata equal to its `.zarray`; see
+    /// [`Array::metadata_v2`]).
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.meta
     }
@@ -236,6 +256,9 @@ impl Array {
     /// Writes the array's `zarr.json`, then the consolidated copies of the groups above it
     /// (see the consolidated module).
     pub(crate) fn write_metadata(&self) -> Result<()> {
+        if let Some(doc) = &self.v2 {
+            return self.write_metadata_v2(doc);
+        }
         self.store
             .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;
         crate::consolidated::sync(
@@ -353,7 +376,7 @@ impl Array {
     /// # Errors
     /// As [`Array::read_region_bytes_into`].
     pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.region_byte_len(region)?];
+        let mut out = try_filled(self.region_byte_len(region)?, 0u8, "the region read")?;
         self.read_region_bytes_into(region, &mut out)?;
         Ok(out)
     }
@@ -646,11 +669,11 @@ impl Array {
         self.check_type::<T>()?;
         let len = self.region_byte_len(region)?;
         let n = len / self.meta.data_type.size();
-        let mut items = vec![T::default(); n];
+        let mut items = try_filled(n, T::default(), "the region read")?;
         match T::as_bytes_mut(&mut items) {
             Some(bytes) => self.read_region_bytes_into(region, bytes)?,
             None => {
-                let mut bytes = vec![0u8; len];
+                let mut bytes = try_filled(len, 0u8, "the region read")?;
                 self.read_region_bytes_into(region, &mut bytes)?;
                 T::copy_from_bytes(&mut items, &bytes)?;
             }

@@ -51,6 +51,7 @@ pub struct ArrayBuilder {
     origin: Option<Vec<i64>>,
     overwrite: bool,
     options: WriteOptions,
+    zarr_format: u8,
 }
 
 impl ArrayBuilder {
@@ -73,6 +74,7 @@ impl ArrayBuilder {
             origin: None,
             overwrite: false,
             options: WriteOptions::default(),
+            zarr_format: 3,
         }
     }
 
@@ -191,10 +193,46 @@ impl ArrayBuilder {
         self
     }
 
-    /// Replace a node already at the path (its keys are deleted first).
+    /// Replace a node already at the path, or clear keys left there without a node (every key
+    /// under the path is deleted first).
     #[must_use]
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
+        self
+    }
+
+    /// The Zarr format to create: 3 (the default, `zarr.json`) or 2 (`.zarray` + `.zattrs`,
+    /// as zarr-python writes `zarr_format=2`).
+    ///
+    /// A v2 array is stated with the same settings as a v3 one, which become its `.zarray`:
+    /// the filters (numcodecs' `numcodecs.*` array -> array codecs, and a leading `transpose`
+    /// reversing the axes for `order: "F"`), the serializer's byte order as the `dtype`'s, the
+    /// compressors (the last one is `compressor`, any before it are filters; default `zstd`
+    /// level 0, zarr-python's default for v2), and the chunk key encoding (default `v2` with
+    /// `.`; `.key_encoding` with the `v2` encoding and `/` for nested keys). What v2 cannot hold
+    /// (shards, `regular_bounded`, dimension names, `crc32c`, `sparse_layout`) is refused by
+    /// name when the array is created.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType};
+    /// use zarr_array::zarr_codecs::transpose::{TransposeConfig, TransposeOrder};
+    /// use zarr_store::{MemoryStore, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let a = ArrayBuilder::new(vec![6, 4], DataType::Float64)
+    ///     .chunk_shape(vec![4, 4])
+    ///     .filters([TransposeConfig { order: TransposeOrder::Named("F".into()) }])
+    ///     .zarr_format(2)
+    ///     .create(store.clone(), "a")?;
+    /// assert_eq!(a.zarr_format(), 2);
+    /// let zarray = String::from_utf8(store.get("a/.zarray")?.unwrap()).unwrap();
+    /// assert!(zarray.contains("\"order\": \"F\"") && zarray.contains("\"id\": \"zstd\""));
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    #[must_use]
+    pub fn zarr_format(mut self, format: u8) -> Self {
+        self.zarr_format = format;
         self
     }
 
@@ -295,6 +333,10 @@ impl ArrayBuilder {
         );
         if let Some(k) = &self.key_encoding {
             meta.chunk_key_encoding = k.clone();
+        } else if self.zarr_format == 2 {
+            let mut sep = Map::new();
+            sep.insert("separator".into(), Value::from("."));
+            meta.chunk_key_encoding = ExtensionDef::with_configuration("v2", sep);
         }
         if let Some(names) = &self.dimension_names {
             check("dimension names", names.len())?;
@@ -307,7 +349,9 @@ impl ArrayBuilder {
     /// Creates the array at `path` with every extension this build supports.
     ///
     /// # Errors
-    /// A node already at the path (unless overwriting), invalid settings, store errors.
+    /// A node already at the path ([`ArrayError::AlreadyExists`]) or keys stored there without
+    /// a node ([`ArrayError::NotEmpty`]: leftover chunks would read through the new array),
+    /// unless overwriting; invalid settings, store errors.
     pub fn create(&self, store: Arc<dyn Store>, path: &str) -> Result<Array> {
         self.create_with(store, path, &Extensions::default())
     }
@@ -341,21 +385,47 @@ impl ArrayBuilder {
     ) -> Result<Array> {
         let meta = self.metadata()?;
         // validate everything before touching the store
-        let mut array = Array::from_metadata(store.clone(), node.clone(), meta, extensions)?
-            .with_options(self.options);
+        let mut array = match self.zarr_format {
+            3 => Array::from_metadata(store.clone(), node.clone(), meta, extensions)?,
+            2 => {
+                let doc = crate::v2::v2_document(&meta, &node)?;
+                Array::from_v2_document(
+                    store.clone(),
+                    node.clone(),
+                    doc,
+                    meta.attributes,
+                    extensions,
+                )?
+            }
+            other => {
+                return Err(ArrayError::InvalidArgument {
+                    what: "zarr_format",
+                    reason: format!("{other} is neither 2 nor 3"),
+                })
+            }
+        }
+        .with_options(self.options);
         array.hierarchy = hierarchy;
-        if store.get(&node.key("zarr.json"))?.is_some() {
+        // one listing tells an empty location (the usual case) from a node or its leftovers
+        // (chunks of a deleted array, which would read through the new array)
+        let prefix = node.prefix();
+        let listing = store.list_dir(&prefix)?;
+        if let Some(key) = listing.keys.first().or(listing.prefixes.first()) {
             if !self.overwrite {
-                return Err(ArrayError::AlreadyExists {
-                    path: node.to_string(),
-                });
+                return Err(
+                    if crate::v2::find_node(&*store, &node)? != crate::v2::Found::Nothing {
+                        ArrayError::AlreadyExists {
+                            path: node.to_string(),
+                        }
+                    } else {
+                        ArrayError::NotEmpty {
+                            path: node.to_string(),
+                            key: key.clone(),
+                        }
+                    },
+                );
             }
-            let prefix = node.prefix();
-            if prefix.is_empty() {
-                store.delete_prefix("")?;
-            } else {
-                store.delete_prefix(&prefix)?;
-            }
+            store.delete_prefix(&prefix)?;
         }
         array.write_metadata()?;
         Ok(array)

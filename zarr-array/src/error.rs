@@ -58,6 +58,23 @@ pub enum ArrayError {
         /// The path.
         path: String,
     },
+    /// A node is being created where keys are stored but no node's metadata: leftover chunks
+    /// would show through the new array (even reinterpreted under another data type).
+    #[error("{path:?} holds keys but no node metadata (such as {key:?}, left over from an earlier array?): delete them, or create with overwrite to clear the location")]
+    NotEmpty {
+        /// The node path.
+        path: String,
+        /// One key (or key prefix) found there.
+        key: String,
+    },
+    /// An attribute the operation would write is already one of the user's.
+    #[error("the array at {path:?} already has a user attribute {name:?}, where the regular copy keeps the original domain and grid: rename it first (its value is left as it is)")]
+    AttributeInUse {
+        /// The node path.
+        path: String,
+        /// The attribute.
+        name: &'static str,
+    },
     /// A path that is not a valid node path.
     #[error("invalid node path {path:?}: {reason}")]
     InvalidPath {
@@ -113,6 +130,15 @@ pub enum ArrayError {
         what: &'static str,
         /// Its shape.
         shape: Vec<u64>,
+    },
+    /// An allocation the system could not give (not enough memory, or a limited address
+    /// space): the operation fails instead of aborting the process.
+    #[error("cannot allocate {bytes} bytes for {what}")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: &'static str,
+        /// Bytes asked for.
+        bytes: u64,
     },
     /// An invalid argument to a builder or operation.
     #[error("invalid {what}: {reason}")]
@@ -213,6 +239,31 @@ pub enum ArrayError {
         /// The group's path.
         path: String,
     },
+    /// An operation that a Zarr v2 array cannot do: convert it to v3 first.
+    #[error(
+        "{operation} is not possible on the Zarr v2 array {path:?} ({reason}): convert it to \
+         Zarr v3 first (Array::to_v3, or `zarr convert --to-v3`)"
+    )]
+    NeedsV3 {
+        /// The operation.
+        operation: &'static str,
+        /// The array's path.
+        path: String,
+        /// Why v2 cannot.
+        reason: &'static str,
+    },
+    /// A feature of a Zarr v3 array (or of an array being created as v2) that Zarr v2 cannot
+    /// express; codecs v2 cannot express are [`ArrayError::Codec`] with
+    /// `CodecError::NoV2Form`.
+    #[error("{path:?} cannot be written as Zarr v2: {feature} ({reason})")]
+    NoV2Form {
+        /// The array's path.
+        path: String,
+        /// The feature.
+        feature: String,
+        /// Why v2 cannot hold it.
+        reason: String,
+    },
     /// An operation this array does not support, for a reason no other variant names.
     #[error("{operation} is not supported: {reason}")]
     Unsupported {
@@ -268,6 +319,22 @@ pub enum SelectionError {
         /// The chunk's grid position.
         chunk: Vec<i64>,
     },
+}
+
+/// `n` copies of `value` in a vector allocated fallibly: an output buffer of a read, whose
+/// size the caller computed (and checked against the address space) from the request.
+///
+/// # Errors
+/// [`ArrayError::OutOfMemory`] naming `what` and the bytes.
+pub(crate) fn try_filled<T: Clone>(n: usize, value: T, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| ArrayError::OutOfMemory {
+            what,
+            bytes: (n as u64).saturating_mul(size_of::<T>() as u64),
+        })?;
+    v.resize(n, value);
+    Ok(v)
 }
 
 /// An error and its causes as one message: the `Display` of `error` and of each error of its

@@ -1,5 +1,6 @@
 //! [`Extensions`]: the bundle of registries an array is opened with.
 
+use zarr_codecs::v2::V2CodecRegistry;
 use zarr_codecs::CodecRegistry;
 use zarr_grid::{ChunkGridFactory, ChunkKeyEncodingFactory};
 use zarr_meta::data_type::DataTypeFactory;
@@ -10,7 +11,8 @@ use zarr_meta::{ExtensionDef, ExtensionPoint, MetaError, Registry, Resolved};
 pub type StorageTransformerFactory = fn(&ExtensionDef) -> Result<(), MetaError>;
 
 /// Every registry a reader consults: data types, chunk grids, chunk key encodings, codecs
-/// and storage transformers.
+/// (Zarr v3 names, and numcodecs `id`s for Zarr v2's `compressor` and `filters`) and storage
+/// transformers.
 ///
 /// `Extensions::default()` holds everything this build supports; `without` removes one
 /// extension so that arrays using it are refused by name:
@@ -20,6 +22,12 @@ pub type StorageTransformerFactory = fn(&ExtensionDef) -> Result<(), MetaError>;
 /// let legacy = Extensions::default().without("regular_bounded");
 /// assert!(!legacy.chunk_grids.contains("regular_bounded"));
 /// assert!(legacy.chunk_grids.contains("regular"));
+///
+/// // a v2 `.zarray` names numcodecs ids: without "zlib", v2 arrays compressed with it are
+/// // refused by name (v3 arrays name it "numcodecs.zlib")
+/// let no_zlib = Extensions::default().without("zlib");
+/// assert!(!no_zlib.codecs_v2.contains("zlib"));
+/// assert!(no_zlib.codecs.contains("numcodecs.zlib"));
 /// ```
 #[derive(Debug, Clone)]
 pub struct Extensions {
@@ -31,6 +39,9 @@ pub struct Extensions {
     pub chunk_key_encodings: Registry<ChunkKeyEncodingFactory>,
     /// Codecs.
     pub codecs: CodecRegistry,
+    /// Zarr v2 codecs by numcodecs `id`, each turned into the v3 definition that `codecs`
+    /// builds ([`zarr_codecs::v2`]).
+    pub codecs_v2: V2CodecRegistry,
     /// Storage transformers (none built in).
     pub storage_transformers: Registry<StorageTransformerFactory>,
 }
@@ -42,6 +53,7 @@ impl Default for Extensions {
             chunk_grids: zarr_grid::default_registry(),
             chunk_key_encodings: zarr_grid::default_key_encoding_registry(),
             codecs: zarr_codecs::default_registry(),
+            codecs_v2: zarr_codecs::v2::default_v2_registry(),
             storage_transformers: Registry::new(ExtensionPoint::StorageTransformer),
         }
     }
@@ -63,6 +75,7 @@ impl Extensions {
         self.chunk_grids.remove(name);
         self.chunk_key_encodings.remove(name);
         self.codecs.remove(name);
+        self.codecs_v2.remove(name);
         self.storage_transformers.remove(name);
         self
     }

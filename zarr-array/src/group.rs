@@ -3,6 +3,9 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use zarr_meta::v2::{
+    ArrayMetadataV2, Attributes, ConsolidatedMetadataV2, GroupMetadataV2, ZATTRS, ZGROUP, ZMETADATA,
+};
 use zarr_meta::{ArrayMetadata, GroupMetadata};
 use zarr_store::Store;
 
@@ -12,6 +15,7 @@ use crate::consolidated::{self, Change, Disagreement, Form, Hierarchy, UseConsol
 use crate::error::{report, ArrayError, Result};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
+use crate::v2::{find_node, Found};
 
 /// The kind of a node, as a listing ([`Group::members`]) finds it.
 #[derive(Debug, Clone)]
@@ -54,7 +58,8 @@ impl PartialEq for NodeKind {
     }
 }
 
-/// A Zarr v3 group.
+/// A Zarr group: Zarr v3 (`zarr.json`) or Zarr v2 (`.zgroup` + `.zattrs`; see
+/// [`Group::create_v2`]). Its members may be of either format.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -75,6 +80,8 @@ pub struct Group {
     path: NodePath,
     meta: GroupMetadata,
     extensions: Arc<Extensions>,
+    /// A v2 group (`.zgroup`), written back as such.
+    v2: bool,
     /// The consolidated copy this group was opened with (its own, or its root's).
     consolidated: Option<Arc<Hierarchy>>,
 }
@@ -90,23 +97,64 @@ impl Group {
         path: &str,
         attributes: Map<String, Value>,
     ) -> Result<Group> {
+        Self::create_format(store, path, attributes, false)
+    }
+
+    /// Creates a Zarr v2 group (`.zgroup` and `.zattrs`, as zarr-python writes them); its
+    /// [`create_group`](Group::create_group) children are v2 groups too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Group, NodeKind};
+    /// use zarr_store::{MemoryStore, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let root = Group::create_v2(store.clone(), "", Default::default())?;
+    /// root.create_array("x", &ArrayBuilder::new(vec![3], DataType::UInt8).zarr_format(2))?;
+    /// assert_eq!(store.get(".zgroup")?.unwrap(), b"{\n  \"zarr_format\": 2\n}");
+    /// let root = Group::open(store, "")?;
+    /// assert_eq!((root.zarr_format(), root.members()?), (2, vec![("x".into(), NodeKind::Array)]));
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Group::create`].
+    pub fn create_v2(
+        store: Arc<dyn Store>,
+        path: &str,
+        attributes: Map<String, Value>,
+    ) -> Result<Group> {
+        Self::create_format(store, path, attributes, true)
+    }
+
+    fn create_format(
+        store: Arc<dyn Store>,
+        path: &str,
+        attributes: Map<String, Value>,
+        v2: bool,
+    ) -> Result<Group> {
         Self::create_node(
             store,
             NodePath::new(path)?,
             attributes,
             Arc::new(Extensions::default()),
+            v2,
             None,
         )
     }
 
+    /// Creates the group at `path` (v2: `.zgroup` + `.zattrs`, else `zarr.json`), unless a
+    /// node of either format is there; `consolidated` is the copy of the group it is created
+    /// through.
     fn create_node(
         store: Arc<dyn Store>,
         path: NodePath,
         attributes: Map<String, Value>,
         extensions: Arc<Extensions>,
+        v2: bool,
         consolidated: Option<Arc<Hierarchy>>,
     ) -> Result<Group> {
-        if store.get(&path.key("zarr.json"))?.is_some() {
+        if find_node(&*store, &path)? != Found::Nothing {
             return Err(ArrayError::AlreadyExists {
                 path: path.to_string(),
             });
@@ -119,10 +167,20 @@ impl Group {
                 extra_fields: Map::new(),
             },
             extensions,
+            v2,
             consolidated,
         };
         group.write_metadata()?;
         Ok(group)
+    }
+
+    /// The Zarr format of the group's metadata: 3 (`zarr.json`) or 2 (`.zgroup`).
+    pub fn zarr_format(&self) -> u8 {
+        if self.v2 {
+            2
+        } else {
+            3
+        }
     }
 
     /// Opens the group at `path`, using its consolidated copy when it holds one
@@ -143,7 +201,10 @@ impl Group {
         Self::open_consolidated(store, path, extensions, UseConsolidated::IfPresent)
     }
 
-    /// Opens the group at `path` (one GET), saying whether its consolidated copy is used.
+    /// Opens the group at `path` (one GET for a v3 group), saying whether its consolidated
+    /// copy is used: its `zarr.json`, or else its Zarr v2 `.zgroup` (and `.zattrs`). A v2
+    /// group opens without a copy (its `.zmetadata`, when there is one, is checked but not
+    /// used yet).
     ///
     /// With the copy, the group's members, member groups and member arrays (at any depth:
     /// [`open_array`](Self::open_array) and [`open_group`](Self::open_group) take relative
@@ -159,7 +220,8 @@ impl Group {
     ///
     /// # Errors
     /// No node, an array, malformed metadata, and with [`UseConsolidated::Require`] a group
-    /// without consolidated metadata ([`ArrayError::NoConsolidatedMetadata`]).
+    /// without consolidated metadata ([`ArrayError::NoConsolidatedMetadata`]) or a v2 group
+    /// ([`ArrayError::Unsupported`]: its `.zmetadata` is not used yet).
     pub fn open_consolidated(
         store: Arc<dyn Store>,
         path: &str,
@@ -167,11 +229,33 @@ impl Group {
         use_consolidated: UseConsolidated,
     ) -> Result<Group> {
         let path = NodePath::new(path)?;
-        let bytes = store
-            .get(&path.key("zarr.json"))?
-            .ok_or_else(|| ArrayError::NotFound {
-                path: path.to_string(),
-            })?;
+        let bytes = match find_node(&*store, &path)? {
+            Found::V3(bytes) => bytes,
+            Found::V2Group(bytes) => {
+                if use_consolidated == UseConsolidated::Require {
+                    return Err(ArrayError::Unsupported {
+                        operation: "opening a Zarr v2 group with its consolidated metadata",
+                        reason: format!(
+                            "{:?} is a Zarr v2 group, whose .zmetadata this build does not use yet",
+                            path.as_str()
+                        ),
+                    });
+                }
+                return Self::open_v2(store, path, &bytes, extensions);
+            }
+            Found::V2Array(_) => {
+                return Err(ArrayError::WrongNodeType {
+                    path: path.to_string(),
+                    expected: "group",
+                    found: "array",
+                })
+            }
+            Found::Nothing => {
+                return Err(ArrayError::NotFound {
+                    path: path.to_string(),
+                })
+            }
+        };
         let meta = consolidated::group_metadata(&path, &bytes)?;
         let copy = match use_consolidated {
             UseConsolidated::Ignore => None,
@@ -190,13 +274,57 @@ impl Group {
             path,
             meta,
             extensions: Arc::new(extensions.clone()),
+            v2: false,
+        })
+    }
+
+    /// Opens the v2 group whose `.zgroup` is `bytes`: its `.zattrs`, and its `.zmetadata`
+    /// when there is one, which is checked (the consolidated copy is not used yet: members
+    /// are listed from the store).
+    fn open_v2(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        bytes: &[u8],
+        extensions: &Extensions,
+    ) -> Result<Group> {
+        let bad = |key: &str| {
+            let key = path.key(key);
+            move |source| ArrayError::Metadata { path: key, source }
+        };
+        GroupMetadataV2::from_slice(bytes).map_err(bad(ZGROUP))?;
+        let attributes = crate::v2::read_attributes(&*store, &path)?;
+        if let Some(b) = store.get(&path.key(ZMETADATA))? {
+            ConsolidatedMetadataV2::from_slice(&b).map_err(bad(ZMETADATA))?;
+        }
+        Ok(Group {
+            store,
+            path,
+            meta: GroupMetadata {
+                attributes,
+                extra_fields: Map::new(),
+            },
+            extensions: Arc::new(extensions.clone()),
+            v2: true,
+            consolidated: None,
         })
     }
 
     /// Writes the group's `zarr.json` (keeping the consolidated copy as the store has it
     /// now, so that changes other handles made to it are not undone), then the copies of
-    /// the groups above it.
+    /// the groups above it. A v2 group writes its `.zattrs` and `.zgroup` (v3 copies do not
+    /// list v2 nodes, as zarr-python's do not).
     fn write_metadata(&self) -> Result<()> {
+        if self.v2 {
+            self.store.set(
+                &self.path.key(ZATTRS),
+                &Attributes(self.meta.attributes.clone()).to_vec_pretty(),
+            )?;
+            self.store.set(
+                &self.path.key(ZGROUP),
+                &GroupMetadataV2::default().to_vec_pretty(),
+            )?;
+            return Ok(());
+        }
         let key = self.path.key("zarr.json");
         let mut meta = self.meta.clone();
         if meta.consolidated_metadata().ok().flatten().is_some() {
@@ -234,7 +362,7 @@ impl Group {
         self.write_metadata()
     }
 
-    /// Creates a child group.
+    /// Creates a child group (a v2 group in a v2 group).
     ///
     /// # Errors
     /// An invalid name, an existing node, store errors.
@@ -245,6 +373,7 @@ impl Group {
             path,
             attributes,
             self.extensions.clone(),
+            self.v2,
             self.consolidated.clone(),
         )
     }
@@ -306,6 +435,7 @@ impl Group {
                     path,
                     meta,
                     extensions: self.extensions.clone(),
+                    v2: false,
                     consolidated: self.consolidated.clone(),
                 })
             }
@@ -321,7 +451,7 @@ impl Group {
     /// An invalid path, no node there, store errors.
     pub fn delete_member(&self, name: &str) -> Result<()> {
         let path = self.descendant(name)?;
-        if self.store.get(&path.key("zarr.json"))?.is_none() {
+        if find_node(&*self.store, &path)? == Found::Nothing {
             return Err(ArrayError::NotFound {
                 path: path.to_string(),
             });
@@ -339,7 +469,9 @@ impl Group {
     /// this build cannot read ([`NodeKind::Unreadable`], with the error opening them would
     /// give), so that one such child does not hide the others. From the consolidated copy
     /// when the group holds one (no request), else from a listing of the store (one LIST and
-    /// one GET per child). Folders without a `zarr.json` are not nodes and are left out.
+    /// one GET per child, two or three for a v2 one). Folders without a `zarr.json`,
+    /// `.zarray` or `.zgroup` are not nodes and are left out; a v3 group's copy lists its v3
+    /// members only (as zarr-python's does).
     ///
     /// # Errors
     /// Store errors.
@@ -357,7 +489,10 @@ impl Group {
             None => self
                 .listed_children(&self.path)?
                 .into_iter()
-                .map(|(child, doc)| (child.name().to_string(), self.classify(&child, &doc)))
+                .map(|(child, doc)| {
+                    let kind = self.classify_child(&child, &doc);
+                    (child.name().to_string(), kind)
+                })
                 .collect(),
         };
         out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -384,7 +519,7 @@ impl Group {
                 let mut pending = vec![self.path.clone()];
                 while let Some(dir) = pending.pop() {
                     for (child, doc) in self.listed_children(&dir)? {
-                        let kind = self.classify(&child, &doc);
+                        let kind = self.classify_child(&child, &doc);
                         if kind == NodeKind::Group {
                             pending.push(child.clone());
                         }
@@ -410,8 +545,18 @@ impl Group {
     /// they are.
     ///
     /// # Errors
-    /// Store errors.
+    /// A v2 group ([`ArrayError::Unsupported`]: writing `.zmetadata` is not supported yet),
+    /// store errors.
     pub fn consolidate(&mut self) -> Result<()> {
+        if self.v2 {
+            return Err(ArrayError::Unsupported {
+                operation: "consolidating metadata",
+                reason: format!(
+                    "{:?} is a Zarr v2 group, whose .zmetadata this build does not write yet",
+                    self.path.as_str()
+                ),
+            });
+        }
         let copy = consolidated::collect(&*self.store, &self.path, &self.extensions.data_types)?;
         self.meta = consolidated::write_copy(&*self.store, &self.path, copy.clone())?;
         self.consolidated = Some(Hierarchy::new(self.path.clone(), Form::Inline, copy));
@@ -419,11 +564,15 @@ impl Group {
     }
 
     /// Compares the consolidated copy this group holds in the store (read again) with every
-    /// member's own `zarr.json`; empty when they agree or the group holds none.
+    /// member's own `zarr.json`; empty when they agree or the group holds none (a v2 group's
+    /// `.zmetadata` is not compared yet).
     ///
     /// # Errors
     /// Store errors, or this group's own metadata malformed.
     pub fn check_consolidated(&self) -> Result<Vec<Disagreement>> {
+        if self.v2 {
+            return Ok(Vec::new());
+        }
         let bytes = self
             .store
             .get(&self.path.key("zarr.json"))?
@@ -460,9 +609,9 @@ impl Group {
         self.consolidated.as_ref()?.get(node)
     }
 
-    /// The children of `dir` that have a `zarr.json`, with its bytes as JSON (a document
-    /// that is not JSON becomes a string, which classifies as unreadable).
-    fn listed_children(&self, dir: &NodePath) -> Result<Vec<(NodePath, Value)>> {
+    /// The children of `dir` that are nodes (a `zarr.json`, else a `.zarray` or `.zgroup`),
+    /// with their metadata document.
+    fn listed_children(&self, dir: &NodePath) -> Result<Vec<(NodePath, Child)>> {
         let listing = self.store.list_dir(&dir.prefix())?;
         let mut out = Vec::new();
         for prefix in listing.prefixes {
@@ -474,11 +623,17 @@ impl Group {
             let Ok(child) = dir.child(name) else {
                 continue;
             };
-            let Some(bytes) = self.store.get(&child.key("zarr.json"))? else {
-                continue;
+            let doc = match find_node(&*self.store, &child)? {
+                Found::Nothing => continue,
+                // a document that is not JSON becomes a string, which classifies as unreadable
+                Found::V3(bytes) => {
+                    Child::V3(serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+                        Value::String(String::from_utf8_lossy(&bytes).into_owned())
+                    }))
+                }
+                Found::V2Array(bytes) => Child::V2Array(bytes),
+                Found::V2Group(bytes) => Child::V2Group(bytes),
             };
-            let doc = serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
             out.push((child, doc));
         }
         Ok(out)
@@ -491,6 +646,40 @@ impl Group {
             Ok(path) => self.classify(&path, doc),
             Err(e) => NodeKind::Unreadable {
                 reason: Arc::new(e),
+            },
+        }
+    }
+
+    /// [`classify`](Self::classify) of a child found in the store, v3 or v2: a v2 array is
+    /// readable when its `.zarray` parses and maps to v3 metadata this build resolves (its
+    /// `.zattrs` is not read), a v2 group when its `.zgroup` parses.
+    fn classify_child(&self, path: &NodePath, child: &Child) -> NodeKind {
+        let metadata = |key: &str, source| NodeKind::Unreadable {
+            reason: Arc::new(ArrayError::Metadata {
+                path: path.key(key),
+                source,
+            }),
+        };
+        match child {
+            Child::V3(doc) => self.classify(path, doc),
+            Child::V2Group(bytes) => match GroupMetadataV2::from_slice(bytes) {
+                Ok(_) => NodeKind::Group,
+                Err(source) => metadata(ZGROUP, source),
+            },
+            Child::V2Array(bytes) => match ArrayMetadataV2::from_slice(bytes) {
+                Ok(doc) => match Array::from_v2_document(
+                    self.store.clone(),
+                    path.clone(),
+                    doc,
+                    Map::new(),
+                    self.extensions.clone(),
+                ) {
+                    Ok(_) => NodeKind::Array,
+                    Err(e) => NodeKind::Unreadable {
+                        reason: Arc::new(e),
+                    },
+                },
+                Err(source) => metadata(zarr_meta::v2::ZARRAY, source),
             },
         }
     }
@@ -540,4 +729,14 @@ impl Group {
             self.extensions.clone(),
         )
     }
+}
+
+/// A child node's metadata as found in the store.
+enum Child {
+    /// Its `zarr.json` as JSON.
+    V3(Value),
+    /// Its `.zarray`.
+    V2Array(Vec<u8>),
+    /// Its `.zgroup`.
+    V2Group(Vec<u8>),
 }

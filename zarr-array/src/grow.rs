@@ -153,8 +153,10 @@ impl Array {
     ///
     /// # Errors
     /// A shape mismatch (nothing changes), a registry without `regular_bounded`, an
-    /// overflow, store or codec errors.
+    /// overflow, store or codec errors; [`ArrayError::NeedsV3`] on a Zarr v2 array (convert
+    /// it with [`Array::to_v3`] first).
     pub fn prepend_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
+        self.check_not_v2("prepend", "v2 chunk keys cannot be negative")?;
         let k = self.check_grow_shape(data_shape, axis)?;
         if k == 0 {
             return Ok(());
@@ -210,13 +212,41 @@ impl Array {
         Ok((shape, data.iter().copied().collect()))
     }
 
+    /// The attribute a copy on a plain `regular` grid keeps the original domain and chunk grid
+    /// in ([`Array::to_regular`], `zarr convert --to-regular`): its name, `"regular_bounded"`,
+    /// and its value `{"domain": [[start, end], ...], "chunk_grid": {...}}`.
+    ///
+    /// # Errors
+    /// [`ArrayError::AttributeInUse`] when the array's own attributes already have that name
+    /// (a user's value is never overwritten).
+    pub fn domain_note(&self) -> Result<(&'static str, Value)> {
+        const NAME: &str = "regular_bounded";
+        if self.meta.attributes.contains_key(NAME) {
+            return Err(ArrayError::AttributeInUse {
+                path: self.path().to_string(),
+                name: NAME,
+            });
+        }
+        let domain: Vec<Value> = self
+            .domain()
+            .iter()
+            .map(|(a, b)| Value::from(vec![*a, *b]))
+            .collect();
+        let mut note = Map::new();
+        note.insert("domain".into(), Value::from(domain));
+        note.insert("chunk_grid".into(), self.meta.chunk_grid.to_value());
+        Ok((NAME, Value::Object(note)))
+    }
+
     /// Copies this array onto a plain `regular` grid at `path` of `store` (same positions,
     /// data, chunk shape, codecs and key encoding), so that readers without
     /// `regular_bounded` can read it. The original domain, origin and lower bound are kept in
-    /// the copy's attributes under `"regular_bounded"`. Every chunk is re-encoded.
+    /// the copy's attributes under `"regular_bounded"` ([`Array::domain_note`]). Every chunk is
+    /// re-encoded.
     ///
     /// # Errors
-    /// A node already at `path`, store or codec errors.
+    /// A node already at `path`, a user attribute named `"regular_bounded"`
+    /// ([`ArrayError::AttributeInUse`]), store or codec errors.
     pub fn to_regular(&self, store: Arc<dyn Store>, path: &str) -> Result<Array> {
         let node = NodePath::new(path)?;
         if store.get(&node.key("zarr.json"))?.is_some() {
@@ -229,19 +259,8 @@ impl Array {
         let mut grid_config = Map::new();
         grid_config.insert("chunk_shape".into(), Value::Array(chunk_shape));
         meta.chunk_grid = zarr_meta::ExtensionDef::with_configuration("regular", grid_config);
-        let mut note = Map::new();
-        note.insert(
-            "domain".into(),
-            Value::from(
-                self.domain()
-                    .iter()
-                    .map(|(a, b)| Value::from(vec![*a, *b]))
-                    .collect::<Vec<_>>(),
-            ),
-        );
-        note.insert("chunk_grid".into(), self.meta.chunk_grid.to_value());
-        meta.attributes
-            .insert("regular_bounded".into(), Value::Object(note));
+        let (name, note) = self.domain_note()?;
+        meta.attributes.insert(name.into(), note);
         let dst = Array::from_metadata(store, node, meta, self.extensions.clone())?
             .with_options(self.options);
         let chunks: Vec<Vec<i64>> = dst.grid.chunk_indices().collect();

@@ -20,6 +20,7 @@ pub mod selection;
 mod source;
 #[cfg(feature = "sparse")]
 mod sparse;
+mod v2;
 
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
@@ -33,6 +34,7 @@ pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
 pub use source::StoreSource;
 #[cfg(feature = "sparse")]
 pub use sparse::{SparseArray, SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
+pub use v2::Conversion;
 
 pub use zarr_grid::geometry::Region;
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};

@@ -10,7 +10,7 @@ use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
-use crate::error::{ArrayError, Result};
+use crate::error::{try_filled, ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, Indexer, Selection};
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
@@ -109,7 +109,7 @@ impl Array {
     /// A selection that does not fit, store or codec errors.
     pub fn read_selection_bytes(&self, sel: &Selection) -> Result<Vec<u8>> {
         let (ix, len) = self.indexer_and_len(sel)?;
-        let mut out = vec![0u8; len];
+        let mut out = try_filled(len, 0u8, "the selection read")?;
         self.read_indexed_into(&ix, &mut out)?;
         Ok(out)
     }
@@ -330,11 +330,12 @@ impl Array {
     pub fn read_selection<T: Element>(&self, sel: &Selection) -> Result<ArrayD<T>> {
         self.check_type::<T>()?;
         let (ix, len) = self.indexer_and_len(sel)?;
-        let mut items = vec![T::default(); len / self.data_type().size()];
+        let n = len / self.data_type().size();
+        let mut items = try_filled(n, T::default(), "the selection read")?;
         match T::as_bytes_mut(&mut items) {
             Some(bytes) => self.read_indexed_into(&ix, bytes)?,
             None => {
-                let mut bytes = vec![0u8; len];
+                let mut bytes = try_filled(len, 0u8, "the selection read")?;
                 self.read_indexed_into(&ix, &mut bytes)?;
                 T::copy_from_bytes(&mut items, &bytes)?;
             }

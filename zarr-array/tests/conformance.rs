@@ -1,5 +1,6 @@
 //! One table-driven test over the conformance corpora: the project's own `conformance/v3`,
-//! and the `v3` and `extensions` sets of a shared corpus when `ZARR_CONFORMANCE_DIR` names one
+//! `conformance/v2` (Zarr v2 by zarr-python 3.1.6) and `conformance/xarray` (xarray's
+//! hierarchies, v2 and v3), and the `v3` and `extensions` sets of a shared corpus when `ZARR_CONFORMANCE_DIR` names one
 //! (`zarr_testkit::corpus::conformance_corpora`). Every
 //! `read` fixture decodes exactly to its `.npy`; every `reject` fixture is refused with an
 //! error; every group opens with its attributes and children.
@@ -22,10 +23,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use zarr_array::{Array, Group};
-use zarr_store::FilesystemStore;
+use zarr_store::{FilesystemStore, Store};
 
 fn corpora() -> Vec<PathBuf> {
-    zarr_testkit::corpus::conformance_corpora(&["v3", "extensions"])
+    zarr_testkit::corpus::conformance_corpora_of(&["v3", "v2", "xarray"], &["v3", "extensions"])
 }
 
 #[derive(Default, Debug)]
@@ -34,6 +35,7 @@ struct Tally {
     rejected: usize,
     groups: usize,
     refused_unsupported: usize,
+    v2_written_back: usize,
     failures: Vec<String>,
 }
 
@@ -81,7 +83,9 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
         {
             tally.refused_unsupported += 1;
         }
-        (_, Err(e)) => tally.failures.push(format!("{name}: {e}")),
+        (_, Err(e)) => tally
+            .failures
+            .push(format!("{name}: {}", zarr_testkit::report(&e))),
         (_, Ok(array)) => {
             let npy_path = dir.join(f["data"].as_str().unwrap());
             let npy = common::read_npy(&std::fs::read(&npy_path).unwrap());
@@ -98,6 +102,7 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
                 Ok(bytes) => {
                     if common::same_elements(array.data_type(), &bytes, &npy.data) {
                         tally.read += 1;
+                        check_v2_written_back(dir, path, &array, tally);
                     } else {
                         tally.failures.push(format!("{name}: data differs"));
                     }
@@ -108,8 +113,52 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
     }
 }
 
+/// A v2 array writes back the `.zarray` and `.zattrs` it was read from, byte for byte, unless
+/// zarr-python did not write them (the hand-written `accept_*` documents, which it
+/// normalises too).
+fn check_v2_written_back(dir: &Path, path: &str, array: &Array, tally: &mut Tally) {
+    let Some(doc) = array.metadata_v2() else {
+        return;
+    };
+    tally.v2_written_back += 1;
+    if path.starts_with("accept_") {
+        return;
+    }
+    let zarray = std::fs::read(dir.join(path).join(".zarray")).unwrap();
+    let zattrs = std::fs::read(dir.join(path).join(".zattrs")).ok();
+    if doc.to_vec_pretty() != zarray {
+        tally
+            .failures
+            .push(format!("{path}: .zarray is not written back as read"));
+    }
+    // through the array's own write path: the metadata alone, in a memory store
+    let store = Arc::new(zarr_store::MemoryStore::new());
+    store.set("a/.zarray", &zarray).unwrap();
+    if let Some(z) = &zattrs {
+        store.set("a/.zattrs", z).unwrap();
+    }
+    let mut copy = Array::open(store.clone(), "a").unwrap();
+    copy.set_attributes(array.attributes().clone()).unwrap();
+    let written = |key: &str| store.get(key).unwrap().unwrap_or_default();
+    if written("a/.zarray") != zarray || zattrs.is_some_and(|z| written("a/.zattrs") != z) {
+        tally.failures.push(format!(
+            "{path}: set_attributes does not write back what it read"
+        ));
+    }
+}
+
 /// The name of a codec the array uses that this build's registry lacks.
 fn uses_missing_extension(dir: &Path, path: &str) -> Option<String> {
+    if let Ok(text) = std::fs::read_to_string(dir.join(path).join(".zarray")) {
+        let meta: Value = serde_json::from_str(&text).ok()?;
+        let registry = zarr_array::Extensions::default().codecs_v2;
+        let filters = meta["filters"].as_array().cloned().unwrap_or_default();
+        return std::iter::once(&meta["compressor"])
+            .chain(filters.iter())
+            .filter_map(|c| c["id"].as_str())
+            .find(|id| !registry.contains(id))
+            .map(String::from);
+    }
     let text = std::fs::read_to_string(dir.join(path).join("zarr.json")).ok()?;
     let meta: Value = serde_json::from_str(&text).ok()?;
     let registry = zarr_array::Extensions::default().codecs;
@@ -138,8 +187,8 @@ fn every_fixture_reads_exactly_or_is_refused() {
         }
     }
     eprintln!(
-        "{} arrays read exactly, {} documents refused, {} groups opened, {} arrays refused for a codec this build lacks",
-        tally.read, tally.rejected, tally.groups, tally.refused_unsupported
+        "{} arrays read exactly, {} documents refused, {} groups opened, {} arrays refused for a codec this build lacks, {} v2 arrays written back as read",
+        tally.read, tally.rejected, tally.groups, tally.refused_unsupported, tally.v2_written_back
     );
     assert!(
         tally.failures.is_empty(),
@@ -148,7 +197,10 @@ fn every_fixture_reads_exactly_or_is_refused() {
         tally.failures.join("\n")
     );
     assert!(
-        tally.read > 100 && tally.rejected > 50 && tally.groups > 3,
+        tally.read > 300
+            && tally.rejected > 100
+            && tally.groups > 20
+            && tally.v2_written_back > 130,
         "{tally:?}"
     );
 }

@@ -336,3 +336,83 @@ fn listings_report_children_this_build_cannot_read() -> TestResult {
         .contains(&("sparse".to_string(), NodeKind::Array)));
     Ok(())
 }
+
+/// A v3 group's listing classifies its Zarr v2 children as it does v3 ones (a broken
+/// `.zarray` or one with a codec this build lacks is unreadable, not a failed listing), walks
+/// into v2 groups, and its consolidated copy lists v3 nodes only (as zarr-python's does); a v2
+/// group opens without a copy, and neither requiring nor writing one works on it yet.
+#[test]
+fn v2_children_are_classified_and_v2_groups_have_no_copy() -> TestResult {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut root = Group::create(store.clone(), "", Map::new())?;
+    root.create_array("a", &ArrayBuilder::new(vec![4], DataType::UInt8))?;
+    root.create_array(
+        "b",
+        &ArrayBuilder::new(vec![3], DataType::Int16).zarr_format(2),
+    )?;
+    let g = Group::create_v2(store.clone(), "g", Map::new())?;
+    g.create_array(
+        "c",
+        &ArrayBuilder::new(vec![2], DataType::UInt8).zarr_format(2),
+    )?;
+    store.set("bad/.zarray", b"{\"zarr_format\": 2")?;
+    let mut odd: Value = serde_json::from_slice(&store.get("b/.zarray")?.unwrap())?;
+    odd["compressor"] = json!({"id": "no_such_codec"});
+    store.set("odd/.zarray", &serde_json::to_vec(&odd)?)?;
+
+    let members = root.members()?;
+    let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a", "b", "bad", "g", "odd"]);
+    assert_eq!(members[0].1, NodeKind::Array);
+    assert_eq!(members[1].1, NodeKind::Array);
+    assert!(
+        matches!(&members[2].1, NodeKind::Unreadable { reason } if zarr_array::report(&**reason).contains("bad/.zarray")),
+        "{members:?}"
+    );
+    assert_eq!(members[3].1, NodeKind::Group);
+    assert!(
+        matches!(&members[4].1, NodeKind::Unreadable { reason } if zarr_array::report(&**reason).contains("no_such_codec")),
+        "{members:?}"
+    );
+    let all: Vec<String> = root
+        .members_recursive()?
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(all, ["a", "b", "bad", "g", "g/c", "odd"]);
+    assert_eq!(root.open_group("g")?.zarr_format(), 2);
+    assert_eq!(root.open_array("b")?.zarr_format(), 2);
+
+    // the copy is v3's: it lists the v3 array alone, and it stays true
+    root.consolidate()?;
+    let root = Group::open(store.clone(), "")?;
+    assert!(root.is_consolidated());
+    assert_eq!(root.members()?, [("a".to_string(), NodeKind::Array)]);
+    assert_eq!(root.check_consolidated()?, []);
+
+    // a v2 group: opened without a copy
+    let mut g = Group::open(store.clone(), "g")?;
+    assert!(!g.is_consolidated());
+    assert_eq!(g.check_consolidated()?, []);
+    assert!(matches!(
+        g.consolidate(),
+        Err(ArrayError::Unsupported { .. })
+    ));
+    let required = Group::open_consolidated(
+        store.clone(),
+        "g",
+        &Extensions::default(),
+        UseConsolidated::Require,
+    );
+    assert!(matches!(required, Err(ArrayError::Unsupported { .. })));
+    // creating over a v2 node of either kind is refused
+    assert!(matches!(
+        Group::create(store.clone(), "g", Map::new()),
+        Err(ArrayError::AlreadyExists { .. })
+    ));
+    assert!(matches!(
+        Group::create_v2(store.clone(), "b", Map::new()),
+        Err(ArrayError::AlreadyExists { .. })
+    ));
+    Ok(())
+}

@@ -1,6 +1,9 @@
 //! Interop with zarr-python 3.1.6 and TensorStore 0.1.86: arrays this project writes (every
 //! data type, codecs, sharding, both key encodings, groups) are read by both peers with
 //! identical data; both refuse an array after `prepend`, and both read its `regular` copy.
+//! Zarr v2 arrays this project writes (every data type, order F, both separators, a few
+//! codecs) are read by zarr-python (`zarr_format=2`) and TensorStore's `zarr` driver, and
+//! zarr-python reads them again, with the metadata we wrote, after `Array::to_v3`.
 //!
 //! The tests are ignored by a plain `cargo test`: `scripts/test` creates the peers' venv,
 //! exports `ZARR_PEERS_PYTHON_BIN` and runs them (`-- --ignored`); run without the venv, or
@@ -257,4 +260,125 @@ fn peers_refuse_prepended_arrays_and_read_the_regular_copy() {
         reopened.read_all::<i32>().unwrap(),
         z.read_all::<i32>().unwrap()
     );
+}
+
+/// Reads `array` with each peer and compares the data with ours (for Zarr v2 arrays, whose
+/// metadata the peers report in their own v2 form).
+fn expect_same_data(py: &Path, peers: &[&str], array: &Array, root: &Path) {
+    let ours = array
+        .read_selection_bytes(&zarr_array::Selection::all())
+        .unwrap();
+    for peer in peers {
+        let npy = peer_read(py, peer, &root.join(array.path()))
+            .unwrap_or_else(|code| panic!("{peer} could not read {} (exit {code})", array.path()));
+        let npy = common::read_npy(&npy);
+        assert_eq!(npy.shape, array.shape(), "{peer} {}", array.path());
+        assert!(
+            common::same_elements(array.data_type(), &npy.data, &ours),
+            "{peer} reads {} differently",
+            array.path()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
+fn peers_read_our_v2_arrays_and_their_v3_conversions() {
+    use zarr_array::zarr_codecs::transpose::{TransposeConfig, TransposeOrder};
+    let py = zarr_testkit::peers::python();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
+    let both = ["zarr-python", "tensorstore"];
+    let f_order = || TransposeConfig {
+        order: TransposeOrder::Named("F".into()),
+    };
+    let sep = |s: &str| def("v2", json!({"separator": s}));
+    let mut arrays = Vec::new();
+    // every core data type, order C and F, both separators, zarr-python's v2 default (zstd 0)
+    for (i, t) in CORE_DATA_TYPES.iter().enumerate() {
+        for (j, (order_f, separator)) in [(false, "."), (true, "/")].into_iter().enumerate() {
+            let mut b = ArrayBuilder::new(vec![11, 7], *t)
+                .chunk_shape(vec![4, 3])
+                .key_encoding(sep(separator))
+                .zarr_format(2);
+            if order_f {
+                b = b.filters([f_order()]);
+            }
+            let a = b
+                .create(store.clone(), &format!("v2_{}_{j}", t.name()))
+                .unwrap();
+            a.write_region_bytes(
+                &zarr_grid::geometry::Region::whole(&[11, 7]),
+                &random_bytes(77, *t, (i * 2 + j) as u64 + 1),
+            )
+            .unwrap();
+            arrays.push((a, both.to_vec()));
+        }
+    }
+    // a few codecs; TensorStore's zarr driver has no filters, lz4 or checksums
+    // name, filters, compressors, the peers that read it
+    type Case<'a> = (&'a str, Vec<ExtensionDef>, Vec<ExtensionDef>, Vec<&'a str>);
+    let codecs: Vec<Case<'_>> = vec![
+        ("raw", vec![], vec![], both.to_vec()),
+        (
+            "gzip",
+            vec![],
+            vec![def("gzip", json!({"level": 5}))],
+            both.to_vec(),
+        ),
+        (
+            "blosc",
+            vec![],
+            vec![def(
+                "blosc",
+                json!({"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "blocksize": 0}),
+            )],
+            both.to_vec(),
+        ),
+        (
+            "zlib",
+            vec![],
+            vec![def("numcodecs.zlib", json!({"level": 1}))],
+            both.to_vec(),
+        ),
+        (
+            "delta_lz4",
+            vec![def("numcodecs.delta", json!({"dtype": "<i4"}))],
+            vec![def("numcodecs.lz4", json!({"acceleration": 1}))],
+            vec!["zarr-python"],
+        ),
+        (
+            "crc32_zstd",
+            vec![],
+            vec![
+                def("numcodecs.crc32", json!({})),
+                def("zstd", json!({"level": 1, "checksum": false})),
+            ],
+            vec!["zarr-python"],
+        ),
+    ];
+    for (name, filters, compressors, peers) in codecs {
+        let a = ArrayBuilder::new(vec![20, 13], DataType::Int32)
+            .chunk_shape(vec![8, 5])
+            .filters(filters)
+            .compressors(compressors)
+            .zarr_format(2)
+            .create(store.clone(), &format!("v2_codec_{name}"))
+            .unwrap();
+        a.write_region_bytes(
+            &zarr_grid::geometry::Region::whole(&[20, 13]),
+            &random_bytes(260, DataType::Int32, 99),
+        )
+        .unwrap();
+        arrays.push((a, peers));
+    }
+    for (a, peers) in &arrays {
+        expect_same_data(&py, peers, a, dir.path());
+    }
+    // converted to v3 where they are (no chunk rewritten): zarr-python reads them the same,
+    // and sees the metadata we wrote
+    for (a, _) in &arrays {
+        let v3 = a.to_v3(true).unwrap().array;
+        expect_same(&py, &["zarr-python"], &v3, dir.path());
+    }
 }

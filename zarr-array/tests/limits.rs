@@ -397,10 +397,16 @@ fn bad_node_paths_are_refused_by_arrays_and_groups() {
         assert!(root.open_array(name).is_err(), "{name:?}");
     }
     // a name the store reserves for its temporary files
-    assert!(matches!(
-        builder.create(store.clone(), "x/.tmp-1"),
-        Err(ArrayError::Store(StoreError::InvalidKey { .. }))
-    ));
+    let tmp = builder.create(store.clone(), "x/.tmp-1");
+    assert!(
+        matches!(
+            tmp,
+            Err(ArrayError::Store(
+                StoreError::InvalidKey { .. } | StoreError::InvalidPrefix { .. }
+            ))
+        ),
+        "{tmp:?}"
+    );
     // a leading '/' is the root of the store, not of the filesystem
     builder
         .create(store.clone(), "/abs/arr")
@@ -490,4 +496,44 @@ fn symbolic_links_out_of_the_root_are_not_followed() {
         "files left beside the root: {:?}",
         sandbox.strays()
     );
+}
+
+/// Reads that allocate their output (`read_region`, `read_region_bytes`, `read_all`,
+/// `read_selection`, sparse `read_csr`) allocate it fallibly: an output larger than the
+/// system gives (here: above the test allocator's 8 GiB) is `OutOfMemory` naming the bytes,
+/// not an abort.
+#[test]
+fn reads_whose_output_cannot_be_allocated_are_errors_not_aborts() {
+    let _serial = ALLOC.serial();
+    // 2^34 float32 = 64 GiB of output, 2^20 chunks of 2^14 (nothing stored)
+    let store = store_with(&doc("[131072,131072]", "[128,128]", "float32"));
+    let array = Array::open(store, "a").unwrap();
+    let whole = Region::whole(array.shape());
+    let expect = |e: ArrayError| {
+        assert!(
+            matches!(e, ArrayError::OutOfMemory { bytes, .. } if bytes == 64 << 30),
+            "{e}"
+        );
+        assert!(e.to_string().contains("68719476736 bytes"), "{e}");
+    };
+    expect(array.read_region_bytes(&whole).unwrap_err());
+    expect(array.read_region::<f32>(&whole).unwrap_err());
+    expect(array.read_all::<f32>().unwrap_err());
+    let all = zarr_array::Selection::all();
+    expect(array.read_selection::<f32>(&all).unwrap_err());
+    expect(array.read_selection_bytes(&all).unwrap_err());
+    // a global CSR of 2^36 rows needs 2^36 + 1 row pointers (512 GiB)
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let sparse = ArrayBuilder::new(vec![1 << 36, 4], DataType::Float32)
+        .chunk_shape(vec![1024, 4])
+        .sparse(zarr_array::zarr_layout_sparse::Format::Csr)
+        .create(store, "s")
+        .unwrap();
+    let e = sparse
+        .sparse()
+        .unwrap()
+        .read_csr::<f32>(&Region::whole(sparse.shape()))
+        .unwrap_err();
+    assert!(matches!(e, ArrayError::OutOfMemory { .. }), "{e}");
+    assert!(e.to_string().contains("row pointers"), "{e}");
 }

@@ -319,6 +319,26 @@ fn conversion_to_regular_keeps_positions_and_data() {
         legacy.attributes()["regular_bounded"]["domain"],
         serde_json::json!([[-3, 7], [-2, 5], [-1, 6]])
     );
+    // a user attribute of that name is never overwritten: the copy is refused, nothing written
+    let (mut z, _) = shifted_3d();
+    let mine = serde_json::json!({"regular_bounded": "the user's own"});
+    z.update_attributes(mine.as_object().unwrap().clone())
+        .unwrap();
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let err = z.to_regular(dst.clone(), "copy").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            zarr_array::ArrayError::AttributeInUse {
+                name: "regular_bounded",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("rename it first"), "{err}");
+    assert!(dst.list_prefix("").unwrap().is_empty());
+    assert_eq!(z.attributes()["regular_bounded"], "the user's own");
 }
 
 #[test]

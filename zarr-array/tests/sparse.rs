@@ -1074,3 +1074,46 @@ fn region_at<A>(start: &[u64], data: &ndarray::ArrayD<A>) -> zarr_array::Region 
     let shape = data.shape().iter().map(|&n| n as u64).collect();
     zarr_array::Region::new(start.to_vec(), shape).expect("a region")
 }
+
+/// sparse_layout.md: "The codec is never `must_understand: false`: a reader without it must
+/// refuse the array". A definition marked so is refused by a reader with the codec and by one
+/// without it, both naming the codec, instead of being used by one and skipped by the other.
+#[test]
+fn sparse_layout_marked_must_understand_false_is_refused_with_or_without_the_codec() {
+    let s = store();
+    sparse_array(&s, "mu", vec![4, 4], vec![2, 2], Format::Csr, None);
+    let raw = s.get("mu/zarr.json").unwrap().unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    let codecs = doc["codecs"].as_array_mut().unwrap();
+    let sparse = codecs
+        .iter_mut()
+        .find(|c| c["name"] == "sparse_layout")
+        .unwrap();
+    sparse["must_understand"] = json!(false);
+    s.set("mu/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    let without = Extensions::default().without("sparse_layout");
+    for (who, result) in [
+        ("with the codec", Array::open(s.clone(), "mu")),
+        ("without it", Array::open_with(s.clone(), "mu", &without)),
+    ] {
+        let e = zarr_testkit::report(&result.unwrap_err());
+        assert!(
+            e.contains("\"sparse_layout\"") && e.contains("must_understand"),
+            "{who}: {e}"
+        );
+    }
+    // without the field, the reader that lacks the codec refuses it by name
+    doc["codecs"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .for_each(|c| {
+            c.as_object_mut().unwrap().remove("must_understand");
+        });
+    s.set("mu/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    let e = zarr_testkit::report(&Array::open_with(s.clone(), "mu", &without).unwrap_err());
+    assert!(e.contains("sparse_layout"), "{e}");
+    assert!(Array::open(s, "mu").is_ok());
+}

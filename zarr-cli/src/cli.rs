@@ -6,7 +6,8 @@ use clap::{Args, Parser, Subcommand};
 use zarr_array::DataType;
 
 use crate::layout::{
-    parse_codec, parse_data_type, parse_u64_list, ArrayOpts, CodecSpec, Shape, SparseFormat,
+    parse_codec, parse_data_type, parse_size, parse_u64_list, ArrayOpts, CodecSpec, Shape,
+    SparseFormat,
 };
 
 /// Create, fill, grow, inspect, validate and convert Zarr v3 arrays.
@@ -93,6 +94,10 @@ pub struct ImportArgs {
     /// The chunk shape (with --shards, the inner chunk shape) [default: about 1 MiB chunks]
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
     pub chunks: Option<Shape>,
+    /// The most memory the data may take at a time (bytes, or with K, M, G, T: 512M, 4G);
+    /// larger arrays are moved piece by piece [default: 1G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
     /// Layout options.
     #[command(flatten)]
     pub opts: ArrayOpts,
@@ -109,6 +114,10 @@ pub struct ExportArgs {
     /// axis); missing trailing axes are whole, like 0:3,1:4
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
+    /// The most memory the data may take at a time (bytes, or with K, M, G, T: 512M, 4G);
+    /// larger arrays are moved piece by piece [default: 1G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
 }
 
 /// `zarr write`
@@ -184,10 +193,25 @@ pub struct PathArgs {
 /// `zarr convert`
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The array to copy
+    /// The array to copy (with --to-v3 / --to-v2: the array to convert where it is)
     pub src: String,
-    /// The directory (or url) of the new array
-    pub dst: String,
+    /// The directory (or url) of the new array (not with --to-v3 / --to-v2)
+    #[arg(required_unless_present_any = ["to_v3", "to_v2"])]
+    pub dst: Option<String>,
+    /// Convert the Zarr v2 array SRC to Zarr v3 where it is: writes zarr.json beside its
+    /// .zarray (no chunk is rewritten; order F becomes a transpose, its keys the v2 key
+    /// encoding), then deletes .zarray and .zattrs unless --keep
+    #[arg(long, conflicts_with_all = ["dst", "to_v2", "chunks", "codecs", "shards", "no_shards", "sparse", "dense", "to_regular"])]
+    pub to_v3: bool,
+    /// Convert the Zarr v3 array SRC to Zarr v2 where it is (.zarray + .zattrs; chunks with
+    /// default keys move to their v2 keys, bytes unchanged), then deletes zarr.json unless
+    /// --keep; refused, naming the feature, for what v2 cannot hold (shards, regular_bounded,
+    /// dimension names, crc32c, sparse_layout)
+    #[arg(long, conflicts_with_all = ["dst", "chunks", "codecs", "shards", "no_shards", "sparse", "dense", "to_regular"])]
+    pub to_v2: bool,
+    /// With --to-v3 / --to-v2: keep the old format's metadata beside the new one
+    #[arg(long)]
+    pub keep: bool,
     /// A new chunk shape (with shards, the inner chunk shape)
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
     pub chunks: Option<Shape>,

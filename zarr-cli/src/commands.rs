@@ -9,7 +9,7 @@ use zarr_array::Array;
 use crate::cli::{CreateArgs, ExportArgs, GrowArgs, ImportArgs, ResizeArgs, WriteArgs};
 use crate::error::{zarr, CliError, Result};
 use crate::layout;
-use crate::npy::Npy;
+use crate::npy::{Npy, NpyFile};
 use crate::progress::outln;
 use crate::store::Ctx;
 use crate::transfer;
@@ -79,11 +79,13 @@ pub fn create(ctx: &Ctx, a: &CreateArgs) -> Result<()> {
 
 /// `zarr import`
 pub fn import(ctx: &Ctx, a: &ImportArgs) -> Result<()> {
-    let npy = read_npy(&a.npy)?;
+    let mut npy = NpyFile::open(&a.npy)?;
+    let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);
+    transfer::check_import_budget(&npy, budget)?;
+    npy.check_data(budget)?;
     let b = layout::builder(&npy.shape, npy.data_type, a.chunks.as_deref(), &a.opts)?;
     let array = ctx.create_array(&a.path, &b)?;
-    let start = vec![0; npy.shape.len()];
-    transfer::write_block(&array, &a.path, &start, &npy.shape, &npy.data, "import")?;
+    transfer::import_npy(&array, &a.path, &mut npy, budget)?;
     outln(format!(
         "imported {} into {}: {}",
         a.npy.display(),
@@ -182,7 +184,8 @@ fn resolve_region(spec: Option<&str>, shape: &[u64]) -> Result<(Region, Vec<u64>
 pub fn export(ctx: &Ctx, a: &ExportArgs) -> Result<()> {
     let array = ctx.open_array(&a.path)?;
     let (region, out_shape) = resolve_region(a.region.as_deref(), array.shape())?;
-    transfer::export_npy(&array, &a.path, &region, &out_shape, &a.npy)?;
+    let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);
+    transfer::export_npy(&array, &a.path, &region, &out_shape, &a.npy, budget)?;
     Ok(())
 }
 

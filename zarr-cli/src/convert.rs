@@ -9,7 +9,7 @@ use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
 
 use crate::cli::ConvertArgs;
 use crate::commands::fmt_domain;
-use crate::error::{CliError, Result};
+use crate::error::{zarr, CliError, Result};
 use crate::info::codec_summary;
 use crate::layout::{compressors, sparse_def, SparseFormat, SPARSE_CODEC};
 use crate::progress::outln;
@@ -151,6 +151,10 @@ fn grid_bounds(array: &Array) -> Option<(Vec<i64>, Vec<i64>)> {
 /// `zarr convert`
 pub fn convert(ctx: &Ctx, a: &ConvertArgs) -> Result<()> {
     let src = ctx.open_array(&a.src)?;
+    if a.to_v3 || a.to_v2 {
+        return convert_format(&src, a);
+    }
+    let dst_loc = a.dst.as_deref().unwrap_or_default();
     let t = src.data_type();
     let meta = src.metadata();
     let mut layout = layout_of(&src);
@@ -219,28 +223,66 @@ pub fn convert(ctx: &Ctx, a: &ConvertArgs) -> Result<()> {
     }
     match grid_bounds(&src) {
         Some(_) if a.to_regular => {
-            let domain: Vec<Value> = src.domain().iter().map(|(x, y)| json!([x, y])).collect();
-            attributes.insert(
-                "regular_bounded".into(),
-                json!({"domain": domain, "chunk_grid": meta.chunk_grid.to_value()}),
-            );
+            let (name, note) = src.domain_note().map_err(|e| zarr(&a.src, e))?;
+            attributes.insert(name.into(), note);
         }
         Some((lower, origin)) => b = b.lower_bound(lower).origin(origin),
         None => {}
     }
     b = b.attributes(attributes);
-    let dst = ctx.create_array(&a.dst, &b)?;
-    transfer::copy_array(&src, &a.src, &dst, &a.dst)?;
+    let dst = ctx.create_array(dst_loc, &b)?;
+    transfer::copy_array(&src, &a.src, &dst, dst_loc)?;
     outln(format!(
         "converted {} -> {}: {} {:?}, grid {}, {}, domain {}, codecs {}",
         a.src,
-        a.dst,
+        dst_loc,
         t,
         dst.shape(),
         dst.metadata().chunk_grid.name,
         crate::info::chunking(&dst),
         fmt_domain(&dst.domain()),
         dst.metadata()
+            .codecs
+            .iter()
+            .map(codec_summary)
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    ));
+    Ok(())
+}
+
+/// `zarr convert SRC --to-v3` / `--to-v2`: the array's metadata in the other Zarr format,
+/// where it is.
+fn convert_format(src: &zarr_array::Array, a: &ConvertArgs) -> Result<()> {
+    let (want, done) = if a.to_v3 {
+        (3, src.to_v3(!a.keep))
+    } else {
+        (2, src.to_v2(!a.keep))
+    };
+    if src.zarr_format() == want {
+        outln(format!("{}: already Zarr v{want}, nothing to do", a.src));
+        return Ok(());
+    }
+    let conv = done.map_err(|e| crate::error::zarr(&a.src, e))?;
+    let (new, old) = if want == 3 {
+        ("zarr.json", ".zarray and .zattrs")
+    } else {
+        (".zarray and .zattrs", "zarr.json")
+    };
+    let moved = match conv.chunks_moved {
+        0 => "no chunk rewritten or moved".to_string(),
+        n => format!("{n} chunks moved to their v2 keys (bytes unchanged), none rewritten"),
+    };
+    let kept = if conv.replaced {
+        format!("{old} deleted")
+    } else {
+        format!("{old} kept beside it")
+    };
+    outln(format!(
+        "converted {} to Zarr v{want}: wrote {new}, {moved}; {kept}; codecs {}",
+        a.src,
+        conv.array
+            .metadata()
             .codecs
             .iter()
             .map(codec_summary)

@@ -54,6 +54,34 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// An operation would need more memory than its budget (`--max-memory`).
+    #[error("{what} needs {} of memory, more than the budget of {} (raise it with --max-memory)", bytes(*needed), bytes(*budget))]
+    OverBudget {
+        /// What needs the memory.
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// The budget, in bytes.
+        budget: u64,
+    },
+    /// An allocation failed (the system has not the memory, or the address space is limited).
+    #[error("cannot allocate {} for {what}", bytes(*needed))]
+    Alloc {
+        /// What the memory was for.
+        what: String,
+        /// Bytes asked for.
+        needed: u64,
+    },
+    /// A file to write would not fit on its filesystem.
+    #[error("{path}: needs {} but its filesystem has {} free", bytes(*needed), bytes(*available))]
+    NoSpace {
+        /// The file.
+        path: String,
+        /// Bytes the file needs.
+        needed: u64,
+        /// Bytes free there.
+        available: u64,
+    },
     /// The command ran and found problems it has already reported (validate, conformance run).
     #[error("{summary}")]
     Failed {
@@ -64,6 +92,41 @@ pub enum CliError {
 
 /// Shorthand.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// `n` bytes for a message: exact below 1 KiB, else in KiB, MiB, GiB or TiB with two decimals
+/// (and the exact count).
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.2} {} ({n} bytes)", UNITS[unit])
+}
+
+/// A zeroed buffer of `needed` bytes, allocated fallibly (no abort when the memory is not
+/// there); `zeroed: false` leaves it empty with that capacity.
+///
+/// # Errors
+/// [`CliError::Alloc`] naming `what` and the size.
+pub fn try_alloc(needed: u64, what: &str, zeroed: bool) -> Result<Vec<u8>> {
+    let alloc = || CliError::Alloc {
+        what: what.to_string(),
+        needed,
+    };
+    let n = usize::try_from(needed).map_err(|_| alloc())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| alloc())?;
+    if zeroed {
+        v.resize(n, 0);
+    }
+    Ok(v)
+}
 
 impl CliError {
     /// A usage error.

@@ -12,19 +12,6 @@ use crate::error::{zarr, CliError, Result};
 use crate::progress::outln;
 use crate::store::{open_store, Access, Ctx};
 
-/// The kind of node at the root of a location, from its `zarr.json` (without validating it).
-fn node_type(store: &Arc<dyn Store>, key: &str, location: &str) -> Result<Option<String>> {
-    let bytes = store
-        .get(key)
-        .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-    Ok(bytes.map(|b| {
-        serde_json::from_slice::<Value>(&b)
-            .ok()
-            .and_then(|v| v.get("node_type").and_then(Value::as_str).map(String::from))
-            .unwrap_or_else(|| "array".into())
-    }))
-}
-
 /// Storage figures of an array.
 #[derive(Debug, Clone, Copy)]
 pub struct Storage {
@@ -163,6 +150,7 @@ pub fn array_json(array: &Array, location: &str, s: &Storage) -> Value {
     json!({
         "path": location,
         "node_type": "array",
+        "zarr_format": array.zarr_format(),
         "shape": array.shape(),
         "domain": array.domain().iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
         "data_type": array.data_type().name(),
@@ -180,6 +168,14 @@ pub fn array_json(array: &Array, location: &str, s: &Storage) -> Value {
         "nbytes": s.nbytes,
         "ratio": ratio(s),
     })
+}
+
+/// `3 (zarr.json)` or `2 (.zarray / .zgroup; ...)`.
+fn zarr_format_text(format: u8) -> String {
+    match format {
+        2 => "2 (.zarray / .zgroup + .zattrs; codecs shown as their v3 equivalents)".into(),
+        n => format!("{n} (zarr.json)"),
+    }
 }
 
 fn grid_text(def: &ExtensionDef) -> String {
@@ -218,8 +214,8 @@ pub fn info_in(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
         Err(ArrayError::WrongNodeType { found: "group", .. }) => return group_info(ctx, store, a),
         Err(ArrayError::NotFound { .. }) => {
             return Err(CliError::input(format!(
-                "{}: no Zarr array or group here (no zarr.json; `zarr tree` on a parent \
-                 directory shows what is where)",
+                "{}: no Zarr array or group here (no zarr.json, .zarray or .zgroup; `zarr \
+                 tree` on a parent directory shows what is where)",
                 a.path
             )))
         }
@@ -234,6 +230,7 @@ pub fn info_in(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     let mut lines = vec![
         ("path", a.path.clone()),
         ("node", "array".into()),
+        ("zarr format", zarr_format_text(array.zarr_format())),
         ("data type", array.data_type().name()),
         ("shape", format!("{:?}", array.shape())),
         ("domain", fmt_domain(&array.domain())),
@@ -321,6 +318,7 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
             json!({
                 "path": a.path,
                 "node_type": "group",
+                "zarr_format": group.zarr_format(),
                 "attributes": Value::Object(group.attributes().clone()),
                 "members": list,
             })
@@ -330,6 +328,11 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     }
     outln(format!("{:<14}{}", "path:", a.path));
     outln(format!("{:<14}group", "node:"));
+    outln(format!(
+        "{:<14}{}",
+        "zarr format:",
+        zarr_format_text(group.zarr_format())
+    ));
     if !group.attributes().is_empty() {
         outln(format!(
             "{:<14}{}",
@@ -403,13 +406,13 @@ fn describe(doc: &[u8]) -> String {
 pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
     let store = open_store(path, Access::Existing)?;
     let err = |e| zarr(path, zarr_array::ArrayError::Store(e));
-    let Some(root) = store.get("zarr.json").map_err(err)? else {
+    let Some(root) = node_line(&*store, "").map_err(err)? else {
         return Err(CliError::input(format!(
-            "{path}: no Zarr array or group here (no zarr.json)"
+            "{path}: no Zarr array or group here (no zarr.json, .zarray or .zgroup)"
         )));
     };
-    outln(format!("{path}  {}", describe(&root)));
-    if node_type(&store, "zarr.json", path)?.as_deref() != Some("group") {
+    outln(format!("{path}  {root}"));
+    if !root.starts_with("group") {
         return Ok(());
     }
     let group = Group::open_with(store, "", &ctx.extensions).map_err(|e| zarr(path, e))?;
@@ -434,9 +437,16 @@ pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
             indent.push_str(if is_last(&ancestor) { "    " } else { "│   " });
         }
         let line = match kind {
-            NodeKind::Group => "group".to_string(),
+            NodeKind::Group => match group.open_group(p) {
+                Ok(g) if g.zarr_format() == 2 => "group (v2)".to_string(),
+                Ok(_) => "group".to_string(),
+                Err(e) => format!("(unreadable: {})", zarr_array::report(&e)),
+            },
             NodeKind::Array => match group.open_array(p) {
-                Ok(a) => describe(&a.metadata().to_vec_pretty()),
+                Ok(a) => match a.metadata_v2() {
+                    Some(v2) => describe_v2(&v2.to_vec_pretty()),
+                    None => describe(&a.metadata().to_vec_pretty()),
+                },
                 Err(e) => format!("(unreadable: {})", zarr_array::report(&e)),
             },
             NodeKind::Unreadable { reason } => {
@@ -475,4 +485,39 @@ pub fn consolidate(ctx: &Ctx, path: &str) -> Result<()> {
         if nodes.len() == 1 { "" } else { "s" }
     ));
     Ok(())
+}
+
+/// The line about the node at `prefix` (`""` or `"a/b/"`), from its raw `zarr.json`, or else
+/// its v2 `.zarray` or `.zgroup`; `None` where there is no node.
+fn node_line(
+    store: &dyn Store,
+    prefix: &str,
+) -> std::result::Result<Option<String>, zarr_array::zarr_store::StoreError> {
+    if let Some(doc) = store.get(&format!("{prefix}zarr.json"))? {
+        return Ok(Some(describe(&doc)));
+    }
+    if let Some(doc) = store.get(&format!("{prefix}.zarray"))? {
+        return Ok(Some(describe_v2(&doc)));
+    }
+    Ok(store
+        .get(&format!("{prefix}.zgroup"))?
+        .map(|_| "group (v2)".to_string()))
+}
+
+/// The line about a v2 array whose `.zarray` is `doc`: `<dtype> <shape> (v2)`.
+fn describe_v2(doc: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(doc) {
+        Ok(v) => format!(
+            "{} {} (v2)",
+            v.get("dtype")
+                .map(Value::to_string)
+                .unwrap_or_default()
+                .trim_matches('"'),
+            v.get("shape")
+                .map(Value::to_string)
+                .unwrap_or_default()
+                .replace(',', ", ")
+        ),
+        Err(e) => format!("(invalid .zarray: {e})"),
+    }
 }

@@ -34,6 +34,29 @@ pub fn parse_u64_list(s: &str) -> Result<Vec<u64>, String> {
         .collect()
 }
 
+/// A byte size: an integer with an optional binary unit, `K`, `M`, `G` or `T` (`KiB`... and
+/// `B` accepted too): `512M`, `2G`, `1048576`.
+///
+/// # Errors
+/// Anything else, or a size above 2^64, as a message for clap.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad =
+        || format!("{s:?} is not a size (expected bytes or a number with K, M, G or T, like 512M)");
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
 /// A comma-separated list of integers that may be negative (`-100,0`).
 ///
 /// # Errors
@@ -399,6 +422,10 @@ pub struct ArrayOpts {
     #[arg(long, value_name = "COORDS", value_parser = parse_i64_list, allow_hyphen_values = true,
           requires = "lower_bound")]
     pub origin: Option<Coords>,
+    /// The Zarr format: 3 (zarr.json) or 2 (.zarray + .zattrs, as zarr-python writes
+    /// zarr_format=2; keys v2 with '.' unless --separator says '/') [default: 3]
+    #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub zarr_format: Option<u8>,
 }
 
 /// The builder for a new array of `shape` and `data_type` laid out as the options say.
@@ -422,6 +449,10 @@ pub fn builder(
         }
     };
     let mut b = ArrayBuilder::new(shape.to_vec(), data_type);
+    let v2 = opts.zarr_format == Some(2);
+    if v2 {
+        b = b.zarr_format(2);
+    }
     let chunks: Vec<u64> = match chunks {
         Some(c) => c.to_vec(),
         None if opts.shards.is_some() => {
@@ -464,6 +495,7 @@ pub fn builder(
     }
     match (opts.key_encoding, opts.separator) {
         (None, None) => {}
+        (None, sep) if v2 => b = b.key_encoding(key_encoding_def(KeyEncoding::V2, sep)),
         (enc, sep) => {
             b = b.key_encoding(key_encoding_def(enc.unwrap_or(KeyEncoding::Default), sep))
         }

@@ -23,6 +23,8 @@ use std::num::NonZeroUsize;
 
 use zarr_array::DataType;
 
+use crate::error::CliError;
+
 const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// What is wrong with a `.npy` file.
@@ -138,6 +140,207 @@ impl Npy {
     /// The file's bytes: little-endian, C order.
     pub fn to_bytes(&self) -> Vec<u8> {
         to_bytes(self.data_type, &self.shape, &self.data)
+    }
+}
+
+/// The largest header this reader accepts (NumPy writes a few hundred bytes; the format
+/// allows up to 4 GiB, which would be read before anything is checked).
+const MAX_HEADER: usize = 1 << 20;
+
+/// An open `.npy` file read piece by piece: the header parsed and the file's length checked
+/// against it, the data read only when asked for, so a file of any size is imported with
+/// bounded memory.
+#[derive(Debug)]
+pub struct NpyFile {
+    /// The data type.
+    pub data_type: DataType,
+    /// The shape (empty for a 0-d array).
+    pub shape: Vec<u64>,
+    /// Elements stored in Fortran order (the last axis slowest).
+    pub fortran_order: bool,
+    swapped: bool,
+    data_offset: u64,
+    file: std::fs::File,
+    path: String,
+}
+
+impl NpyFile {
+    /// Opens the file at `path` and reads its header.
+    ///
+    /// # Errors
+    /// I/O errors, a malformed or oversized header, a file whose length is not the header's
+    /// shape and data type.
+    pub fn open(path: &std::path::Path) -> Result<NpyFile, CliError> {
+        use std::io::Read;
+        let shown = path.display().to_string();
+        let io = |e: std::io::Error| CliError::io(&shown, e);
+        let bad = |source: NpyError| CliError::Npy {
+            path: shown.clone(),
+            source,
+        };
+        let mut file = std::fs::File::open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                CliError::input(format!("{shown}: no such file"))
+            } else {
+                io(e)
+            }
+        })?;
+        let mut head = Vec::new();
+        (&mut file).take(12).read_to_end(&mut head).map_err(io)?;
+        if head.len() < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
+            return Err(bad(NpyError::NotNpy));
+        }
+        let (hlen, prefix) = match head.get(6..8) {
+            Some([1, 0]) => (
+                head.get(8..10)
+                    .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]]))),
+                10,
+            ),
+            Some([2 | 3, 0]) => (
+                head.get(8..12).and_then(|b| {
+                    usize::try_from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])).ok()
+                }),
+                12,
+            ),
+            Some(&[major, minor]) => return Err(bad(NpyError::Version { major, minor })),
+            _ => (None, 0),
+        };
+        let hlen = hlen.ok_or_else(|| bad(NpyError::TruncatedHeader))?;
+        if hlen > MAX_HEADER {
+            return Err(bad(header_err(format!(
+                "the header claims {hlen} bytes (this reader takes up to {MAX_HEADER})"
+            ))));
+        }
+        let rest = (prefix + hlen).saturating_sub(head.len());
+        (&mut file)
+            .take(rest as u64)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        let (text, start) = split_header(&head).map_err(bad)?;
+        let fields = parse_header(text).map_err(bad)?;
+        let (data_type, order) = parse_descr(&fields.descr).map_err(bad)?;
+        let body = file
+            .metadata()
+            .map_err(io)?
+            .len()
+            .saturating_sub(start as u64);
+        let expected = fields
+            .shape
+            .iter()
+            .try_fold(data_type.size() as u128, |acc, &n| {
+                acc.checked_mul(u128::from(n))
+            });
+        if expected != Some(u128::from(body)) {
+            return Err(bad(NpyError::Length {
+                shape: fields.shape,
+                data_type,
+                expected: expected.unwrap_or(u128::MAX),
+                got: usize::try_from(body).unwrap_or(usize::MAX),
+            }));
+        }
+        Ok(NpyFile {
+            data_type,
+            fortran_order: fields.fortran_order && fields.shape.len() > 1,
+            shape: fields.shape,
+            swapped: order == ByteOrder::Swapped,
+            data_offset: start as u64,
+            file,
+            path: shown,
+        })
+    }
+
+    /// The axis the file stores slowest: 0 in C order, the last in Fortran order.
+    pub fn slow_axis(&self) -> usize {
+        if self.fortran_order {
+            self.shape.len() - 1
+        } else {
+            0
+        }
+    }
+
+    /// Bytes of one position along [`NpyFile::slow_axis`] (every other axis whole).
+    pub fn slab_row_bytes(&self) -> u64 {
+        let slow = self.slow_axis();
+        self.shape
+            .iter()
+            .enumerate()
+            .filter(|&(d, _)| d != slow)
+            .fold(self.data_type.size() as u64, |acc, (_, &n)| acc * n)
+    }
+
+    /// Reads the whole file once, `budget` bytes at a time, checking what only the data can
+    /// show (a `bool` element other than 0 or 1), so that nothing is written from a file
+    /// that turns out bad halfway. A no-op for every other data type.
+    ///
+    /// # Errors
+    /// As [`NpyFile::read_slab`].
+    pub fn check_data(&mut self, budget: u64) -> Result<(), CliError> {
+        if self.data_type != DataType::Bool || self.shape.is_empty() {
+            return Ok(());
+        }
+        let len = self.shape[self.slow_axis()];
+        let step = (budget / self.slab_row_bytes().max(1)).max(1);
+        let mut at = 0;
+        while at < len {
+            let end = len.min(at + step);
+            self.read_slab(at, end)?;
+            at = end;
+        }
+        Ok(())
+    }
+
+    /// The elements of positions `[a, b)` along [`NpyFile::slow_axis`], every other axis
+    /// whole: C order, native byte order. `a <= b <=` that axis' length; the caller bounds
+    /// the size.
+    ///
+    /// # Errors
+    /// I/O errors, an allocation that fails, a `bool` element that is neither 0 nor 1.
+    pub fn read_slab(&mut self, a: u64, b: u64) -> Result<Vec<u8>, CliError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let per = self.slab_row_bytes();
+        let needed = (b - a) * per;
+        let io = |e: std::io::Error| CliError::io(&self.path, e);
+        self.file
+            .seek(SeekFrom::Start(self.data_offset + a * per))
+            .map_err(io)?;
+        let mut data = crate::error::try_alloc(needed, "a slab of the .npy file", false)?;
+        data.clear();
+        (&mut self.file)
+            .take(needed)
+            .read_to_end(&mut data)
+            .map_err(io)?;
+        if data.len() as u64 != needed {
+            let eof = std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file ended early (it was changed while being read)",
+            );
+            return Err(CliError::io(&self.path, eof));
+        }
+        if self.swapped {
+            if let Some(w) = self.data_type.endian_component_size() {
+                swap_bytes(&mut data, w);
+            }
+        }
+        if self.data_type == DataType::Bool {
+            if let Some(index) = data.iter().position(|&b| b > 1) {
+                return Err(CliError::Npy {
+                    path: self.path.clone(),
+                    source: NpyError::InvalidBool {
+                        index: usize::try_from(a * (per / self.data_type.size() as u64))
+                            .unwrap_or(usize::MAX)
+                            .saturating_add(index),
+                        value: data[index],
+                    },
+                });
+            }
+        }
+        if self.fortran_order {
+            let mut shape = self.shape.clone();
+            let slow = self.slow_axis();
+            shape[slow] = b - a;
+            data = fortran_to_c(&data, &shape, self.data_type.size());
+        }
+        Ok(data)
     }
 }
 

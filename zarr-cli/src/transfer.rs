@@ -7,11 +7,11 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_grid::geometry::{linear_index, Region};
 use zarr_array::zarr_grid::ChunkGrid;
 use zarr_array::Array;
 
-use crate::error::{zarr, CliError, Result};
+use crate::error::{try_alloc, zarr, CliError, Result};
 use crate::npy;
 use crate::progress::Progress;
 
@@ -87,46 +87,161 @@ pub fn byte_len(shape: &[u64], elem: usize) -> Result<usize> {
         .ok_or_else(|| CliError::input(format!("a region of shape {shape:?} is too large")))
 }
 
-/// Reads `region` of `array` and writes it to the `.npy` file `out_path` with the shape
-/// `out_shape` (the region's, less the axes selected by a single index).
+/// The memory budget of export, import and convert when `--max-memory` is not given.
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+
+/// The pieces `region` is moved in, each read (or written) in one call: slabs of whole chunk
+/// rows (see [`slabs`]) when a chunk row fits in `budget`, else each chunk's part of the
+/// region (written to the file at its offsets).
+enum Pieces {
+    Slabs(Vec<(u64, u64)>),
+    Parts,
+}
+
+/// How to move `region` of `array` within `budget` bytes of buffer.
 ///
 /// # Errors
-/// Library errors, and the file's.
+/// [`CliError::OverBudget`] when one chunk's part does not fit in the budget.
+fn pieces(array: &Array, region: &Region, budget: u64) -> Result<Pieces> {
+    let elem = array.data_type().size();
+    let rb = row_bytes(&region.shape, elem);
+    let s0 = region.start[0];
+    let slabs = slabs(array.grid(), s0, s0 + region.shape[0], rb);
+    if slabs
+        .iter()
+        .all(|&(a, b)| (b - a).saturating_mul(rb) <= budget)
+    {
+        return Ok(Pieces::Slabs(slabs));
+    }
+    // one chunk's part of the region (at most a chunk) must fit
+    let chunk: Vec<u64> = array
+        .chunk_shape()
+        .iter()
+        .zip(&region.shape)
+        .map(|(&c, &n)| c.min(n))
+        .collect();
+    let needed = chunk
+        .iter()
+        .fold(elem as u64, |acc, &n| acc.saturating_mul(n));
+    if needed > budget {
+        return Err(CliError::OverBudget {
+            what: format!("one chunk (shape {:?})", array.chunk_shape()),
+            needed,
+            budget,
+        });
+    }
+    Ok(Pieces::Parts)
+}
+
+/// Refuses to write `needed` bytes to `path` when its filesystem has less free.
+fn check_space(path: &str, needed: u64) -> Result<()> {
+    let dir = std::path::Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let available = fs4::available_space(dir).map_err(|e| CliError::io(path, e))?;
+    if needed > available {
+        return Err(CliError::NoSpace {
+            path: path.to_string(),
+            needed,
+            available,
+        });
+    }
+    Ok(())
+}
+
+/// Reads `region` of `array` and writes it to the `.npy` file `out_path` with the shape
+/// `out_shape` (the region's, less the axes selected by a single index), holding at most
+/// `budget` bytes of the array at a time: whole chunk rows when one fits, else chunk by
+/// chunk, each chunk's rows written at their offsets in the file. The file's size is checked
+/// against the free space of its filesystem before anything is written.
+///
+/// # Errors
+/// Library errors, the file's, [`CliError::NoSpace`], [`CliError::OverBudget`] (one chunk
+/// larger than the budget), [`CliError::Input`] for a region whose size overflows.
 pub fn export_npy(
     array: &Array,
     location: &str,
     region: &Region,
     out_shape: &[u64],
     out_path: &str,
+    budget: u64,
 ) -> Result<()> {
     let t = array.data_type();
     let elem = t.size();
-    let total = byte_len(&region.shape, elem)?;
+    let total = region
+        .shape
+        .iter()
+        .try_fold(elem as u64, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| {
+            CliError::input(format!(
+                "a region of shape {:?} holds more than 2^64 bytes",
+                region.shape
+            ))
+        })?;
+    let header = npy::header(t, out_shape);
+    check_space(out_path, total.saturating_add(header.len() as u64))?;
+    let pieces = if region.rank() == 0 || total == 0 {
+        Pieces::Slabs(Vec::new())
+    } else {
+        pieces(array, region, budget)?
+    };
     let file = File::create(out_path).map_err(|e| CliError::io(out_path, e))?;
     let result = (|| -> Result<()> {
         let mut w = BufWriter::new(file);
-        w.write_all(&npy::header(t, out_shape))
+        w.write_all(&header)
             .map_err(|e| CliError::io(out_path, e))?;
-        let progress = Progress::new(total as u64, "export", true);
-        if region.rank() == 0 {
-            let mut buf = vec![0u8; total];
+        let progress = Progress::new(total, "export", true);
+        let read = |piece: &Region| -> Result<Vec<u8>> {
+            let n = piece
+                .shape
+                .iter()
+                .fold(elem as u64, |acc, &n| acc.saturating_mul(n));
+            let mut buf = try_alloc(n, "a piece of the export", true)?;
             array
-                .read_region_bytes_into(region, &mut buf)
+                .read_region_bytes_into(piece, &mut buf)
                 .map_err(|e| zarr(location, e))?;
-            npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
-        } else if total > 0 {
-            let rb = row_bytes(&region.shape, elem);
-            let s0 = region.start[0];
-            for (a, b) in slabs(array.grid(), s0, s0 + region.shape[0], rb) {
-                let mut slab = region.clone();
-                slab.start[0] = a;
-                slab.shape[0] = b - a;
-                let mut buf = vec![0u8; byte_len(&slab.shape, elem)?];
-                array
-                    .read_region_bytes_into(&slab, &mut buf)
-                    .map_err(|e| zarr(location, e))?;
+            Ok(buf)
+        };
+        match pieces {
+            _ if region.rank() == 0 => {
+                let buf = read(region)?;
                 npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
-                progress.inc(buf.len() as u64);
+            }
+            Pieces::Slabs(slabs) => {
+                for (a, b) in slabs {
+                    let mut slab = region.clone();
+                    slab.start[0] = a;
+                    slab.shape[0] = b - a;
+                    let buf = read(&slab)?;
+                    npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
+                    progress.inc(buf.len() as u64);
+                }
+            }
+            Pieces::Parts => {
+                let mut file = w
+                    .into_inner()
+                    .map_err(|e| CliError::io(out_path, e.into_error()))?;
+                file.set_len(header.len() as u64 + total)
+                    .map_err(|e| CliError::io(out_path, e))?;
+                let parts = array
+                    .grid()
+                    .chunks_in_region(region)
+                    .map_err(|e| zarr(location, e.into()))?;
+                for part in parts {
+                    // in_region is relative to the region's start
+                    let mut piece = part.in_region.clone();
+                    for (p, s) in piece.start.iter_mut().zip(&region.start) {
+                        *p += s;
+                    }
+                    let mut buf = read(&piece)?;
+                    npy::native_to_le(t, &mut buf);
+                    let at = header.len() as u64;
+                    write_part(&mut file, at, &region.shape, &part.in_region, &buf, elem)
+                        .map_err(|e| CliError::io(out_path, e))?;
+                    progress.inc(buf.len() as u64);
+                }
+                w = BufWriter::new(file);
             }
         }
         progress.finish();
@@ -136,6 +251,123 @@ pub fn export_npy(
         let _ = std::fs::remove_file(out_path);
     }
     result
+}
+
+/// Writes `data` (the C-order elements of `part`, a region of an array of shape `whole`) into
+/// the C-order file of that array whose elements start at byte `offset`: one write per run
+/// along the last axis.
+fn write_part(
+    file: &mut File,
+    offset: u64,
+    whole: &[u64],
+    part: &Region,
+    data: &[u8],
+    elem: usize,
+) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let rank = whole.len();
+    let run = part.shape[rank - 1] as usize * elem;
+    if run == 0 {
+        return Ok(());
+    }
+    let mut pos = part.start.clone();
+    for piece in data.chunks_exact(run) {
+        let at = linear_index(&pos, whole) * elem as u64;
+        file.seek(SeekFrom::Start(offset + at))?;
+        file.write_all(piece)?;
+        // the next run: the axes before the last, in C order
+        for d in (0..rank - 1).rev() {
+            pos[d] += 1;
+            if pos[d] < part.start[d] + part.shape[d] {
+                break;
+            }
+            pos[d] = part.start[d];
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `.npy` file that cannot be read within `budget`: one position along the axis it
+/// stores slowest is the least [`import_npy`] reads at a time.
+///
+/// # Errors
+/// [`CliError::OverBudget`].
+pub fn check_import_budget(npy: &npy::NpyFile, budget: u64) -> Result<()> {
+    let rb = npy.slab_row_bytes();
+    if rb > budget {
+        return Err(CliError::OverBudget {
+            what: format!(
+                "one position along axis {} of a .npy of shape {:?}",
+                npy.slow_axis(),
+                npy.shape
+            ),
+            needed: rb,
+            budget,
+        });
+    }
+    Ok(())
+}
+
+/// Writes the `.npy` file `npy` (already open) into `array` (of its shape and
+/// data type) at the origin, reading at most `budget` bytes of the file at a time: slabs along
+/// the axis the file stores slowest (axis 0 in C order, the last in Fortran order), cut at
+/// the array's chunk boundaries on axis 0 when they fit.
+///
+/// # Errors
+/// The file's, the library's, [`CliError::OverBudget`] when one position along the slow axis
+/// is larger than the budget.
+pub fn import_npy(
+    array: &Array,
+    location: &str,
+    npy: &mut npy::NpyFile,
+    budget: u64,
+) -> Result<()> {
+    let shape = npy.shape.clone();
+    let total = shape
+        .iter()
+        .fold(npy.data_type.size() as u64, |acc, &n| acc.saturating_mul(n));
+    let progress = Progress::new(total, "import", true);
+    if total == 0 {
+        // an empty axis: nothing to write
+        progress.finish();
+        return Ok(());
+    }
+    if shape.is_empty() {
+        // 0-d: one element
+        let data = npy.read_slab(0, 1)?;
+        array
+            .write_region_bytes(&Region::whole(&shape), &data)
+            .map_err(|e| zarr(location, e))?;
+        progress.finish();
+        return Ok(());
+    }
+    check_import_budget(npy, budget)?;
+    let slow = npy.slow_axis();
+    let rb = npy.slab_row_bytes();
+    let len = shape[slow];
+    let cuts: Vec<(u64, u64)> = if slow == 0 {
+        slabs(array.grid(), 0, len, rb)
+    } else {
+        vec![(0, len)]
+    };
+    let step = (budget / rb).max(1);
+    for (a, b) in cuts {
+        let mut at = a;
+        while at < b {
+            let end = b.min(at + step);
+            let data = npy.read_slab(at, end)?;
+            let mut piece = Region::whole(&shape);
+            piece.start[slow] = at;
+            piece.shape[slow] = end - at;
+            array
+                .write_region_bytes(&piece, &data)
+                .map_err(|e| zarr(location, e))?;
+            progress.inc(data.len() as u64);
+            at = end;
+        }
+    }
+    progress.finish();
+    Ok(())
 }
 
 /// Writes `data` (C order, native byte order, shape `shape`) into `array` at `start`.

@@ -98,60 +98,96 @@ fn shown(path: &NodePath, rel: &str) -> String {
     }
 }
 
+/// The metadata key of the node at `path`: `zarr.json`, else `.zarray` or `.zgroup` (Zarr v2);
+/// `None` where there is none.
+fn metadata_key(
+    store: &dyn Store,
+    path: &NodePath,
+) -> std::result::Result<Option<(String, Vec<u8>)>, zarr_array::zarr_store::StoreError> {
+    for name in ["zarr.json", ".zarray", ".zgroup"] {
+        let key = path.key(name);
+        if let Some(doc) = store.get(&key)? {
+            return Ok(Some((key, doc)));
+        }
+    }
+    Ok(None)
+}
+
 fn node(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report) -> Result<()> {
-    let key = path.key("zarr.json");
-    let doc = match store.get(&key) {
-        Ok(Some(d)) => d,
+    let (key, doc) = match metadata_key(&**store, path) {
+        Ok(Some(found)) => found,
         Ok(None) => {
             report.problems.push(format!(
-                "{}: no zarr.json (not a Zarr v3 node)",
+                "{}: no zarr.json, .zarray or .zgroup (not a Zarr node)",
                 shown(path, "")
             ));
             return Ok(());
         }
         Err(e) => {
-            report.problems.push(format!("{key}: {}", chain(&e)));
+            report
+                .problems
+                .push(format!("{}: {}", shown(path, ""), chain(&e)));
             return Ok(());
         }
     };
-    match NodeMetadata::from_slice_with(&doc, &ctx.extensions.data_types) {
-        Err(e) => report.problems.push(format!("{key}: {}", chain(&e))),
-        Ok(NodeMetadata::Group(_)) => {
-            report.groups += 1;
-            consolidated(ctx, store, path, report);
-            let listing = match store.list_dir(&path.prefix()) {
-                Ok(l) => l,
-                Err(e) => {
-                    report.problems.push(format!("{key}: {}", chain(&e)));
-                    return Ok(());
-                }
-            };
-            for child in listing.prefixes {
-                let name = child.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-                let Ok(child_path) = path.child(name) else {
-                    report
-                        .notes
-                        .push(format!("{child}: not a valid node name, skipped"));
-                    continue;
-                };
-                match store.get(&child_path.key("zarr.json")) {
-                    Ok(Some(_)) => node(ctx, store, &child_path, report)?,
-                    Ok(None) => report.notes.push(format!(
-                        "{child}: a directory without zarr.json (not a node), skipped"
-                    )),
-                    Err(e) => report.problems.push(format!("{child}: {}", chain(&e))),
-                }
+    let is_group = if key.ends_with(".zgroup") {
+        // the group's .zgroup, .zattrs and .zmetadata, checked by opening it
+        match Group::open_with(store.clone(), path.as_str(), &ctx.extensions) {
+            Ok(_) => true,
+            Err(e) => {
+                report.problems.push(format!("{key}: {}", chain(&e)));
+                return Ok(());
             }
         }
-        Ok(NodeMetadata::Array(_)) => {
-            report.arrays += 1;
-            match Array::open_with(store.clone(), path.as_str(), &ctx.extensions) {
-                Err(e) => report.problems.push(format!(
-                    "{key}: {}",
-                    explain(&e, &[path.to_string().as_str()])
-                )),
-                Ok(array) => chunks(ctx, &array, path, report)?,
+    } else if key.ends_with(".zarray") {
+        false
+    } else {
+        match NodeMetadata::from_slice_with(&doc, &ctx.extensions.data_types) {
+            Err(e) => {
+                report.problems.push(format!("{key}: {}", chain(&e)));
+                return Ok(());
             }
+            Ok(NodeMetadata::Group(_)) => true,
+            Ok(NodeMetadata::Array(_)) => false,
+        }
+    };
+    if is_group {
+        report.groups += 1;
+        if key.ends_with("zarr.json") {
+            consolidated(ctx, store, path, report);
+        }
+        let listing = match store.list_dir(&path.prefix()) {
+            Ok(l) => l,
+            Err(e) => {
+                report.problems.push(format!("{key}: {}", chain(&e)));
+                return Ok(());
+            }
+        };
+        for child in listing.prefixes {
+            let name = child.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+            let Ok(child_path) = path.child(name) else {
+                report
+                    .notes
+                    .push(format!("{child}: not a valid node name, skipped"));
+                continue;
+            };
+            match metadata_key(&**store, &child_path) {
+                Ok(Some(_)) => node(ctx, store, &child_path, report)?,
+                Ok(None) => report.notes.push(format!(
+                    "{child}: a directory without zarr.json, .zarray or .zgroup (not a node), \
+                     skipped"
+                )),
+                Err(e) => report.problems.push(format!("{child}: {}", chain(&e))),
+            }
+        }
+    } else {
+        report.arrays += 1;
+        match Array::open_with(store.clone(), path.as_str(), &ctx.extensions) {
+            Err(e) => report.problems.push(format!(
+                "{key}: {}",
+                explain(&e, &[path.to_string().as_str()])
+            )),
+            Ok(array) => chunks(ctx, &array, path, report)?,
         }
     }
     Ok(())
@@ -185,7 +221,7 @@ fn chunks(ctx: &Ctx, array: &Array, path: &NodePath, report: &mut Report) -> Res
     let mut todo: Vec<(String, Vec<i64>)> = Vec::new();
     for key in keys {
         let rel = &key[prefix.len()..];
-        if rel == "zarr.json" {
+        if matches!(rel, "zarr.json" | ".zarray" | ".zattrs") {
             continue;
         }
         match encoding.decode(rel, rank) {

@@ -871,6 +871,20 @@ fn convert_layouts() {
         i["attributes"]["regular_bounded"]["domain"],
         json!([[-3, 13], [0, 11]])
     );
+    // a user attribute named regular_bounded is never overwritten: the conversion is refused
+    let meta_path = a.join("zarr.json");
+    let original = std::fs::read(&meta_path).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&original).unwrap();
+    doc["attributes"]["regular_bounded"] = json!("mine");
+    std::fs::write(&meta_path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let g2 = dir.path().join("g2");
+    let e = fails(&["convert", &s(&a), &s(&g2), "--to-regular"], 1);
+    assert!(
+        e.contains("\"regular_bounded\"") && e.contains("rename it first"),
+        "{e}"
+    );
+    assert!(!g2.exists());
+    std::fs::write(&meta_path, &original).unwrap();
     for p in [&f, &g] {
         let out = dir.path().join("x.npy");
         ok(&["export", &s(p), &s(&out)]);
@@ -1057,4 +1071,39 @@ fn consolidate_validate_and_tree_of_a_hierarchy_with_an_unreadable_member() {
         json!([7, 3])
     );
     ok(&["validate", &s(&root_dir)]);
+}
+
+#[test]
+fn create_over_leftover_chunks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "4",
+        "--chunks",
+        "2",
+        "--dtype",
+        "uint8",
+    ]);
+    let block = dir.path().join("b.npy");
+    write_npy(&block, DataType::UInt8, &[4], &[9, 9, 9, 9]);
+    ok(&["write", &s(&a), &s(&block)]);
+    std::fs::remove_file(a.join("zarr.json")).unwrap();
+    let e = fails(
+        &[
+            "create",
+            &s(&a),
+            "--shape",
+            "4",
+            "--chunks",
+            "2",
+            "--dtype",
+            "int16",
+        ],
+        1,
+    );
+    assert!(e.contains("holds keys but no node metadata"), "{e}");
+    assert!(a.join("c").exists(), "the leftovers are kept");
 }

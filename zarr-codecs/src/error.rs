@@ -214,6 +214,16 @@ pub enum CodecError {
     #[error(transparent)]
     Block(#[from] crate::block::BlockError),
 
+    /// A codec of a Zarr v3 chain that a Zarr v2 `.zarray` cannot express
+    /// ([`crate::v2::v2_codecs`]).
+    #[error("codec {codec:?} has no Zarr v2 form: {reason}")]
+    NoV2Form {
+        /// The codec's v3 name.
+        codec: String,
+        /// Why v2 cannot hold it.
+        reason: String,
+    },
+
     /// The byte-range source answered with the wrong number of ranges.
     #[error("the byte-range source returned {got} ranges for {expected} requested")]
     SourceRanges {

@@ -32,6 +32,7 @@ pub mod sharding;
 #[cfg(feature = "sparse")]
 pub mod sparse_layout;
 pub mod transpose;
+pub mod v2;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 

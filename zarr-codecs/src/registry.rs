@@ -109,6 +109,9 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     )?;
     #[cfg(not(feature = "sparse"))]
     registry.register_compiled_out("sparse_layout", "sparse");
+    // sparse_layout.md: "The codec is never `must_understand: false`: a reader without it must
+    // refuse the array" (kept when the codec is removed from the registry)
+    registry.register_never_ignored("sparse_layout");
 
     crate::numcodecs::register(registry)?;
 

@@ -554,15 +554,25 @@ mod tests {
     }
 
     #[test]
-    fn must_understand_is_handled_by_the_registry() {
-        // known, so the flag changes nothing; it is not written back
+    fn must_understand_false_is_refused_with_or_without_the_codec() {
+        // sparse_layout.md: the codec is never `must_understand: false`
         let r2 = repr(DataType::Int32, vec![3, 3]);
         let json = r#"{"name":"sparse_layout","must_understand":false,"configuration":{"format":"coo","index_data_type":"uint16"}}"#;
-        let chain = CodecChain::from_json(&format!("[{json}]"), &r2, &default_registry()).unwrap();
-        assert_eq!(chain.to_defs()[0].must_understand, None);
-        // a reader without the codec refuses the array unless the flag says it may skip it
         let mut without = default_registry();
         without.remove(NAME);
+        for registry in [&default_registry(), &without] {
+            let err = CodecChain::from_json(&format!("[{json}]"), &r2, registry).unwrap_err();
+            let err = zarr_testkit::report(&err);
+            assert!(
+                err.contains("\"sparse_layout\" must not be marked \"must_understand\": false"),
+                "{err}"
+            );
+        }
+        // `true` (the default) is allowed, and not written back
+        let on = json.replace("false", "true");
+        let chain = CodecChain::from_json(&format!("[{on}]"), &r2, &default_registry()).unwrap();
+        assert_eq!(chain.to_defs()[0].must_understand, None);
+        // a reader without the codec refuses the array by name
         let plain = json.replace(r#""must_understand":false,"#, "");
         let err = CodecChain::from_json(&format!("[{plain}]"), &r2, &without).unwrap_err();
         assert_eq!(err.to_string(), "unknown codec \"sparse_layout\"");

@@ -23,6 +23,20 @@ pub enum GridError {
         /// The length found.
         got: usize,
     },
+    /// An axis longer than this implementation's limit: valid Zarr (shapes are u64), but
+    /// positions here are signed 64-bit so that arrays can grow in front of index 0.
+    #[error(
+        "shape {len} on axis {axis} is beyond this implementation's limit of 2^63 - 1 \
+         ({max}) positions per axis (positions are signed 64-bit, so that arrays can grow in \
+         front of index 0)",
+        max = i64::MAX
+    )]
+    ShapeTooLarge {
+        /// The axis.
+        axis: usize,
+        /// Its length.
+        len: u64,
+    },
     /// A bound or chunk coordinate of the grid does not fit in i64.
     #[error(
         "{quantity} overflows i64 on axis {axis} (origin, lower_bound, shape and chunk_shape \

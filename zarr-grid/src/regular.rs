@@ -96,8 +96,11 @@ impl RegularChunkGrid {
     ///
     /// # Errors
     /// [`GridError::DimensionMismatch`] if `chunk_shape` has another rank than `shape`,
-    /// [`GridError::Overflow`] for a shape beyond `i64::MAX` (coordinates are i64).
+    /// [`GridError::ShapeTooLarge`] for a shape beyond `i64::MAX` (coordinates are i64).
     pub fn new(config: RegularConfig, shape: &[u64]) -> Result<Self, GridError> {
+        if let Some((axis, &len)) = shape.iter().enumerate().find(|(_, &n)| n > i64::MAX as u64) {
+            return Err(GridError::ShapeTooLarge { axis, len });
+        }
         let rank = config.chunk_shape.len();
         let zeros = vec![0; rank];
         let geometry = Geometry::new(&config.chunk_shape, &zeros, &zeros, shape)?;
@@ -225,6 +228,15 @@ mod tests {
             &[1 << 63],
         )
         .unwrap_err();
-        assert!(matches!(err, GridError::Overflow { axis: 0, .. }), "{err}");
+        assert!(
+            matches!(err, GridError::ShapeTooLarge { axis: 0, len } if len == 1 << 63),
+            "{err}"
+        );
+        // the message names the limit, not lower_bound or origin (which regular has not)
+        let text = err.to_string();
+        assert!(
+            text.contains("2^63 - 1") && !text.contains("lower_bound"),
+            "{text}"
+        );
     }
 }

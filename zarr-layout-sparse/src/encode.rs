@@ -367,6 +367,81 @@ pub fn encode_triples<T: SparseValue>(
     encode_canonical(layout, shape, &keys, &vals)
 }
 
+/// Encodes a chunk from entries given by their C-order linear positions in the chunk,
+/// strictly increasing (what a merge of sorted entries produces), with one value each.
+///
+/// Unlike [`encode_triples`], nothing is unravelled or sorted again (CSC alone reorders its
+/// keys); values equal to `fill` are dropped.
+///
+/// ```
+/// use zarr_layout_sparse::{decode, encode_positions, encode_triples, IndexType, Layout, PointerType};
+/// let layout = Layout::csr(IndexType::U32, PointerType::U32);
+/// // positions 1 and 5 of a 2 x 3 chunk: (0, 1) and (1, 2)
+/// let bytes = encode_positions(&layout, &[2, 3], &[1, 5], &[5.0f32, 6.0], &0.0)?;
+/// assert_eq!(bytes, encode_triples(&layout, &[2, 3], &[0, 1, 1, 2], &[5.0f32, 6.0], &0.0)?);
+/// # Ok::<(), zarr_layout_sparse::SparseError>(())
+/// ```
+///
+/// # Errors
+/// [`SparseError::Unsorted`] for positions that are not strictly increasing,
+/// [`SparseError::IndexOutOfRange`] for one past the chunk's end, a length mismatch, and the
+/// layout's limits (shape, index width).
+pub fn encode_positions<T: SparseValue>(
+    layout: &Layout,
+    shape: &[u64],
+    positions: &[u64],
+    values: &[T],
+    fill: &T,
+) -> Result<Vec<u8>, SparseError> {
+    let elements = layout.check_shape(shape)?;
+    check_len("values", positions.len() as u64, values.len())?;
+    if let Some(k) = positions.windows(2).position(|w| w[0] >= w[1]) {
+        return Err(SparseError::Unsorted {
+            entry: k as u64 + 1,
+        });
+    }
+    if let Some(&last) = positions.last().filter(|&&p| p >= elements) {
+        // a position past the end lies past the end of axis 0, the slowest
+        let extent = shape.first().copied().unwrap_or(1);
+        let index = match elements.checked_div(extent) {
+            Some(inner) if inner > 0 => last / inner,
+            _ => last,
+        };
+        return Err(SparseError::IndexOutOfRange {
+            entry: positions.len() as u64 - 1,
+            axis: 0,
+            index,
+            extent,
+        });
+    }
+    let (positions, values): (std::borrow::Cow<'_, [u64]>, std::borrow::Cow<'_, [T]>) =
+        if values.iter().any(|v| v.is_fill(fill)) {
+            let (p, v): (Vec<u64>, Vec<T>) = positions
+                .iter()
+                .zip(values)
+                .filter(|(_, v)| !v.is_fill(fill))
+                .map(|(&p, &v)| (p, v))
+                .unzip();
+            (p.into(), v.into())
+        } else {
+            (positions.into(), values.into())
+        };
+    let format = layout.format();
+    if format == Format::Csc {
+        let mut order: Vec<(u64, usize)> = positions
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| (position_to_key(format, shape, p), k))
+            .collect();
+        order.sort_unstable_by_key(|&(key, _)| key);
+        let keys: Vec<u64> = order.iter().map(|&(key, _)| key).collect();
+        return encode_keys(layout, shape, size_of::<T>(), &keys, |k, out| {
+            out.copy_from_slice(cast::bytes_of(&values[order[k].1]))
+        });
+    }
+    encode_canonical(layout, shape, &positions, &values)
+}
+
 /// Encodes a chunk from coordinate/value triples in any order, summing duplicates (in input
 /// order; integers wrap around). Sums equal to `fill` are dropped.
 ///

@@ -58,7 +58,8 @@ mod value;
 
 pub use decode::{decode, ByteEntries, CooView, Coords, Entries, SparseChunk};
 pub use encode::{
-    encode_dense, encode_dense_bytes, encode_sprs, encode_triples, encode_triples_summed,
+    encode_dense, encode_dense_bytes, encode_positions, encode_sprs, encode_triples,
+    encode_triples_summed,
 };
 pub use error::SparseError;
 pub use header::{

@@ -11,9 +11,9 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use zarr_layout_sparse::sprs::CsMatI;
 use zarr_layout_sparse::{
-    encode_dense, encode_dense_bytes, encode_sprs, encode_triples, encode_triples_summed,
-    encoded_len, encoded_size_bound, AlignedBuffer, Format, IndexType, Layout, PointerType,
-    SparseChunk, SparseError, SparseIndex, SparsePointer, SparseValue,
+    encode_dense, encode_dense_bytes, encode_positions, encode_sprs, encode_triples,
+    encode_triples_summed, encoded_len, encoded_size_bound, AlignedBuffer, Format, IndexType,
+    Layout, PointerType, SparseChunk, SparseError, SparseIndex, SparsePointer, SparseValue,
 };
 use zarr_testkit::Rng;
 
@@ -280,6 +280,33 @@ fn check_roundtrip<T: SparseValue + Debug>(
         &encode_triples(&layout, shape, &coords, &values, &fill).unwrap(),
         &bytes
     );
+
+    // Sorted C-order positions (the same entries, fill values included) give the same bytes;
+    // a repeated or out-of-order position and one past the end are refused.
+    triples.sort_by_key(|t| t.0);
+    let positions: Vec<u64> = triples.iter().map(|t| t.0).collect();
+    let sorted_values: Vec<T> = triples.iter().map(|t| t.1).collect();
+    prop_assert_eq!(
+        &encode_positions(&layout, shape, &positions, &sorted_values, &fill).unwrap(),
+        &bytes
+    );
+    if positions.len() >= 2 {
+        let mut swapped = positions.clone();
+        swapped.swap(0, 1);
+        let unsorted = encode_positions(&layout, shape, &swapped, &sorted_values, &fill);
+        prop_assert!(
+            matches!(unsorted, Err(SparseError::Unsorted { entry: 1 })),
+            "{:?}",
+            unsorted
+        );
+    }
+    if !positions.is_empty() {
+        let mut past = positions.clone();
+        *past.last_mut().unwrap() = dense.len() as u64;
+        let out = encode_positions(&layout, shape, &past, &sorted_values, &fill);
+        let refused = matches!(out, Err(SparseError::IndexOutOfRange { axis: 0, .. }));
+        prop_assert!(refused, "{:?}", out);
+    }
 
     // Repeating a triple is an error when duplicates are not summed.
     if let Some(&first) = values.first() {

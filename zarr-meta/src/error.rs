@@ -81,6 +81,15 @@ pub enum MetaError {
         /// The extension's name.
         name: String,
     },
+    /// `"must_understand": false` on an extension whose specification says a reader without it
+    /// must refuse the array (`sparse_layout`): refused by every reader, with it or without it.
+    #[error("{point} {name:?} must not be marked \"must_understand\": false (its specification says a reader without it must refuse the array; remove the field)")]
+    NeverIgnorable {
+        /// The extension point.
+        point: ExtensionPoint,
+        /// The extension's name.
+        name: String,
+    },
     /// A known extension whose configuration is invalid.
     #[error("invalid configuration for {point} {name:?}: {reason}")]
     InvalidConfiguration {

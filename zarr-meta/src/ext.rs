@@ -284,6 +284,7 @@ pub struct Registry<F> {
     point: ExtensionPoint,
     entries: BTreeMap<String, F>,
     compiled_out: BTreeMap<String, &'static str>,
+    never_ignored: std::collections::BTreeSet<String>,
 }
 
 impl<F> fmt::Debug for Registry<F> {
@@ -292,6 +293,7 @@ impl<F> fmt::Debug for Registry<F> {
             .field("point", &self.point)
             .field("names", &self.entries.keys().collect::<Vec<_>>())
             .field("compiled_out", &self.compiled_out)
+            .field("never_ignored", &self.never_ignored)
             .finish()
     }
 }
@@ -303,6 +305,7 @@ impl<F> Registry<F> {
             point,
             entries: BTreeMap::new(),
             compiled_out: BTreeMap::new(),
+            never_ignored: std::collections::BTreeSet::new(),
         }
     }
 
@@ -336,6 +339,13 @@ impl<F> Registry<F> {
         }
     }
 
+    /// Records that `name` may never be marked `"must_understand": false` (its specification
+    /// says a reader without it must refuse the array). Kept by [`Registry::remove`], so a
+    /// reader built without the extension still refuses such a definition by name.
+    pub fn register_never_ignored(&mut self, name: impl Into<String>) {
+        self.never_ignored.insert(name.into());
+    }
+
     /// Removes an extension, so that arrays using it are refused. Returns its factory.
     pub fn remove(&mut self, name: &str) -> Option<F> {
         self.entries.remove(name)
@@ -361,11 +371,19 @@ impl<F> Registry<F> {
     /// # Errors
     /// - [`MetaError::MustUnderstandNotAllowed`] for a `must_understand` field on a data type,
     ///   chunk grid or chunk key encoding (known or not);
+    /// - [`MetaError::NeverIgnorable`] for `"must_understand": false` on a name registered
+    ///   with [`Registry::register_never_ignored`];
     /// - [`MetaError::CompiledOut`] for a name left out by a cargo feature;
     /// - [`MetaError::UnknownExtension`] for any other unknown name that may not be skipped.
     pub fn resolve(&self, def: &ExtensionDef) -> Result<Resolved<'_, F>> {
         if !self.point.may_be_ignored() && def.must_understand.is_some() {
             return Err(MetaError::MustUnderstandNotAllowed {
+                point: self.point,
+                name: def.name.clone(),
+            });
+        }
+        if def.must_understand == Some(false) && self.never_ignored.contains(&def.name) {
+            return Err(MetaError::NeverIgnorable {
                 point: self.point,
                 name: def.name.clone(),
             });
@@ -416,6 +434,34 @@ mod tests {
 
     fn def(json: &str) -> ExtensionDef {
         serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn never_ignored_names_refuse_must_understand_false_even_once_removed() {
+        let mut r = reg(ExtensionPoint::Codec);
+        r.register_never_ignored("known");
+        r.register_never_ignored("absent");
+        let off = def(r#"{"name": "known", "must_understand": false}"#);
+        let err = r.resolve(&off).map(|_| ()).unwrap_err();
+        assert!(matches!(err, MetaError::NeverIgnorable { ref name, .. } if name == "known"));
+        assert!(matches!(
+            r.resolve(&def(r#"{"name": "known"}"#)),
+            Ok(Resolved::Known(_))
+        ));
+        assert!(r
+            .resolve(&def(r#"{"name": "known", "must_understand": true}"#))
+            .is_ok());
+        r.remove("known");
+        let err = r.resolve(&off).map(|_| ()).unwrap_err();
+        assert!(matches!(err, MetaError::NeverIgnorable { .. }), "{err}");
+        let absent = def(r#"{"name": "absent", "must_understand": false}"#);
+        assert!(matches!(
+            r.resolve(&absent),
+            Err(MetaError::NeverIgnorable { .. })
+        ));
+        // any other unknown optional codec is still skipped
+        let other = def(r#"{"name": "other", "must_understand": false}"#);
+        assert!(matches!(r.resolve(&other), Ok(Resolved::Skipped)));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use zarr_array::ArrayError;
 fn class_of(e: &ArrayError) -> &'static str {
     match e {
         ArrayError::NotFound { .. } => "NodeNotFoundError",
-        ArrayError::AlreadyExists { .. } => "NodeExistsError",
+        ArrayError::AlreadyExists { .. } | ArrayError::NotEmpty { .. } => "NodeExistsError",
         ArrayError::WrongNodeType { .. } => "NodeTypeError",
         ArrayError::Metadata { .. } => "MetadataError",
         ArrayError::Codec { .. } | ArrayError::Sparse { .. } => "ChunkError",
@@ -38,9 +38,12 @@ fn class_of(e: &ArrayError) -> &'static str {
         | ArrayError::OutOfBounds { .. } => "BoundsError",
         ArrayError::InvalidAxis { .. }
         | ArrayError::InvalidArgument { .. }
-        | ArrayError::SparseStructure { .. } => "InvalidArgumentError",
+        | ArrayError::SparseStructure { .. }
+        | ArrayError::AttributeInUse { .. } => "InvalidArgumentError",
         ArrayError::Grid(_) => "InvalidArgumentError",
-        ArrayError::TooLarge { .. } | ArrayError::NdarrayShape { .. } => "TooLargeError",
+        ArrayError::TooLarge { .. }
+        | ArrayError::OutOfMemory { .. }
+        | ArrayError::NdarrayShape { .. } => "TooLargeError",
         ArrayError::InvalidValue(_) => "ChunkError",
         ArrayError::Unsupported { .. }
         | ArrayError::ExtensionMissing { .. }

@@ -158,13 +158,27 @@ pub const CONFORMANCE_DIR_VAR: &str = "ZARR_CONFORMANCE_DIR";
 /// of `shared_sets`.
 #[must_use]
 pub fn conformance_corpora(shared_sets: &[&str]) -> Vec<PathBuf> {
-    let own = repo_root().join("conformance/v3");
-    assert!(
-        own.join("manifest.json").is_file(),
-        "the repository's conformance corpus is missing: {}",
-        own.display()
-    );
-    let mut all = vec![own];
+    conformance_corpora_of(&["v3"], shared_sets)
+}
+
+/// As [`conformance_corpora`], with the repository's own sets `own_sets` (`"v3"`, `"v2"`:
+/// Zarr v2 by zarr-python, `"xarray"`: xarray's hierarchies, v2 and v3).
+///
+/// # Panics
+///
+/// When one of the repository's sets is missing, or as [`conformance_corpora`].
+#[must_use]
+pub fn conformance_corpora_of(own_sets: &[&str], shared_sets: &[&str]) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for set in own_sets {
+        let own = repo_root().join("conformance").join(set);
+        assert!(
+            own.join("manifest.json").is_file(),
+            "the repository's conformance corpus is missing: {}",
+            own.display()
+        );
+        all.push(own);
+    }
     if let Some(dir) = std::env::var_os(CONFORMANCE_DIR_VAR) {
         let root = PathBuf::from(dir);
         let sets: Vec<PathBuf> = shared_sets

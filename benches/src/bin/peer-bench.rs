@@ -1,8 +1,13 @@
 //! The project side of the peers' benchmark harness `compare.py` (benches/README.md):
 //!
 //! ```text
-//! peer-bench OP WORKLOAD PATH N      OP: write | read | slab    WORKLOAD: raw | zstd | blosc | shard
+//! peer-bench OP WORKLOAD PATH N [FORMAT]   OP: write | read | slab    WORKLOAD: raw | zstd | blosc | shard
 //! ```
+//!
+//! `FORMAT` is the Zarr format `write` creates: `3` (the default, what `compare.py` asks for)
+//! or `2`, the workload's Zarr v2 form as zarr-python writes `zarr_format=2` (`.zarray` with
+//! the same chunks and codecs as numcodecs configurations, keys `0.0.0`; `shard` has none).
+//! `read` and `slab` open whichever format is there.
 //!
 //! - `write`: create the array (its `zarr.json`) at `PATH` (a filesystem store) and write the
 //!   whole `N^3` uint16 array from memory;
@@ -27,13 +32,18 @@ use zarr_benches::{checksum, make_data, peak_rss_bytes, Workload};
 type Error = Box<dyn std::error::Error>;
 
 fn usage() -> String {
-    "usage: peer-bench OP WORKLOAD PATH N   (OP: write|read|slab, WORKLOAD: raw|zstd|blosc|shard)"
+    "usage: peer-bench OP WORKLOAD PATH N [FORMAT]   (OP: write|read|slab, WORKLOAD: \
+     raw|zstd|blosc|shard, FORMAT: 3 (default) or 2)"
         .to_string()
 }
 
 fn run(args: &[String]) -> Result<(f64, u64), Error> {
-    let [op, workload, path, n] = args else {
-        return Err(usage().into());
+    let (op, workload, path, n, format) = match args {
+        [op, workload, path, n] => (op, workload, path, n, 3),
+        [op, workload, path, n, f] if f == "2" || f == "3" => {
+            (op, workload, path, n, if f == "2" { 2 } else { 3 })
+        }
+        _ => return Err(usage().into()),
     };
     let workload: Workload = workload.parse()?;
     let n: u64 = n.parse().map_err(|e| format!("N: {e}"))?;
@@ -45,7 +55,7 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
             let bytes: &[u8] = bytemuck::cast_slice(&data);
             let t = Instant::now();
             let store = Arc::new(FilesystemStore::create(path)?);
-            let array = workload.builder(n).create(store, "")?;
+            let array = workload.builder(n).zarr_format(format).create(store, "")?;
             array.write_region_bytes(&Region::whole(&[n; 3]), bytes)?;
             let seconds = t.elapsed().as_secs_f64();
             Ok((seconds, checksum(&data)))

@@ -9,7 +9,7 @@ use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_layout_sparse::sprs::CsMat;
 
 use super::{concat, sparse_err, SparseArray, SparseElement, StoredSparseChunk};
-use crate::error::{ArrayError, Result};
+use crate::error::{try_filled, ArrayError, Result};
 
 /// The part of a stored 2-d chunk that a CSR read of a region takes.
 struct CsrPart<'c> {
@@ -138,7 +138,11 @@ impl<T: SparseElement> SparseCoo<T> {
             })
         };
         let (rows, cols) = (dim(self.region.shape[0])?, dim(self.region.shape[1])?);
-        let mut indptr = vec![0usize; rows + 1];
+        let mut indptr = try_filled(
+            rows.saturating_add(1),
+            0usize,
+            "the row pointers of a sparse read",
+        )?;
         let mut indices = Vec::with_capacity(self.nnz());
         for k in 0..self.nnz() {
             let r = (self.coords[[0, k]] - self.region.start[0]) as usize;
@@ -388,7 +392,8 @@ impl<'c> CsrPlan<'c> {
     /// The row pointers of the matrix: entries per row (counted band by band in parallel),
     /// then their offsets.
     fn row_pointers<T: SparseElement>(&self, rows: usize) -> Result<Vec<usize>> {
-        let mut indptr = vec![0usize; rows + 1];
+        let what = "the row pointers of a sparse read";
+        let mut indptr = try_filled(rows.saturating_add(1), 0usize, what)?;
         split_ranges(&mut indptr[1..], &self.band_rows)
             .into_par_iter()
             .zip(&self.bands)
@@ -405,8 +410,8 @@ impl<'c> CsrPlan<'c> {
     /// The column indices and values, each band filling its own rows in parallel.
     fn fill<T: SparseElement>(&self, indptr: &[usize]) -> Result<(Vec<usize>, Vec<T>)> {
         let nnz = indptr[indptr.len() - 1];
-        let mut indices = vec![0usize; nnz];
-        let mut data = vec![T::default(); nnz];
+        let mut indices = try_filled(nnz, 0usize, "the column indices of a sparse read")?;
+        let mut data = try_filled(nnz, T::default(), "the values of a sparse read")?;
         let spans: Vec<Range<usize>> = self
             .band_rows
             .iter()

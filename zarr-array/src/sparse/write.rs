@@ -10,7 +10,7 @@ use ndarray::ArrayView2;
 use rayon::prelude::*;
 use zarr_codecs::CodecError;
 use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
-use zarr_layout_sparse::encode_triples;
+use zarr_layout_sparse::encode_positions;
 use zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
 
 use super::{intersect, SparseArray, SparseElement};
@@ -140,16 +140,39 @@ impl SparseArray<'_> {
             .try_for_each(|(chunk, edit)| self.write_chunk(&chunk, edit, fill))
     }
 
-    /// The new entries by chunk, each with its C-order key in the chunk (unsorted).
+    /// The new entries by chunk, each with its C-order key in the chunk (unsorted). Entries
+    /// mostly come in runs of one chunk (a matrix row, a box): a run is kept together and the
+    /// grid is asked only where a run ends.
     fn group_by_chunk<T: SparseElement>(
         &self,
         positions: &[u64],
         values: &[T],
     ) -> Result<BTreeMap<Vec<i64>, Edit<T>>> {
+        /// The chunk of the current run, the array position of its buffer's first element
+        /// (negative for a first chunk that starts before the array) and the run's entries.
+        struct Run<T> {
+            chunk: Vec<i64>,
+            base: Vec<i64>,
+            entries: Vec<(u64, T)>,
+        }
+        fn flush<T>(work: &mut BTreeMap<Vec<i64>, Edit<T>>, run: Run<T>) {
+            match work.get_mut(&run.chunk) {
+                Some(edit) => edit.entries.extend(run.entries),
+                None => {
+                    let edit = Edit {
+                        entries: run.entries,
+                        clear: None,
+                    };
+                    work.insert(run.chunk, edit);
+                }
+            }
+        }
         let ndim = self.array.rank();
         let shape = self.array.shape();
         let chunk_shape = self.array.chunk_shape();
         let mut work: BTreeMap<Vec<i64>, Edit<T>> = BTreeMap::new();
+        let mut run: Option<Run<T>> = None;
+        let mut local = vec![0u64; ndim];
         for (k, &v) in values.iter().enumerate() {
             let pos = &positions[k * ndim..(k + 1) * ndim];
             for (axis, (&p, &n)) in pos.iter().zip(shape).enumerate() {
@@ -161,11 +184,41 @@ impl SparseArray<'_> {
                     });
                 }
             }
-            let (chunk, offset) = self.array.grid.chunk_of(pos)?;
-            work.entry(chunk)
-                .or_default()
-                .entries
-                .push((linear_index(&offset, &chunk_shape), v));
+            // positions are below the shape, itself below 2^63 (the grid's checks)
+            let in_run = run.as_ref().is_some_and(|r| {
+                pos.iter()
+                    .zip(&r.base)
+                    .zip(&chunk_shape)
+                    .zip(&mut local)
+                    .all(|(((&p, &b), &c), l)| {
+                        let off = p as i64 - b;
+                        *l = off as u64;
+                        off >= 0 && (off as u64) < c
+                    })
+            });
+            if !in_run {
+                let (chunk, offset) = self.array.grid.chunk_of(pos)?;
+                let base = pos
+                    .iter()
+                    .zip(&offset)
+                    .map(|(&p, &o)| p as i64 - o as i64)
+                    .collect();
+                local.copy_from_slice(&offset);
+                let next = Run {
+                    chunk,
+                    base,
+                    entries: Vec::new(),
+                };
+                if let Some(done) = run.replace(next) {
+                    flush(&mut work, done);
+                }
+            }
+            if let Some(r) = run.as_mut() {
+                r.entries.push((linear_index(&local, &chunk_shape), v));
+            }
+        }
+        if let Some(done) = run {
+            flush(&mut work, done);
         }
         Ok(work)
     }
@@ -299,37 +352,59 @@ impl SparseArray<'_> {
         fill: T,
     ) -> std::result::Result<Option<Vec<u8>>, CodecError> {
         let plan = &self.plan;
-        // (key, 0 for stored / 1 for new, value): sorted, the last of each key wins
-        let mut merged: Vec<(u64, u8, T)> = Vec::with_capacity(edit.entries.len());
+        // the stored entries kept (C-order key in the leaf, value), sorted by key
+        let mut stored: Vec<(u64, T)> = Vec::new();
         if let Some(bytes) = existing {
             let buffer = plan.leaf.decode_to_array_bytes(bytes)?;
             let view = plan.codec.decode_sparse(buffer)?;
+            stored.reserve(view.nnz());
             for (local, &v) in view.entries::<T>()? {
                 let dropped = !valid.contains(&local)
                     || edit.clear.as_ref().is_some_and(|c| c.contains(&local));
                 if !dropped {
-                    merged.push((linear_index(&local, shape), 0, v));
+                    stored.push((linear_index(&local, shape), v));
                 }
             }
-        }
-        merged.extend(edit.entries.iter().map(|&(k, v)| (k, 1, v)));
-        merged.sort_unstable_by_key(|e| (e.0, e.1));
-        let mut coords = Vec::with_capacity(merged.len() * shape.len());
-        let mut values = Vec::with_capacity(merged.len());
-        let mut local = vec![0; shape.len()];
-        for (i, &(key, _, v)) in merged.iter().enumerate() {
-            let superseded = merged.get(i + 1).is_some_and(|next| next.0 == key);
-            if superseded || v.is_fill(&fill) {
-                continue;
+            // CSC stores column by column; COO and CSR are in C order already
+            if !stored.is_sorted_by_key(|e| e.0) {
+                stored.sort_unstable_by_key(|e| e.0);
             }
-            unravel_index(key, shape, &mut local);
-            coords.extend_from_slice(&local);
-            values.push(v);
+        }
+        // merged with the edit's entries (sorted, unique), which win on equal keys
+        let new = &edit.entries;
+        let mut positions = Vec::with_capacity(stored.len() + new.len());
+        let mut values = Vec::with_capacity(stored.len() + new.len());
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let (key, v) = match (stored.get(i), new.get(j)) {
+                (Some(&(ks, vs)), Some(&(kn, _))) if ks < kn => {
+                    i += 1;
+                    (ks, vs)
+                }
+                (Some(&(ks, _)), Some(&(kn, vn))) => {
+                    i += usize::from(ks == kn);
+                    j += 1;
+                    (kn, vn)
+                }
+                (Some(&e), None) => {
+                    i += 1;
+                    e
+                }
+                (None, Some(&e)) => {
+                    j += 1;
+                    e
+                }
+                (None, None) => break,
+            };
+            if !v.is_fill(&fill) {
+                positions.push(key);
+                values.push(v);
+            }
         }
         if values.is_empty() {
             return Ok(None);
         }
-        let bytes = encode_triples(plan.codec.layout(), shape, &coords, &values, &fill)?;
+        let bytes = encode_positions(plan.codec.layout(), shape, &positions, &values, &fill)?;
         plan.leaf.encode_from_array_bytes(bytes).map(Some)
     }
 }

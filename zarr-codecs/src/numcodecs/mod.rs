@@ -220,6 +220,11 @@ fn factory_of(id: &str) -> Option<Factory> {
     })
 }
 
+/// Whether this build has the numcodecs codec `id` (its cargo feature is on).
+pub fn is_enabled(id: &str) -> bool {
+    factory_of(id).is_some()
+}
+
 /// Builds the numcodecs codec `id` from its numcodecs configuration (a Zarr v2 `compressor` or
 /// `filters` entry without its `id`) for chunks of `repr`: the same codec the v3 name
 /// `numcodecs.<id>` builds.

@@ -844,6 +844,15 @@ fn sparse_rejects() -> Vec<Case> {
             )]),
         ),
         Case::reject(
+            "spx_must_understand_false",
+            "sparse_layout can never be marked must_understand false (a reader without it must refuse the array)",
+            base_doc_with(&[(
+                "codecs",
+                json!([{"name": SPARSE_CODEC, "must_understand": false,
+                        "configuration": {"format": "coo", "index_data_type": "uint16"}}]),
+            )]),
+        ),
+        Case::reject(
             "spx_bad_format",
             "format neither coo, csr nor csc",
             base_doc_with(&[(
