@@ -12,6 +12,7 @@ use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
 use zarr_store::Store;
 
+use crate::consolidated::Hierarchy;
 use crate::element::Element;
 use crate::error::{try_filled, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
@@ -41,6 +42,8 @@ pub struct Array {
     pub(crate) chain: Arc<CodecChain>,
     pub(crate) extensions: Arc<Extensions>,
     pub(crate) options: WriteOptions,
+    /// The consolidated copy the array was opened or created through, if any.
+    pub(crate) hierarchy: Option<Arc<Hierarchy>>,
     /// The `.zarray` of a v2 array (its shape is `meta.shape` when written back).
     pub(crate) v2: Option<Arc<zarr_meta::v2::ArrayMetadataV2>>,
 }
@@ -142,6 +145,7 @@ impl Array {
             chain: Arc::new(chain),
             extensions,
             options: WriteOptions::default(),
+            hierarchy: None,
             v2: None,
         })
     }
@@ -249,13 +253,20 @@ impl Array {
         self.write_metadata()
     }
 
+    /// Writes the array's `zarr.json`, then the consolidated copies of the groups above it
+    /// (see the consolidated module).
     pub(crate) fn write_metadata(&self) -> Result<()> {
         if let Some(doc) = &self.v2 {
             return self.write_metadata_v2(doc);
         }
         self.store
             .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;
-        Ok(())
+        crate::consolidated::sync(
+            &*self.store,
+            &self.path,
+            crate::consolidated::Change::Array(&self.meta),
+            self.hierarchy.as_deref(),
+        )
     }
 
     /// The chunk key encoding (`default` or `v2`, with its separator), as resolved from the

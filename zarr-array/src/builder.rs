@@ -11,6 +11,7 @@ use zarr_meta::{ArrayMetadata, DataType, ExtensionDef, FillValue};
 use zarr_store::Store;
 
 use crate::array::{Array, WriteOptions};
+use crate::consolidated::Hierarchy;
 use crate::error::{ArrayError, Result};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
@@ -365,11 +366,26 @@ impl ArrayBuilder {
         path: &str,
         extensions: &Extensions,
     ) -> Result<Array> {
-        let node = NodePath::new(path)?;
+        self.create_node(
+            store,
+            NodePath::new(path)?,
+            Arc::new(extensions.clone()),
+            None,
+        )
+    }
+
+    /// Creates the array at `node`; `hierarchy` is the consolidated copy of the group it is
+    /// created through, refreshed when the array's entry is added to it.
+    pub(crate) fn create_node(
+        &self,
+        store: Arc<dyn Store>,
+        node: NodePath,
+        extensions: Arc<Extensions>,
+        hierarchy: Option<Arc<Hierarchy>>,
+    ) -> Result<Array> {
         let meta = self.metadata()?;
-        let extensions = Arc::new(extensions.clone());
         // validate everything before touching the store
-        let array = match self.zarr_format {
+        let mut array = match self.zarr_format {
             3 => Array::from_metadata(store.clone(), node.clone(), meta, extensions)?,
             2 => {
                 let doc = crate::v2::v2_document(&meta, &node)?;
@@ -389,6 +405,7 @@ impl ArrayBuilder {
             }
         }
         .with_options(self.options);
+        array.hierarchy = hierarchy;
         // one listing tells an empty location (the usual case) from a node or its leftovers
         // (chunks of a deleted array, which would read through the new array)
         let prefix = node.prefix();

@@ -232,6 +232,13 @@ pub enum ArrayError {
         #[source]
         source: ndarray::ShapeError,
     },
+    /// A group opened with [`UseConsolidated::Require`](crate::UseConsolidated::Require)
+    /// holds no consolidated metadata.
+    #[error("the group at {path:?} holds no consolidated metadata (write it with `zarr consolidate`, or open without requiring it)")]
+    NoConsolidatedMetadata {
+        /// The group's path.
+        path: String,
+    },
     /// An operation that a Zarr v2 array cannot do: convert it to v3 first.
     #[error(
         "{operation} is not possible on the Zarr v2 array {path:?} ({reason}): convert it to \

@@ -4,24 +4,58 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use zarr_meta::v2::{
-    Attributes, ConsolidatedMetadataV2, GroupMetadataV2, ZATTRS, ZGROUP, ZMETADATA,
+    ArrayMetadataV2, Attributes, ConsolidatedMetadataV2, GroupMetadataV2, ZATTRS, ZGROUP, ZMETADATA,
 };
-use zarr_meta::{GroupMetadata, NodeMetadata};
+use zarr_meta::{ArrayMetadata, GroupMetadata};
 use zarr_store::Store;
 
 use crate::array::Array;
 use crate::builder::ArrayBuilder;
-use crate::error::{ArrayError, Result};
+use crate::consolidated::{self, Change, Disagreement, Form, Hierarchy, UseConsolidated};
+use crate::error::{report, ArrayError, Result};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
+use crate::v2::{find_node, Found};
 
-/// The kind of a node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The kind of a node, as a listing ([`Group::members`]) finds it.
+#[derive(Debug, Clone)]
 pub enum NodeKind {
     /// An array.
     Array,
     /// A group.
     Group,
+    /// A node whose metadata this build cannot read: a broken document, or an array with a
+    /// data type, codec, chunk grid or key encoding this build (or the [`Extensions`] the
+    /// group was opened with) lacks. The error says which.
+    Unreadable {
+        /// Why it cannot be read (what opening it would return).
+        reason: Arc<ArrayError>,
+    },
+}
+
+impl NodeKind {
+    /// `"array"`, `"group"` or `"unreadable"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            NodeKind::Array => "array",
+            NodeKind::Group => "group",
+            NodeKind::Unreadable { .. } => "unreadable",
+        }
+    }
+}
+
+/// Two kinds are equal when they are the same variant; unreadable ones when their reasons
+/// read the same.
+impl PartialEq for NodeKind {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (NodeKind::Array, NodeKind::Array) | (NodeKind::Group, NodeKind::Group) => true,
+            (NodeKind::Unreadable { reason: a }, NodeKind::Unreadable { reason: b }) => {
+                report(&**a) == report(&**b)
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A Zarr group: Zarr v3 (`zarr.json`) or Zarr v2 (`.zgroup` + `.zattrs`; see
@@ -48,10 +82,13 @@ pub struct Group {
     extensions: Arc<Extensions>,
     /// A v2 group (`.zgroup`), written back as such.
     v2: bool,
+    /// The consolidated copy this group was opened with (its own, or its root's).
+    consolidated: Option<Arc<Hierarchy>>,
 }
 
 impl Group {
-    /// Creates a group (error if a node exists there).
+    /// Creates a group (error if a node exists there). The consolidated copies of the
+    /// groups above it (if any) list it afterwards.
     ///
     /// # Errors
     /// An existing node, an invalid path, store errors.
@@ -96,8 +133,28 @@ impl Group {
         attributes: Map<String, Value>,
         v2: bool,
     ) -> Result<Group> {
-        let path = NodePath::new(path)?;
-        if crate::v2::find_node(&*store, &path)? != crate::v2::Found::Nothing {
+        Self::create_node(
+            store,
+            NodePath::new(path)?,
+            attributes,
+            Arc::new(Extensions::default()),
+            v2,
+            None,
+        )
+    }
+
+    /// Creates the group at `path` (v2: `.zgroup` + `.zattrs`, else `zarr.json`), unless a
+    /// node of either format is there; `consolidated` is the copy of the group it is created
+    /// through.
+    fn create_node(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        attributes: Map<String, Value>,
+        extensions: Arc<Extensions>,
+        v2: bool,
+        consolidated: Option<Arc<Hierarchy>>,
+    ) -> Result<Group> {
+        if find_node(&*store, &path)? != Found::Nothing {
             return Err(ArrayError::AlreadyExists {
                 path: path.to_string(),
             });
@@ -109,8 +166,9 @@ impl Group {
                 attributes,
                 extra_fields: Map::new(),
             },
-            extensions: Arc::new(Extensions::default()),
+            extensions,
             v2,
+            consolidated,
         };
         group.write_metadata()?;
         Ok(group)
@@ -125,7 +183,8 @@ impl Group {
         }
     }
 
-    /// Opens the group at `path`.
+    /// Opens the group at `path`, using its consolidated copy when it holds one
+    /// ([`UseConsolidated::IfPresent`]).
     ///
     /// # Errors
     /// No node, an array, malformed metadata.
@@ -133,48 +192,85 @@ impl Group {
         Self::open_with(store, path, &Extensions::default())
     }
 
-    /// Opens the group at `path`; its arrays open with `extensions`.
+    /// Opens the group at `path`; its arrays open with `extensions`. Uses the group's
+    /// consolidated copy when it holds one ([`UseConsolidated::IfPresent`]).
     ///
     /// # Errors
     /// No node, an array, malformed metadata.
     pub fn open_with(store: Arc<dyn Store>, path: &str, extensions: &Extensions) -> Result<Group> {
+        Self::open_consolidated(store, path, extensions, UseConsolidated::IfPresent)
+    }
+
+    /// Opens the group at `path` (one GET for a v3 group), saying whether its consolidated
+    /// copy is used: its `zarr.json`, or else its Zarr v2 `.zgroup` (and `.zattrs`). A v2
+    /// group opens without a copy (its `.zmetadata`, when there is one, is checked but not
+    /// used yet).
+    ///
+    /// With the copy, the group's members, member groups and member arrays (at any depth:
+    /// [`open_array`](Self::open_array) and [`open_group`](Self::open_group) take relative
+    /// paths such as `"a/b/c"`) come from it with no further request, so a hierarchy of any
+    /// size opens in one request. The copy is trusted as zarr-python trusts it: a member
+    /// changed by a writer that did not update the copy opens as the copy says (`zarr
+    /// validate` reports such a stale copy, [`consolidate`](Self::consolidate) rewrites it,
+    /// and [`UseConsolidated::Ignore`] reads every member's own metadata). A node the copy
+    /// does not list is looked up in the store. The copy is the one of the group opened:
+    /// `Group::open(store, "a/b")` uses `a/b`'s own copy, if any, not the root's; open the
+    /// root and then `open_group("a/b")` to use the root's (`Array::open` always reads the
+    /// array's own `zarr.json`).
+    ///
+    /// # Errors
+    /// No node, an array, malformed metadata, and with [`UseConsolidated::Require`] a group
+    /// without consolidated metadata ([`ArrayError::NoConsolidatedMetadata`]) or a v2 group
+    /// ([`ArrayError::Unsupported`]: its `.zmetadata` is not used yet).
+    pub fn open_consolidated(
+        store: Arc<dyn Store>,
+        path: &str,
+        extensions: &Extensions,
+        use_consolidated: UseConsolidated,
+    ) -> Result<Group> {
         let path = NodePath::new(path)?;
-        let bytes = match crate::v2::find_node(&*store, &path)? {
-            crate::v2::Found::V3(bytes) => bytes,
-            crate::v2::Found::V2Group(bytes) => {
-                return Self::open_v2(store, path, &bytes, extensions)
+        let bytes = match find_node(&*store, &path)? {
+            Found::V3(bytes) => bytes,
+            Found::V2Group(bytes) => {
+                if use_consolidated == UseConsolidated::Require {
+                    return Err(ArrayError::Unsupported {
+                        operation: "opening a Zarr v2 group with its consolidated metadata",
+                        reason: format!(
+                            "{:?} is a Zarr v2 group, whose .zmetadata this build does not use yet",
+                            path.as_str()
+                        ),
+                    });
+                }
+                return Self::open_v2(store, path, &bytes, extensions);
             }
-            crate::v2::Found::V2Array(_) => {
+            Found::V2Array(_) => {
                 return Err(ArrayError::WrongNodeType {
                     path: path.to_string(),
                     expected: "group",
                     found: "array",
                 })
             }
-            crate::v2::Found::Nothing => {
+            Found::Nothing => {
                 return Err(ArrayError::NotFound {
                     path: path.to_string(),
                 })
             }
         };
-        let meta = match NodeMetadata::from_slice_with(&bytes, &extensions.data_types) {
-            Ok(NodeMetadata::Group(g)) => g,
-            Ok(NodeMetadata::Array(_)) => {
-                return Err(ArrayError::WrongNodeType {
-                    path: path.to_string(),
-                    expected: "group",
-                    found: "array",
-                })
-            }
-            Err(source) => {
-                return Err(ArrayError::Metadata {
-                    path: path.to_string(),
-                    source,
-                })
+        let meta = consolidated::group_metadata(&path, &bytes)?;
+        let copy = match use_consolidated {
+            UseConsolidated::Ignore => None,
+            UseConsolidated::IfPresent => Form::Inline.read(&path, &meta)?,
+            UseConsolidated::Require => {
+                Some(Form::Inline.read(&path, &meta)?.ok_or_else(|| {
+                    ArrayError::NoConsolidatedMetadata {
+                        path: path.to_string(),
+                    }
+                })?)
             }
         };
         Ok(Group {
             store,
+            consolidated: copy.map(|c| Hierarchy::new(path.clone(), Form::Inline, c)),
             path,
             meta,
             extensions: Arc::new(extensions.clone()),
@@ -209,9 +305,14 @@ impl Group {
             },
             extensions: Arc::new(extensions.clone()),
             v2: true,
+            consolidated: None,
         })
     }
 
+    /// Writes the group's `zarr.json` (keeping the consolidated copy as the store has it
+    /// now, so that changes other handles made to it are not undone), then the copies of
+    /// the groups above it. A v2 group writes its `.zattrs` and `.zgroup` (v3 copies do not
+    /// list v2 nodes, as zarr-python's do not).
     fn write_metadata(&self) -> Result<()> {
         if self.v2 {
             self.store.set(
@@ -224,9 +325,22 @@ impl Group {
             )?;
             return Ok(());
         }
-        self.store
-            .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;
-        Ok(())
+        let key = self.path.key("zarr.json");
+        let mut meta = self.meta.clone();
+        if meta.consolidated_metadata().ok().flatten().is_some() {
+            if let Some(bytes) = self.store.get(&key)? {
+                if let Ok(stored) = zarr_meta::GroupMetadata::from_slice(&bytes) {
+                    meta.set_consolidated_metadata(stored.consolidated_metadata().ok().flatten());
+                }
+            }
+        }
+        self.store.set(&key, &meta.to_vec_pretty())?;
+        consolidated::sync(
+            &*self.store,
+            &self.path,
+            Change::Group(&meta),
+            self.consolidated.as_deref(),
+        )
     }
 
     /// The node path.
@@ -248,15 +362,20 @@ impl Group {
         self.write_metadata()
     }
 
-    /// Creates a child group.
+    /// Creates a child group (a v2 group in a v2 group).
     ///
     /// # Errors
     /// An invalid name, an existing node, store errors.
     pub fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group> {
         let path = self.path.child(name)?;
-        let mut g = Group::create_format(self.store.clone(), path.as_str(), attributes, self.v2)?;
-        g.extensions = self.extensions.clone();
-        Ok(g)
+        Group::create_node(
+            self.store.clone(),
+            path,
+            attributes,
+            self.extensions.clone(),
+            self.v2,
+            self.consolidated.clone(),
+        )
     }
 
     /// Creates a child array.
@@ -265,69 +384,359 @@ impl Group {
     /// An invalid name, an existing node, invalid settings, store errors.
     pub fn create_array(&self, name: &str, builder: &ArrayBuilder) -> Result<Array> {
         let path = self.path.child(name)?;
-        builder.create_with(self.store.clone(), path.as_str(), &self.extensions)
+        builder.create_node(
+            self.store.clone(),
+            path,
+            self.extensions.clone(),
+            self.consolidated.clone(),
+        )
     }
 
-    /// Opens a child array.
+    /// Opens the array at the relative path `name` (`"a"`, `"a/b/c"`), from the
+    /// consolidated copy when the group holds one that lists it (no request).
     ///
     /// # Errors
     /// As [`Array::open_with`].
     pub fn open_array(&self, name: &str) -> Result<Array> {
-        let path = self.path.child(name)?;
-        Array::open_with(self.store.clone(), path.as_str(), &self.extensions)
+        let path = self.descendant(name)?;
+        let mut array = match self.listed(&path) {
+            Some(doc) => self.array_from_doc(&path, &doc)?,
+            None => Array::open_with(self.store.clone(), path.as_str(), &self.extensions)?,
+        };
+        array.hierarchy = self.consolidated.clone();
+        Ok(array)
     }
 
-    /// Opens a child group.
+    /// Opens the group at the relative path `name` (`"a"`, `"a/b"`), from the consolidated
+    /// copy when the group holds one that lists it (no request).
     ///
     /// # Errors
     /// As [`Group::open_with`].
     pub fn open_group(&self, name: &str) -> Result<Group> {
-        let path = self.path.child(name)?;
-        Group::open_with(self.store.clone(), path.as_str(), &self.extensions)
+        let path = self.descendant(name)?;
+        match self.listed(&path) {
+            Some(doc) => {
+                if doc.get("node_type").and_then(Value::as_str) != Some("group") {
+                    return Err(ArrayError::WrongNodeType {
+                        path: path.to_string(),
+                        expected: "group",
+                        found: "array",
+                    });
+                }
+                let mut meta =
+                    GroupMetadata::from_value(&doc).map_err(|source| ArrayError::Metadata {
+                        path: path.to_string(),
+                        source,
+                    })?;
+                // a member's entry carries an empty copy of its own: not the member's
+                meta.set_consolidated_metadata(None);
+                Ok(Group {
+                    store: self.store.clone(),
+                    path,
+                    meta,
+                    extensions: self.extensions.clone(),
+                    v2: false,
+                    consolidated: self.consolidated.clone(),
+                })
+            }
+            // not in the copy (or no copy): the group's own metadata, and its own copy if any
+            None => Group::open_with(self.store.clone(), path.as_str(), &self.extensions),
+        }
     }
 
-    /// The direct children (arrays and groups, of either format), sorted by name. Folders
-    /// without a `zarr.json`, `.zarray` or `.zgroup` are not nodes and are left out.
+    /// Deletes the member at the relative path `name` and everything below it, then removes
+    /// it from the consolidated copies of the groups above it.
     ///
     /// # Errors
-    /// Store errors, or a child whose `zarr.json` is not valid metadata.
+    /// An invalid path, no node there, store errors.
+    pub fn delete_member(&self, name: &str) -> Result<()> {
+        let path = self.descendant(name)?;
+        if find_node(&*self.store, &path)? == Found::Nothing {
+            return Err(ArrayError::NotFound {
+                path: path.to_string(),
+            });
+        }
+        self.store.delete_prefix(&path.prefix())?;
+        consolidated::sync(
+            &*self.store,
+            &path,
+            Change::Removed,
+            self.consolidated.as_deref(),
+        )
+    }
+
+    /// The direct children, sorted by name: arrays, groups, and children whose metadata
+    /// this build cannot read ([`NodeKind::Unreadable`], with the error opening them would
+    /// give), so that one such child does not hide the others. From the consolidated copy
+    /// when the group holds one (no request), else from a listing of the store (one LIST and
+    /// one GET per child, two or three for a v2 one). Folders without a `zarr.json`,
+    /// `.zarray` or `.zgroup` are not nodes and are left out; a v3 group's copy lists its v3
+    /// members only (as zarr-python's does).
+    ///
+    /// # Errors
+    /// Store errors.
     pub fn members(&self) -> Result<Vec<(String, NodeKind)>> {
-        let listing = self.store.list_dir(&self.path.prefix())?;
+        let mut out: Vec<(String, NodeKind)> = match &self.consolidated {
+            Some(h) => h
+                .below(&self.path)
+                .into_iter()
+                .filter(|(rel, _)| !rel.contains('/'))
+                .map(|(rel, doc)| {
+                    let kind = self.classify_listed(&rel, &doc);
+                    (rel, kind)
+                })
+                .collect(),
+            None => self
+                .listed_children(&self.path)?
+                .into_iter()
+                .map(|(child, doc)| {
+                    let kind = self.classify_child(&child, &doc);
+                    (child.name().to_string(), kind)
+                })
+                .collect(),
+        };
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Every node below the group, at any depth, by path relative to it (`"a"`, `"a/b"`),
+    /// sorted by path; kinds as [`members`](Self::members) gives them. From the consolidated
+    /// copy when the group holds one (no request), else by a walk of the store that goes
+    /// into every readable group.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn members_recursive(&self) -> Result<Vec<(String, NodeKind)>> {
+        let mut out = Vec::new();
+        match &self.consolidated {
+            Some(h) => {
+                for (rel, doc) in h.below(&self.path) {
+                    let kind = self.classify_listed(&rel, &doc);
+                    out.push((rel, kind));
+                }
+            }
+            None => {
+                let mut pending = vec![self.path.clone()];
+                while let Some(dir) = pending.pop() {
+                    for (child, doc) in self.listed_children(&dir)? {
+                        let kind = self.classify_child(&child, &doc);
+                        if kind == NodeKind::Group {
+                            pending.push(child.clone());
+                        }
+                        let rel = self.relative(&child).to_string();
+                        out.push((rel, kind));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Whether the group was opened with a consolidated copy (its own or its root's).
+    pub fn is_consolidated(&self) -> bool {
+        self.consolidated.is_some()
+    }
+
+    /// Writes the consolidated copy of the hierarchy below this group into its `zarr.json`,
+    /// as zarr-python's `zarr.consolidate_metadata` does (one entry per node below, each the
+    /// node's `zarr.json`, in zarr-python's order), from every node's own metadata (a walk of
+    /// the store); the group uses it from then on. Member groups' own `zarr.json` are left as
+    /// they are.
+    ///
+    /// # Errors
+    /// A v2 group ([`ArrayError::Unsupported`]: writing `.zmetadata` is not supported yet),
+    /// store errors.
+    pub fn consolidate(&mut self) -> Result<()> {
+        if self.v2 {
+            return Err(ArrayError::Unsupported {
+                operation: "consolidating metadata",
+                reason: format!(
+                    "{:?} is a Zarr v2 group, whose .zmetadata this build does not write yet",
+                    self.path.as_str()
+                ),
+            });
+        }
+        let copy = consolidated::collect(&*self.store, &self.path, &self.extensions.data_types)?;
+        self.meta = consolidated::write_copy(&*self.store, &self.path, copy.clone())?;
+        self.consolidated = Some(Hierarchy::new(self.path.clone(), Form::Inline, copy));
+        Ok(())
+    }
+
+    /// Compares the consolidated copy this group holds in the store (read again) with every
+    /// member's own `zarr.json`; empty when they agree or the group holds none (a v2 group's
+    /// `.zmetadata` is not compared yet).
+    ///
+    /// # Errors
+    /// Store errors, or this group's own metadata malformed.
+    pub fn check_consolidated(&self) -> Result<Vec<Disagreement>> {
+        if self.v2 {
+            return Ok(Vec::new());
+        }
+        let bytes = self
+            .store
+            .get(&self.path.key("zarr.json"))?
+            .ok_or_else(|| ArrayError::NotFound {
+                path: self.path.to_string(),
+            })?;
+        let meta = consolidated::group_metadata(&self.path, &bytes)?;
+        match Form::Inline.read(&self.path, &meta)? {
+            Some(copy) => consolidated::check(&*self.store, &self.path, &copy),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// `name` below this group as a node path.
+    fn descendant(&self, name: &str) -> Result<NodePath> {
+        let rel = NodePath::new(name)?;
+        if rel.as_str().is_empty() {
+            return Err(ArrayError::InvalidPath {
+                path: name.to_string(),
+                reason: "a member path names at least one node below the group",
+            });
+        }
+        NodePath::new(&self.path.key(rel.as_str()))
+    }
+
+    /// `node` relative to this group.
+    fn relative<'a>(&self, node: &'a NodePath) -> &'a str {
+        let prefix = self.path.prefix();
+        node.as_str().strip_prefix(&prefix).unwrap_or(node.as_str())
+    }
+
+    /// The document of `node` in the consolidated copy, if the group has one that lists it.
+    fn listed(&self, node: &NodePath) -> Option<Value> {
+        self.consolidated.as_ref()?.get(node)
+    }
+
+    /// The children of `dir` that are nodes (a `zarr.json`, else a `.zarray` or `.zgroup`),
+    /// with their metadata document.
+    fn listed_children(&self, dir: &NodePath) -> Result<Vec<(NodePath, Child)>> {
+        let listing = self.store.list_dir(&dir.prefix())?;
         let mut out = Vec::new();
         for prefix in listing.prefixes {
             let name = prefix
                 .trim_end_matches('/')
                 .rsplit('/')
                 .next()
-                .unwrap_or_default()
-                .to_string();
-            let Ok(child) = self.path.child(&name) else {
+                .unwrap_or_default();
+            let Ok(child) = dir.child(name) else {
                 continue;
             };
-            let parsed = match crate::v2::find_node(&*self.store, &child)? {
-                crate::v2::Found::Nothing => continue,
-                crate::v2::Found::V3(bytes) => {
-                    NodeMetadata::from_slice_with(&bytes, &self.extensions.data_types).map(|m| {
-                        match m {
-                            NodeMetadata::Array(_) => NodeKind::Array,
-                            NodeMetadata::Group(_) => NodeKind::Group,
-                        }
-                    })
+            let doc = match find_node(&*self.store, &child)? {
+                Found::Nothing => continue,
+                // a document that is not JSON becomes a string, which classifies as unreadable
+                Found::V3(bytes) => {
+                    Child::V3(serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+                        Value::String(String::from_utf8_lossy(&bytes).into_owned())
+                    }))
                 }
-                crate::v2::Found::V2Array(bytes) => {
-                    zarr_meta::v2::ArrayMetadataV2::from_slice(&bytes).map(|_| NodeKind::Array)
-                }
-                crate::v2::Found::V2Group(bytes) => {
-                    GroupMetadataV2::from_slice(&bytes).map(|_| NodeKind::Group)
-                }
+                Found::V2Array(bytes) => Child::V2Array(bytes),
+                Found::V2Group(bytes) => Child::V2Group(bytes),
             };
-            let kind = parsed.map_err(|source| ArrayError::Metadata {
-                path: child.to_string(),
-                source,
-            })?;
-            out.push((name, kind));
+            out.push((child, doc));
         }
-        out.sort();
         Ok(out)
     }
+
+    /// [`classify`](Self::classify) of an entry of the consolidated copy at `rel` (a path
+    /// that is not a valid node path is unreadable).
+    fn classify_listed(&self, rel: &str, doc: &Value) -> NodeKind {
+        match self.descendant(rel) {
+            Ok(path) => self.classify(&path, doc),
+            Err(e) => NodeKind::Unreadable {
+                reason: Arc::new(e),
+            },
+        }
+    }
+
+    /// [`classify`](Self::classify) of a child found in the store, v3 or v2: a v2 array is
+    /// readable when its `.zarray` parses and maps to v3 metadata this build resolves (its
+    /// `.zattrs` is not read), a v2 group when its `.zgroup` parses.
+    fn classify_child(&self, path: &NodePath, child: &Child) -> NodeKind {
+        let metadata = |key: &str, source| NodeKind::Unreadable {
+            reason: Arc::new(ArrayError::Metadata {
+                path: path.key(key),
+                source,
+            }),
+        };
+        match child {
+            Child::V3(doc) => self.classify(path, doc),
+            Child::V2Group(bytes) => match GroupMetadataV2::from_slice(bytes) {
+                Ok(_) => NodeKind::Group,
+                Err(source) => metadata(ZGROUP, source),
+            },
+            Child::V2Array(bytes) => match ArrayMetadataV2::from_slice(bytes) {
+                Ok(doc) => match Array::from_v2_document(
+                    self.store.clone(),
+                    path.clone(),
+                    doc,
+                    Map::new(),
+                    self.extensions.clone(),
+                ) {
+                    Ok(_) => NodeKind::Array,
+                    Err(e) => NodeKind::Unreadable {
+                        reason: Arc::new(e),
+                    },
+                },
+                Err(source) => metadata(zarr_meta::v2::ZARRAY, source),
+            },
+        }
+    }
+
+    /// What kind of node the document `doc` of `path` describes, and whether this build can
+    /// open it (an array's data type, grid, key encoding, codecs and storage transformers are
+    /// resolved, without a request).
+    fn classify(&self, path: &NodePath, doc: &Value) -> NodeKind {
+        let unreadable = |e: ArrayError| NodeKind::Unreadable {
+            reason: Arc::new(e),
+        };
+        if doc.get("node_type").and_then(Value::as_str) == Some("group") {
+            return match GroupMetadata::from_value(doc) {
+                Ok(_) => NodeKind::Group,
+                Err(source) => unreadable(ArrayError::Metadata {
+                    path: path.to_string(),
+                    source,
+                }),
+            };
+        }
+        match self.array_from_doc(path, doc) {
+            Ok(_) => NodeKind::Array,
+            Err(e) => unreadable(e),
+        }
+    }
+
+    /// The array at `path` whose `zarr.json` is `doc`.
+    fn array_from_doc(&self, path: &NodePath, doc: &Value) -> Result<Array> {
+        if doc.get("node_type").and_then(Value::as_str) == Some("group") {
+            return Err(ArrayError::WrongNodeType {
+                path: path.to_string(),
+                expected: "array",
+                found: "group",
+            });
+        }
+        let meta =
+            ArrayMetadata::from_value_with(doc, &self.extensions.data_types).map_err(|source| {
+                ArrayError::Metadata {
+                    path: path.to_string(),
+                    source,
+                }
+            })?;
+        Array::from_metadata(
+            self.store.clone(),
+            path.clone(),
+            meta,
+            self.extensions.clone(),
+        )
+    }
+}
+
+/// A child node's metadata as found in the store.
+enum Child {
+    /// Its `zarr.json` as JSON.
+    V3(Value),
+    /// Its `.zarray`.
+    V2Array(Vec<u8>),
+    /// Its `.zgroup`.
+    V2Group(Vec<u8>),
 }

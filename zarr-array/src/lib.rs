@@ -6,6 +6,7 @@
 
 mod array;
 mod builder;
+mod consolidated;
 mod element;
 mod error;
 mod extensions;
@@ -23,6 +24,7 @@ mod v2;
 
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
+pub use consolidated::{Disagreement, UseConsolidated};
 pub use element::{Element, InvalidValue};
 pub use error::{report, ArrayError, Result, SelectionError};
 pub use extensions::{Extensions, StorageTransformerFactory};

@@ -80,6 +80,17 @@ impl NodePath {
         NodePath::new(&self.key(name))
     }
 
+    /// The parent node (`None` for the root).
+    pub fn parent(&self) -> Option<NodePath> {
+        if self.0.is_empty() {
+            return None;
+        }
+        Some(match self.0.rsplit_once('/') {
+            Some((parent, _)) => NodePath(parent.to_string()),
+            None => NodePath::root(),
+        })
+    }
+
     /// The last name (`""` for the root).
     pub fn name(&self) -> &str {
         self.0.rsplit('/').next().unwrap_or("")
@@ -112,5 +123,11 @@ mod tests {
         }
         assert!(NodePath::root().child("x/y").is_err());
         assert_eq!(NodePath::new("a/b").unwrap().name(), "b");
+        assert_eq!(
+            NodePath::new("a/b").unwrap().parent(),
+            NodePath::new("a").ok()
+        );
+        assert_eq!(NodePath::new("a").unwrap().parent(), Some(NodePath::root()));
+        assert_eq!(NodePath::root().parent(), None);
     }
 }

@@ -166,6 +166,89 @@ fn s3_shard_requests() -> TestResult {
     check_shard_requests(ObjectStoreBackend::from_url(&unique_url("requests"))?)
 }
 
+/// A consolidated hierarchy of 10 groups of 20 arrays each (attributes on every node), on
+/// `store`; then the requests of opening the root, listing it, and opening every array and
+/// reading its shape and attributes: the root's `zarr.json`, one GET, no LIST.
+fn check_consolidated_requests(store: ObjectStoreBackend) -> TestResult {
+    let (store, requests) = store.with_request_counter();
+    let store: Arc<dyn Store> = Arc::new(store);
+    let mut root = Group::create(store.clone(), "", serde_json::Map::new())?;
+    for g in 0..10 {
+        let group = root.create_group(&format!("g{g}"), json_map(json!({"g": g})))?;
+        for a in 0..20 {
+            group.create_array(
+                &format!("a{a}"),
+                &ArrayBuilder::new(vec![10 + a, 4], DataType::Float32)
+                    .chunk_shape(vec![5, 4])
+                    .attributes(json_map(json!({"index": g * 20 + a}))),
+            )?;
+        }
+    }
+    root.consolidate()?;
+
+    let (opened, c) = counted(&requests, "open 200 consolidated arrays", || {
+        let root = Group::open(store.clone(), "")?;
+        let groups = root.members()?;
+        let all = root.members_recursive()?;
+        let mut arrays = 0;
+        for (path, kind) in &all {
+            if *kind == zarr_array::NodeKind::Array {
+                let array = root.open_array(path)?;
+                let index = array.attributes()["index"].as_u64().unwrap_or(u64::MAX);
+                assert_eq!(array.shape(), [10 + index % 20, 4], "{path}");
+                arrays += 1;
+            }
+        }
+        Ok::<_, zarr_array::ArrayError>((groups.len(), arrays))
+    });
+    assert_eq!(opened?, (10, 200));
+    assert_eq!(
+        (c.get, c.list + c.list_with_delimiter, c.total()),
+        (1, 0, 1),
+        "the root's zarr.json alone: {c:?}"
+    );
+
+    // the same without the copy: every node's own zarr.json, and a listing per group
+    let (opened, c) = counted(&requests, "open 200 arrays ignoring the copy", || {
+        let root = Group::open_consolidated(
+            store.clone(),
+            "",
+            &zarr_array::Extensions::default(),
+            zarr_array::UseConsolidated::Ignore,
+        )?;
+        let mut arrays = 0;
+        for (path, kind) in root.members_recursive()? {
+            if kind == zarr_array::NodeKind::Array {
+                root.open_array(&path)?;
+                arrays += 1;
+            }
+        }
+        Ok::<_, zarr_array::ArrayError>(arrays)
+    });
+    assert_eq!(opened?, 200);
+    assert!(c.get >= 211 && c.list_with_delimiter >= 11, "{c:?}");
+    Ok(())
+}
+
+fn json_map(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+#[test]
+fn consolidated_requests_in_memory() -> TestResult {
+    check_consolidated_requests(ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?)
+}
+
+#[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
+fn s3_consolidated_requests() -> TestResult {
+    s3::endpoint(BUCKET);
+    check_consolidated_requests(ObjectStoreBackend::from_url(&unique_url("consolidated"))?)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Round trips.
 

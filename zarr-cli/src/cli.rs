@@ -50,8 +50,12 @@ pub enum Command {
     Info(InfoArgs),
     /// List the groups and arrays below PATH
     Tree(PathArgs),
-    /// Decode every stored chunk and check metadata, keys and checksums
+    /// Decode every stored chunk and check metadata, keys and checksums (and that a
+    /// group's consolidated metadata agrees with its members' own)
     Validate(PathArgs),
+    /// Write the consolidated metadata of the hierarchy below the group at PATH into its
+    /// zarr.json (as zarr-python's consolidate_metadata does)
+    Consolidate(PathArgs),
     /// Copy an array into a new one with another layout
     Convert(ConvertArgs),
     /// Write a small demo (a dense array, a prepend, a sparse array) and show how to look at it

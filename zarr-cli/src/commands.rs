@@ -231,7 +231,7 @@ pub fn write(ctx: &Ctx, a: &WriteArgs) -> Result<()> {
 
 /// `zarr append` (`front = false`) and `zarr prepend` (`front = true`).
 pub fn grow(ctx: &Ctx, a: &GrowArgs, front: bool) -> Result<()> {
-    let mut array = ctx.open_array(&a.path)?;
+    let mut array = ctx.open_array_for_update(&a.path)?;
     let npy = read_npy(&a.npy)?;
     check_dtype(&npy, &a.npy, &array, &a.path)?;
     let rank = array.rank();
@@ -297,7 +297,7 @@ fn fmt_wildcard(shape: &[u64], axis: usize) -> String {
 
 /// `zarr resize`
 pub fn resize(ctx: &Ctx, a: &ResizeArgs) -> Result<()> {
-    let mut array = ctx.open_array(&a.path)?;
+    let mut array = ctx.open_array_for_update(&a.path)?;
     if a.shape.len() != array.rank() {
         return Err(CliError::input(format!(
             "--shape has {} dimensions but the array has {} (shape {:?})",

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use zarr_array::zarr_store::Store;
-use zarr_array::{Array, ArrayError, ExtensionDef, Group};
+use zarr_array::{Array, ArrayError, ExtensionDef, Group, NodeKind};
 
 use crate::cli::InfoArgs;
 use crate::commands::fmt_domain;
@@ -305,7 +305,14 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     if a.json {
         let list: Vec<Value> = members
             .iter()
-            .map(|(name, kind)| json!({"name": name, "node_type": kind_name(*kind)}))
+            .map(|(name, kind)| match kind {
+                NodeKind::Unreadable { reason } => json!({
+                    "name": name,
+                    "node_type": kind.name(),
+                    "error": zarr_array::report(&**reason),
+                }),
+                _ => json!({"name": name, "node_type": kind.name()}),
+            })
             .collect();
         outln(
             json!({
@@ -335,7 +342,12 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
     }
     let names: Vec<String> = members
         .iter()
-        .map(|(n, k)| format!("{n} ({})", kind_name(*k)))
+        .map(|(n, k)| match k {
+            NodeKind::Unreadable { reason } => {
+                format!("{n} (unreadable: {})", zarr_array::report(&**reason))
+            }
+            _ => format!("{n} ({})", k.name()),
+        })
         .collect();
     outln(format!(
         "{:<14}{}",
@@ -347,13 +359,6 @@ fn group_info(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
         }
     ));
     Ok(())
-}
-
-fn kind_name(kind: zarr_array::NodeKind) -> &'static str {
-    match kind {
-        zarr_array::NodeKind::Array => "array",
-        _ => "group",
-    }
 }
 
 /// One line about a node, from its raw `zarr.json` (so that nodes this build cannot open are
@@ -396,8 +401,9 @@ fn describe(doc: &[u8]) -> String {
     }
 }
 
-/// `zarr tree`
-pub fn tree(_ctx: &Ctx, path: &str) -> Result<()> {
+/// `zarr tree`: every node below PATH, from the group's consolidated copy when it holds one
+/// (one request), else by a walk; nodes this build cannot read are listed with the reason.
+pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
     let store = open_store(path, Access::Existing)?;
     let err = |e| zarr(path, zarr_array::ArrayError::Store(e));
     let Some(root) = node_line(&*store, "").map_err(err)? else {
@@ -406,9 +412,78 @@ pub fn tree(_ctx: &Ctx, path: &str) -> Result<()> {
         )));
     };
     outln(format!("{path}  {root}"));
-    if root.starts_with("group") {
-        walk(&*store, "", "", path)?;
+    if !root.starts_with("group") {
+        return Ok(());
     }
+    let group = Group::open_with(store, "", &ctx.extensions).map_err(|e| zarr(path, e))?;
+    let mut nodes = group.members_recursive().map_err(|e| zarr(path, e))?;
+    // parents before children, siblings by name
+    nodes.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
+    let parent = |p: &str| {
+        p.rsplit_once('/')
+            .map_or("", |(parent, _)| parent)
+            .to_string()
+    };
+    let mut last_child = std::collections::HashMap::new();
+    for (p, _) in &nodes {
+        last_child.insert(parent(p), p.clone());
+    }
+    let is_last = |p: &str| last_child.get(&parent(p)).is_some_and(|l| l == p);
+    for (p, kind) in &nodes {
+        let mut indent = String::new();
+        let names: Vec<&str> = p.split('/').collect();
+        for depth in 1..names.len() {
+            let ancestor = names[..depth].join("/");
+            indent.push_str(if is_last(&ancestor) { "    " } else { "│   " });
+        }
+        let line = match kind {
+            NodeKind::Group => match group.open_group(p) {
+                Ok(g) if g.zarr_format() == 2 => "group (v2)".to_string(),
+                Ok(_) => "group".to_string(),
+                Err(e) => format!("(unreadable: {})", zarr_array::report(&e)),
+            },
+            NodeKind::Array => match group.open_array(p) {
+                Ok(a) => match a.metadata_v2() {
+                    Some(v2) => describe_v2(&v2.to_vec_pretty()),
+                    None => describe(&a.metadata().to_vec_pretty()),
+                },
+                Err(e) => format!("(unreadable: {})", zarr_array::report(&e)),
+            },
+            NodeKind::Unreadable { reason } => {
+                format!("(unreadable: {})", zarr_array::report(&**reason))
+            }
+        };
+        let name = names.last().copied().unwrap_or_default();
+        outln(format!(
+            "{indent}{}{name}  {line}",
+            if is_last(p) {
+                "└── "
+            } else {
+                "├── "
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// `zarr consolidate`: writes the consolidated copy of the hierarchy below the group at PATH
+/// into its `zarr.json`, as zarr-python's `zarr.consolidate_metadata` does.
+pub fn consolidate(ctx: &Ctx, path: &str) -> Result<()> {
+    let store = open_store(path, Access::Existing)?;
+    let mut group = zarr_array::Group::open_consolidated(
+        store,
+        "",
+        &ctx.extensions,
+        zarr_array::UseConsolidated::Ignore,
+    )
+    .map_err(|e| zarr(path, e))?;
+    group.consolidate().map_err(|e| zarr(path, e))?;
+    let nodes = group.members_recursive().map_err(|e| zarr(path, e))?;
+    outln(format!(
+        "consolidated {path}: {} node{} below the group",
+        nodes.len(),
+        if nodes.len() == 1 { "" } else { "s" }
+    ));
     Ok(())
 }
 
@@ -422,55 +497,27 @@ fn node_line(
         return Ok(Some(describe(&doc)));
     }
     if let Some(doc) = store.get(&format!("{prefix}.zarray"))? {
-        let line = match serde_json::from_slice::<Value>(&doc) {
-            Ok(v) => format!(
-                "{} {} (v2)",
-                v.get("dtype")
-                    .map(Value::to_string)
-                    .unwrap_or_default()
-                    .trim_matches('"'),
-                v.get("shape")
-                    .map(Value::to_string)
-                    .unwrap_or_default()
-                    .replace(',', ", ")
-            ),
-            Err(e) => format!("(invalid .zarray: {e})"),
-        };
-        return Ok(Some(line));
+        return Ok(Some(describe_v2(&doc)));
     }
     Ok(store
         .get(&format!("{prefix}.zgroup"))?
         .map(|_| "group (v2)".to_string()))
 }
 
-fn walk(store: &dyn Store, prefix: &str, indent: &str, location: &str) -> Result<()> {
-    let listing = store
-        .list_dir(prefix)
-        .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-    let mut children = Vec::new();
-    for child in listing.prefixes {
-        if let Some(line) = node_line(store, &child)
-            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?
-        {
-            children.push((child, line));
-        }
+/// The line about a v2 array whose `.zarray` is `doc`: `<dtype> <shape> (v2)`.
+fn describe_v2(doc: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(doc) {
+        Ok(v) => format!(
+            "{} {} (v2)",
+            v.get("dtype")
+                .map(Value::to_string)
+                .unwrap_or_default()
+                .trim_matches('"'),
+            v.get("shape")
+                .map(Value::to_string)
+                .unwrap_or_default()
+                .replace(',', ", ")
+        ),
+        Err(e) => format!("(invalid .zarray: {e})"),
     }
-    let n = children.len();
-    for (i, (child, line)) in children.into_iter().enumerate() {
-        let last = i + 1 == n;
-        let name = child
-            .trim_end_matches('/')
-            .rsplit('/')
-            .next()
-            .unwrap_or_default();
-        outln(format!(
-            "{indent}{}{name}  {line}",
-            if last { "└── " } else { "├── " }
-        ));
-        if line.starts_with("group") {
-            let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
-            walk(store, &child, &deeper, location)?;
-        }
-    }
-    Ok(())
 }

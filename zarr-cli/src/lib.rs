@@ -63,6 +63,7 @@ fn dispatch(cli: &Cli) -> Result<()> {
         Command::Info(a) => info::info(&ctx, a),
         Command::Tree(a) => info::tree(&ctx, &a.path),
         Command::Validate(a) => validate::validate(&ctx, &a.path),
+        Command::Consolidate(a) => info::consolidate(&ctx, &a.path),
         Command::Convert(a) => convert::convert(&ctx, a),
         Command::Quickstart(a) => quickstart::quickstart(&ctx, &a.dir),
         Command::Conformance(ConformanceCommand::Write(a)) => conformance::write(&ctx, &a.dir),

@@ -90,6 +90,14 @@ pub fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
     }
 }
 
+/// Whether `dir` holds the `zarr.json` of a group.
+fn is_group_dir(dir: &Path) -> bool {
+    std::fs::read(dir.join("zarr.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| v.get("node_type").and_then(serde_json::Value::as_str) == Some("group"))
+}
+
 /// A store on a local directory.
 fn open_local(location: &str, path: &Path, access: Access) -> Result<Arc<dyn Store>> {
     match access {
@@ -197,6 +205,44 @@ impl Ctx {
     pub fn open_array(&self, location: &str) -> Result<Array> {
         let store = open_store(location, Access::Existing)?;
         Array::open_with(store, "", &self.extensions).map_err(|e| zarr(location, e))
+    }
+
+    /// Opens the array at `location` for a metadata change (resize, append, prepend): a
+    /// local array inside a hierarchy (parent directories whose `zarr.json` is a group) is
+    /// opened as a member of its outermost group, so that the change also updates the
+    /// consolidated metadata of every group above it that holds some. A url opens as
+    /// [`Ctx::open_array`] does (the array alone: `zarr consolidate` the group afterwards).
+    ///
+    /// # Errors
+    /// As [`Ctx::open_array`].
+    pub fn open_array_for_update(&self, location: &str) -> Result<Array> {
+        let StoreUrl::Path(path) = store_url(location)? else {
+            return self.open_array(location);
+        };
+        let Ok(path) = std::fs::canonicalize(&path) else {
+            return self.open_array(location);
+        };
+        let mut root = path.clone();
+        while let Some(parent) = root.parent() {
+            if !is_group_dir(parent) {
+                break;
+            }
+            root = parent.to_path_buf();
+        }
+        let Ok(rel) = path.strip_prefix(&root) else {
+            return self.open_array(location);
+        };
+        let rel: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if rel.is_empty() {
+            return self.open_array(location);
+        }
+        let store = FilesystemStore::open(&root)
+            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
+        Array::open_with(Arc::new(store), &rel.join("/"), &self.extensions)
+            .map_err(|e| zarr(location, e))
     }
 
     /// Opens the group at the root of `location`.

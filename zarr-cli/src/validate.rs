@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use zarr_array::zarr_meta::NodeMetadata;
 use zarr_array::zarr_store::Store;
-use zarr_array::{Array, DataType, Group, NodePath};
+use zarr_array::{Array, DataType, Group, NodePath, UseConsolidated};
 
 use crate::error::{chain, explain, CliError, Result};
 use crate::progress::{outln, Progress};
@@ -52,6 +52,33 @@ pub fn validate(ctx: &Ctx, path: &str) -> Result<()> {
                 plural(report.problems.len())
             ),
         })
+    }
+}
+
+/// A problem for every way the group's consolidated copy (if any) disagrees with its
+/// members' own metadata.
+fn consolidated(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report) {
+    let checked = Group::open_consolidated(
+        store.clone(),
+        path.as_str(),
+        &ctx.extensions,
+        UseConsolidated::Ignore,
+    )
+    .and_then(|g| g.check_consolidated());
+    match checked {
+        Ok(found) => {
+            for d in found {
+                report.problems.push(format!(
+                    "{}: {d} (`zarr consolidate` rewrites it)",
+                    shown(path, "zarr.json")
+                ));
+            }
+        }
+        Err(e) => report.problems.push(format!(
+            "{}: consolidated metadata: {}",
+            shown(path, "zarr.json"),
+            chain(&e)
+        )),
     }
 }
 
@@ -126,6 +153,9 @@ fn node(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report)
     };
     if is_group {
         report.groups += 1;
+        if key.ends_with("zarr.json") {
+            consolidated(ctx, store, path, report);
+        }
         let listing = match store.list_dir(&path.prefix()) {
             Ok(l) => l,
             Err(e) => {

@@ -979,6 +979,101 @@ fn help_and_version() {
 }
 
 #[test]
+fn consolidate_validate_and_tree_of_a_hierarchy_with_an_unreadable_member() {
+    use zarr_array::zarr_store::{FilesystemStore, Store};
+    use zarr_array::{ArrayBuilder, DataType, Group};
+    let dir = tempfile::tempdir().unwrap();
+    let root_dir = dir.path().join("h");
+    std::fs::create_dir(&root_dir).unwrap();
+    let store: std::sync::Arc<dyn Store> =
+        std::sync::Arc::new(FilesystemStore::open(&root_dir).unwrap());
+    let root = Group::create(store.clone(), "", Default::default()).unwrap();
+    root.create_array("a", &ArrayBuilder::new(vec![4], DataType::UInt8))
+        .unwrap();
+    let sub = root.create_group("sub", Default::default()).unwrap();
+    sub.create_array("b", &ArrayBuilder::new(vec![2, 3], DataType::Int16))
+        .unwrap();
+    let mut odd: Value =
+        serde_json::from_slice(&store.get("a/zarr.json").unwrap().unwrap()).unwrap();
+    odd["codecs"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "no_such_codec"}));
+    store
+        .set("odd/zarr.json", &serde_json::to_vec(&odd).unwrap())
+        .unwrap();
+
+    let tree = ok(&["tree", &s(&root_dir)]);
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines[1], "├── a  uint8 [4]", "{tree}");
+    assert!(
+        lines[2].starts_with("├── odd  (unreadable: ") && lines[2].contains("no_such_codec"),
+        "{tree}"
+    );
+    assert_eq!(
+        lines[3..],
+        ["└── sub  group", "    └── b  int16 [2, 3]"],
+        "{tree}"
+    );
+    let i = info(&root_dir);
+    let odd_member = &i["members"].as_array().unwrap()[1];
+    assert_eq!(odd_member["node_type"], "unreadable", "{i}");
+    assert!(
+        odd_member["error"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_codec"),
+        "{i}"
+    );
+
+    let out = ok(&["consolidate", &s(&root_dir)]);
+    assert!(out.contains("4 nodes"), "{out}");
+    let doc: Value = serde_json::from_slice(&store.get("zarr.json").unwrap().unwrap()).unwrap();
+    let listed: Vec<&String> = doc["consolidated_metadata"]["metadata"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(listed, ["a", "odd", "sub", "sub/b"]);
+    // the tree from the copy is the same
+    assert_eq!(ok(&["tree", &s(&root_dir)]), tree);
+    // validate: the copy agrees (the unknown codec is the one problem)
+    let r = zarr(&["validate", &s(&root_dir)]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout.contains("no_such_codec") && !r.stdout.contains("consolidated"),
+        "{r:?}"
+    );
+    std::fs::remove_dir_all(root_dir.join("odd")).unwrap();
+    ok(&["consolidate", &s(&root_dir)]);
+    ok(&["validate", &s(&root_dir)]);
+    // an append by a writer that does not update the copy: validate says so
+    let mut b: Value =
+        serde_json::from_slice(&store.get("sub/b/zarr.json").unwrap().unwrap()).unwrap();
+    b["shape"] = json!([5, 3]);
+    store
+        .set("sub/b/zarr.json", &serde_json::to_vec(&b).unwrap())
+        .unwrap();
+    let r = zarr(&["validate", &s(&root_dir)]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("consolidated metadata of \"sub/b\" differs from its zarr.json in shape"),
+        "{r:?}"
+    );
+    ok(&["consolidate", &s(&root_dir)]);
+    ok(&["validate", &s(&root_dir)]);
+    // `zarr resize` of a member updates the copy of the group above it
+    ok(&["resize", &s(&root_dir.join("sub/b")), "--shape", "7,3"]);
+    let doc: Value = serde_json::from_slice(&store.get("zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        doc["consolidated_metadata"]["metadata"]["sub/b"]["shape"],
+        json!([7, 3])
+    );
+    ok(&["validate", &s(&root_dir)]);
+}
+
+#[test]
 fn create_over_leftover_chunks_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a");

@@ -143,6 +143,12 @@ impl ConsolidatedMetadata {
         self.insert(path, meta.to_value());
     }
 
+    /// Sets (or replaces) the entry at `path` with a node document as it is (for a node
+    /// this build cannot parse, kept so that readers that can still find it).
+    pub fn set_document(&mut self, path: &str, doc: Value) {
+        self.insert(path, doc);
+    }
+
     /// Removes the node at `path` and every node below it; returns how many entries went.
     pub fn remove_node(&mut self, path: &str) -> usize {
         let before = self.metadata.len();

@@ -14,8 +14,8 @@ use zarr_array::zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::{self, FilesystemStore, Store, StoreUrl};
 use zarr_array::{
-    Array, ArrayBuilder, ArrayError, DataType, ExtensionDef, Group, NodeKind, Selection,
-    SparseElement, SparseScalar, WriteOptions,
+    Array, ArrayBuilder, ArrayError, DataType, ExtensionDef, Extensions, Group, NodeKind,
+    Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
 };
 
 pub(crate) use zarr_array::{ArrayError as Error, Result};
@@ -67,8 +67,28 @@ pub(crate) fn open_array(store: Arc<dyn Store>, path: &str) -> Result<Array> {
     Array::open(store, path)
 }
 
-pub(crate) fn open_group(store: Arc<dyn Store>, path: &str) -> Result<Group> {
-    Group::open(store, path)
+/// Opens the group at `path`; `use_consolidated` as zarr-python takes it (`None`: its
+/// consolidated metadata when it holds some, `Some(true)`: required, `Some(false)`: ignored).
+pub(crate) fn open_group(
+    store: Arc<dyn Store>,
+    path: &str,
+    use_consolidated: Option<bool>,
+) -> Result<Group> {
+    let use_consolidated = match use_consolidated {
+        None => UseConsolidated::IfPresent,
+        Some(true) => UseConsolidated::Require,
+        Some(false) => UseConsolidated::Ignore,
+    };
+    Group::open_consolidated(store, path, &Extensions::default(), use_consolidated)
+}
+
+/// Writes the consolidated metadata of the group at `path` (as zarr-python's
+/// `consolidate_metadata` does) and returns the group, opened through it.
+pub(crate) fn consolidate(store: Arc<dyn Store>, path: &str) -> Result<Group> {
+    let mut group =
+        Group::open_consolidated(store, path, &Extensions::default(), UseConsolidated::Ignore)?;
+    group.consolidate()?;
+    Ok(group)
 }
 
 /// Creates a group at `path` (replacing a node there when `overwrite`).
@@ -189,12 +209,24 @@ pub(crate) fn create_child_group(
     group.create_group(name, attributes)
 }
 
-pub(crate) fn group_members(group: &Group) -> Result<Vec<(String, bool)>> {
-    Ok(group
-        .members()?
-        .into_iter()
-        .map(|(name, kind)| (name, kind == NodeKind::Array))
-        .collect())
+/// A listed node: its path relative to the group, `"array"`, `"group"` or `"unreadable"`,
+/// and for an unreadable one the error opening it gives.
+pub(crate) type Member = (String, &'static str, Option<String>);
+
+fn member((name, kind): (String, NodeKind)) -> Member {
+    let reason = match &kind {
+        NodeKind::Unreadable { reason } => Some(zarr_array::report(&**reason)),
+        _ => None,
+    };
+    (name, kind.name(), reason)
+}
+
+pub(crate) fn group_members(group: &Group) -> Result<Vec<Member>> {
+    Ok(group.members()?.into_iter().map(member).collect())
+}
+
+pub(crate) fn group_members_recursive(group: &Group) -> Result<Vec<Member>> {
+    Ok(group.members_recursive()?.into_iter().map(member).collect())
 }
 
 pub(crate) fn open_child(group: &Group, name: &str) -> Result<Node> {

@@ -65,10 +65,22 @@ impl GroupCore {
         py.detach(|| engine::set_group_attributes(g, map)).py_err()
     }
 
-    /// The direct children: `[(name, is_array)]`, sorted by name.
-    fn members(&self, py: Python<'_>) -> PyResult<Vec<(String, bool)>> {
+    /// The direct children: `[(name, kind, reason)]`, sorted by name; `kind` is `"array"`,
+    /// `"group"` or `"unreadable"` (metadata this build cannot read; `reason` says why).
+    fn members(&self, py: Python<'_>) -> PyResult<Vec<engine::Member>> {
         let g = &self.inner;
         py.detach(|| engine::group_members(g)).py_err()
+    }
+
+    /// Every node below the group, as `members` gives them, by relative path (`"a/b"`).
+    fn members_recursive(&self, py: Python<'_>) -> PyResult<Vec<engine::Member>> {
+        let g = &self.inner;
+        py.detach(|| engine::group_members_recursive(g)).py_err()
+    }
+
+    /// Whether the group was opened through consolidated metadata.
+    fn is_consolidated(&self) -> bool {
+        self.inner.is_consolidated()
     }
 
     /// Opens the child `name` (an `ArrayCore` or a `GroupCore`).

@@ -59,19 +59,43 @@ fn open_array(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResul
     Ok(ArrayCore::new(a, ro))
 }
 
-/// Opens the group at `path` inside the store at `location`.
+/// Opens the group at `path` inside the store at `location`; `use_consolidated` as
+/// zarr-python takes it (`None`: the group's consolidated metadata when it holds some).
 #[pyfunction]
-fn open_group(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<GroupCore> {
+#[pyo3(signature = (location, path, mode, use_consolidated=None))]
+fn open_group(
+    py: Python<'_>,
+    location: &str,
+    path: &str,
+    mode: &str,
+    use_consolidated: Option<bool>,
+) -> PyResult<GroupCore> {
     let ro = read_only(mode)?;
     let inner = py
         .detach(|| {
             let store = engine::open_store(location, Access::Existing)?;
-            engine::open_group(store, path)
+            engine::open_group(store, path, use_consolidated)
         })
         .py_err()?;
     Ok(GroupCore {
         inner,
         read_only: ro,
+    })
+}
+
+/// Writes the consolidated metadata of the group at `path` inside the store at `location`,
+/// as zarr-python's `consolidate_metadata` does; returns the group, opened through it.
+#[pyfunction]
+fn consolidate_metadata(py: Python<'_>, location: &str, path: &str) -> PyResult<GroupCore> {
+    let inner = py
+        .detach(|| {
+            let store = engine::open_store(location, Access::Existing)?;
+            engine::consolidate(store, path)
+        })
+        .py_err()?;
+    Ok(GroupCore {
+        inner,
+        read_only: false,
     })
 }
 
@@ -124,6 +148,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open_node, m)?)?;
     m.add_function(wrap_pyfunction!(open_array, m)?)?;
     m.add_function(wrap_pyfunction!(open_group, m)?)?;
+    m.add_function(wrap_pyfunction!(consolidate_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(create_group, m)?)?;
     m.add_function(wrap_pyfunction!(create_array, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -11,6 +11,9 @@
 - :func:`open`, :func:`open_array`, :func:`open_group`, :func:`create_array`,
   :func:`create_group`: arrays and groups at a directory or url (``s3://``, ``gs://``,
   ``az://``, ``http(s)://`` read-only, ``file://``), with zarr-python's indexing;
+  groups open through their consolidated metadata (``use_consolidated``), which
+  :func:`consolidate_metadata` writes and every change made through zarr_rs keeps true;
+  children this build cannot read are listed as :class:`Unreadable`;
 - :meth:`Array.read_csr` / :meth:`Array.read_coo` / :meth:`Array.write_sparse` and
   :meth:`Array.nnz` / :meth:`Array.sum` / :meth:`Array.spmv`: ``sparse_layout`` arrays as
   SciPy and pydata/sparse objects, never densified;
@@ -26,6 +29,8 @@ from .core import (
     Array,
     Attributes,
     Group,
+    Unreadable,
+    consolidate_metadata,
     create_array,
     create_group,
     open,
@@ -38,8 +43,10 @@ __all__ = [
     "Array",
     "Attributes",
     "Group",
+    "Unreadable",
     "ZarrError",
     "__version__",
+    "consolidate_metadata",
     "create_array",
     "create_group",
     "errors",

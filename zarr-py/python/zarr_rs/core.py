@@ -652,6 +652,20 @@ class ArrayInfo:
         return "\n".join(f"{k:<{w}} : {v}" for k, v in self.fields.items() if v is not None)
 
 
+class Unreadable:
+    """A child whose metadata this build cannot read (an unknown data type, codec or chunk
+    grid, or a broken document), as :meth:`Group.members` lists it: ``reason`` is the error
+    opening it gives."""
+
+    def __init__(self, location: str, path: str, reason: str):
+        self.store_location = location
+        self.path = path
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<zarr_rs.Unreadable {self.path!r}: {self.reason}>"
+
+
 class Group(Mapping):
     """A Zarr v3 group: a mapping from child names to :class:`Array` and :class:`Group`."""
 
@@ -698,9 +712,30 @@ class Group(Mapping):
             return Array(core, self._location, path)
         return Group(core, self._location, path)
 
-    def members(self) -> list[tuple[str, "Array | Group"]]:
-        """The direct children as ``(name, node)`` pairs, sorted by name."""
-        return [(name, self[name]) for name, _ in self._core.members()]
+    def _node(self, name: str, kind: str, reason: str | None) -> "Array | Group | Unreadable":
+        if kind == "unreadable":
+            return Unreadable(self._location, self._child_path(name), reason or "")
+        return self[name]
+
+    def members(self, max_depth: int | None = 1) -> list[tuple[str, "Array | Group | Unreadable"]]:
+        """The children as ``(name, node)`` pairs, sorted by name; ``max_depth=None`` lists
+        every node below the group by relative path (``"a/b"``). A child whose metadata this
+        build cannot read is an :class:`Unreadable` (with the reason) instead of failing the
+        listing. From the group's consolidated metadata when it was opened through some."""
+        if max_depth == 1:
+            listed = self._core.members()
+        elif max_depth is None:
+            listed = self._core.members_recursive()
+        else:
+            if max_depth < 1:
+                raise InvalidArgumentError(f"max_depth must be None or at least 1, not {max_depth}")
+            listed = [m for m in self._core.members_recursive() if m[0].count("/") < max_depth]
+        return [(name, self._node(name, kind, reason)) for name, kind, reason in listed]
+
+    @property
+    def is_consolidated(self) -> bool:
+        """Whether the group was opened through consolidated metadata."""
+        return bool(self._core.is_consolidated())
 
     def __getitem__(self, name: str) -> "Array | Group":
         node: Any = self
@@ -711,7 +746,7 @@ class Group(Mapping):
         return node
 
     def __iter__(self) -> Iterator[str]:
-        return iter(name for name, _ in self._core.members())
+        return iter(name for name, _, _ in self._core.members())
 
     def __len__(self) -> int:
         return len(self._core.members())
@@ -725,15 +760,15 @@ class Group(Mapping):
 
     def keys(self) -> list[str]:  # type: ignore[override]
         """The children's names."""
-        return [name for name, _ in self._core.members()]
+        return [name for name, _, _ in self._core.members()]
 
     def array_keys(self) -> list[str]:
         """The names of the child arrays."""
-        return [name for name, is_array in self._core.members() if is_array]
+        return [name for name, kind, _ in self._core.members() if kind == "array"]
 
     def group_keys(self) -> list[str]:
         """The names of the child groups."""
-        return [name for name, is_array in self._core.members() if not is_array]
+        return [name for name, kind, _ in self._core.members() if kind == "group"]
 
     def arrays(self) -> list[tuple[str, Array]]:
         """The child arrays as ``(name, array)`` pairs."""
@@ -775,6 +810,8 @@ class Group(Mapping):
                 branch = "└── " if last else "├── "
                 if isinstance(node, Array):
                     lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+                elif isinstance(node, Unreadable):
+                    lines.append(f"{indent}{branch}{name} (unreadable: {node.reason})")
                 else:
                     lines.append(f"{indent}{branch}{name}")
                     walk(node, indent + ("    " if last else "│   "))
@@ -949,10 +986,14 @@ def open_group(
     mode: Mode = "a",
     path: str = "",
     attributes: Mapping[str, Any] | None = None,
+    use_consolidated: bool | None = None,
 ) -> Group:
     """Opens the group at a directory or url. ``mode``: "r" (read only), "r+" (read and
     write, the group must exist), "a" (create it when missing), "w" (create it, replacing any
-    node there), "w-" (create it, failing if a node is there)."""
+    node there), "w-" (create it, failing if a node is there). ``use_consolidated`` as
+    zarr-python takes it: ``None`` opens through the group's consolidated metadata when it
+    holds some (members and children then need no further request), ``True`` requires it,
+    ``False`` reads every child's own metadata."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-"))
     attrs = json.dumps(dict(attributes or {}))
     if mode == "w":
@@ -960,12 +1001,19 @@ def open_group(
     if mode == "w-":
         return Group(_core.create_group(path_or_url, path, attrs, False), path_or_url, path)
     try:
-        core = _core.open_group(path_or_url, path, mode)
+        core = _core.open_group(path_or_url, path, mode, use_consolidated)
     except KeyError:
         if mode != "a":
             raise
         core = _core.create_group(path_or_url, path, attrs, False)
     return Group(core, path_or_url, path)
+
+
+def consolidate_metadata(path_or_url: str, *, path: str = "") -> Group:
+    """Writes the consolidated metadata of the group at a directory or url into its
+    ``zarr.json``, as ``zarr.consolidate_metadata`` does; returns the group, opened through
+    it. Changes made through zarr_rs afterwards keep it true."""
+    return Group(_core.consolidate_metadata(path_or_url, path), path_or_url, path)
 
 
 def create_group(

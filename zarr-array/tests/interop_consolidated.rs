@@ -1,0 +1,157 @@
+//! Consolidated metadata with zarr-python 3.1.6 and xarray: `Group::consolidate` writes the
+//! document `zarr.consolidate_metadata` writes, and an append through this crate to an array of
+//! an xarray-written group is what zarr-python and xarray then see through the group's
+//! consolidated metadata.
+//!
+//! Ignored by a plain `cargo test`: `scripts/test` exports `ZARR_PEERS_PYTHON_BIN` and runs
+//! them (`-- --ignored`); without the venv they fail.
+#![cfg(feature = "zstd")]
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use ndarray::{ArrayD, IxDyn};
+use serde_json::Value;
+use zarr_array::{ArrayBuilder, DataType, Group};
+use zarr_store::{FilesystemStore, Store};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Runs `code` in the peers' python with `args` (`sys.argv[1:]`); its stdout.
+fn python(code: &str, args: &[&Path]) -> String {
+    let out = Command::new(zarr_testkit::peers::python())
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .output()
+        .expect("run the peers' python");
+    assert!(
+        out.status.success(),
+        "python failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+fn store(dir: &Path) -> Result<Arc<dyn Store>, Box<dyn std::error::Error>> {
+    Ok(Arc::new(FilesystemStore::open(dir)?))
+}
+
+/// The root `zarr.json` as JSON text with its keys in document order.
+fn root_doc(dir: &Path) -> Result<String, Box<dyn std::error::Error>> {
+    let v: Value = serde_json::from_slice(&std::fs::read(dir.join("zarr.json"))?)?;
+    Ok(serde_json::to_string(&v)?)
+}
+
+#[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
+fn consolidate_writes_what_zarr_python_writes() -> TestResult {
+    let tmp = tempfile::tempdir()?;
+    let (theirs, ours) = (tmp.path().join("theirs"), tmp.path().join("ours"));
+    // a hierarchy written by zarr-python: nested groups, names whose case-insensitive order
+    // differs from byte order, attributes, dimension names, several data types and codecs
+    python(
+        r#"
+import sys, zarr, numpy as np
+g = zarr.open_group(sys.argv[1], mode="w", attributes={"title": "root"})
+s = g.create_group("sub", attributes={"k": 1})
+s.create_array("x", shape=(4,), dtype="i4", chunks=(2,))
+d = s.create_group("Deep")
+d.create_array("z", shape=(2, 3), dtype="u1", chunks=(2, 2), fill_value=7)
+g.create_array("Y", shape=(3, 2), dtype="f8", chunks=(2, 2), attributes={"a": "b"},
+               dimension_names=["t", "u"], fill_value=float("nan"))
+g.create_array("b", shape=(5,), dtype="bool", chunks=(5,), compressors=None)
+g.create_array("c", shape=(6,), dtype="complex64", chunks=(3,), shards=(6,))
+"#,
+        &[&theirs],
+    );
+    copy_dir(&theirs, &ours)?;
+    python(
+        "import sys, zarr; zarr.consolidate_metadata(sys.argv[1])",
+        &[&theirs],
+    );
+    Group::open(store(&ours)?, "")?.consolidate()?;
+    assert_eq!(root_doc(&ours)?, root_doc(&theirs)?);
+    // and zarr-python opens ours through it
+    let listed = python(
+        r#"
+import sys, zarr
+g = zarr.open_group(sys.argv[1], mode="r", use_consolidated=True)
+print(sorted(k for k, _ in g.members(max_depth=None)))
+"#,
+        &[&ours],
+    );
+    assert_eq!(
+        listed.trim(),
+        "['Y', 'b', 'c', 'sub', 'sub/Deep', 'sub/Deep/z', 'sub/x']"
+    );
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
+fn an_append_to_an_xarray_group_is_seen_through_its_consolidated_metadata() -> TestResult {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/xarray/weather_v3");
+    let tmp = tempfile::tempdir()?;
+    let dir = tmp.path().join("weather.zarr");
+    copy_dir(&fixture, &dir)?;
+    let root = Group::open(store(&dir)?, "")?;
+    assert!(
+        root.is_consolidated(),
+        "xarray writes consolidated metadata"
+    );
+    // three more time steps of every variable along time, and a new variable
+    let mut time = root.open_array("time")?;
+    time.append(
+        ArrayD::from_shape_vec(IxDyn(&[3]), vec![10i64, 11, 12])?.view(),
+        0,
+    )?;
+    let mut temperature = root.open_array("temperature")?;
+    temperature.append(ArrayD::from_elem(IxDyn(&[3, 4, 5]), 280.5f32).view(), 0)?;
+    let mut precipitation = root.open_array("precipitation")?;
+    precipitation.append(ArrayD::from_elem(IxDyn(&[3, 4, 5]), 1.25f64).view(), 0)?;
+    let mut attrs = serde_json::Map::new();
+    attrs.insert("units".into(), "hPa".into());
+    root.create_array(
+        "pressure",
+        &ArrayBuilder::new(vec![13], DataType::Float32)
+            .chunk_shape(vec![13])
+            .dimension_names(vec![Some("time".into())])
+            .attributes(attrs),
+    )?;
+    let seen = python(
+        r#"
+import sys, zarr, xarray as xr
+g = zarr.open_group(sys.argv[1], mode="r", use_consolidated=True)
+print(g["temperature"].shape, g["time"].shape, g["pressure"].attrs["units"])
+ds = xr.open_zarr(sys.argv[1], consolidated=True)
+print(dict(ds.sizes), ds["temperature"].shape, float(ds["temperature"][12, 0, 0]),
+      str(ds["time"].values[-1])[:10], sorted(ds.data_vars))
+"#,
+        &[&dir],
+    );
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(lines[0], "(13, 4, 5) (13,) hPa", "{seen}");
+    assert_eq!(
+        lines[1],
+        "{'time': 13, 'lat': 4, 'lon': 5} (13, 4, 5) 280.5 2000-01-13 \
+         ['precipitation', 'pressure', 'station', 'temperature']",
+        "{seen}"
+    );
+    Ok(())
+}
