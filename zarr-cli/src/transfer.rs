@@ -133,13 +133,17 @@ fn pieces(array: &Array, region: &Region, budget: u64) -> Result<Pieces> {
     Ok(Pieces::Parts)
 }
 
-/// Refuses to write `needed` bytes to `path` when its filesystem has less free.
+/// Refuses to write `needed` bytes to `path` when its filesystem has less free (counting the
+/// space of a file at `path` that the write replaces).
 fn check_space(path: &str, needed: u64) -> Result<()> {
     let dir = std::path::Path::new(path)
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let available = fs4::available_space(dir).map_err(|e| CliError::io(path, e))?;
+    let free = fs4::available_space(dir).map_err(|e| CliError::io(path, e))?;
+    // a file being replaced gives its space back when it is truncated
+    let replaced = std::fs::metadata(path).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
+    let available = free.saturating_add(replaced);
     if needed > available {
         return Err(CliError::NoSpace {
             path: path.to_string(),

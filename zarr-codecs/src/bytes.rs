@@ -88,6 +88,20 @@ pub struct BytesCodec {
 }
 
 impl BytesCodec {
+    /// Whether the stored value exists (`false` when missing), after checking that its size is
+    /// the chunk's: what every partial read of a `bytes` value checks first.
+    fn stored_size_checked(&self, source: &dyn ByteRangeSource) -> Result<bool> {
+        match source.size()? {
+            None => Ok(false),
+            Some(n) if n != self.len as u64 => Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: self.len as u64,
+                got: n,
+            }),
+            Some(_) => Ok(true),
+        }
+    }
+
     /// The codec for `repr` with byte order `endian`.
     ///
     /// # Errors
@@ -263,16 +277,8 @@ impl ArrayToBytesCodec for BytesCodec {
                 .map(|(&s, &n)| s + n - 1),
         );
         let end = (last + 1) * elem;
-        match source.size()? {
-            None => return Ok(false),
-            Some(n) if n != self.len as u64 => {
-                return Err(CodecError::SizeMismatch {
-                    codec: NAME,
-                    expected: self.len as u64,
-                    got: n,
-                })
-            }
-            Some(_) => {}
+        if !self.stored_size_checked(source)? {
+            return Ok(false);
         }
         let Some(got) = source.get_ranges(&[ByteRange::Range {
             start: first as u64,
@@ -305,16 +311,8 @@ impl ArrayToBytesCodec for BytesCodec {
         out: &mut [u8],
     ) -> Result<bool> {
         let elem = self.repr.element_size();
-        match source.size()? {
-            None => return Ok(false),
-            Some(n) if n != self.len as u64 => {
-                return Err(CodecError::SizeMismatch {
-                    codec: NAME,
-                    expected: self.len as u64,
-                    got: n,
-                })
-            }
-            Some(_) => {}
+        if !self.stored_size_checked(source)? {
+            return Ok(false);
         }
         // the points' byte offsets, in order, and the coalesced spans that hold them
         let mut offsets: Vec<(u64, usize)> = points
