@@ -241,12 +241,7 @@ pub fn convert(ctx: &Ctx, a: &ConvertArgs) -> Result<()> {
         dst.metadata().chunk_grid.name,
         crate::info::chunking(&dst),
         fmt_domain(&dst.domain()),
-        dst.metadata()
-            .codecs
-            .iter()
-            .map(codec_summary)
-            .collect::<Vec<_>>()
-            .join(" -> ")
+        codecs_line(&dst)
     ));
     Ok(())
 }
@@ -281,13 +276,18 @@ fn convert_format(src: &zarr_array::Array, a: &ConvertArgs) -> Result<()> {
     outln(format!(
         "converted {} to Zarr v{want}: wrote {new}, {moved}; {kept}; codecs {}",
         a.src,
-        conv.array
-            .metadata()
-            .codecs
-            .iter()
-            .map(codec_summary)
-            .collect::<Vec<_>>()
-            .join(" -> ")
+        codecs_line(&conv.array)
     ));
     Ok(())
+}
+
+/// The array's codecs, `a -> b -> c`, for the line a conversion prints.
+fn codecs_line(array: &Array) -> String {
+    array
+        .metadata()
+        .codecs
+        .iter()
+        .map(codec_summary)
+        .collect::<Vec<_>>()
+        .join(" -> ")
 }
