@@ -14,7 +14,7 @@ use zarr_store::Store;
 
 use crate::consolidated::Hierarchy;
 use crate::element::Element;
-use crate::error::{try_filled, ArrayError, Result, SelectionError};
+use crate::error::{try_zeroed, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
 use crate::source::StoreSource;
@@ -376,7 +376,7 @@ impl Array {
     /// # Errors
     /// As [`Array::read_region_bytes_into`].
     pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>> {
-        let mut out = try_filled(self.region_byte_len(region)?, 0u8, "the region read")?;
+        let mut out = try_zeroed(self.region_byte_len(region)?, "the region read")?;
         self.read_region_bytes_into(region, &mut out)?;
         Ok(out)
     }
@@ -766,11 +766,11 @@ impl Array {
         self.check_type::<T>()?;
         let len = self.region_byte_len(region)?;
         let n = len / self.meta.data_type.size();
-        let mut items = try_filled(n, T::default(), "the region read")?;
+        let mut items = try_zeroed(n, "the region read")?;
         match T::as_bytes_mut(&mut items) {
             Some(bytes) => self.read_region_bytes_into(region, bytes)?,
             None => {
-                let mut bytes = try_filled(len, 0u8, "the region read")?;
+                let mut bytes = try_zeroed(len, "the region read")?;
                 self.read_region_bytes_into(region, &mut bytes)?;
                 T::copy_from_bytes(&mut items, &bytes)?;
             }

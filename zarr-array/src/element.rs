@@ -7,7 +7,11 @@ use zarr_meta::DataType;
 ///
 /// Implemented for `bool`, the integer types, [`half::f16`], `f32`, `f64`, and
 /// [`Complex32`] / [`Complex64`]. Reads and writes check the array's data type at run time.
-pub trait Element: Copy + Send + Sync + Default + std::fmt::Debug + 'static {
+/// All-zero bytes are a value of each (`Zeroable`), so read outputs come zeroed from the
+/// allocator instead of being written twice.
+pub trait Element:
+    Copy + Send + Sync + Default + bytemuck::Zeroable + std::fmt::Debug + 'static
+{
     /// The data type an array must have to hold this type.
     const DATA_TYPE: DataType;
     /// The Rust name, for errors.

@@ -321,20 +321,19 @@ pub enum SelectionError {
     },
 }
 
-/// `n` copies of `value` in a vector allocated fallibly: an output buffer of a read, whose
-/// size the caller computed (and checked against the address space) from the request.
+/// `n` zeroed values in a vector allocated fallibly: an output buffer of a read, whose size the
+/// caller computed (and checked against the address space) from the request. The memory comes
+/// zeroed from the allocator (fresh pages for large sizes), so nothing writes it twice.
 ///
 /// # Errors
 /// [`ArrayError::OutOfMemory`] naming `what` and the bytes.
-pub(crate) fn try_filled<T: Clone>(n: usize, value: T, what: &'static str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| ArrayError::OutOfMemory {
+pub(crate) fn try_zeroed<T: bytemuck::Zeroable>(n: usize, what: &'static str) -> Result<Vec<T>> {
+    bytemuck::allocation::try_zeroed_slice_box(n)
+        .map(Vec::from)
+        .map_err(|()| ArrayError::OutOfMemory {
             what,
             bytes: (n as u64).saturating_mul(size_of::<T>() as u64),
-        })?;
-    v.resize(n, value);
-    Ok(v)
+        })
 }
 
 /// An error and its causes as one message: the `Display` of `error` and of each error of its

@@ -11,7 +11,7 @@ use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
-use crate::error::{try_filled, ArrayError, Result};
+use crate::error::{try_zeroed, ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, Indexer, Selection};
 use crate::source::StoreSource;
 
@@ -111,7 +111,7 @@ impl Array {
     /// A selection that does not fit, store or codec errors.
     pub fn read_selection_bytes(&self, sel: &Selection) -> Result<Vec<u8>> {
         let (ix, len) = self.indexer_and_len(sel)?;
-        let mut out = try_filled(len, 0u8, "the selection read")?;
+        let mut out = try_zeroed(len, "the selection read")?;
         self.read_indexed_into(&ix, &mut out)?;
         Ok(out)
     }
@@ -371,11 +371,11 @@ impl Array {
         self.check_type::<T>()?;
         let (ix, len) = self.indexer_and_len(sel)?;
         let n = len / self.data_type().size();
-        let mut items = try_filled(n, T::default(), "the selection read")?;
+        let mut items = try_zeroed(n, "the selection read")?;
         match T::as_bytes_mut(&mut items) {
             Some(bytes) => self.read_indexed_into(&ix, bytes)?,
             None => {
-                let mut bytes = try_filled(len, 0u8, "the selection read")?;
+                let mut bytes = try_zeroed(len, "the selection read")?;
                 self.read_indexed_into(&ix, &mut bytes)?;
                 T::copy_from_bytes(&mut items, &bytes)?;
             }

@@ -43,11 +43,12 @@ impl AlignedBuffer {
     /// size comes from metadata, which is untrusted: a failed allocation must be an error,
     /// not an abort).
     pub fn try_zeroed(len: usize) -> Option<Self> {
-        let n = len.div_ceil(8);
-        let mut words = Vec::new();
-        words.try_reserve_exact(n).ok()?;
-        words.resize(n, 0);
-        Some(AlignedBuffer { words, len })
+        // zeroed by the allocator (fresh pages for large sizes), not written over
+        let words = bytemuck::allocation::try_zeroed_slice_box(len.div_ceil(8)).ok()?;
+        Some(AlignedBuffer {
+            words: words.into_vec(),
+            len,
+        })
     }
 
     /// A copy of `bytes`.

@@ -245,14 +245,9 @@ impl StoredSparseChunk {
                 let ptr = view.pointers::<P>()?;
                 let idx = view.indices::<I>()?;
                 let csr = format == Format::Csr;
-                let (outer, inner) = if csr { (&rows, &cols) } else { (&cols, &rows) };
-                for o in outer.clone() {
-                    let start = SparsePointer::as_u64(ptr[o as usize]) as usize;
-                    let end = SparsePointer::as_u64(ptr[o as usize + 1]) as usize;
-                    let line = &idx[start..end];
-                    let lo = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.start);
-                    let hi = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.end);
-                    for (i, &v) in line[lo..hi].iter().zip(&values[start + lo..start + hi]) {
+                let (outer, inner) = if csr { (rows, cols) } else { (cols, rows) };
+                for (o, at, line) in cut_lines(ptr, idx, outer, inner) {
+                    for (i, &v) in line.iter().zip(&values[at..at + line.len()]) {
                         let i = SparseIndex::as_u64(*i);
                         if csr { f(o, i, v) } else { f(i, o, v) }
                     }
@@ -262,4 +257,87 @@ impl StoredSparseChunk {
         }
         Ok(())
     }
+
+    /// Calls `f(local row, n)` for the local rows `rows`, `n` being the number of the row's
+    /// entries in the local columns `cols` (a row may be reported more than once for COO and
+    /// CSC, whose entries are counted one by one; CSR rows are cut by binary search without
+    /// visiting their entries).
+    pub(super) fn row_lengths_in<T: SparseValue>(
+        &self,
+        rows: Range<u64>,
+        cols: Range<u64>,
+        mut f: impl FnMut(u64, usize),
+    ) -> Result<(), SparseError> {
+        let view = &self.view;
+        let layout = *view.layout();
+        if let (Format::Csr, Some(pt)) = (layout.format(), layout.pointer_type()) {
+            with_index!(layout.index_type(), I => with_pointer!(pt, P => {
+                let (ptr, idx) = (view.pointers::<P>()?, view.indices::<I>()?);
+                for (o, _, line) in cut_lines(ptr, idx, rows, cols) {
+                    f(o, line.len());
+                }
+            }));
+            return Ok(());
+        }
+        self.for_each_2d_in::<T>(rows, cols, |r, _, _| f(r, 1))
+    }
+
+    /// Copies the entries in the local rows `rows` and columns `cols` into the column indices
+    /// and values of a CSR matrix: those of local row `r` go from `next[r - rows.start]` on
+    /// (which moves past them), their columns shifted by `col0`. CSR rows are copied as
+    /// slices, COO and CSC entries one by one; for each row the columns come in ascending order.
+    pub(super) fn copy_rows_in<T: SparseValue>(
+        &self,
+        rows: Range<u64>,
+        cols: Range<u64>,
+        col0: i64,
+        next: &mut [usize],
+        indices: &mut [usize],
+        values: &mut [T],
+    ) -> Result<(), SparseError> {
+        let view = &self.view;
+        let layout = *view.layout();
+        let r0 = rows.start;
+        if let (Format::Csr, Some(pt)) = (layout.format(), layout.pointer_type()) {
+            let stored = view.values::<T>()?;
+            with_index!(layout.index_type(), I => with_pointer!(pt, P => {
+                let (ptr, idx) = (view.pointers::<P>()?, view.indices::<I>()?);
+                for (o, at, line) in cut_lines(ptr, idx, rows, cols) {
+                    let k = &mut next[(o - r0) as usize];
+                    let n = line.len();
+                    values[*k..*k + n].copy_from_slice(&stored[at..at + n]);
+                    for (out, i) in indices[*k..*k + n].iter_mut().zip(line) {
+                        *out = (col0 + SparseIndex::as_u64(*i) as i64) as usize;
+                    }
+                    *k += n;
+                }
+            }));
+            return Ok(());
+        }
+        self.for_each_2d_in::<T>(rows, cols, |r, c, v| {
+            let k = &mut next[(r - r0) as usize];
+            indices[*k] = (col0 + c as i64) as usize;
+            values[*k] = v;
+            *k += 1;
+        })
+    }
+}
+
+/// The entries of each outer line `o` of `outer` (CSR rows, CSC columns) whose inner index
+/// lies in `inner`, as `(o, position of the first, their inner indices)`: each line cut by
+/// binary search, its indices being sorted (checked when the chunk was decoded).
+fn cut_lines<'a, I: SparseIndex, P: SparsePointer>(
+    ptr: &'a [P],
+    idx: &'a [I],
+    outer: Range<u64>,
+    inner: Range<u64>,
+) -> impl Iterator<Item = (u64, usize, &'a [I])> + 'a {
+    outer.map(move |o| {
+        let start = SparsePointer::as_u64(ptr[o as usize]) as usize;
+        let end = SparsePointer::as_u64(ptr[o as usize + 1]) as usize;
+        let line = &idx[start..end];
+        let lo = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.start);
+        let hi = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.end);
+        (o, start + lo, &line[lo..hi])
+    })
 }

@@ -9,7 +9,7 @@ use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_layout_sparse::sprs::CsMat;
 
 use super::{concat, sparse_err, SparseArray, SparseElement, StoredSparseChunk};
-use crate::error::{try_filled, ArrayError, Result};
+use crate::error::{try_zeroed, ArrayError, Result};
 
 /// The part of a stored 2-d chunk that a CSR read of a region takes.
 struct CsrPart<'c> {
@@ -138,11 +138,7 @@ impl<T: SparseElement> SparseCoo<T> {
             })
         };
         let (rows, cols) = (dim(self.region.shape[0])?, dim(self.region.shape[1])?);
-        let mut indptr = try_filled(
-            rows.saturating_add(1),
-            0usize,
-            "the row pointers of a sparse read",
-        )?;
+        let mut indptr = try_zeroed(rows.saturating_add(1), "the row pointers of a sparse read")?;
         let mut indices = Vec::with_capacity(self.nnz());
         for k in 0..self.nnz() {
             let r = (self.coords[[0, k]] - self.region.start[0]) as usize;
@@ -378,28 +374,28 @@ impl<'c> CsrPlan<'c> {
         CsrPlan { bands, band_rows }
     }
 
-    /// Calls `f(region row - the part's first region row, region column, value)` for every
-    /// entry of the part.
-    fn visit<T: SparseElement>(p: &CsrPart<'_>, f: &mut dyn FnMut(usize, usize, T)) -> Result<()> {
-        let (r0, c0) = (p.rows.start, p.col0);
-        p.chunk
-            .for_each_2d_in::<T>(p.rows.clone(), p.cols.clone(), |r, c, v| {
-                f((r - r0) as usize, (c0 + c as i64) as usize, v)
-            })
-            .map_err(sparse_err(format!("chunk {:?}", p.chunk.chunk_index())))
+    /// The error of a part's chunk, naming it.
+    fn chunk_err(p: &CsrPart<'_>) -> impl FnOnce(zarr_layout_sparse::SparseError) -> ArrayError {
+        sparse_err(format!("chunk {:?}", p.chunk.chunk_index()))
     }
 
     /// The row pointers of the matrix: entries per row (counted band by band in parallel),
     /// then their offsets.
     fn row_pointers<T: SparseElement>(&self, rows: usize) -> Result<Vec<usize>> {
         let what = "the row pointers of a sparse read";
-        let mut indptr = try_filled(rows.saturating_add(1), 0usize, what)?;
+        let mut indptr = try_zeroed(rows.saturating_add(1), what)?;
         split_ranges(&mut indptr[1..], &self.band_rows)
             .into_par_iter()
             .zip(&self.bands)
             .try_for_each(|(counts, band)| {
-                band.iter()
-                    .try_for_each(|p| Self::visit::<T>(p, &mut |r, _, _| counts[r] += 1))
+                band.iter().try_for_each(|p| {
+                    let r0 = p.rows.start;
+                    p.chunk
+                        .row_lengths_in::<T>(p.rows.clone(), p.cols.clone(), |r, n| {
+                            counts[(r - r0) as usize] += n;
+                        })
+                        .map_err(Self::chunk_err(p))
+                })
             })?;
         for r in 0..rows {
             indptr[r + 1] += indptr[r];
@@ -410,8 +406,8 @@ impl<'c> CsrPlan<'c> {
     /// The column indices and values, each band filling its own rows in parallel.
     fn fill<T: SparseElement>(&self, indptr: &[usize]) -> Result<(Vec<usize>, Vec<T>)> {
         let nnz = indptr[indptr.len() - 1];
-        let mut indices = try_filled(nnz, 0usize, "the column indices of a sparse read")?;
-        let mut data = try_filled(nnz, T::default(), "the values of a sparse read")?;
+        let mut indices = try_zeroed(nnz, "the column indices of a sparse read")?;
+        let mut data = try_zeroed(nnz, "the values of a sparse read")?;
         let spans: Vec<Range<usize>> = self
             .band_rows
             .iter()
@@ -425,12 +421,9 @@ impl<'c> CsrPlan<'c> {
                 let base = indptr[rows.start];
                 let mut next: Vec<usize> = indptr[rows.clone()].iter().map(|&o| o - base).collect();
                 band.iter().try_for_each(|p| {
-                    Self::visit(p, &mut |r, c, v| {
-                        let k = &mut next[r];
-                        idx[*k] = c;
-                        val[*k] = v;
-                        *k += 1;
-                    })
+                    p.chunk
+                        .copy_rows_in(p.rows.clone(), p.cols.clone(), p.col0, &mut next, idx, val)
+                        .map_err(Self::chunk_err(p))
                 })
             })?;
         Ok((indices, data))
