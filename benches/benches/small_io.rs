@@ -1,8 +1,9 @@
 //! Small writes and reads inside large chunks (the `update` and `points` ops of compare.py):
 //! a one-inner-chunk update of a shard of 8 and of 64 inner chunks of 32^3 (the time should
 //! not grow with the inner chunk count: only the touched inner chunk is re-encoded), and
-//! 4096 scattered points read from the sharded and the zstd workloads. compare.py's data, in
-//! a `MemoryStore`.
+//! 4096 scattered points read from the sharded and the zstd workloads, without and with a
+//! decoded-chunk cache (`Array::with_cache`, the repeated reads then decode nothing).
+//! compare.py's data, in a `MemoryStore`.
 //!
 //! `cargo bench -p zarr-benches --bench small_io`
 
@@ -70,6 +71,12 @@ fn points(c: &mut Criterion) {
             .expect("write");
         g.bench_function(workload.name(), |b| {
             b.iter(|| array.read_selection_bytes(&selection).expect("points"));
+        });
+        // the same points read again and again through a decoded-chunk cache that holds the
+        // whole array (filled by the warm-up): what `Array::with_cache` saves
+        let cached = array.clone().with_cache(64 << 20);
+        g.bench_function(format!("{}_cached", workload.name()), |b| {
+            b.iter(|| cached.read_selection_bytes(&selection).expect("points"));
         });
     }
     g.finish();

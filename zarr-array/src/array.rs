@@ -12,6 +12,7 @@ use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
 use zarr_store::Store;
 
+use crate::cache::{CacheStats, ChunkCache, Entry, Invalidating};
 use crate::consolidated::Hierarchy;
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result, SelectionError};
@@ -46,6 +47,8 @@ pub struct Array {
     pub(crate) hierarchy: Option<Arc<Hierarchy>>,
     /// The `.zarray` of a v2 array (its shape is `meta.shape` when written back).
     pub(crate) v2: Option<Arc<zarr_meta::v2::ArrayMetadataV2>>,
+    /// The decoded-chunk cache ([`Array::with_cache`]) and the store `store` wraps for it.
+    pub(crate) cache: Option<(Arc<ChunkCache>, Arc<dyn Store>)>,
 }
 
 impl Array {
@@ -147,6 +150,7 @@ impl Array {
             options: WriteOptions::default(),
             hierarchy: None,
             v2: None,
+            cache: None,
         })
     }
 
@@ -155,6 +159,96 @@ impl Array {
     pub fn with_options(mut self, options: WriteOptions) -> Self {
         self.options = options;
         self
+    }
+
+    /// The same array with a cache of decoded chunks holding at most `bytes` (`0`: no cache,
+    /// the default), for repeated small reads of the same chunks: region reads, point reads
+    /// and orthogonal selections then decode each chunk once, while it stays in the cache.
+    /// The least recently used chunks are evicted first; a chunk larger than the cache is not
+    /// kept. Clones of the returned array share the cache.
+    ///
+    /// With a cache, a chunk is decoded whole on its first read, even when the read needs only
+    /// a part of it (the parts a read without a cache decodes alone: a shard's inner chunks,
+    /// `[bytes]`'s byte spans). Writes, resizes, appends and prepends through this array (and
+    /// its clones) keep the cache true; writes made through another handle or another process
+    /// are not seen until the chunk is evicted or written here. Sparse reads
+    /// ([`Array::sparse`]) do not use it.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Region};
+    /// let a = ArrayBuilder::new(vec![100], DataType::UInt8)
+    ///     .chunk_shape(vec![10])
+    ///     .create(Arc::new(zarr_store::MemoryStore::new()), "a")?
+    ///     .with_cache(1 << 20);
+    /// a.write_region_bytes(&Region::new(vec![0], vec![100])?, &[7; 100])?;
+    /// for _ in 0..3 {
+    ///     assert_eq!(a.read_region_bytes(&Region::new(vec![5], vec![2])?)?, [7, 7]);
+    /// }
+    /// let stats = a.cache_stats().expect("a cache");
+    /// assert_eq!((stats.misses, stats.hits), (1, 2)); // chunk 0 decoded once
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_cache(mut self, bytes: usize) -> Self {
+        let base = match self.cache.take() {
+            Some((_, base)) => base,
+            None => self.store.clone(),
+        };
+        if bytes == 0 {
+            self.store = base;
+            return self;
+        }
+        let cache = Arc::new(ChunkCache::new(bytes));
+        self.store = Arc::new(Invalidating {
+            inner: base.clone(),
+            cache: cache.clone(),
+        });
+        self.cache = Some((cache, base));
+        self
+    }
+
+    /// What the decoded-chunk cache holds and how often it answered, if the array has one
+    /// ([`Array::with_cache`]).
+    pub fn cache_stats(&self) -> Option<CacheStats> {
+        self.cache.as_ref().map(|(c, _)| c.stats())
+    }
+
+    /// The decoded chunk `key` (`None`: not stored), from the cache when it holds it, else
+    /// fetched (or taken from `fetched`, a value a batch already fetched), decoded and kept.
+    fn cached_chunk(
+        &self,
+        cache: &ChunkCache,
+        key: &str,
+        fetched: Option<Option<Vec<u8>>>,
+    ) -> Result<Entry> {
+        let generation = cache.generation();
+        if let Some(entry) = cache.get(key) {
+            return Ok(entry);
+        }
+        let value = match fetched {
+            Some(value) => value,
+            None => self.store.get(key)?,
+        };
+        let entry = match value {
+            None => None,
+            Some(bytes) => Some(Arc::new(self.chain.decode(&bytes).map_err(|source| {
+                ArrayError::Codec {
+                    context: key.to_string(),
+                    source,
+                }
+            })?)),
+        };
+        cache.insert(generation, key, entry.clone());
+        Ok(entry)
+    }
+
+    /// The decoded chunk `chunk` (`None`: not stored), through the cache if there is one.
+    pub(crate) fn decoded_chunk(&self, chunk: &[i64]) -> Result<Entry> {
+        match &self.cache {
+            Some((cache, _)) => self.cached_chunk(cache, &self.chunk_key(chunk), None),
+            None => Ok(self.read_chunk_bytes(chunk)?.map(Arc::new)),
+        }
     }
 
     /// The metadata document (for a v2 array, the v3 metadata equal to its `.zarray`; see
@@ -432,6 +526,14 @@ impl Array {
                 source,
             };
             let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
+            if let Some((cache, _)) = &self.cache {
+                let Some(decoded) = self.cached_chunk(cache, &key, fetched)? else {
+                    return block.fill(fill).map_err(block_err);
+                };
+                return block
+                    .copy_from(decoded.as_bytes(), &chunk_shape, &part.in_chunk.start)
+                    .map_err(block_err);
+            }
             if !whole_chunk {
                 // the chain reads and decodes what the part needs: a shard's index and
                 // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
@@ -492,9 +594,13 @@ impl Array {
             .chunks(2 * concurrency)
             .zip(blocks.chunks_mut(2 * concurrency))
         {
+            // whole chunks are fetched in the batch; with a cache, every chunk it lacks
             let whole: Vec<bool> = batch
                 .iter()
-                .map(|part| part.in_chunk.shape == chunk_shape)
+                .map(|part| match &self.cache {
+                    Some((cache, _)) => !cache.contains(&self.chunk_key(&part.chunk)),
+                    None => part.in_chunk.shape == chunk_shape,
+                })
                 .collect();
             let keys: Vec<String> = batch
                 .iter()

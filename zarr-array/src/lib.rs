@@ -6,6 +6,7 @@
 
 mod array;
 mod builder;
+mod cache;
 mod consolidated;
 mod element;
 mod error;
@@ -24,6 +25,7 @@ mod v2;
 
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
+pub use cache::CacheStats;
 pub use consolidated::{Disagreement, UseConsolidated};
 pub use element::{Element, InvalidValue};
 pub use error::{report, ArrayError, Result, SelectionError};

@@ -161,7 +161,7 @@ impl Array {
                     .enumerate()
                     .map(|(d, &i)| groups[d][i as usize].0)
                     .collect();
-                let Some(decoded) = self.read_chunk_bytes(&chunk)? else {
+                let Some(decoded) = self.decoded_chunk(&chunk)? else {
                     return block.fill(&fill).map_err(|e| self.out_err(e));
                 };
                 let offsets: Vec<&[u64]> = combo
@@ -206,6 +206,15 @@ impl Array {
         let read_one = |(chunk, in_chunk): &(Vec<i64>, ChunkPoints)| -> Result<Vec<u8>> {
             let key = self.chunk_key(chunk);
             let mut values = vec![0u8; in_chunk.offsets.len() * elem];
+            if self.cache.is_some() {
+                match self.decoded_chunk(chunk)? {
+                    Some(decoded) => {
+                        self.gather(decoded.as_bytes(), &in_chunk.offsets, &mut values)
+                    }
+                    None => zarr_buffer::fill_pattern(&mut values, fill),
+                }
+                return Ok(values);
+            }
             let source = StoreSource::new(&*self.store, &key);
             let found = self
                 .chain
@@ -256,6 +265,18 @@ impl Array {
             }
         }
         Ok(())
+    }
+
+    /// Copies the elements at the chunk positions `offsets` of the decoded chunk `decoded` (C
+    /// order, the chunk's shape) into `out`, one after the other.
+    fn gather(&self, decoded: &[u8], offsets: &[Vec<u64>], out: &mut [u8]) {
+        let elem = self.data_type().size();
+        let shape = self.chunk_shape();
+        for (p, dst) in offsets.iter().zip(out.chunks_exact_mut(elem)) {
+            // a position inside the chunk: its linear index is below the decoded length
+            let at = linear_index(p, &shape) as usize;
+            dst.copy_from_slice(&decoded[at * elem..(at + 1) * elem]);
+        }
     }
 
     /// The error of an output buffer that cannot be split as a read needs (not reachable

@@ -1,0 +1,260 @@
+//! The optional cache of decoded chunks ([`Array::with_cache`]): repeated small reads (points,
+//! slabs, orthogonal selections) of the same chunks decode each chunk once.
+//!
+//! The cache maps chunk keys to decoded chunks (`None` for a chunk that is not stored, which
+//! reads as the fill value), in least-recently-used order, bounded by the bytes it holds. It
+//! sees the writes made through the array handle that owns it (and its clones): the handle's
+//! store is wrapped in [`Invalidating`], which drops a key's entry after each `set`,
+//! `delete` or `delete_prefix`. Writes made elsewhere (another handle, another process) are not
+//! seen: a cached chunk stays as it was read until it is evicted, written through this handle,
+//! or the cache is dropped.
+//!
+//! [`Array::with_cache`]: crate::Array::with_cache
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use lru::LruCache;
+use zarr_codecs::AlignedBuffer;
+use zarr_store::{ByteRange, ListDir, Result as StoreResult, Store};
+
+/// A decoded chunk, or `None` for a chunk that is not stored.
+pub(crate) type Entry = Option<Arc<AlignedBuffer>>;
+
+/// What a cache holds and how often it was used: [`Array::cache_stats`](crate::Array::cache_stats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheStats {
+    /// Chunk lookups the cache answered.
+    pub hits: u64,
+    /// Chunk lookups that fetched and decoded the chunk.
+    pub misses: u64,
+    /// Chunks (and absent chunks) held.
+    pub entries: usize,
+    /// Bytes held, counted as the decoded bytes plus the key and a fixed overhead per entry.
+    pub bytes: usize,
+    /// The bound on `bytes`.
+    pub capacity: usize,
+}
+
+/// The bytes an entry is counted as: its decoded bytes, its key and the bookkeeping of the map.
+fn cost(key: &str, entry: &Entry) -> usize {
+    const OVERHEAD: usize = 96;
+    OVERHEAD + key.len() + entry.as_ref().map_or(0, |b| b.len())
+}
+
+struct Inner {
+    map: LruCache<String, Entry>,
+    bytes: usize,
+}
+
+/// A bounded, least-recently-used map of chunk keys to decoded chunks.
+pub(crate) struct ChunkCache {
+    capacity: usize,
+    inner: Mutex<Inner>,
+    /// Incremented by every invalidation: a chunk read before it may not be inserted after it.
+    generation: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl std::fmt::Debug for ChunkCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkCache")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChunkCache {
+    /// An empty cache holding at most `capacity` bytes.
+    pub(crate) fn new(capacity: usize) -> Self {
+        ChunkCache {
+            capacity,
+            inner: Mutex::new(Inner {
+                map: LruCache::unbounded(),
+                bytes: 0,
+            }),
+            generation: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// The map, also after a panic of another thread holding it (every update leaves it
+    /// consistent before anything can panic).
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The generation to pass to [`ChunkCache::insert`] for a chunk about to be read.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The entry of `key`, made the most recently used; counts a hit or a miss.
+    pub(crate) fn get(&self, key: &str) -> Option<Entry> {
+        let found = self.lock().map.get(key).cloned();
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Whether `key` has an entry (without using it).
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.lock().map.contains(key)
+    }
+
+    /// Keeps `entry` for `key`, read when the generation was `generation`, unless an
+    /// invalidation came since (the entry may be stale) or it is larger than the whole
+    /// cache; evicts the least recently used entries until the cache is within its bound.
+    pub(crate) fn insert(&self, generation: u64, key: &str, entry: Entry) {
+        let size = cost(key, &entry);
+        if size > self.capacity {
+            return;
+        }
+        let mut inner = self.lock();
+        // under the lock: invalidations bump the generation while holding it
+        if self.generation.load(Ordering::Acquire) != generation {
+            return;
+        }
+        if let Some(old) = inner.map.put(key.to_string(), entry) {
+            inner.bytes -= cost(key, &old);
+        }
+        inner.bytes += size;
+        while inner.bytes > self.capacity {
+            let Some((k, e)) = inner.map.pop_lru() else {
+                break;
+            };
+            inner.bytes -= cost(&k, &e);
+        }
+    }
+
+    /// Drops the entries whose key `matches`, after a write of those keys.
+    fn invalidate(&self, matches: impl Fn(&str) -> bool) {
+        let mut inner = self.lock();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        let stale: Vec<String> = inner
+            .map
+            .iter()
+            .filter(|(k, _)| matches(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in stale {
+            if let Some(e) = inner.map.pop(&k) {
+                inner.bytes -= cost(&k, &e);
+            }
+        }
+    }
+
+    /// What the cache holds and how often it was used.
+    pub(crate) fn stats(&self) -> CacheStats {
+        let inner = self.lock();
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            entries: inner.map.len(),
+            bytes: inner.bytes,
+            capacity: self.capacity,
+        }
+    }
+}
+
+/// A store that drops the cache's entries of the keys written through it, after each write.
+///
+/// Dropping after the write (and bumping the generation) means a reader can never keep a
+/// value older than the write: one that fetched before it cannot insert after it, and one that
+/// inserted before it is dropped by it.
+#[derive(Debug)]
+pub(crate) struct Invalidating {
+    pub(crate) inner: Arc<dyn Store>,
+    pub(crate) cache: Arc<ChunkCache>,
+}
+
+impl Store for Invalidating {
+    fn get(&self, key: &str) -> StoreResult<Option<Vec<u8>>> {
+        self.inner.get(key)
+    }
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> StoreResult<Option<Vec<Vec<u8>>>> {
+        self.inner.get_ranges(key, ranges)
+    }
+    fn size(&self, key: &str) -> StoreResult<Option<u64>> {
+        self.inner.size(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> StoreResult<()> {
+        let done = self.inner.set(key, value);
+        self.cache.invalidate(|k| k == key);
+        done
+    }
+    fn delete(&self, key: &str) -> StoreResult<()> {
+        let done = self.inner.delete(key);
+        self.cache.invalidate(|k| k == key);
+        done
+    }
+    fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
+        let done = self.inner.delete_prefix(prefix);
+        self.cache.invalidate(|k| k.starts_with(prefix));
+        done
+    }
+    fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &str) -> StoreResult<ListDir> {
+        self.inner.list_dir(prefix)
+    }
+    fn list_prefix_sizes(&self, prefix: &str) -> StoreResult<Vec<(String, u64)>> {
+        self.inner.list_prefix_sizes(prefix)
+    }
+    fn get_many(&self, keys: &[&str]) -> StoreResult<Vec<Option<Vec<u8>>>> {
+        self.inner.get_many(keys)
+    }
+    fn fetch_concurrency(&self) -> usize {
+        self.inner.fetch_concurrency()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(n: usize) -> Entry {
+        Some(Arc::new(AlignedBuffer::zeroed(n)))
+    }
+
+    #[test]
+    fn the_least_recently_used_entries_go_first_and_the_bound_holds() {
+        let c = ChunkCache::new(3 * cost("k0", &chunk(1000)));
+        for k in ["k0", "k1", "k2"] {
+            c.insert(c.generation(), k, chunk(1000));
+        }
+        assert!(c.get("k0").is_some()); // k1 is now the least recently used
+        c.insert(c.generation(), "k3", chunk(1000));
+        assert!(!c.contains("k1"));
+        assert!(c.contains("k0") && c.contains("k2") && c.contains("k3"));
+        let s = c.stats();
+        assert_eq!((s.entries, s.hits, s.misses), (3, 1, 0));
+        assert!(s.bytes <= s.capacity);
+        // an entry larger than the whole cache is not kept, and evicts nothing
+        c.insert(c.generation(), "big", chunk(10_000));
+        assert!(!c.contains("big"));
+        assert_eq!(c.stats().entries, 3);
+    }
+
+    #[test]
+    fn a_chunk_read_before_an_invalidation_is_not_kept() {
+        let c = ChunkCache::new(1 << 20);
+        let before = c.generation();
+        c.invalidate(|k| k == "other");
+        c.insert(before, "k", chunk(8));
+        assert!(!c.contains("k"));
+        c.insert(c.generation(), "k", None);
+        assert!(matches!(c.get("k"), Some(None)));
+        c.invalidate(|k| k.starts_with('k'));
+        assert!(c.get("k").is_none());
+        assert_eq!(c.stats().bytes, 0);
+    }
+}
