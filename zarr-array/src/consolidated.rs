@@ -616,7 +616,7 @@ fn collect_raw(store: &dyn Store, group: &NodePath, form: Form) -> Result<Vec<(S
 }
 
 /// The document of the node at `path` in the form's Zarr format, if it has one that is a
-/// JSON object.
+/// JSON object (and, for v2, no `.zattrs` or one that is).
 fn own_document(store: &dyn Store, path: &NodePath, form: Form) -> Result<Option<Value>> {
     let object = |bytes: &[u8]| match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(doc)) => Some(doc),
@@ -636,8 +636,12 @@ fn own_document(store: &dyn Store, path: &NodePath, form: Form) -> Result<Option
         },
     };
     let Some(doc) = doc else { return Ok(None) };
+    // attributes that are not a JSON object (NaN, which JSON cannot hold) leave the node out
     let attributes = match store.get(&path.key(ZATTRS))? {
-        Some(bytes) => object(&bytes).unwrap_or_default(),
+        Some(bytes) => match object(&bytes) {
+            Some(attributes) => attributes,
+            None => return Ok(None),
+        },
         None => Map::new(),
     };
     Ok(Some(v2_document(Value::Object(doc), &attributes)))
