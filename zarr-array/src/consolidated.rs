@@ -515,17 +515,20 @@ pub(crate) fn group_metadata(group: &NodePath, bytes: &[u8]) -> Result<GroupMeta
 /// A disagreement between a group's consolidated copy and a member's own metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Disagreement {
-    /// The copy lists a node that has no `zarr.json` of its own.
+    /// The copy lists a node that has no metadata of its own (`zarr.json`; for a v2 copy
+    /// `.zarray` or `.zgroup`).
     Missing {
         /// The node's path relative to the group.
         path: String,
     },
-    /// A node with its own `zarr.json` that the copy does not list.
+    /// A node with metadata of its own (of the copy's Zarr format) that the copy does not
+    /// list.
     Unlisted {
         /// The node's path relative to the group.
         path: String,
     },
-    /// The copy's document of the node differs from the node's own.
+    /// The copy's document of the node differs from the node's own (for a v2 node, its
+    /// `.zattrs` is the field `attributes`).
     Differs {
         /// The node's path relative to the group.
         path: String,
@@ -539,15 +542,15 @@ impl std::fmt::Display for Disagreement {
         match self {
             Disagreement::Missing { path } => write!(
                 f,
-                "the consolidated metadata lists {path:?}, which has no zarr.json"
+                "the consolidated metadata lists {path:?}, which has no metadata of its own"
             ),
             Disagreement::Unlisted { path } => write!(
                 f,
-                "{path:?} has a zarr.json but the consolidated metadata does not list it"
+                "{path:?} has metadata of its own but the consolidated metadata does not list it"
             ),
             Disagreement::Differs { path, fields } => write!(
                 f,
-                "the consolidated metadata of {path:?} differs from its zarr.json in {}",
+                "the consolidated metadata of {path:?} differs from its own metadata in {}",
                 fields.join(", ")
             ),
         }
