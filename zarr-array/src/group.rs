@@ -316,7 +316,7 @@ impl Group {
     }
 
     /// Opens the v2 group at `path`: from its `.zmetadata` when it has one and it is to be
-    /// used (the group's own `.zgroup` and `.zattrs` as listed there, when they are: one
+    /// used (the group's own `.zgroup` and `.zattrs` as listed there, when both are: one
     /// GET), else from its `.zgroup` and `.zattrs`.
     fn open_v2(
         store: Arc<dyn Store>,
@@ -332,10 +332,10 @@ impl Group {
         }
         let attributes = match &copy {
             Some(Held::ZMetadata {
-                attributes,
+                attributes: Some(attributes),
                 lists_group: true,
                 ..
-            }) => attributes.clone().unwrap_or_default(),
+            }) => attributes.clone(),
             _ => {
                 let bytes = match crate::v2::find_v2(&*store, &path)? {
                     Found::V2Group(bytes) => bytes,
