@@ -347,11 +347,17 @@ impl Array {
         self.write_metadata()
     }
 
-    /// Writes the array's `zarr.json`, then the consolidated copies of the groups above it
-    /// (see the consolidated module).
+    /// Writes the array's `zarr.json` (a v2 array: its `.zattrs` and `.zarray`), then the
+    /// consolidated copies of the groups above it (see the consolidated module).
     pub(crate) fn write_metadata(&self) -> Result<()> {
         if let Some(doc) = &self.v2 {
-            return self.write_metadata_v2(doc);
+            let doc = self.write_metadata_v2(doc)?;
+            return crate::consolidated::sync(
+                &*self.store,
+                &self.path,
+                crate::consolidated::Change::ArrayV2(&doc, &self.meta.attributes),
+                self.hierarchy.as_deref(),
+            );
         }
         self.store
             .set(&self.path.key("zarr.json"), &self.meta.to_vec_pretty())?;

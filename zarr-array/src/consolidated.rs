@@ -8,17 +8,24 @@
 //! that holds one, re-read from the store just before (so that changes made through other
 //! handles are kept), nearest ancestor first.
 //!
-//! The copy has one form today, v3's `consolidated_metadata` inside the group's `zarr.json`
-//! ([`Form::Inline`]). Zarr v2's `.zmetadata` is the same thing in a second form: a `Form`
-//! variant whose [`Form::read`] turns `.zmetadata` into the same path -> node document map
-//! ([`ConsolidatedMetadata`], paths relative to the group) and whose [`Form::write`] writes
-//! that map back as `.zmetadata`; everything above `Form` (opening, members, the walk, the
-//! sync after writes) is shared.
+//! The copy has two forms ([`Form`]): v3's `consolidated_metadata` inside the group's
+//! `zarr.json` ([`Form::Inline`]) and Zarr v2's `.zmetadata` beside the group's `.zgroup`
+//! ([`Form::ZMetadata`]). Both read into the same path -> node document map
+//! ([`ConsolidatedMetadata`], paths relative to the group; a v2 node's document is its
+//! `.zarray` or `.zgroup` with its `.zattrs` as `"attributes"`, as zarr-python holds it) and
+//! are written back from it; everything above `Form` (opening, members, the walk, the sync
+//! after writes) is shared. As in zarr-python, a copy lists the nodes of its own format only:
+//! a v3 copy its v3 nodes, a v2 copy its v2 nodes (a walk does not go through a node of the
+//! other format), so a change is carried into a copy of its own format, and only for a node
+//! whose parent the copy lists (or the group itself).
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use zarr_meta::data_type::DataTypeFactory;
+use zarr_meta::v2::{
+    ArrayMetadataV2, ConsolidatedMetadataV2, GroupMetadataV2, ZARRAY, ZATTRS, ZGROUP, ZMETADATA,
+};
 use zarr_meta::{ArrayMetadata, ConsolidatedMetadata, GroupMetadata, Registry};
 use zarr_store::Store;
 
@@ -43,40 +50,132 @@ pub enum UseConsolidated {
 pub(crate) enum Form {
     /// v3: `consolidated_metadata` inside the group's `zarr.json`.
     Inline,
+    /// v2: `.zmetadata` beside the group's `.zgroup` (holding the group's own `.zgroup` and
+    /// `.zattrs` too).
+    ZMetadata,
 }
 
 impl Form {
-    /// The copy held by the group at `group`, whose `zarr.json` is `meta`.
-    pub(crate) fn read(
-        self,
-        group: &NodePath,
-        meta: &GroupMetadata,
-    ) -> Result<Option<ConsolidatedMetadata>> {
+    /// The key of the document that holds the copy of the group at `group`.
+    pub(crate) fn key(self, group: &NodePath) -> String {
         match self {
-            Form::Inline => meta
-                .consolidated_metadata()
-                .map_err(|source| ArrayError::Metadata {
-                    path: group.to_string(),
-                    source,
-                }),
+            Form::Inline => group.key("zarr.json"),
+            Form::ZMetadata => group.key(ZMETADATA),
         }
     }
 
-    /// Writes `copy` as the copy of the group at `group` whose own document is `meta`.
-    fn write(
-        self,
-        store: &dyn Store,
-        group: &NodePath,
-        meta: &mut GroupMetadata,
-        copy: ConsolidatedMetadata,
-    ) -> Result<()> {
+    /// The Zarr format of the nodes a copy of this form lists.
+    fn zarr_format(self) -> u8 {
+        match self {
+            Form::Inline => 3,
+            Form::ZMetadata => 2,
+        }
+    }
+
+    /// Parses `bytes`, the document at [`key`](Self::key) of the group at `group`: `None`
+    /// when it holds no copy (a v3 group without `consolidated_metadata`).
+    ///
+    /// # Errors
+    /// A `zarr.json` that is not a group's ([`ArrayError::WrongNodeType`]), a malformed
+    /// document or copy ([`ArrayError::Metadata`]).
+    pub(crate) fn read(self, group: &NodePath, bytes: &[u8]) -> Result<Option<Held>> {
         match self {
             Form::Inline => {
-                meta.set_consolidated_metadata(Some(copy));
-                store.set(&group.key("zarr.json"), &meta.to_vec_pretty())?;
+                let meta = group_metadata(group, bytes)?;
+                Ok(inline_copy(group, &meta)?.map(|copy| Held::Inline { meta, copy }))
+            }
+            Form::ZMetadata => {
+                let bad = |source| ArrayError::Metadata {
+                    path: group.key(ZMETADATA),
+                    source,
+                };
+                let doc = ConsolidatedMetadataV2::from_slice(bytes).map_err(bad)?;
+                let lists_group = match doc.group("") {
+                    Some(parsed) => parsed.map(|_| true).map_err(bad)?,
+                    None => false,
+                };
+                if let Some(parsed) = doc.attributes("") {
+                    parsed.map_err(bad)?;
+                }
+                let (copy, attributes) = doc.to_nodes();
+                Ok(Some(Held::ZMetadata {
+                    attributes,
+                    lists_group,
+                    copy,
+                }))
             }
         }
-        Ok(())
+    }
+}
+
+/// The copy inside the v3 group metadata `meta` of the group at `group`, if any.
+pub(crate) fn inline_copy(
+    group: &NodePath,
+    meta: &GroupMetadata,
+) -> Result<Option<ConsolidatedMetadata>> {
+    meta.consolidated_metadata()
+        .map_err(|source| ArrayError::Metadata {
+            path: group.to_string(),
+            source,
+        })
+}
+
+/// A group's document that holds its consolidated copy, as read from the store.
+#[derive(Debug, Clone)]
+pub(crate) enum Held {
+    /// The group's `zarr.json`, and the copy inside it.
+    Inline {
+        /// The group's metadata (its copy is `copy`).
+        meta: GroupMetadata,
+        /// The copy.
+        copy: ConsolidatedMetadata,
+    },
+    /// `.zmetadata`: the copy, and the group's own entries in it.
+    ZMetadata {
+        /// The group's attributes (its `.zattrs` entry), if listed.
+        attributes: Option<Map<String, Value>>,
+        /// Whether the group's own `.zgroup` is listed.
+        lists_group: bool,
+        /// The copy (the nodes below the group).
+        copy: ConsolidatedMetadata,
+    },
+}
+
+impl Held {
+    /// The form.
+    pub(crate) fn form(&self) -> Form {
+        match self {
+            Held::Inline { .. } => Form::Inline,
+            Held::ZMetadata { .. } => Form::ZMetadata,
+        }
+    }
+
+    /// The copy.
+    pub(crate) fn copy(&self) -> &ConsolidatedMetadata {
+        match self {
+            Held::Inline { copy, .. } | Held::ZMetadata { copy, .. } => copy,
+        }
+    }
+
+    fn copy_mut(&mut self) -> &mut ConsolidatedMetadata {
+        match self {
+            Held::Inline { copy, .. } | Held::ZMetadata { copy, .. } => copy,
+        }
+    }
+
+    /// The document's bytes, as zarr-python writes it.
+    fn to_vec(&self) -> Vec<u8> {
+        match self {
+            Held::Inline { meta, copy } => {
+                let mut meta = meta.clone();
+                meta.set_consolidated_metadata(Some(copy.clone()));
+                meta.to_vec_pretty()
+            }
+            Held::ZMetadata {
+                attributes, copy, ..
+            } => ConsolidatedMetadataV2::from_nodes(&attributes.clone().unwrap_or_default(), copy)
+                .to_vec(),
+        }
     }
 }
 
@@ -156,71 +255,179 @@ pub(crate) enum Change<'a> {
     Array(&'a ArrayMetadata),
     /// The group's `zarr.json` is now this.
     Group(&'a GroupMetadata),
-    /// The node and everything below it are gone.
-    Removed,
+    /// The v2 array's `.zarray` and `.zattrs` are now these.
+    ArrayV2(&'a ArrayMetadataV2, &'a Map<String, Value>),
+    /// The v2 group's `.zattrs` is now this (its `.zgroup` is always the same).
+    GroupV2(&'a Map<String, Value>),
+    /// The node and everything below it are gone (`Some(format)`: only its metadata of that
+    /// Zarr format, after a conversion).
+    Removed(Option<u8>),
+}
+
+impl Change<'_> {
+    /// The node's Zarr format and its document as a copy lists it (`None` for a removal).
+    fn document(self) -> Option<(u8, Value)> {
+        match self {
+            Change::Array(meta) => Some((3, meta.to_value())),
+            Change::Group(meta) => {
+                let mut meta = meta.clone();
+                meta.set_consolidated_metadata(Some(ConsolidatedMetadata::default()));
+                Some((3, meta.to_value()))
+            }
+            Change::ArrayV2(meta, attributes) => {
+                Some((2, v2_document(meta.to_value(), attributes)))
+            }
+            Change::GroupV2(attributes) => Some((
+                2,
+                v2_document(GroupMetadataV2::default().to_value(), attributes),
+            )),
+            Change::Removed(_) => None,
+        }
+    }
+}
+
+/// A v2 node's document as a copy lists it: `doc` (its `.zarray` or `.zgroup`) with
+/// `attributes` (its `.zattrs`) as `"attributes"`.
+fn v2_document(doc: Value, attributes: &Map<String, Value>) -> Value {
+    let mut doc = match doc {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    doc.insert("attributes".into(), Value::Object(attributes.clone()));
+    Value::Object(doc)
+}
+
+/// Whether a copy's document describes a group (v3: `node_type`; v2: no `shape`, as
+/// zarr-python tells them apart).
+pub(crate) fn is_group(doc: &Value) -> bool {
+    match doc.get("zarr_format").and_then(Value::as_u64) {
+        Some(2) => doc.get("shape").is_none(),
+        _ => doc.get("node_type").and_then(Value::as_str) == Some("group"),
+    }
+}
+
+/// A v2 node's document in a copy, split into its `.zarray` / `.zgroup` and its attributes;
+/// `None` for a v3 document.
+pub(crate) fn v2_parts(doc: &Value) -> Option<(Value, Value)> {
+    if doc.get("zarr_format").and_then(Value::as_u64) != Some(2) {
+        return None;
+    }
+    let mut own = doc.as_object().cloned().unwrap_or_default();
+    let attributes = own
+        .shift_remove("attributes")
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    // zarr-python writes an empty copy into member groups' `.zgroup` entries: not the group's
+    own.shift_remove("consolidated_metadata");
+    Some((Value::Object(own), attributes))
 }
 
 /// Carries `change` of the node at `node` (whose own metadata is already written) into the
-/// consolidated copy of every ancestor group that holds one, nearest first: each ancestor's
-/// `zarr.json` is read, its copy updated and written back. `hierarchy`, the copy the node was
-/// opened through, is refreshed with what was written for its root.
+/// consolidated copy of every ancestor group that holds one, nearest first (and, for a v2
+/// group's attributes, into the group's own `.zmetadata`, which lists them): each
+/// ancestor's document is read ([`Form::key`]: its `zarr.json`, or for a v2 group its
+/// `.zmetadata`), its copy updated and written back when that changed it. `hierarchy`, the
+/// copy the node was opened through, is refreshed with what was written for its root.
 ///
-/// Costs one GET per ancestor, and one PUT per ancestor that holds a copy; nothing for the
-/// root node.
+/// A document that does not parse holds no copy to keep (`zarr validate` reports it).
+/// Costs one GET per ancestor (two for a v2 one: its `zarr.json` is looked for first), and
+/// one PUT per copy changed; nothing for the root node.
 pub(crate) fn sync(
     store: &dyn Store,
     node: &NodePath,
     change: Change<'_>,
     hierarchy: Option<&Hierarchy>,
 ) -> Result<()> {
-    let mut ancestor = node.parent();
-    while let Some(group) = ancestor {
-        if let Some(bytes) = store.get(&group.key("zarr.json"))? {
-            if let Ok(mut meta) = GroupMetadata::from_slice(&bytes) {
-                let form = Form::Inline;
-                if let Some(mut copy) = form.read(&group, &meta)? {
-                    if let Some(rel) = relative(&group, node) {
-                        apply(&mut copy, rel, change);
-                    }
-                    if let Some(h) = hierarchy.filter(|h| h.root == group && h.form == form) {
-                        h.replace(copy.clone());
-                    }
-                    form.write(store, &group, &mut meta, copy)?;
+    let mut group = match change {
+        Change::GroupV2(_) => Some(node.clone()),
+        _ => node.parent(),
+    };
+    while let Some(at) = group {
+        for form in [Form::Inline, Form::ZMetadata] {
+            let key = form.key(&at);
+            let Some(bytes) = store.get(&key)? else {
+                continue;
+            };
+            // a document that is not a group's, or does not parse, holds no copy to keep
+            let held = form.read(&at, &bytes).ok().flatten();
+            if let Some(mut held) = held {
+                let changed = apply(&mut held, relative(&at, node), change);
+                if let Some(h) = hierarchy.filter(|h| h.root == at && h.form == form) {
+                    h.replace(held.copy().clone());
+                }
+                if changed {
+                    store.set(&key, &held.to_vec())?;
                 }
             }
+            // the node's format is v3 when it has a zarr.json: no .zmetadata is looked for
+            break;
         }
-        ancestor = group.parent();
+        group = at.parent();
     }
     Ok(())
 }
 
-fn apply(copy: &mut ConsolidatedMetadata, rel: &str, change: Change<'_>) {
-    match change {
-        Change::Array(meta) => copy.set_array(rel, meta),
-        Change::Group(meta) => {
-            let mut meta = meta.clone();
-            meta.set_consolidated_metadata(None);
-            copy.set_group(rel, &meta);
-        }
-        Change::Removed => {
-            copy.remove_node(rel);
+/// Applies `change` of the node at `rel` (relative to the group holding `held`; `None`: the
+/// group itself) to `held`; whether that changed it.
+fn apply(held: &mut Held, rel: Option<&str>, change: Change<'_>) -> bool {
+    let format = held.form().zarr_format();
+    let Some(rel) = rel else {
+        // the group itself: a v2 group's attributes are in its .zmetadata
+        return match (held, change) {
+            (Held::ZMetadata { attributes, .. }, Change::GroupV2(new)) => {
+                let before = attributes.replace(new.clone());
+                before.as_ref() != Some(new)
+            }
+            _ => false,
+        };
+    };
+    let copy = held.copy_mut();
+    match change.document() {
+        None => match change {
+            Change::Removed(Some(only)) if only != format => false,
+            _ => copy.remove_node(rel) > 0,
+        },
+        Some((of, _)) if of != format => false,
+        Some((_, doc)) => {
+            let parent_listed = match rel.rsplit_once('/') {
+                None => true,
+                Some((parent, _)) => copy.metadata.get(parent).is_some_and(is_group),
+            };
+            if !(parent_listed || copy.metadata.contains_key(rel)) {
+                // below a node this copy does not list (one of the other format): not listed
+                return false;
+            }
+            if copy.metadata.get(rel) == Some(&doc) {
+                return false;
+            }
+            copy.set_document(rel, doc);
+            true
         }
     }
 }
 
-/// The copy of the hierarchy below `group` as zarr-python's `consolidate_metadata` writes it,
-/// from every node's own `zarr.json` (a walk of the store). A node this build parses is
-/// written in the canonical form (zarr-python's key order), so that the copy reads as
-/// zarr-python's would; an array this build cannot parse (an unknown data type) is kept as
-/// its document is, and a document that is not a JSON object is left out.
+/// The copy of the hierarchy below `group` in `form` as zarr-python's
+/// `consolidate_metadata` writes it, from every node's own metadata (a walk of the store
+/// through the nodes of the form's Zarr format). A node this build parses is written in the
+/// canonical form (zarr-python's key order), so that the copy reads as zarr-python's would; a
+/// node this build cannot parse (an unknown data type) is kept as its document is, and a
+/// document that is not a JSON object is left out.
 pub(crate) fn collect(
     store: &dyn Store,
     group: &NodePath,
+    form: Form,
     data_types: &Registry<DataTypeFactory>,
 ) -> Result<ConsolidatedMetadata> {
     let mut copy = ConsolidatedMetadata::default();
-    for (rel, doc) in collect_raw(store, group)? {
-        if doc.get("node_type").and_then(Value::as_str) == Some("group") {
+    for (rel, doc) in collect_raw(store, group, form)? {
+        if let Some((own, attributes)) = v2_parts(&doc) {
+            let attributes = attributes.as_object().cloned().unwrap_or_default();
+            let canonical = if is_group(&doc) {
+                GroupMetadataV2::from_value(&own).map(|g| g.to_value())
+            } else {
+                ArrayMetadataV2::from_value(&own).map(|a| a.to_value())
+            };
+            copy.set_document(&rel, v2_document(canonical.unwrap_or(own), &attributes));
+        } else if is_group(&doc) {
             match GroupMetadata::from_value(&doc) {
                 Ok(mut meta) => {
                     meta.set_consolidated_metadata(None);
@@ -238,20 +445,51 @@ pub(crate) fn collect(
     Ok(copy)
 }
 
-/// Writes `copy` as the consolidated copy of the group at `group` (its `zarr.json` re-read,
-/// its attributes kept).
+/// Writes `copy` as the consolidated copy of the group at `group` in `form`, with the
+/// group's own metadata re-read (its attributes kept); the group's metadata.
 pub(crate) fn write_copy(
     store: &dyn Store,
     group: &NodePath,
+    form: Form,
     copy: ConsolidatedMetadata,
 ) -> Result<GroupMetadata> {
-    let bytes = store
-        .get(&group.key("zarr.json"))?
-        .ok_or_else(|| ArrayError::NotFound {
-            path: group.to_string(),
-        })?;
-    let mut meta = group_metadata(group, &bytes)?;
-    Form::Inline.write(store, group, &mut meta, copy)?;
+    let not_found = || ArrayError::NotFound {
+        path: group.to_string(),
+    };
+    let (held, meta) = match form {
+        Form::Inline => {
+            let bytes = store.get(&group.key("zarr.json"))?.ok_or_else(not_found)?;
+            let mut meta = group_metadata(group, &bytes)?;
+            meta.set_consolidated_metadata(None);
+            (
+                Held::Inline {
+                    meta: meta.clone(),
+                    copy: copy.clone(),
+                },
+                meta,
+            )
+        }
+        Form::ZMetadata => {
+            store.get(&group.key(ZGROUP))?.ok_or_else(not_found)?;
+            let attributes = crate::v2::read_attributes(store, group)?;
+            (
+                Held::ZMetadata {
+                    attributes: Some(attributes.clone()),
+                    lists_group: true,
+                    copy: copy.clone(),
+                },
+                GroupMetadata {
+                    attributes,
+                    extra_fields: Map::new(),
+                },
+            )
+        }
+    };
+    store.set(&form.key(group), &held.to_vec())?;
+    let mut meta = meta;
+    if form == Form::Inline {
+        meta.set_consolidated_metadata(Some(copy));
+    }
     Ok(meta)
 }
 
@@ -277,17 +515,20 @@ pub(crate) fn group_metadata(group: &NodePath, bytes: &[u8]) -> Result<GroupMeta
 /// A disagreement between a group's consolidated copy and a member's own metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Disagreement {
-    /// The copy lists a node that has no `zarr.json` of its own.
+    /// The copy lists a node that has no metadata of its own (`zarr.json`; for a v2 copy
+    /// `.zarray` or `.zgroup`).
     Missing {
         /// The node's path relative to the group.
         path: String,
     },
-    /// A node with its own `zarr.json` that the copy does not list.
+    /// A node with metadata of its own (of the copy's Zarr format) that the copy does not
+    /// list.
     Unlisted {
         /// The node's path relative to the group.
         path: String,
     },
-    /// The copy's document of the node differs from the node's own.
+    /// The copy's document of the node differs from the node's own (for a v2 node, its
+    /// `.zattrs` is the field `attributes`).
     Differs {
         /// The node's path relative to the group.
         path: String,
@@ -301,28 +542,29 @@ impl std::fmt::Display for Disagreement {
         match self {
             Disagreement::Missing { path } => write!(
                 f,
-                "the consolidated metadata lists {path:?}, which has no zarr.json"
+                "the consolidated metadata lists {path:?}, which has no metadata of its own"
             ),
             Disagreement::Unlisted { path } => write!(
                 f,
-                "{path:?} has a zarr.json but the consolidated metadata does not list it"
+                "{path:?} has metadata of its own but the consolidated metadata does not list it"
             ),
             Disagreement::Differs { path, fields } => write!(
                 f,
-                "the consolidated metadata of {path:?} differs from its zarr.json in {}",
+                "the consolidated metadata of {path:?} differs from its own metadata in {}",
                 fields.join(", ")
             ),
         }
     }
 }
 
-/// Compares the copy held by the group at `group` with every node's own `zarr.json`.
+/// Compares `copy`, held by the group at `group` in `form`, with every node's own metadata.
 pub(crate) fn check(
     store: &dyn Store,
     group: &NodePath,
+    form: Form,
     copy: &ConsolidatedMetadata,
 ) -> Result<Vec<Disagreement>> {
-    let actual = collect_raw(store, group)?;
+    let actual = collect_raw(store, group, form)?;
     let by_path: std::collections::HashMap<&str, &Value> =
         actual.iter().map(|(p, d)| (p.as_str(), d)).collect();
     let mut out = Vec::new();
@@ -347,8 +589,11 @@ pub(crate) fn check(
     Ok(out)
 }
 
-/// Every node below `group` with its own document as JSON (`consolidated_metadata` left out).
-fn collect_raw(store: &dyn Store, group: &NodePath) -> Result<Vec<(String, Value)>> {
+/// Every node below `group` of the form's Zarr format with its own document as JSON, as a
+/// copy of that form lists it (v3: its `zarr.json`, `consolidated_metadata` left out; v2:
+/// its `.zarray` or `.zgroup` with its `.zattrs` as `"attributes"`). The walk goes through
+/// groups of that format only, as zarr-python's does.
+fn collect_raw(store: &dyn Store, group: &NodePath, form: Form) -> Result<Vec<(String, Value)>> {
     let mut out = Vec::new();
     let mut pending = vec![group.clone()];
     while let Some(dir) = pending.pop() {
@@ -359,26 +604,55 @@ fn collect_raw(store: &dyn Store, group: &NodePath) -> Result<Vec<(String, Value
                 .next()
                 .unwrap_or("");
             let Ok(child) = dir.child(name) else { continue };
-            let Some(bytes) = store.get(&child.key("zarr.json"))? else {
+            let Some(doc) = own_document(store, &child, form)? else {
                 continue;
             };
-            let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(&bytes) else {
-                continue;
-            };
-            if doc.get("node_type").and_then(Value::as_str) == Some("group") {
+            if is_group(&doc) {
                 pending.push(child.clone());
             }
             if let Some(rel) = relative(group, &child) {
-                out.push((rel.to_string(), Value::Object(doc)));
+                out.push((rel.to_string(), doc));
             }
         }
     }
     Ok(out)
 }
 
+/// The document of the node at `path` in the form's Zarr format, if it has one that is a
+/// JSON object (and, for v2, no `.zattrs` or one that is).
+fn own_document(store: &dyn Store, path: &NodePath, form: Form) -> Result<Option<Value>> {
+    let object = |bytes: &[u8]| match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(doc)) => Some(doc),
+        _ => None,
+    };
+    if form == Form::Inline {
+        let Some(bytes) = store.get(&path.key("zarr.json"))? else {
+            return Ok(None);
+        };
+        return Ok(object(&bytes).map(Value::Object));
+    }
+    let doc = match store.get(&path.key(ZARRAY))? {
+        Some(bytes) => object(&bytes),
+        None => match store.get(&path.key(ZGROUP))? {
+            Some(bytes) => object(&bytes),
+            None => return Ok(None),
+        },
+    };
+    let Some(doc) = doc else { return Ok(None) };
+    // attributes that are not a JSON object (NaN, which JSON cannot hold) leave the node out
+    let attributes = match store.get(&path.key(ZATTRS))? {
+        Some(bytes) => match object(&bytes) {
+            Some(attributes) => attributes,
+            None => return Ok(None),
+        },
+        None => Map::new(),
+    };
+    Ok(Some(v2_document(Value::Object(doc), &attributes)))
+}
+
 /// The top-level fields in which two node documents differ; `consolidated_metadata` and
-/// fields both documents leave at their default (`storage_transformers: []`) are not
-/// differences.
+/// fields both documents leave at their default (`storage_transformers: []`, a v2
+/// `dimension_separator` of `"."`) are not differences.
 fn differing_fields(listed: &Value, own: &Value) -> Vec<String> {
     let empty = serde_json::Map::new();
     let a = listed.as_object().unwrap_or(&empty);
@@ -390,12 +664,11 @@ fn differing_fields(listed: &Value, own: &Value) -> Vec<String> {
         .filter(|k| k.as_str() != "consolidated_metadata")
         .filter(|k| {
             let (x, y) = (a.get(*k), b.get(*k));
-            let is_default = |v: Option<&Value>| match v {
-                None => true,
-                Some(Value::Array(items)) => {
-                    items.is_empty() && k.as_str() == "storage_transformers"
-                }
-                Some(_) => false,
+            let is_default = |v: Option<&Value>| match (k.as_str(), v) {
+                (_, None) => true,
+                ("storage_transformers", Some(Value::Array(items))) => items.is_empty(),
+                ("dimension_separator", Some(Value::String(s))) => s == ".",
+                _ => false,
             };
             x != y && !(is_default(x) && is_default(y))
         })

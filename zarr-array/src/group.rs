@@ -3,15 +3,13 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use zarr_meta::v2::{
-    ArrayMetadataV2, Attributes, ConsolidatedMetadataV2, GroupMetadataV2, ZATTRS, ZGROUP, ZMETADATA,
-};
+use zarr_meta::v2::{ArrayMetadataV2, Attributes, GroupMetadataV2, ZATTRS, ZGROUP};
 use zarr_meta::{ArrayMetadata, GroupMetadata};
 use zarr_store::Store;
 
 use crate::array::Array;
 use crate::builder::ArrayBuilder;
-use crate::consolidated::{self, Change, Disagreement, Form, Hierarchy, UseConsolidated};
+use crate::consolidated::{self, Change, Disagreement, Form, Held, Hierarchy, UseConsolidated};
 use crate::error::{report, ArrayError, Result};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
@@ -202,72 +200,111 @@ impl Group {
     }
 
     /// Opens the group at `path` (one GET for a v3 group), saying whether its consolidated
-    /// copy is used: its `zarr.json`, or else its Zarr v2 `.zgroup` (and `.zattrs`). A v2
-    /// group opens without a copy (its `.zmetadata`, when there is one, is checked but not
-    /// used yet).
+    /// copy is used: its `zarr.json`, or else its Zarr v2 `.zmetadata` (which lists the
+    /// group's own `.zgroup` and `.zattrs` too) or `.zgroup` (and `.zattrs`). As
+    /// [`open_format`](Self::open_format) with no Zarr format given.
     ///
     /// With the copy, the group's members, member groups and member arrays (at any depth:
     /// [`open_array`](Self::open_array) and [`open_group`](Self::open_group) take relative
     /// paths such as `"a/b/c"`) come from it with no further request, so a hierarchy of any
-    /// size opens in one request. The copy is trusted as zarr-python trusts it: a member
-    /// changed by a writer that did not update the copy opens as the copy says (`zarr
-    /// validate` reports such a stale copy, [`consolidate`](Self::consolidate) rewrites it,
-    /// and [`UseConsolidated::Ignore`] reads every member's own metadata). A node the copy
-    /// does not list is looked up in the store. The copy is the one of the group opened:
-    /// `Group::open(store, "a/b")` uses `a/b`'s own copy, if any, not the root's; open the
-    /// root and then `open_group("a/b")` to use the root's (`Array::open` always reads the
-    /// array's own `zarr.json`).
+    /// size opens in one request (two for a v2 one, whose `zarr.json` is looked for first,
+    /// unless [`open_format`](Self::open_format) is told it is v2). The copy is trusted as
+    /// zarr-python trusts it: a member changed by a writer that did not update the copy opens
+    /// as the copy says (`zarr validate` reports such a stale copy,
+    /// [`consolidate`](Self::consolidate) rewrites it, and [`UseConsolidated::Ignore`] reads
+    /// every member's own metadata). A node the copy does not list is looked up in the store.
+    /// A copy lists the nodes of its group's Zarr format only (as zarr-python's does): a v2
+    /// node below a v3 group with a copy, or a v3 node below a v2 one, is looked up in the
+    /// store. The copy is the one of the group opened: `Group::open(store, "a/b")` uses
+    /// `a/b`'s own copy, if any, not the root's; open the root and then `open_group("a/b")`
+    /// to use the root's (`Array::open` always reads the array's own metadata).
     ///
     /// # Errors
     /// No node, an array, malformed metadata, and with [`UseConsolidated::Require`] a group
-    /// without consolidated metadata ([`ArrayError::NoConsolidatedMetadata`]) or a v2 group
-    /// ([`ArrayError::Unsupported`]: its `.zmetadata` is not used yet).
+    /// without consolidated metadata ([`ArrayError::NoConsolidatedMetadata`]).
     pub fn open_consolidated(
         store: Arc<dyn Store>,
         path: &str,
         extensions: &Extensions,
         use_consolidated: UseConsolidated,
     ) -> Result<Group> {
+        Self::open_format(store, path, extensions, use_consolidated, None)
+    }
+
+    /// Opens the group at `path` as [`open_consolidated`](Self::open_consolidated) does, with
+    /// its Zarr format known (zarr-python's `zarr_format`): `Some(3)` reads `zarr.json` only,
+    /// `Some(2)` the v2 documents only, so that a consolidated v2 hierarchy opens in the one
+    /// GET of its `.zmetadata`; `None` looks for `zarr.json` first.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Extensions, Group, UseConsolidated};
+    /// use zarr_store::{testing::CountingStore, MemoryStore, Store};
+    ///
+    /// let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+    /// let store: Arc<dyn Store> = counting.clone();
+    /// let mut root = Group::create_v2(store.clone(), "", Default::default())?;
+    /// root.create_group("g", Default::default())?
+    ///     .create_array("x", &ArrayBuilder::new(vec![3], DataType::UInt8).zarr_format(2))?;
+    /// root.consolidate()?; // writes .zmetadata, as zarr.consolidate_metadata does
+    /// counting.reset();
+    /// let root = Group::open_format(store, "", &Extensions::default(), UseConsolidated::IfPresent, Some(2))?;
+    /// assert_eq!(root.open_group("g")?.open_array("x")?.shape(), [3]);
+    /// assert_eq!(counting.counts().total(), 1, "the .zmetadata alone");
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`open_consolidated`](Self::open_consolidated); a format other than 2 or 3
+    /// ([`ArrayError::InvalidArgument`]).
+    pub fn open_format(
+        store: Arc<dyn Store>,
+        path: &str,
+        extensions: &Extensions,
+        use_consolidated: UseConsolidated,
+        zarr_format: Option<u8>,
+    ) -> Result<Group> {
+        if let Some(f) = zarr_format.filter(|f| !matches!(f, 2 | 3)) {
+            return Err(ArrayError::InvalidArgument {
+                what: "zarr_format",
+                reason: format!("{f} (a Zarr format is 2 or 3)"),
+            });
+        }
         let path = NodePath::new(path)?;
-        let bytes = match find_node(&*store, &path)? {
-            Found::V3(bytes) => bytes,
-            Found::V2Group(bytes) => {
-                if use_consolidated == UseConsolidated::Require {
-                    return Err(ArrayError::Unsupported {
-                        operation: "opening a Zarr v2 group with its consolidated metadata",
-                        reason: format!(
-                            "{:?} is a Zarr v2 group, whose .zmetadata this build does not use yet",
-                            path.as_str()
-                        ),
-                    });
+        if zarr_format != Some(2) {
+            match store.get(&path.key("zarr.json"))? {
+                Some(bytes) => {
+                    return Self::open_v3(store, path, &bytes, extensions, use_consolidated)
                 }
-                return Self::open_v2(store, path, &bytes, extensions);
+                None if zarr_format == Some(3) => {
+                    return Err(ArrayError::NotFound {
+                        path: path.to_string(),
+                    })
+                }
+                None => {}
             }
-            Found::V2Array(_) => {
-                return Err(ArrayError::WrongNodeType {
-                    path: path.to_string(),
-                    expected: "group",
-                    found: "array",
-                })
-            }
-            Found::Nothing => {
-                return Err(ArrayError::NotFound {
-                    path: path.to_string(),
-                })
-            }
-        };
-        let meta = consolidated::group_metadata(&path, &bytes)?;
+        }
+        Self::open_v2(store, path, extensions, use_consolidated)
+    }
+
+    /// Opens the v3 group whose `zarr.json` is `bytes`.
+    fn open_v3(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        bytes: &[u8],
+        extensions: &Extensions,
+        use_consolidated: UseConsolidated,
+    ) -> Result<Group> {
+        let meta = consolidated::group_metadata(&path, bytes)?;
         let copy = match use_consolidated {
             UseConsolidated::Ignore => None,
-            UseConsolidated::IfPresent => Form::Inline.read(&path, &meta)?,
-            UseConsolidated::Require => {
-                Some(Form::Inline.read(&path, &meta)?.ok_or_else(|| {
-                    ArrayError::NoConsolidatedMetadata {
-                        path: path.to_string(),
-                    }
-                })?)
-            }
+            _ => consolidated::inline_copy(&path, &meta)?,
         };
+        if copy.is_none() && use_consolidated == UseConsolidated::Require {
+            return Err(ArrayError::NoConsolidatedMetadata {
+                path: path.to_string(),
+            });
+        }
         Ok(Group {
             store,
             consolidated: copy.map(|c| Hierarchy::new(path.clone(), Form::Inline, c)),
@@ -278,26 +315,59 @@ impl Group {
         })
     }
 
-    /// Opens the v2 group whose `.zgroup` is `bytes`: its `.zattrs`, and its `.zmetadata`
-    /// when there is one, which is checked (the consolidated copy is not used yet: members
-    /// are listed from the store).
+    /// Opens the v2 group at `path`: from its `.zmetadata` when it has one and it is to be
+    /// used (the group's own `.zgroup` and `.zattrs` as listed there, when both are: one
+    /// GET), else from its `.zgroup` and `.zattrs`.
     fn open_v2(
         store: Arc<dyn Store>,
         path: NodePath,
-        bytes: &[u8],
         extensions: &Extensions,
+        use_consolidated: UseConsolidated,
     ) -> Result<Group> {
-        let bad = |key: &str| {
-            let key = path.key(key);
-            move |source| ArrayError::Metadata { path: key, source }
+        let mut copy = None;
+        if use_consolidated != UseConsolidated::Ignore {
+            if let Some(bytes) = store.get(&Form::ZMetadata.key(&path))? {
+                copy = Form::ZMetadata.read(&path, &bytes)?;
+            }
+        }
+        let attributes = match &copy {
+            Some(Held::ZMetadata {
+                attributes: Some(attributes),
+                lists_group: true,
+                ..
+            }) => attributes.clone(),
+            _ => {
+                let bytes = match crate::v2::find_v2(&*store, &path)? {
+                    Found::V2Group(bytes) => bytes,
+                    Found::V2Array(_) => {
+                        return Err(ArrayError::WrongNodeType {
+                            path: path.to_string(),
+                            expected: "group",
+                            found: "array",
+                        })
+                    }
+                    _ => {
+                        return Err(ArrayError::NotFound {
+                            path: path.to_string(),
+                        })
+                    }
+                };
+                GroupMetadataV2::from_slice(&bytes).map_err(|source| ArrayError::Metadata {
+                    path: path.key(ZGROUP),
+                    source,
+                })?;
+                crate::v2::read_attributes(&*store, &path)?
+            }
         };
-        GroupMetadataV2::from_slice(bytes).map_err(bad(ZGROUP))?;
-        let attributes = crate::v2::read_attributes(&*store, &path)?;
-        if let Some(b) = store.get(&path.key(ZMETADATA))? {
-            ConsolidatedMetadataV2::from_slice(&b).map_err(bad(ZMETADATA))?;
+        if copy.is_none() && use_consolidated == UseConsolidated::Require {
+            return Err(ArrayError::NoConsolidatedMetadata {
+                path: path.to_string(),
+            });
         }
         Ok(Group {
             store,
+            consolidated: copy
+                .map(|h| Hierarchy::new(path.clone(), Form::ZMetadata, h.copy().clone())),
             path,
             meta: GroupMetadata {
                 attributes,
@@ -305,14 +375,13 @@ impl Group {
             },
             extensions: Arc::new(extensions.clone()),
             v2: true,
-            consolidated: None,
         })
     }
 
     /// Writes the group's `zarr.json` (keeping the consolidated copy as the store has it
     /// now, so that changes other handles made to it are not undone), then the copies of
-    /// the groups above it. A v2 group writes its `.zattrs` and `.zgroup` (v3 copies do not
-    /// list v2 nodes, as zarr-python's do not).
+    /// the groups above it. A v2 group writes its `.zattrs` and `.zgroup`, then its own
+    /// `.zmetadata` (which lists its attributes) and the v2 copies above it.
     fn write_metadata(&self) -> Result<()> {
         if self.v2 {
             self.store.set(
@@ -323,7 +392,12 @@ impl Group {
                 &self.path.key(ZGROUP),
                 &GroupMetadataV2::default().to_vec_pretty(),
             )?;
-            return Ok(());
+            return consolidated::sync(
+                &*self.store,
+                &self.path,
+                Change::GroupV2(&self.meta.attributes),
+                self.consolidated.as_deref(),
+            );
         }
         let key = self.path.key("zarr.json");
         let mut meta = self.meta.clone();
@@ -415,30 +489,7 @@ impl Group {
     pub fn open_group(&self, name: &str) -> Result<Group> {
         let path = self.descendant(name)?;
         match self.listed(&path) {
-            Some(doc) => {
-                if doc.get("node_type").and_then(Value::as_str) != Some("group") {
-                    return Err(ArrayError::WrongNodeType {
-                        path: path.to_string(),
-                        expected: "group",
-                        found: "array",
-                    });
-                }
-                let mut meta =
-                    GroupMetadata::from_value(&doc).map_err(|source| ArrayError::Metadata {
-                        path: path.to_string(),
-                        source,
-                    })?;
-                // a member's entry carries an empty copy of its own: not the member's
-                meta.set_consolidated_metadata(None);
-                Ok(Group {
-                    store: self.store.clone(),
-                    path,
-                    meta,
-                    extensions: self.extensions.clone(),
-                    v2: false,
-                    consolidated: self.consolidated.clone(),
-                })
-            }
+            Some(doc) => self.group_from_doc(&path, &doc),
             // not in the copy (or no copy): the group's own metadata, and its own copy if any
             None => Group::open_with(self.store.clone(), path.as_str(), &self.extensions),
         }
@@ -460,7 +511,7 @@ impl Group {
         consolidated::sync(
             &*self.store,
             &path,
-            Change::Removed,
+            Change::Removed(None),
             self.consolidated.as_deref(),
         )
     }
@@ -470,8 +521,9 @@ impl Group {
     /// give), so that one such child does not hide the others. From the consolidated copy
     /// when the group holds one (no request), else from a listing of the store (one LIST and
     /// one GET per child, two or three for a v2 one). Folders without a `zarr.json`,
-    /// `.zarray` or `.zgroup` are not nodes and are left out; a v3 group's copy lists its v3
-    /// members only (as zarr-python's does).
+    /// `.zarray` or `.zgroup` are not nodes and are left out. A copy lists the members of
+    /// its group's Zarr format only (as zarr-python's does: a v3 group's its v3 members, a
+    /// v2 group's `.zmetadata` its v2 members).
     ///
     /// # Errors
     /// Store errors.
@@ -538,51 +590,53 @@ impl Group {
         self.consolidated.is_some()
     }
 
-    /// Writes the consolidated copy of the hierarchy below this group into its `zarr.json`,
-    /// as zarr-python's `zarr.consolidate_metadata` does (one entry per node below, each the
-    /// node's `zarr.json`, in zarr-python's order), from every node's own metadata (a walk of
-    /// the store); the group uses it from then on. Member groups' own `zarr.json` are left as
-    /// they are.
+    /// Writes the consolidated copy of the hierarchy below this group, as zarr-python's
+    /// `zarr.consolidate_metadata` does: for a v3 group into its `zarr.json` (one entry per
+    /// v3 node below, each the node's `zarr.json`), for a v2 group as its `.zmetadata` (the
+    /// group's `.zgroup` and `.zattrs`, then each v2 node's `.zattrs` and `.zarray` or
+    /// `.zgroup`), in zarr-python's order, from every node's own metadata (a walk of the
+    /// store through the nodes of the group's format); the group uses it from then on.
+    /// Member groups' own metadata are left as they are.
     ///
     /// # Errors
-    /// A v2 group ([`ArrayError::Unsupported`]: writing `.zmetadata` is not supported yet),
-    /// store errors.
+    /// Store errors.
     pub fn consolidate(&mut self) -> Result<()> {
-        if self.v2 {
-            return Err(ArrayError::Unsupported {
-                operation: "consolidating metadata",
-                reason: format!(
-                    "{:?} is a Zarr v2 group, whose .zmetadata this build does not write yet",
-                    self.path.as_str()
-                ),
-            });
-        }
-        let copy = consolidated::collect(&*self.store, &self.path, &self.extensions.data_types)?;
-        self.meta = consolidated::write_copy(&*self.store, &self.path, copy.clone())?;
-        self.consolidated = Some(Hierarchy::new(self.path.clone(), Form::Inline, copy));
+        let form = self.form();
+        let copy =
+            consolidated::collect(&*self.store, &self.path, form, &self.extensions.data_types)?;
+        self.meta = consolidated::write_copy(&*self.store, &self.path, form, copy.clone())?;
+        self.consolidated = Some(Hierarchy::new(self.path.clone(), form, copy));
         Ok(())
     }
 
-    /// Compares the consolidated copy this group holds in the store (read again) with every
-    /// member's own `zarr.json`; empty when they agree or the group holds none (a v2 group's
-    /// `.zmetadata` is not compared yet).
+    /// Compares the consolidated copy this group holds in the store (read again: its
+    /// `zarr.json`, or a v2 group's `.zmetadata`) with every member's own metadata; empty
+    /// when they agree or the group holds none.
     ///
     /// # Errors
-    /// Store errors, or this group's own metadata malformed.
+    /// Store errors, or this group's own metadata (or its copy) malformed.
     pub fn check_consolidated(&self) -> Result<Vec<Disagreement>> {
-        if self.v2 {
-            return Ok(Vec::new());
-        }
-        let bytes = self
-            .store
-            .get(&self.path.key("zarr.json"))?
-            .ok_or_else(|| ArrayError::NotFound {
+        let form = self.form();
+        let Some(bytes) = self.store.get(&form.key(&self.path))? else {
+            if self.v2 {
+                return Ok(Vec::new());
+            }
+            return Err(ArrayError::NotFound {
                 path: self.path.to_string(),
-            })?;
-        let meta = consolidated::group_metadata(&self.path, &bytes)?;
-        match Form::Inline.read(&self.path, &meta)? {
-            Some(copy) => consolidated::check(&*self.store, &self.path, &copy),
+            });
+        };
+        match form.read(&self.path, &bytes)? {
+            Some(held) => consolidated::check(&*self.store, &self.path, form, held.copy()),
             None => Ok(Vec::new()),
+        }
+    }
+
+    /// Where this group keeps a consolidated copy: `zarr.json` (v3) or `.zmetadata` (v2).
+    fn form(&self) -> Form {
+        if self.v2 {
+            Form::ZMetadata
+        } else {
+            Form::Inline
         }
     }
 
@@ -684,50 +738,93 @@ impl Group {
         }
     }
 
-    /// What kind of node the document `doc` of `path` describes, and whether this build can
-    /// open it (an array's data type, grid, key encoding, codecs and storage transformers are
-    /// resolved, without a request).
+    /// What kind of node the document `doc` of `path` (in a consolidated copy) describes,
+    /// and whether this build can open it (an array's data type, grid, key encoding, codecs
+    /// and storage transformers are resolved, without a request).
     fn classify(&self, path: &NodePath, doc: &Value) -> NodeKind {
-        let unreadable = |e: ArrayError| NodeKind::Unreadable {
-            reason: Arc::new(e),
+        let opened = if consolidated::is_group(doc) {
+            self.group_from_doc(path, doc).map(|_| NodeKind::Group)
+        } else {
+            self.array_from_doc(path, doc).map(|_| NodeKind::Array)
         };
-        if doc.get("node_type").and_then(Value::as_str) == Some("group") {
-            return match GroupMetadata::from_value(doc) {
-                Ok(_) => NodeKind::Group,
-                Err(source) => unreadable(ArrayError::Metadata {
-                    path: path.to_string(),
-                    source,
-                }),
-            };
-        }
-        match self.array_from_doc(path, doc) {
-            Ok(_) => NodeKind::Array,
-            Err(e) => unreadable(e),
-        }
+        opened.unwrap_or_else(|e| NodeKind::Unreadable {
+            reason: Arc::new(e),
+        })
     }
 
-    /// The array at `path` whose `zarr.json` is `doc`.
+    /// The array at `path` whose document in the consolidated copy is `doc` (a `zarr.json`,
+    /// or a v2 `.zarray` with its attributes).
     fn array_from_doc(&self, path: &NodePath, doc: &Value) -> Result<Array> {
-        if doc.get("node_type").and_then(Value::as_str) == Some("group") {
+        if consolidated::is_group(doc) {
             return Err(ArrayError::WrongNodeType {
                 path: path.to_string(),
                 expected: "array",
                 found: "group",
             });
         }
-        let meta =
-            ArrayMetadata::from_value_with(doc, &self.extensions.data_types).map_err(|source| {
-                ArrayError::Metadata {
-                    path: path.to_string(),
-                    source,
-                }
-            })?;
+        let bad = |source| ArrayError::Metadata {
+            path: path.to_string(),
+            source,
+        };
+        if let Some((zarray, attributes)) = consolidated::v2_parts(doc) {
+            let zarray = ArrayMetadataV2::from_value(&zarray).map_err(bad)?;
+            let attributes = Attributes::from_value(&attributes).map_err(bad)?;
+            return Array::from_v2_document(
+                self.store.clone(),
+                path.clone(),
+                zarray,
+                attributes.0,
+                self.extensions.clone(),
+            );
+        }
+        let meta = ArrayMetadata::from_value_with(doc, &self.extensions.data_types).map_err(bad)?;
         Array::from_metadata(
             self.store.clone(),
             path.clone(),
             meta,
             self.extensions.clone(),
         )
+    }
+
+    /// The group at `path` whose document in the consolidated copy is `doc` (a `zarr.json`,
+    /// or a v2 `.zgroup` with its attributes), sharing this group's copy.
+    fn group_from_doc(&self, path: &NodePath, doc: &Value) -> Result<Group> {
+        if !consolidated::is_group(doc) {
+            return Err(ArrayError::WrongNodeType {
+                path: path.to_string(),
+                expected: "group",
+                found: "array",
+            });
+        }
+        let bad = |source| ArrayError::Metadata {
+            path: path.to_string(),
+            source,
+        };
+        let (meta, v2) = match consolidated::v2_parts(doc) {
+            Some((zgroup, attributes)) => {
+                GroupMetadataV2::from_value(&zgroup).map_err(bad)?;
+                let attributes = Attributes::from_value(&attributes).map_err(bad)?;
+                let meta = GroupMetadata {
+                    attributes: attributes.0,
+                    extra_fields: Map::new(),
+                };
+                (meta, true)
+            }
+            None => {
+                let mut meta = GroupMetadata::from_value(doc).map_err(bad)?;
+                // a member's entry carries an empty copy of its own: not the member's
+                meta.set_consolidated_metadata(None);
+                (meta, false)
+            }
+        };
+        Ok(Group {
+            store: self.store.clone(),
+            path: path.clone(),
+            meta,
+            extensions: self.extensions.clone(),
+            v2,
+            consolidated: self.consolidated.clone(),
+        })
     }
 }
 

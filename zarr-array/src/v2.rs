@@ -18,6 +18,7 @@ use zarr_meta::{ArrayMetadata, ExtensionDef, FillValue};
 use zarr_store::Store;
 
 use crate::array::Array;
+use crate::consolidated::{sync, Change};
 use crate::error::{ArrayError, Result};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
@@ -52,6 +53,11 @@ pub(crate) fn find_node(store: &dyn Store, path: &NodePath) -> Result<Found> {
     if let Some(b) = store.get(&path.key("zarr.json"))? {
         return Ok(Found::V3(b));
     }
+    find_v2(store, path)
+}
+
+/// Looks for `.zarray`, then `.zgroup` at `path` (never `zarr.json`).
+pub(crate) fn find_v2(store: &dyn Store, path: &NodePath) -> Result<Found> {
     if let Some(b) = store.get(&path.key(ZARRAY))? {
         return Ok(Found::V2Array(b));
     }
@@ -255,8 +261,9 @@ impl Array {
         })
     }
 
-    /// Writes `.zarray` (its current shape) and `.zattrs`, as zarr-python writes them.
-    pub(crate) fn write_metadata_v2(&self, doc: &ArrayMetadataV2) -> Result<()> {
+    /// Writes `.zattrs` and `.zarray` (its current shape), as zarr-python writes them; the
+    /// `.zarray` written.
+    pub(crate) fn write_metadata_v2(&self, doc: &ArrayMetadataV2) -> Result<ArrayMetadataV2> {
         let mut doc = doc.clone();
         doc.shape = self.meta.shape.clone();
         self.store.set(
@@ -265,7 +272,7 @@ impl Array {
         )?;
         self.store
             .set(&self.path.key(ZARRAY), &doc.to_vec_pretty())?;
-        Ok(())
+        Ok(doc)
     }
 
     /// Refuses `operation` on a v2 array.
@@ -319,6 +326,8 @@ impl Array {
         if in_place {
             self.store.delete(&self.path.key(ZARRAY))?;
             self.store.delete(&self.path.key(ZATTRS))?;
+            // a v2 copy above no longer lists it (v3 copies now do)
+            sync(&*self.store, &self.path, Change::Removed(Some(2)), None)?;
         }
         Ok(Conversion {
             array,
@@ -367,7 +376,7 @@ impl Array {
                 moved += 1;
             }
         }
-        array.write_metadata_v2(&doc)?;
+        array.write_metadata()?;
         if in_place {
             // the chunks left under their v3 keys belong to no array once zarr.json is gone
             let old_keys = self.stored_chunks_under_old_keys(&array)?;
@@ -375,6 +384,8 @@ impl Array {
             for key in old_keys {
                 self.store.delete(&key)?;
             }
+            // a v3 copy above no longer lists it (v2 copies now do)
+            sync(&*self.store, &self.path, Change::Removed(Some(3)), None)?;
         }
         Ok(Conversion {
             array,

@@ -340,9 +340,9 @@ fn listings_report_children_this_build_cannot_read() -> TestResult {
 /// A v3 group's listing classifies its Zarr v2 children as it does v3 ones (a broken
 /// `.zarray` or one with a codec this build lacks is unreadable, not a failed listing), walks
 /// into v2 groups, and its consolidated copy lists v3 nodes only (as zarr-python's does); a v2
-/// group opens without a copy, and neither requiring nor writing one works on it yet.
+/// group below it holds a copy of its own (`.zmetadata`), of its v2 nodes.
 #[test]
-fn v2_children_are_classified_and_v2_groups_have_no_copy() -> TestResult {
+fn v2_children_are_classified_and_copies_list_their_own_format() -> TestResult {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let mut root = Group::create(store.clone(), "", Map::new())?;
     root.create_array("a", &ArrayBuilder::new(vec![4], DataType::UInt8))?;
@@ -355,6 +355,8 @@ fn v2_children_are_classified_and_v2_groups_have_no_copy() -> TestResult {
         "c",
         &ArrayBuilder::new(vec![2], DataType::UInt8).zarr_format(2),
     )?;
+    // a v3 array below the v2 group: no v2 copy lists it
+    g.create_array("v3", &ArrayBuilder::new(vec![5], DataType::UInt8))?;
     store.set("bad/.zarray", b"{\"zarr_format\": 2")?;
     let mut odd: Value = serde_json::from_slice(&store.get("b/.zarray")?.unwrap())?;
     odd["compressor"] = json!({"id": "no_such_codec"});
@@ -379,32 +381,56 @@ fn v2_children_are_classified_and_v2_groups_have_no_copy() -> TestResult {
         .into_iter()
         .map(|(p, _)| p)
         .collect();
-    assert_eq!(all, ["a", "b", "bad", "g", "g/c", "odd"]);
+    assert_eq!(all, ["a", "b", "bad", "g", "g/c", "g/v3", "odd"]);
     assert_eq!(root.open_group("g")?.zarr_format(), 2);
     assert_eq!(root.open_array("b")?.zarr_format(), 2);
 
-    // the copy is v3's: it lists the v3 array alone, and it stays true
+    // the root's copy is v3's: it lists the v3 array alone, and it stays true
     root.consolidate()?;
     let root = Group::open(store.clone(), "")?;
     assert!(root.is_consolidated());
     assert_eq!(root.members()?, [("a".to_string(), NodeKind::Array)]);
     assert_eq!(root.check_consolidated()?, []);
+    // a v2 array changed below it leaves the v3 copy as it is
+    root.open_array("b")?.resize(&[6])?;
+    assert_eq!(root.check_consolidated()?, []);
 
-    // a v2 group: opened without a copy
+    // the v2 group: no copy until consolidated, then its .zmetadata lists its v2 array only
     let mut g = Group::open(store.clone(), "g")?;
     assert!(!g.is_consolidated());
     assert_eq!(g.check_consolidated()?, []);
-    assert!(matches!(
-        g.consolidate(),
-        Err(ArrayError::Unsupported { .. })
-    ));
     let required = Group::open_consolidated(
         store.clone(),
         "g",
         &Extensions::default(),
         UseConsolidated::Require,
     );
-    assert!(matches!(required, Err(ArrayError::Unsupported { .. })));
+    assert!(
+        matches!(required, Err(ArrayError::NoConsolidatedMetadata { .. })),
+        "{required:?}"
+    );
+    g.consolidate()?;
+    let g = Group::open_consolidated(
+        store.clone(),
+        "g",
+        &Extensions::default(),
+        UseConsolidated::Require,
+    )?;
+    assert!(g.is_consolidated());
+    assert_eq!(g.members()?, [("c".to_string(), NodeKind::Array)]);
+    assert_eq!(g.open_array("v3")?.shape(), [5], "not listed: looked up");
+    // a change of the v3 array below it leaves the v2 copy as it is
+    g.open_array("v3")?.resize(&[7])?;
+    assert_eq!(g.check_consolidated()?, []);
+    assert_eq!(
+        zmetadata_keys(&*store, "g/")?,
+        [".zgroup", ".zattrs", "c/.zattrs", "c/.zarray"]
+    );
+    // the root's copy does not list the v2 group, and opening it through the root uses its own
+    assert!(Group::open(store.clone(), "")?
+        .open_group("g")?
+        .is_consolidated());
+
     // creating over a v2 node of either kind is refused
     assert!(matches!(
         Group::create(store.clone(), "g", Map::new()),
@@ -414,5 +440,314 @@ fn v2_children_are_classified_and_v2_groups_have_no_copy() -> TestResult {
         Group::create_v2(store.clone(), "b", Map::new()),
         Err(ArrayError::AlreadyExists { .. })
     ));
+    Ok(())
+}
+
+/// The keys of the `.zmetadata` under `prefix`, in the document's order.
+fn zmetadata_keys(
+    store: &dyn Store,
+    prefix: &str,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    Ok(zmetadata(store, prefix)?.keys().cloned().collect())
+}
+
+/// The `metadata` of the `.zmetadata` under `prefix`.
+fn zmetadata(
+    store: &dyn Store,
+    prefix: &str,
+) -> Result<Map<String, Value>, Box<dyn std::error::Error>> {
+    let bytes = store
+        .get(&format!("{prefix}.zmetadata"))?
+        .ok_or("no .zmetadata")?;
+    let doc: Value = serde_json::from_slice(&bytes)?;
+    assert_eq!(doc["zarr_consolidated_format"], 1, "{doc}");
+    Ok(doc["metadata"].as_object().ok_or("metadata")?.clone())
+}
+
+/// A v2 root with `sub/` (a group), `sub/x` and `Y`, consolidated (`.zmetadata`).
+fn small_v2_hierarchy(store: Arc<dyn Store>) -> Result<Group, ArrayError> {
+    let mut root = Group::create_v2(store, "", attrs(json!({"title": "t"})))?;
+    let sub = root.create_group("sub", attrs(json!({"k": 1})))?;
+    sub.create_array(
+        "x",
+        &ArrayBuilder::new(vec![4], DataType::Int32)
+            .chunk_shape(vec![2])
+            .zarr_format(2),
+    )?;
+    root.create_array(
+        "Y",
+        &ArrayBuilder::new(vec![3, 2], DataType::Float64)
+            .chunk_shape(vec![2, 2])
+            .attributes(attrs(json!({"units": "m"})))
+            .zarr_format(2),
+    )?;
+    root.consolidate()?;
+    Ok(root)
+}
+
+#[test]
+fn a_consolidated_v2_hierarchy_opens_from_its_zmetadata_alone() -> TestResult {
+    let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+    let store: Arc<dyn Store> = counting.clone();
+    small_v2_hierarchy(store.clone())?;
+    assert_eq!(
+        zmetadata_keys(&*store, "")?,
+        [
+            ".zgroup",
+            ".zattrs",
+            "sub/.zattrs",
+            "sub/.zgroup",
+            "Y/.zattrs",
+            "Y/.zarray",
+            "sub/x/.zattrs",
+            "sub/x/.zarray"
+        ],
+        "zarr-python's order: the group, then by depth and by name without regard to case"
+    );
+    let copy = zmetadata(&*store, "")?;
+    assert_eq!(copy[".zattrs"], json!({"title": "t"}));
+    assert_eq!(
+        copy["sub/.zgroup"],
+        json!({"zarr_format": 2, "consolidated_metadata": {"metadata": {}, "must_understand": false, "kind": "inline"}}),
+        "member groups as zarr-python writes them"
+    );
+    assert_eq!(
+        serde_json::to_vec(&copy["Y/.zarray"])?,
+        serde_json::to_vec(&serde_json::from_slice::<Value>(
+            &store.get("Y/.zarray")?.ok_or("Y")?
+        )?)?,
+        "each array's .zarray, key order included"
+    );
+
+    for (format, gets) in [(Some(2), 1), (None, 2)] {
+        counting.reset();
+        let root = Group::open_format(
+            store.clone(),
+            "",
+            &Extensions::default(),
+            UseConsolidated::IfPresent,
+            format,
+        )?;
+        assert!(root.is_consolidated());
+        assert_eq!(
+            (root.zarr_format(), root.attributes()["title"].clone()),
+            (2, json!("t"))
+        );
+        let members = root.members()?;
+        assert_eq!(
+            members,
+            [
+                ("Y".to_string(), NodeKind::Array),
+                ("sub".to_string(), NodeKind::Group)
+            ]
+        );
+        let all = root.members_recursive()?;
+        let paths: Vec<&str> = all.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["Y", "sub", "sub/x"]);
+        let x = root.open_array("sub/x")?;
+        assert_eq!((x.shape(), x.zarr_format()), (&[4][..], 2));
+        let y = root.open_array("Y")?;
+        assert_eq!(y.attributes()["units"], "m");
+        let sub = root.open_group("sub")?;
+        assert_eq!(
+            (sub.attributes()["k"].clone(), sub.zarr_format()),
+            (json!(1), 2)
+        );
+        assert_eq!(sub.members()?, [("x".to_string(), NodeKind::Array)]);
+        assert_eq!(sub.open_array("x")?.shape(), [4]);
+        assert!(matches!(
+            root.open_array("sub"),
+            Err(ArrayError::WrongNodeType { .. })
+        ));
+        let c = counting.counts();
+        assert_eq!(
+            (c.get, c.total()),
+            (gets, gets),
+            "zarr_format {format:?}: the .zmetadata alone (after a zarr.json looked for): {c:?}"
+        );
+    }
+
+    // Ignoring the copy reads every member's own metadata, and lists.
+    let plain = Group::open_consolidated(
+        store.clone(),
+        "",
+        &Extensions::default(),
+        UseConsolidated::Ignore,
+    )?;
+    assert!(!plain.is_consolidated());
+    assert_eq!(plain.members_recursive()?.len(), 3);
+    // zarr_format 3 finds no zarr.json; a format that does not exist is refused
+    let v3 = Group::open_format(
+        store.clone(),
+        "",
+        &Extensions::default(),
+        UseConsolidated::IfPresent,
+        Some(3),
+    );
+    assert!(matches!(v3, Err(ArrayError::NotFound { .. })), "{v3:?}");
+    let v4 = Group::open_format(
+        store.clone(),
+        "",
+        &Extensions::default(),
+        UseConsolidated::IfPresent,
+        Some(4),
+    );
+    assert!(
+        matches!(v4, Err(ArrayError::InvalidArgument { .. })),
+        "{v4:?}"
+    );
+    // a member path under the root opens its own group (no copy), as a v3 one does
+    assert!(!Group::open(store.clone(), "sub")?.is_consolidated());
+    Ok(())
+}
+
+#[test]
+fn v2_metadata_changes_keep_the_zmetadata_true() -> TestResult {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    small_v2_hierarchy(store.clone())?;
+    let root = Group::open(store.clone(), "")?;
+
+    // append through an array opened from the copy: its .zarray, then the copy
+    let mut x = root.open_array("sub/x")?;
+    x.append(ArrayD::from_elem(IxDyn(&[3]), 7i32).view(), 0)?;
+    assert_eq!(
+        zmetadata(&*store, "")?["sub/x/.zarray"]["shape"],
+        json!([7])
+    );
+    assert_eq!(
+        root.open_array("sub/x")?.shape(),
+        [7],
+        "the open root sees it too"
+    );
+    assert_eq!(
+        zarr_array::Array::open(store.clone(), "sub/x")?.shape(),
+        [7]
+    );
+
+    // resize and attributes through an array opened directly (no group in sight)
+    let mut y = zarr_array::Array::open(store.clone(), "Y")?;
+    y.resize(&[5, 2])?;
+    y.update_attributes(attrs(json!({"units": "km"})))?;
+    let copy = zmetadata(&*store, "")?;
+    assert_eq!(copy["Y/.zarray"]["shape"], json!([5, 2]));
+    assert_eq!(copy["Y/.zattrs"]["units"], "km");
+
+    // a member group's attributes, the root's own; a new group and array below a member
+    let mut sub = root.open_group("sub")?;
+    sub.set_attributes(attrs(json!({"k": 2})))?;
+    let deep = sub.create_group("deep", Map::new())?;
+    deep.create_array(
+        "z",
+        &ArrayBuilder::new(vec![2], DataType::UInt8).zarr_format(2),
+    )?;
+    // a v3 array below a v2 group: not listed (zarr-python's v2 copy cannot hold it)
+    deep.create_array("w", &ArrayBuilder::new(vec![2], DataType::UInt8))?;
+    let mut stale_root = Group::open(store.clone(), "")?;
+    stale_root.set_attributes(attrs(json!({"title": "u"})))?;
+    let copy = zmetadata(&*store, "")?;
+    assert_eq!(copy["sub/.zattrs"]["k"], 2);
+    assert_eq!(copy[".zattrs"]["title"], "u");
+    assert_eq!(
+        copy["sub/x/.zarray"]["shape"],
+        json!([7]),
+        "not undone by the root's write"
+    );
+    assert!(copy.contains_key("sub/deep/.zgroup") && copy.contains_key("sub/deep/z/.zarray"));
+    assert!(!copy.keys().any(|k| k.contains("sub/deep/w")), "{copy:?}");
+    assert_eq!(
+        copy.keys().collect::<Vec<_>>(),
+        [
+            ".zgroup",
+            ".zattrs",
+            "sub/.zattrs",
+            "sub/.zgroup",
+            "Y/.zattrs",
+            "Y/.zarray",
+            "sub/deep/.zattrs",
+            "sub/deep/.zgroup",
+            "sub/x/.zattrs",
+            "sub/x/.zarray",
+            "sub/deep/z/.zattrs",
+            "sub/deep/z/.zarray"
+        ],
+        "new members in zarr-python's order"
+    );
+    assert!(root
+        .members_recursive()?
+        .iter()
+        .any(|(p, _)| p == "sub/deep/z"));
+    assert_eq!(Group::open(store.clone(), "")?.attributes()["title"], "u");
+
+    // converting an array to v3 in place takes it out of the v2 copy
+    root.open_array("sub/deep/z")?.to_v3(true)?;
+    assert!(!zmetadata(&*store, "")?.contains_key("sub/deep/z/.zarray"));
+
+    // deleting a member removes it and everything below it from the copy
+    root.delete_member("sub")?;
+    assert_eq!(
+        zmetadata_keys(&*store, "")?,
+        [".zgroup", ".zattrs", "Y/.zattrs", "Y/.zarray"]
+    );
+    assert_eq!(root.members()?, [("Y".to_string(), NodeKind::Array)]);
+    assert_eq!(Group::open(store.clone(), "")?.check_consolidated()?, []);
+    Ok(())
+}
+
+#[test]
+fn a_stale_zmetadata_is_reported_and_consolidate_repairs_it() -> TestResult {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    small_v2_hierarchy(store.clone())?;
+    // another writer changes Y's own .zarray and .zattrs, adds a node and removes one
+    let mut y: Value = serde_json::from_slice(&store.get("Y/.zarray")?.ok_or("Y")?)?;
+    y["shape"] = json!([9, 2]);
+    store.set("Y/.zarray", &serde_json::to_vec(&y)?)?;
+    store.set("Y/.zattrs", br#"{"units": "mm"}"#)?;
+    store.set("w/.zgroup", br#"{"zarr_format": 2}"#)?;
+    store.delete_prefix("sub/x/")?;
+
+    let mut root = Group::open(store.clone(), "")?;
+    assert_eq!(root.open_array("Y")?.shape(), [3, 2], "the copy is trusted");
+    assert_eq!(
+        root.check_consolidated()?,
+        [
+            Disagreement::Differs {
+                path: "Y".into(),
+                fields: vec!["attributes".into(), "shape".into()]
+            },
+            Disagreement::Missing {
+                path: "sub/x".into()
+            },
+            Disagreement::Unlisted { path: "w".into() },
+        ]
+    );
+    root.consolidate()?;
+    assert_eq!(root.check_consolidated()?, []);
+    assert_eq!(root.open_array("Y")?.shape(), [9, 2]);
+    assert_eq!(
+        zmetadata_keys(&*store, "")?,
+        [
+            ".zgroup",
+            ".zattrs",
+            "sub/.zattrs",
+            "sub/.zgroup",
+            "w/.zattrs",
+            "w/.zgroup",
+            "Y/.zattrs",
+            "Y/.zarray"
+        ]
+    );
+    // a .zmetadata that does not parse is an error on open, and reported by the check
+    store.set(".zmetadata", b"{\"metadata\": 3}")?;
+    assert!(matches!(
+        Group::open(store.clone(), ""),
+        Err(ArrayError::Metadata { .. })
+    ));
+    let plain = Group::open_consolidated(
+        store.clone(),
+        "",
+        &Extensions::default(),
+        UseConsolidated::Ignore,
+    )?;
+    assert!(plain.check_consolidated().is_err());
     Ok(())
 }

@@ -167,12 +167,18 @@ fn s3_shard_requests() -> TestResult {
 }
 
 /// A consolidated hierarchy of 10 groups of 20 arrays each (attributes on every node), on
-/// `store`; then the requests of opening the root, listing it, and opening every array and
-/// reading its shape and attributes: the root's `zarr.json`, one GET, no LIST.
-fn check_consolidated_requests(store: ObjectStoreBackend) -> TestResult {
+/// `store`, in Zarr format `zarr_format` (v3: the copy in the root's `zarr.json`; v2: the
+/// root's `.zmetadata`); then the requests of opening the root, listing it, and opening every
+/// array and reading its shape and attributes: the one GET of the document holding the copy,
+/// no LIST (a v2 root opened without its format given looks for a `zarr.json` first: 2 GETs).
+fn check_consolidated_requests(store: ObjectStoreBackend, zarr_format: u8) -> TestResult {
     let (store, requests) = store.with_request_counter();
     let store: Arc<dyn Store> = Arc::new(store);
-    let mut root = Group::create(store.clone(), "", serde_json::Map::new())?;
+    let mut root = if zarr_format == 2 {
+        Group::create_v2(store.clone(), "", serde_json::Map::new())?
+    } else {
+        Group::create(store.clone(), "", serde_json::Map::new())?
+    };
     for g in 0..10 {
         let group = root.create_group(&format!("g{g}"), json_map(json!({"g": g})))?;
         for a in 0..20 {
@@ -180,14 +186,22 @@ fn check_consolidated_requests(store: ObjectStoreBackend) -> TestResult {
                 &format!("a{a}"),
                 &ArrayBuilder::new(vec![10 + a, 4], DataType::Float32)
                     .chunk_shape(vec![5, 4])
-                    .attributes(json_map(json!({"index": g * 20 + a}))),
+                    .attributes(json_map(json!({"index": g * 20 + a})))
+                    .zarr_format(zarr_format),
             )?;
         }
     }
     root.consolidate()?;
 
-    let (opened, c) = counted(&requests, "open 200 consolidated arrays", || {
-        let root = Group::open(store.clone(), "")?;
+    let open_all = |format: Option<u8>| {
+        let root = Group::open_format(
+            store.clone(),
+            "",
+            &zarr_array::Extensions::default(),
+            zarr_array::UseConsolidated::IfPresent,
+            format,
+        )?;
+        assert_eq!(root.zarr_format(), zarr_format);
         let groups = root.members()?;
         let all = root.members_recursive()?;
         let mut arrays = 0;
@@ -196,19 +210,31 @@ fn check_consolidated_requests(store: ObjectStoreBackend) -> TestResult {
                 let array = root.open_array(path)?;
                 let index = array.attributes()["index"].as_u64().unwrap_or(u64::MAX);
                 assert_eq!(array.shape(), [10 + index % 20, 4], "{path}");
+                assert_eq!(array.zarr_format(), zarr_format, "{path}");
                 arrays += 1;
             }
         }
         Ok::<_, zarr_array::ArrayError>((groups.len(), arrays))
+    };
+    let (opened, c) = counted(&requests, "open 200 consolidated arrays", || {
+        open_all(Some(zarr_format))
     });
     assert_eq!(opened?, (10, 200));
     assert_eq!(
         (c.get, c.list + c.list_with_delimiter, c.total()),
         (1, 0, 1),
-        "the root's zarr.json alone: {c:?}"
+        "the document holding the copy alone: {c:?}"
+    );
+    let (opened, c) = counted(&requests, "the same, format not given", || open_all(None));
+    assert_eq!(opened?, (10, 200));
+    let gets = if zarr_format == 2 { 2 } else { 1 };
+    assert_eq!(
+        (c.get, c.list + c.list_with_delimiter, c.total()),
+        (gets, 0, gets),
+        "zarr.json looked for, then the copy: {c:?}"
     );
 
-    // the same without the copy: every node's own zarr.json, and a listing per group
+    // the same without the copy: every node's own metadata, and a listing per group
     let (opened, c) = counted(&requests, "open 200 arrays ignoring the copy", || {
         let root = Group::open_consolidated(
             store.clone(),
@@ -239,14 +265,33 @@ fn json_map(v: Value) -> serde_json::Map<String, Value> {
 
 #[test]
 fn consolidated_requests_in_memory() -> TestResult {
-    check_consolidated_requests(ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?)
+    for format in [3, 2] {
+        check_consolidated_requests(
+            ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?,
+            format,
+        )?;
+    }
+    Ok(())
 }
 
 #[test]
 #[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
 fn s3_consolidated_requests() -> TestResult {
     s3::endpoint(BUCKET);
-    check_consolidated_requests(ObjectStoreBackend::from_url(&unique_url("consolidated"))?)
+    check_consolidated_requests(
+        ObjectStoreBackend::from_url(&unique_url("consolidated"))?,
+        3,
+    )
+}
+
+#[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
+fn s3_consolidated_v2_requests() -> TestResult {
+    s3::endpoint(BUCKET);
+    check_consolidated_requests(
+        ObjectStoreBackend::from_url(&unique_url("consolidated-v2"))?,
+        2,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

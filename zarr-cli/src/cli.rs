@@ -54,7 +54,7 @@ pub enum Command {
     /// group's consolidated metadata agrees with its members' own)
     Validate(PathArgs),
     /// Write the consolidated metadata of the hierarchy below the group at PATH into its
-    /// zarr.json (as zarr-python's consolidate_metadata does)
+    /// zarr.json, or a v2 group's .zmetadata (as zarr-python's consolidate_metadata does)
     Consolidate(PathArgs),
     /// Copy an array into a new one with another layout
     Convert(ConvertArgs),

@@ -467,7 +467,8 @@ pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
 }
 
 /// `zarr consolidate`: writes the consolidated copy of the hierarchy below the group at PATH
-/// into its `zarr.json`, as zarr-python's `zarr.consolidate_metadata` does.
+/// into its `zarr.json` (a v2 group: its `.zmetadata`), as zarr-python's
+/// `zarr.consolidate_metadata` does.
 pub fn consolidate(ctx: &Ctx, path: &str) -> Result<()> {
     let store = open_store(path, Access::Existing)?;
     let mut group = zarr_array::Group::open_consolidated(

@@ -90,12 +90,36 @@ pub fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
     }
 }
 
-/// Whether `dir` holds the `zarr.json` of a group.
+/// Whether `dir` holds the `zarr.json` of a group, or a Zarr v2 `.zgroup`.
 fn is_group_dir(dir: &Path) -> bool {
-    std::fs::read(dir.join("zarr.json"))
+    let v3 = std::fs::read(dir.join("zarr.json"))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .is_some_and(|v| v.get("node_type").and_then(serde_json::Value::as_str) == Some("group"))
+        .map(|v| v.get("node_type").and_then(serde_json::Value::as_str) == Some("group"));
+    v3.unwrap_or_else(|| dir.join(".zgroup").is_file())
+}
+
+/// Whether the root of `store` is a group (`zarr.json` of a group, or else a `.zgroup`); a
+/// store that cannot be read there (no permission above a prefix) holds none.
+fn is_group_store(store: &dyn Store) -> bool {
+    match store.get("zarr.json") {
+        Ok(Some(b)) => serde_json::from_slice::<serde_json::Value>(&b)
+            .ok()
+            .is_some_and(|v| {
+                v.get("node_type").and_then(serde_json::Value::as_str) == Some("group")
+            }),
+        Ok(None) => matches!(store.get(".zgroup"), Ok(Some(_))),
+        Err(_) => false,
+    }
+}
+
+/// The url of the parent of the node at the object store url `url` (`s3://b/a/z` ->
+/// `s3://b/a`, `s3://b/z` -> `s3://b`); `None` for a bucket (container) itself.
+fn parent_url(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (parent, name) = rest.trim_end_matches('/').rsplit_once('/')?;
+    (!parent.is_empty() && !name.is_empty())
+        .then(|| (format!("{scheme}://{parent}"), name.to_string()))
 }
 
 /// A store on a local directory.
@@ -207,42 +231,61 @@ impl Ctx {
         Array::open_with(store, "", &self.extensions).map_err(|e| zarr(location, e))
     }
 
-    /// Opens the array at `location` for a metadata change (resize, append, prepend): a
-    /// local array inside a hierarchy (parent directories whose `zarr.json` is a group) is
-    /// opened as a member of its outermost group, so that the change also updates the
-    /// consolidated metadata of every group above it that holds some. A url opens as
-    /// [`Ctx::open_array`] does (the array alone: `zarr consolidate` the group afterwards).
+    /// Opens the array at `location` for a metadata change (resize, append, prepend): an
+    /// array inside a hierarchy (parent directories, or parent prefixes of an object store
+    /// url, that are groups: a `zarr.json` of a group or a v2 `.zgroup`) is opened as a
+    /// member of its outermost group, so that the change also updates the consolidated
+    /// metadata of every group above it that holds some (a url costs one or two GETs per
+    /// parent looked at).
     ///
     /// # Errors
     /// As [`Ctx::open_array`].
     pub fn open_array_for_update(&self, location: &str) -> Result<Array> {
-        let StoreUrl::Path(path) = store_url(location)? else {
-            return self.open_array(location);
-        };
-        let Ok(path) = std::fs::canonicalize(&path) else {
-            return self.open_array(location);
-        };
-        let mut root = path.clone();
-        while let Some(parent) = root.parent() {
-            if !is_group_dir(parent) {
-                break;
+        let (root, rel) = match store_url(location)? {
+            StoreUrl::Path(path) => {
+                let Ok(path) = std::fs::canonicalize(&path) else {
+                    return self.open_array(location);
+                };
+                let mut root = path.clone();
+                while let Some(parent) = root.parent() {
+                    if !is_group_dir(parent) {
+                        break;
+                    }
+                    root = parent.to_path_buf();
+                }
+                let Ok(rel) = path.strip_prefix(&root) else {
+                    return self.open_array(location);
+                };
+                let rel: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                if rel.is_empty() {
+                    return self.open_array(location);
+                }
+                let store = FilesystemStore::open(&root)
+                    .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
+                let store: Arc<dyn Store> = Arc::new(store);
+                (store, rel)
             }
-            root = parent.to_path_buf();
-        }
-        let Ok(rel) = path.strip_prefix(&root) else {
-            return self.open_array(location);
+            url if url.is_remote() => {
+                let mut root = location.trim_end_matches('/').to_string();
+                let mut rel = Vec::new();
+                while let Some((parent, name)) = parent_url(&root) {
+                    if !is_group_store(&*open_store(&parent, Access::Existing)?) {
+                        break;
+                    }
+                    rel.insert(0, name);
+                    root = parent;
+                }
+                if rel.is_empty() {
+                    return self.open_array(location);
+                }
+                (open_store(&root, Access::Existing)?, rel)
+            }
+            _ => return self.open_array(location),
         };
-        let rel: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        if rel.is_empty() {
-            return self.open_array(location);
-        }
-        let store = FilesystemStore::open(&root)
-            .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-        Array::open_with(Arc::new(store), &rel.join("/"), &self.extensions)
-            .map_err(|e| zarr(location, e))
+        Array::open_with(root, &rel.join("/"), &self.extensions).map_err(|e| zarr(location, e))
     }
 
     /// Opens the group at the root of `location`.

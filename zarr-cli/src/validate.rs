@@ -58,27 +58,50 @@ pub fn validate(ctx: &Ctx, path: &str) -> Result<()> {
 /// A problem for every way the group's consolidated copy (if any) disagrees with its
 /// members' own metadata.
 fn consolidated(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report) {
-    let checked = Group::open_consolidated(
-        store.clone(),
-        path.as_str(),
-        &ctx.extensions,
-        UseConsolidated::Ignore,
-    )
-    .and_then(|g| g.check_consolidated());
+    let (checked, document) = check_consolidated(ctx, store, path);
     match checked {
         Ok(found) => {
             for d in found {
                 report.problems.push(format!(
                     "{}: {d} (`zarr consolidate` rewrites it)",
-                    shown(path, "zarr.json")
+                    shown(path, document)
                 ));
             }
         }
         Err(e) => report.problems.push(format!(
             "{}: consolidated metadata: {}",
-            shown(path, "zarr.json"),
+            shown(path, document),
             chain(&e)
         )),
+    }
+}
+
+/// The group's disagreements, and the document holding its copy (`zarr.json`, or a v2
+/// group's `.zmetadata`).
+fn check_consolidated(
+    ctx: &Ctx,
+    store: &Arc<dyn Store>,
+    path: &NodePath,
+) -> (
+    std::result::Result<Vec<zarr_array::Disagreement>, zarr_array::ArrayError>,
+    &'static str,
+) {
+    let group = Group::open_consolidated(
+        store.clone(),
+        path.as_str(),
+        &ctx.extensions,
+        UseConsolidated::Ignore,
+    );
+    match group {
+        Ok(g) => {
+            let document = if g.zarr_format() == 2 {
+                ".zmetadata"
+            } else {
+                "zarr.json"
+            };
+            (g.check_consolidated(), document)
+        }
+        Err(e) => (Err(e), "zarr.json"),
     }
 }
 
@@ -131,8 +154,13 @@ fn node(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report)
         }
     };
     let is_group = if key.ends_with(".zgroup") {
-        // the group's .zgroup, .zattrs and .zmetadata, checked by opening it
-        match Group::open_with(store.clone(), path.as_str(), &ctx.extensions) {
+        // the group's .zgroup and .zattrs, checked by opening it (its .zmetadata below)
+        match Group::open_consolidated(
+            store.clone(),
+            path.as_str(),
+            &ctx.extensions,
+            UseConsolidated::Ignore,
+        ) {
             Ok(_) => true,
             Err(e) => {
                 report.problems.push(format!("{key}: {}", chain(&e)));
@@ -153,9 +181,7 @@ fn node(ctx: &Ctx, store: &Arc<dyn Store>, path: &NodePath, report: &mut Report)
     };
     if is_group {
         report.groups += 1;
-        if key.ends_with("zarr.json") {
-            consolidated(ctx, store, path, report);
-        }
+        consolidated(ctx, store, path, report);
         let listing = match store.list_dir(&path.prefix()) {
             Ok(l) => l,
             Err(e) => {

@@ -1058,7 +1058,7 @@ fn consolidate_validate_and_tree_of_a_hierarchy_with_an_unreadable_member() {
     assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stdout
-            .contains("consolidated metadata of \"sub/b\" differs from its zarr.json in shape"),
+            .contains("consolidated metadata of \"sub/b\" differs from its own metadata in shape"),
         "{r:?}"
     );
     ok(&["consolidate", &s(&root_dir)]);

@@ -213,6 +213,50 @@ fn s3_subcommands() {
     assert!(e.contains("no Zarr array or group here"), "{e}");
 }
 
+/// `zarr append` and `zarr resize` of an array on an s3:// url inside a consolidated
+/// hierarchy (v3, and v2 with `.zmetadata`) update the copy of the group above it, and
+/// `zarr validate` then finds the copy true.
+#[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
+fn s3_append_and_resize_keep_the_consolidated_copy_true() {
+    use zarr_array::Group;
+    s3::endpoint(BUCKET);
+    let dir = tempfile::tempdir().unwrap();
+    let twos = dir.path().join("twos.npy");
+    write_npy(&twos, DataType::Int32, &[3, 4], &i32s([2; 12]));
+    for format in [3u8, 2] {
+        let base = unique_url(&format!("consolidated-v{format}"));
+        let store: Arc<dyn Store> = Arc::new(ObjectStoreBackend::from_url(&base).unwrap());
+        let mut root = if format == 2 {
+            Group::create_v2(store.clone(), "", Default::default()).unwrap()
+        } else {
+            Group::create(store.clone(), "", Default::default()).unwrap()
+        };
+        // a v2 root's groups are v2 groups
+        let sub = root.create_group("sub", Default::default()).unwrap();
+        sub.create_array(
+            "z",
+            &ArrayBuilder::new(vec![6, 4], DataType::Int32)
+                .chunk_shape(vec![4, 4])
+                .zarr_format(format),
+        )
+        .unwrap();
+        root.consolidate().unwrap();
+        let z = format!("{base}/sub/z");
+        ok(&["append", &z, &s(&twos), "--axis", "0"]);
+        let listed = |store: &Arc<dyn Store>| {
+            let root = Group::open(store.clone(), "").unwrap();
+            assert!(root.is_consolidated(), "v{format}");
+            root.open_array("sub/z").unwrap().shape().to_vec()
+        };
+        assert_eq!(listed(&store), [9, 4], "v{format}: the copy after append");
+        ok(&["resize", &z, "--shape", "7,4"]);
+        assert_eq!(listed(&store), [7, 4], "v{format}: the copy after resize");
+        let report = ok(&["validate", &base]);
+        assert!(report.contains(": ok ("), "v{format}: {report}");
+    }
+}
+
 /// `zarr conformance write` to the server, then `zarr conformance run` there with
 /// `zarr export` as the reader: every fixture read from s3:// urls.
 #[test]

@@ -104,7 +104,8 @@ fn tree_info_and_validate_zarr_pythons_v2_groups() {
     ]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stdout.contains("problem: .zgroup: .zmetadata"),
+        r.stdout
+            .contains("problem: .zmetadata: consolidated metadata: .zmetadata"),
         "{}",
         r.stdout
     );
@@ -181,4 +182,84 @@ fn convert_to_v3_and_back() {
         &["convert", &s(&c), &s(&dir.path().join("d")), "--to-v2"],
         2,
     );
+}
+
+/// `zarr consolidate` of a v2 hierarchy writes its `.zmetadata`; `tree` lists from it the
+/// same; `validate` reports a `.zmetadata` that disagrees with a member's own metadata; `zarr
+/// resize` and `zarr append` of a member update it.
+#[test]
+fn consolidate_validate_tree_and_resize_of_a_v2_hierarchy() {
+    use serde_json::{json, Value};
+    use zarr_array::zarr_store::{FilesystemStore, Store};
+    use zarr_array::{ArrayBuilder, DataType, Group};
+    let dir = tempfile::tempdir().unwrap();
+    let root_dir = dir.path().join("h");
+    std::fs::create_dir(&root_dir).unwrap();
+    let store: std::sync::Arc<dyn Store> =
+        std::sync::Arc::new(FilesystemStore::open(&root_dir).unwrap());
+    let root = Group::create_v2(store.clone(), "", Default::default()).unwrap();
+    let v2 = |shape: Vec<u64>, t| ArrayBuilder::new(shape, t).zarr_format(2);
+    root.create_array("a", &v2(vec![4], DataType::UInt8))
+        .unwrap();
+    let sub = root.create_group("sub", Default::default()).unwrap();
+    sub.create_array("b", &v2(vec![2, 3], DataType::Int16))
+        .unwrap();
+    let tree = ok(&["tree", &s(&root_dir)]);
+
+    let out = ok(&["consolidate", &s(&root_dir)]);
+    assert!(out.contains("3 nodes"), "{out}");
+    let zmetadata =
+        || -> Value { serde_json::from_slice(&store.get(".zmetadata").unwrap().unwrap()).unwrap() };
+    let keys: Vec<String> = zmetadata()["metadata"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ".zgroup",
+            ".zattrs",
+            "a/.zattrs",
+            "a/.zarray",
+            "sub/.zattrs",
+            "sub/.zgroup",
+            "sub/b/.zattrs",
+            "sub/b/.zarray"
+        ]
+    );
+    assert!(store.get("zarr.json").unwrap().is_none());
+    assert_eq!(ok(&["tree", &s(&root_dir)]), tree, "the tree from the copy");
+    ok(&["validate", &s(&root_dir)]);
+
+    // a writer that does not update the copy: validate says so
+    let mut b: Value =
+        serde_json::from_slice(&store.get("sub/b/.zarray").unwrap().unwrap()).unwrap();
+    b["shape"] = json!([5, 3]);
+    store
+        .set("sub/b/.zarray", &serde_json::to_vec(&b).unwrap())
+        .unwrap();
+    let r = zarr(&["validate", &s(&root_dir)]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout.contains(
+            ".zmetadata: the consolidated metadata of \"sub/b\" differs from its own metadata in shape"
+        ),
+        "{r:?}"
+    );
+    ok(&["consolidate", &s(&root_dir)]);
+    ok(&["validate", &s(&root_dir)]);
+
+    // `zarr resize` and `zarr append` of a member update the copy of the group above it
+    ok(&["resize", &s(&root_dir.join("sub/b")), "--shape", "7,3"]);
+    assert_eq!(
+        zmetadata()["metadata"]["sub/b/.zarray"]["shape"],
+        json!([7, 3])
+    );
+    let npy = dir.path().join("in.npy");
+    write_npy(&npy, DataType::UInt8, &[2], &[9, 9]);
+    ok(&["append", &s(&root_dir.join("a")), &s(&npy), "--axis", "0"]);
+    assert_eq!(zmetadata()["metadata"]["a/.zarray"]["shape"], json!([6]));
+    ok(&["validate", &s(&root_dir)]);
 }

@@ -68,22 +68,32 @@ pub(crate) fn open_array(store: Arc<dyn Store>, path: &str) -> Result<Array> {
 }
 
 /// Opens the group at `path`; `use_consolidated` as zarr-python takes it (`None`: its
-/// consolidated metadata when it holds some, `Some(true)`: required, `Some(false)`: ignored).
+/// consolidated metadata when it holds some, `Some(true)`: required, `Some(false)`: ignored),
+/// and `zarr_format` (`None`: `zarr.json`, else the v2 documents; `Some(2)`: a v2 group's
+/// `.zmetadata` first, one request for a consolidated v2 hierarchy).
 pub(crate) fn open_group(
     store: Arc<dyn Store>,
     path: &str,
     use_consolidated: Option<bool>,
+    zarr_format: Option<u8>,
 ) -> Result<Group> {
     let use_consolidated = match use_consolidated {
         None => UseConsolidated::IfPresent,
         Some(true) => UseConsolidated::Require,
         Some(false) => UseConsolidated::Ignore,
     };
-    Group::open_consolidated(store, path, &Extensions::default(), use_consolidated)
+    Group::open_format(
+        store,
+        path,
+        &Extensions::default(),
+        use_consolidated,
+        zarr_format,
+    )
 }
 
 /// Writes the consolidated metadata of the group at `path` (as zarr-python's
-/// `consolidate_metadata` does) and returns the group, opened through it.
+/// `consolidate_metadata` does: into its `zarr.json`, or a v2 group's `.zmetadata`) and
+/// returns the group, opened through it.
 pub(crate) fn consolidate(store: Arc<dyn Store>, path: &str) -> Result<Group> {
     let mut group =
         Group::open_consolidated(store, path, &Extensions::default(), UseConsolidated::Ignore)?;
@@ -91,18 +101,34 @@ pub(crate) fn consolidate(store: Arc<dyn Store>, path: &str) -> Result<Group> {
     Ok(group)
 }
 
-/// Creates a group at `path` (replacing a node there when `overwrite`).
+/// Creates a group at `path` (replacing a node there when `overwrite`), Zarr v3 or, with
+/// `zarr_format` 2, v2.
 pub(crate) fn create_group(
     store: Arc<dyn Store>,
     path: &str,
     attributes: Map<String, Value>,
     overwrite: bool,
+    zarr_format: Option<u8>,
 ) -> Result<Group> {
+    let v2 = match zarr_format {
+        None | Some(3) => false,
+        Some(2) => true,
+        Some(other) => {
+            return Err(invalid(
+                "zarr_format",
+                format!("{other} (a Zarr format is 2 or 3)"),
+            ))
+        }
+    };
     if overwrite {
         let node = zarr_array::NodePath::new(path)?;
         store.delete_prefix(&node.prefix())?;
     }
-    Group::create(store, path, attributes)
+    if v2 {
+        Group::create_v2(store, path, attributes)
+    } else {
+        Group::create(store, path, attributes)
+    }
 }
 
 /// Everything `create_array` takes, as plain values.

@@ -83,6 +83,11 @@ impl GroupCore {
         self.inner.is_consolidated()
     }
 
+    /// The Zarr format of the group's metadata: 3 (`zarr.json`) or 2 (`.zgroup`).
+    fn zarr_format(&self) -> u8 {
+        self.inner.zarr_format()
+    }
+
     /// Opens the child `name` (an `ArrayCore` or a `GroupCore`).
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let g = &self.inner;

@@ -59,22 +59,24 @@ fn open_array(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResul
     Ok(ArrayCore::new(a, ro))
 }
 
-/// Opens the group at `path` inside the store at `location`; `use_consolidated` as
-/// zarr-python takes it (`None`: the group's consolidated metadata when it holds some).
+/// Opens the group at `path` inside the store at `location`; `use_consolidated` and
+/// `zarr_format` as zarr-python takes them (`None`: the group's consolidated metadata when
+/// it holds some; the format found).
 #[pyfunction]
-#[pyo3(signature = (location, path, mode, use_consolidated=None))]
+#[pyo3(signature = (location, path, mode, use_consolidated=None, zarr_format=None))]
 fn open_group(
     py: Python<'_>,
     location: &str,
     path: &str,
     mode: &str,
     use_consolidated: Option<bool>,
+    zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
     let ro = read_only(mode)?;
     let inner = py
         .detach(|| {
             let store = engine::open_store(location, Access::Existing)?;
-            engine::open_group(store, path, use_consolidated)
+            engine::open_group(store, path, use_consolidated, zarr_format)
         })
         .py_err()?;
     Ok(GroupCore {
@@ -100,20 +102,22 @@ fn consolidate_metadata(py: Python<'_>, location: &str, path: &str) -> PyResult<
 }
 
 /// Creates a group at `path` inside the store at `location` (created when missing);
-/// `overwrite` replaces a node there.
+/// `overwrite` replaces a node there; `zarr_format` 2 makes a v2 group.
 #[pyfunction]
+#[pyo3(signature = (location, path, attributes, overwrite, zarr_format=None))]
 fn create_group(
     py: Python<'_>,
     location: &str,
     path: &str,
     attributes: &str,
     overwrite: bool,
+    zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
     let attrs = array::parse_json_map(attributes)?;
     let inner = py
         .detach(|| {
             let store = engine::open_store(location, Access::Create)?;
-            engine::create_group(store, path, attrs, overwrite)
+            engine::create_group(store, path, attrs, overwrite, zarr_format)
         })
         .py_err()?;
     Ok(GroupCore {

@@ -84,3 +84,83 @@ def test_members_list_children_this_build_cannot_read(tmp_path):
         assert isinstance(odd, zarr_rs.Unreadable), odd
         assert "no_such_codec" in odd.reason and odd.path == "odd"
         assert g.array_keys() == ["plain"] and list(g) == ["odd", "plain"]
+
+
+def _zmetadata(path) -> dict:
+    return json.loads((pathlib.Path(path) / ".zmetadata").read_text())
+
+
+def _v2_hierarchy(path) -> None:
+    import zarr
+
+    g = zarr.open_group(path, mode="w", zarr_format=2, attributes={"title": "t"})
+    s = g.create_group("sub", attributes={"k": 1})
+    s.create_array("x", shape=(4,), dtype="i4", chunks=(2,))
+    g.create_array("Y", shape=(3, 2), dtype="f8", chunks=(2, 2), attributes={"units": "m"})
+
+
+def test_consolidate_metadata_of_a_v2_group_writes_what_zarr_python_writes(tmp_path):
+    import shutil
+
+    import zarr
+
+    theirs = str(tmp_path / "theirs.zarr")
+    _v2_hierarchy(theirs)
+    ours = str(tmp_path / "ours.zarr")
+    shutil.copytree(theirs, ours)
+    zarr.consolidate_metadata(theirs, zarr_format=2)
+    group = zarr_rs.consolidate_metadata(ours)
+    assert group.is_consolidated and group.zarr_format == 2
+    assert (pathlib.Path(ours) / ".zmetadata").read_bytes() == (
+        pathlib.Path(theirs) / ".zmetadata"
+    ).read_bytes()
+    assert not (pathlib.Path(ours) / "zarr.json").exists()
+
+
+def test_v2_groups_open_through_their_zmetadata_and_changes_keep_it_true(tmp_path):
+    import zarr
+
+    path = str(tmp_path / "v2.zarr")
+    _v2_hierarchy(path)
+    zarr.consolidate_metadata(path, zarr_format=2)
+    # an unconsolidated reader sees nothing the copy hides: take sub/x's own .zarray away
+    (pathlib.Path(path) / "sub" / "x" / ".zarray").rename(pathlib.Path(path) / "x.zarray")
+    for zarr_format in (None, 2):
+        g = zarr_rs.open_group(path, mode="r", use_consolidated=True, zarr_format=zarr_format)
+        assert g.is_consolidated and g.zarr_format == 2
+        assert g.attrs["title"] == "t"
+        assert [name for name, _ in g.members(max_depth=None)] == ["Y", "sub", "sub/x"]
+        assert g["sub/x"].shape == (4,), "from the copy"
+        assert g["sub"].zarr_format == 2 and g["sub"].attrs["k"] == 1
+    plain = zarr_rs.open_group(path, mode="r", use_consolidated=False)
+    assert not plain.is_consolidated
+    assert [name for name, _ in plain.members(max_depth=None)] == ["Y", "sub"]
+    (pathlib.Path(path) / "x.zarray").rename(pathlib.Path(path) / "sub" / "x" / ".zarray")
+
+    g = zarr_rs.open_group(path, mode="r+")
+    g["sub/x"].append(np.arange(3, dtype="i4"))
+    g["Y"].attrs["units"] = "km"
+    g["sub"].attrs["k"] = 2
+    g.attrs["title"] = "u"
+    g.create_group("new", attributes={"n": 1})
+    z = zarr.open_group(path, mode="r", use_consolidated=True, zarr_format=2)
+    assert z["sub/x"].shape == (7,)
+    np.testing.assert_array_equal(z["sub/x"][4:], [0, 1, 2])
+    assert (z["Y"].attrs["units"], z["sub"].attrs["k"], z.attrs["title"]) == ("km", 2, "u")
+    assert sorted(k for k, _ in z.members(max_depth=None)) == ["Y", "new", "sub", "sub/x"]
+    assert _zmetadata(path)["metadata"]["new/.zattrs"] == {"n": 1}
+
+    with pytest.raises(zarr_rs.ZarrError, match="no consolidated metadata"):
+        zarr_rs.open_group(path, mode="r", path="sub", use_consolidated=True)
+
+
+def test_v2_groups_created_from_python(tmp_path):
+    path = str(tmp_path / "made.zarr")
+    g = zarr_rs.open_group(path, mode="w", zarr_format=2, attributes={"a": 1})
+    assert g.zarr_format == 2 and g.create_group("c").zarr_format == 2
+    assert (pathlib.Path(path) / ".zgroup").exists()
+    assert zarr_rs.consolidate_metadata(path).is_consolidated
+    assert list(_zmetadata(path)["metadata"]) == [".zgroup", ".zattrs", "c/.zattrs", "c/.zgroup"]
+    assert zarr_rs.create_group(str(tmp_path / "v3.zarr")).zarr_format == 3
+    with pytest.raises(zarr_rs.ZarrError, match="zarr_format"):
+        zarr_rs.open_group(path, mode="r", zarr_format=4)

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{ArrayMetadataV2, Attributes, GroupMetadataV2, ZARRAY, ZATTRS, ZGROUP};
+use crate::consolidated::ConsolidatedMetadata;
 use crate::error::{MetaError, Result};
 use crate::pyjson::{self, Layout};
 
@@ -184,6 +185,102 @@ impl ConsolidatedMetadataV2 {
     pub fn set_attributes(&mut self, path: &str, attributes: &Attributes) {
         self.metadata
             .insert(key(path, ZATTRS), attributes.to_value());
+    }
+
+    /// The copy as zarr-python 3 holds it (and as a v3 copy is shaped): one document per
+    /// node below the group, by path relative to it, each the node's `.zarray` (or
+    /// `.zgroup`) with its `.zattrs` as `"attributes"` (`{}` when the copy has none), in the
+    /// document's order; and the group's own attributes (its `.zattrs` entry), if listed.
+    /// A `.zattrs` of a path with neither `.zarray` nor `.zgroup` names no node and is left
+    /// out.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use zarr_meta::v2::ConsolidatedMetadataV2;
+    ///
+    /// let doc = br#"{"metadata": {".zgroup": {"zarr_format": 2}, ".zattrs": {"t": 1},
+    ///   "x/.zattrs": {"u": "m"}, "x/.zarray": {"shape": [2], "chunks": [2], "dtype": "|u1",
+    ///   "fill_value": 0, "order": "C", "filters": null, "dimension_separator": ".",
+    ///   "compressor": null, "zarr_format": 2}}, "zarr_consolidated_format": 1}"#;
+    /// let c = ConsolidatedMetadataV2::from_slice(doc)?;
+    /// let (nodes, own) = c.to_nodes();
+    /// assert_eq!(nodes.metadata["x"]["attributes"], json!({"u": "m"}));
+    /// assert_eq!(nodes.metadata["x"]["shape"], json!([2]));
+    /// assert_eq!(own.unwrap()["t"], 1);
+    /// // and back, byte for byte
+    /// let again = ConsolidatedMetadataV2::from_nodes(&c.attributes("").unwrap()?.0, &nodes);
+    /// assert_eq!(again.to_vec(), c.to_vec());
+    /// # Ok::<(), zarr_meta::MetaError>(())
+    /// ```
+    pub fn to_nodes(&self) -> (ConsolidatedMetadata, Option<Map<String, Value>>) {
+        let mut nodes: Map<String, Value> = Map::new();
+        let mut own = None;
+        let mut with_attributes: Vec<(&str, &Value)> = Vec::new();
+        for (key, doc) in &self.metadata {
+            match split_key(key) {
+                Some(("", ZATTRS)) => own = doc.as_object().cloned(),
+                Some(("", _)) | None => {}
+                Some((path, ZATTRS)) => with_attributes.push((path, doc)),
+                Some((path, _)) => {
+                    let entry = nodes
+                        .entry(path.to_string())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let (Value::Object(entry), Value::Object(doc)) = (entry, doc) {
+                        for (k, v) in doc {
+                            entry.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            }
+        }
+        for (path, attributes) in with_attributes {
+            if let Some(Value::Object(entry)) = nodes.get_mut(path) {
+                entry.insert("attributes".into(), attributes.clone());
+            }
+        }
+        for entry in nodes.values_mut() {
+            if let Value::Object(entry) = entry {
+                entry
+                    .entry("attributes")
+                    .or_insert_with(|| Value::Object(Map::new()));
+            }
+        }
+        (ConsolidatedMetadata { metadata: nodes }, own)
+    }
+
+    /// `.zmetadata` as zarr-python 3.1.6 writes it for a v2 group whose attributes are
+    /// `attributes` and whose copy holds `nodes` (documents as [`to_nodes`](Self::to_nodes)
+    /// gives them): the group's `.zgroup` and `.zattrs`, then for each node, by depth and
+    /// then by name without regard to case, its `.zattrs` (its `"attributes"`) and its
+    /// `.zarray` (the document without `"attributes"`, for a document with a `"shape"`) or
+    /// its `.zgroup` (`{"zarr_format": 2, "consolidated_metadata": {"metadata": {},
+    /// "must_understand": false, "kind": "inline"}}`, as zarr-python writes member groups).
+    pub fn from_nodes(attributes: &Map<String, Value>, nodes: &ConsolidatedMetadata) -> Self {
+        let mut metadata = Map::new();
+        metadata.insert(ZGROUP.into(), GroupMetadataV2::default().to_value());
+        metadata.insert(ZATTRS.into(), Value::Object(attributes.clone()));
+        let mut entries: Vec<(&String, &Value)> = nodes.metadata.iter().collect();
+        entries.sort_by_cached_key(|(p, _)| (p.matches('/').count(), p.to_lowercase()));
+        for (path, doc) in entries {
+            let mut doc = doc.as_object().cloned().unwrap_or_default();
+            let attributes = doc
+                .shift_remove("attributes")
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            metadata.insert(key(path, ZATTRS), attributes);
+            if doc.contains_key("shape") {
+                metadata.insert(key(path, ZARRAY), Value::Object(doc));
+            } else {
+                let mut member = Map::new();
+                member.insert("metadata".into(), Value::Object(Map::new()));
+                member.insert("must_understand".into(), Value::Bool(false));
+                member.insert("kind".into(), Value::String("inline".into()));
+                let group = GroupMetadataV2 {
+                    consolidated_metadata: Some(Value::Object(member)),
+                };
+                metadata.insert(key(path, ZGROUP), group.to_value());
+            }
+        }
+        ConsolidatedMetadataV2 { metadata }
     }
 
     /// Removes the node at `path` and every node below it; returns how many documents went.

@@ -737,6 +737,11 @@ class Group(Mapping):
         """Whether the group was opened through consolidated metadata."""
         return bool(self._core.is_consolidated())
 
+    @property
+    def zarr_format(self) -> int:
+        """The Zarr format of the group's metadata: 3 (``zarr.json``) or 2 (``.zgroup``)."""
+        return int(self._core.zarr_format())
+
     def __getitem__(self, name: str) -> "Array | Group":
         node: Any = self
         for part in name.strip("/").split("/"):
@@ -987,41 +992,48 @@ def open_group(
     path: str = "",
     attributes: Mapping[str, Any] | None = None,
     use_consolidated: bool | None = None,
+    zarr_format: int | None = None,
 ) -> Group:
     """Opens the group at a directory or url. ``mode``: "r" (read only), "r+" (read and
     write, the group must exist), "a" (create it when missing), "w" (create it, replacing any
     node there), "w-" (create it, failing if a node is there). ``use_consolidated`` as
     zarr-python takes it: ``None`` opens through the group's consolidated metadata when it
-    holds some (members and children then need no further request), ``True`` requires it,
-    ``False`` reads every child's own metadata."""
+    holds some (``zarr.json``'s, or a Zarr v2 group's ``.zmetadata``; members and children
+    then need no further request), ``True`` requires it, ``False`` reads every child's own
+    metadata. ``zarr_format`` as zarr-python takes it: ``None`` finds the format
+    (``zarr.json`` first), ``2`` or ``3`` reads that format's documents only (a consolidated
+    v2 hierarchy then opens in the one request of its ``.zmetadata``); a group created here
+    is of that format (v3 by default)."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-"))
     attrs = json.dumps(dict(attributes or {}))
-    if mode == "w":
-        return Group(_core.create_group(path_or_url, path, attrs, True), path_or_url, path)
-    if mode == "w-":
-        return Group(_core.create_group(path_or_url, path, attrs, False), path_or_url, path)
+    if mode in ("w", "w-"):
+        core = _core.create_group(path_or_url, path, attrs, mode == "w", zarr_format)
+        return Group(core, path_or_url, path)
     try:
-        core = _core.open_group(path_or_url, path, mode, use_consolidated)
+        core = _core.open_group(path_or_url, path, mode, use_consolidated, zarr_format)
     except KeyError:
         if mode != "a":
             raise
-        core = _core.create_group(path_or_url, path, attrs, False)
+        core = _core.create_group(path_or_url, path, attrs, False, zarr_format)
     return Group(core, path_or_url, path)
 
 
 def consolidate_metadata(path_or_url: str, *, path: str = "") -> Group:
     """Writes the consolidated metadata of the group at a directory or url into its
-    ``zarr.json``, as ``zarr.consolidate_metadata`` does; returns the group, opened through
-    it. Changes made through zarr_rs afterwards keep it true."""
+    ``zarr.json`` (a Zarr v2 group: its ``.zmetadata``), as ``zarr.consolidate_metadata``
+    does; returns the group, opened through it. Changes made through zarr_rs afterwards keep
+    it true."""
     return Group(_core.consolidate_metadata(path_or_url, path), path_or_url, path)
 
 
 def create_group(
     path_or_url: str, *, path: str = "", attributes: Mapping[str, Any] | None = None,
-    overwrite: bool = False,
+    overwrite: bool = False, zarr_format: int | None = None,
 ) -> Group:
-    """Creates a group at a directory or url."""
-    core = _core.create_group(path_or_url, path, json.dumps(dict(attributes or {})), overwrite)
+    """Creates a group at a directory or url (``zarr_format=2``: a Zarr v2 group, whose child
+    groups are v2 too)."""
+    attrs = json.dumps(dict(attributes or {}))
+    core = _core.create_group(path_or_url, path, attrs, overwrite, zarr_format)
     return Group(core, path_or_url, path)
 
 
