@@ -22,6 +22,7 @@ use zarr_meta::data_type::DataTypeFactory;
 use zarr_meta::{ArrayMetadata, ConsolidatedMetadata, GroupMetadata, Registry};
 use zarr_store::Store;
 
+use crate::cas::Apply;
 use crate::error::{ArrayError, Result};
 use crate::path::NodePath;
 
@@ -72,11 +73,21 @@ impl Form {
     ) -> Result<()> {
         match self {
             Form::Inline => {
-                meta.set_consolidated_metadata(Some(copy));
-                store.set(&group.key("zarr.json"), &meta.to_vec_pretty())?;
+                store.set(&group.key("zarr.json"), &self.encode(meta, copy))?;
             }
         }
         Ok(())
+    }
+
+    /// The group document `meta` holding `copy`, as [`Form::write`] writes it (for
+    /// [`Form::Inline`], the bytes of `zarr.json`).
+    fn encode(self, meta: &mut GroupMetadata, copy: ConsolidatedMetadata) -> Vec<u8> {
+        match self {
+            Form::Inline => {
+                meta.set_consolidated_metadata(Some(copy));
+                meta.to_vec_pretty()
+            }
+        }
     }
 }
 
@@ -162,8 +173,10 @@ pub(crate) enum Change<'a> {
 
 /// Carries `change` of the node at `node` (whose own metadata is already written) into the
 /// consolidated copy of every ancestor group that holds one, nearest first: each ancestor's
-/// `zarr.json` is read, its copy updated and written back. `hierarchy`, the copy the node was
-/// opened through, is refreshed with what was written for its root.
+/// `zarr.json` is read, its copy updated and written back, by compare-and-swap (re-read and
+/// re-applied when another writer changed it meanwhile: concurrent changes of members all
+/// land in the copy). `hierarchy`, the copy the node was opened through, is refreshed with
+/// what was written for its root.
 ///
 /// Costs one GET per ancestor, and one PUT per ancestor that holds a copy; nothing for the
 /// root node.
@@ -175,18 +188,24 @@ pub(crate) fn sync(
 ) -> Result<()> {
     let mut ancestor = node.parent();
     while let Some(group) = ancestor {
-        if let Some(bytes) = store.get(&group.key("zarr.json"))? {
-            if let Ok(mut meta) = GroupMetadata::from_slice(&bytes) {
-                let form = Form::Inline;
-                if let Some(mut copy) = form.read(&group, &meta)? {
-                    if let Some(rel) = relative(&group, node) {
-                        apply(&mut copy, rel, change);
-                    }
-                    if let Some(h) = hierarchy.filter(|h| h.root == group && h.form == form) {
-                        h.replace(copy.clone());
-                    }
-                    form.write(store, &group, &mut meta, copy)?;
-                }
+        let form = Form::Inline;
+        let written = crate::cas::update(store, &group.key("zarr.json"), |current| {
+            let Some(mut meta) = current.and_then(|bytes| GroupMetadata::from_slice(bytes).ok())
+            else {
+                return Ok(Apply::Keep(None));
+            };
+            let Some(mut copy) = form.read(&group, &meta)? else {
+                return Ok(Apply::Keep(None));
+            };
+            if let Some(rel) = relative(&group, node) {
+                apply(&mut copy, rel, change);
+            }
+            let bytes = form.encode(&mut meta, copy.clone());
+            Ok(Apply::Write(bytes, Some(copy)))
+        })?;
+        if let Some(copy) = written {
+            if let Some(h) = hierarchy.filter(|h| h.root == group && h.form == form) {
+                h.replace(copy);
             }
         }
         ancestor = group.parent();

@@ -6,6 +6,7 @@
 
 mod array;
 mod builder;
+mod cas;
 mod consolidated;
 mod element;
 mod error;
