@@ -178,8 +178,12 @@ pub(crate) enum Change<'a> {
 /// land in the copy). `hierarchy`, the copy the node was opened through, is refreshed with
 /// what was written for its root.
 ///
-/// Costs one GET per ancestor, and one PUT per ancestor that holds a copy; nothing for the
-/// root node.
+/// The node's entry is its metadata as the store has it when the copy is read (not `change`'s
+/// when another writer changed the node since), so that the copy ends with the node's last
+/// metadata whichever writer's sync comes last.
+///
+/// Costs one GET per ancestor, and one GET of the node and one PUT per ancestor that holds a
+/// copy; nothing for the root node.
 pub(crate) fn sync(
     store: &dyn Store,
     node: &NodePath,
@@ -198,7 +202,7 @@ pub(crate) fn sync(
                 return Ok(Apply::Keep(None));
             };
             if let Some(rel) = relative(&group, node) {
-                apply(&mut copy, rel, change);
+                carry_current(store, node, &mut copy, rel, change)?;
             }
             let bytes = form.encode(&mut meta, copy.clone());
             Ok(Apply::Write(bytes, Some(copy)))
@@ -209,6 +213,41 @@ pub(crate) fn sync(
             }
         }
         ancestor = group.parent();
+    }
+    Ok(())
+}
+
+/// Carries `change` of `node` into `copy` (at `rel`), with the node's metadata as the store
+/// has it now: another writer may have changed it after `change` was written, and its own
+/// sync may already be in the copy.
+fn carry_current(
+    store: &dyn Store,
+    node: &NodePath,
+    copy: &mut ConsolidatedMetadata,
+    rel: &str,
+    change: Change<'_>,
+) -> Result<()> {
+    if matches!(change, Change::Removed) {
+        apply(copy, rel, change);
+        return Ok(());
+    }
+    let Some(bytes) = store.get(&node.key("zarr.json"))? else {
+        // deleted meanwhile
+        apply(copy, rel, Change::Removed);
+        return Ok(());
+    };
+    match change {
+        Change::Array(meta) if bytes != meta.to_vec_pretty() => {
+            match serde_json::from_slice::<Value>(&bytes) {
+                Ok(doc) if doc.is_object() => copy.set_document(rel, doc),
+                _ => apply(copy, rel, change),
+            }
+        }
+        Change::Group(_) => match GroupMetadata::from_slice(&bytes) {
+            Ok(now) => apply(copy, rel, Change::Group(&now)),
+            Err(_) => apply(copy, rel, change),
+        },
+        _ => apply(copy, rel, change),
     }
     Ok(())
 }
