@@ -60,7 +60,7 @@ impl Array {
             let next = fresh.with_grid(new_shape.to_vec(), r.grid);
             // Shrinking: the cut-off parts are reset and chunks wholly outside are deleted
             // before the metadata says so (again on each attempt, against the shape then).
-            let clipped: Vec<Vec<i64>> = r.clipped.iter().collect();
+            let clipped = fresh.stored_among(&r.clipped)?;
             clipped
                 .par_iter()
                 .try_for_each(|chunk| next.reset_outside(chunk))?;
@@ -70,6 +70,21 @@ impl Array {
         next.clear_exposed(&old)?;
         *self = next;
         Ok(())
+    }
+
+    /// The chunks of `set` to visit: all of them when there are few, otherwise only those
+    /// stored (one listing), so that a resize of an array with 2^40 chunks along an edge
+    /// costs what its stored chunks do.
+    fn stored_among(&self, set: &ChunkSet) -> Result<Vec<Vec<i64>>> {
+        const FEW: u64 = 256;
+        if set.len().is_some_and(|n| n <= FEW) {
+            return Ok(set.iter().collect());
+        }
+        Ok(self
+            .stored_chunks()?
+            .into_iter()
+            .filter(|chunk| set.contains(chunk))
+            .collect())
     }
 
     /// Resets every position of a stored chunk outside the array to fill, by compare-and-swap.

@@ -440,3 +440,41 @@ fn without_conditional_writes_one_writer_works_and_concurrent_ones_leave_a_valid
         }
     }
 }
+
+/// What compare-and-swap costs an append, in store calls: one read of `zarr.json` with its
+/// version and one conditional write of it; a boundary chunk one read and one conditional
+/// write; per ancestor group one read, and for one that holds a consolidated copy one more
+/// read (the member's metadata as stored) and one conditional write.
+#[test]
+fn the_store_calls_of_an_append() {
+    use zarr_array::zarr_store::testing::CountingStore;
+    let store = Arc::new(CountingStore::new(MemoryStore::new()));
+    create(store.clone(), false);
+    let mut array = Array::open(store.clone(), PATH).expect("opens");
+    // a whole chunk (4 rows): written plainly
+    let rows = |n: u64| -> Vec<u8> { (1..=(n * COLS) as u32).flat_map(u32::to_ne_bytes).collect() };
+    store.reset();
+    array
+        .append_bytes(&[4, COLS], &rows(4), 0)
+        .expect("appends");
+    let whole = store.counts();
+    // 2 rows into a new chunk the next append will share: a conditional write of the chunk
+    store.reset();
+    array
+        .append_bytes(&[2, COLS], &rows(2), 0)
+        .expect("appends");
+    let boundary = store.counts();
+    eprintln!("whole-chunk append: {whole:?}\nboundary append: {boundary:?}");
+    // zarr.json: 1 get + 1 set; g: 1 get; the root (with the copy): 2 gets + 1 set
+    assert_eq!(
+        (whole.get, whole.set, whole.lists()),
+        (4, 3, 0),
+        "{whole:?}"
+    );
+    // the boundary chunk adds 1 get (absent: nothing to decode) to the same
+    assert_eq!(
+        (boundary.get, boundary.set, boundary.lists()),
+        (5, 3, 0),
+        "{boundary:?}"
+    );
+}
