@@ -322,29 +322,119 @@ impl Array {
         &self.meta.attributes
     }
 
-    /// Replaces the user attributes and writes the metadata.
+    /// Replaces the user attributes and writes the metadata, by compare-and-swap on the
+    /// `zarr.json` as the store has it now (see [`Array::update_attributes`]); this handle
+    /// then holds that metadata.
     ///
     /// # Errors
-    /// The store's.
+    /// The store's; [`ArrayError::Contended`] when other writers win every attempt.
     pub fn set_attributes(&mut self, attributes: Map<String, Value>) -> Result<()> {
-        self.meta.attributes = attributes;
-        self.write_metadata()
+        let (next, ()) = self.update_metadata(|fresh| {
+            let mut next = fresh.clone();
+            next.meta.attributes.clone_from(&attributes);
+            Ok((next, ()))
+        })?;
+        *self = next;
+        Ok(())
     }
 
     /// Merges `updates` into the user attributes (a `null` value removes a key) and writes
     /// the metadata.
     ///
+    /// The merge is applied to the array's `zarr.json` as the store has it at the time of the
+    /// write, by compare-and-swap (re-read and re-applied when another writer changed it
+    /// meanwhile), so concurrent updates of different keys, from any process, all land, and
+    /// a concurrent resize or append is not undone. This handle then holds the metadata
+    /// written. On a store without conditional writes, and for a Zarr v2 array, the last
+    /// writer wins.
+    ///
     /// # Errors
-    /// The store's.
+    /// The store's; [`ArrayError::Contended`] when other writers win every attempt.
     pub fn update_attributes(&mut self, updates: Map<String, Value>) -> Result<()> {
-        for (k, v) in updates {
-            if v.is_null() {
-                self.meta.attributes.shift_remove(&k);
-            } else {
-                self.meta.attributes.insert(k, v);
+        let (next, ()) = self.update_metadata(|fresh| {
+            let mut next = fresh.clone();
+            for (k, v) in &updates {
+                if v.is_null() {
+                    next.meta.attributes.shift_remove(k);
+                } else {
+                    next.meta.attributes.insert(k.clone(), v.clone());
+                }
             }
+            Ok((next, ()))
+        })?;
+        *self = next;
+        Ok(())
+    }
+
+    /// Changes the metadata by compare-and-swap on `zarr.json` (see the `cas` module):
+    /// `change` gets the array as its `zarr.json` is now and returns the changed array (and
+    /// an answer); on a conflict it runs again on the newer metadata, so it re-validates. The
+    /// consolidated copies above are then updated the same way. A Zarr v2 array (two
+    /// documents, `.zarray` and `.zattrs`) is changed from this handle's metadata and written
+    /// plainly: the last writer wins.
+    pub(crate) fn update_metadata<T>(
+        &self,
+        change: impl Fn(&Array) -> Result<(Array, T)>,
+    ) -> Result<(Array, T)> {
+        if self.v2.is_some() {
+            let (next, out) = change(self)?;
+            next.write_metadata()?;
+            return Ok((next, out));
         }
-        self.write_metadata()
+        let key = self.path.key("zarr.json");
+        let (next, out) = crate::cas::update(&*self.store, &key, |current| {
+            let fresh = self.as_stored(current)?;
+            let (next, out) = change(&fresh)?;
+            Ok(crate::cas::Apply::Write(
+                next.meta.to_vec_pretty(),
+                (next, out),
+            ))
+        })?;
+        crate::consolidated::sync(
+            &*self.store,
+            &self.path,
+            crate::consolidated::Change::Array(&next.meta),
+            self.hierarchy.as_deref(),
+        )?;
+        Ok((next, out))
+    }
+
+    /// This array as its `zarr.json` `current` says it is now (this handle's store, path,
+    /// extensions, options and consolidated copy).
+    fn as_stored(&self, current: Option<&[u8]>) -> Result<Array> {
+        let Some(bytes) = current else {
+            return Err(ArrayError::NotFound {
+                path: self.path.to_string(),
+            });
+        };
+        if bytes == self.meta.to_vec_pretty().as_slice() {
+            return Ok(self.clone());
+        }
+        let meta = match NodeMetadata::from_slice_with(bytes, &self.extensions.data_types) {
+            Ok(NodeMetadata::Array(meta)) => *meta,
+            Ok(NodeMetadata::Group(_)) => {
+                return Err(ArrayError::WrongNodeType {
+                    path: self.path.to_string(),
+                    expected: "array",
+                    found: "group",
+                })
+            }
+            Err(source) => {
+                return Err(ArrayError::Metadata {
+                    path: self.path.to_string(),
+                    source,
+                })
+            }
+        };
+        let mut fresh = Self::from_metadata(
+            self.store.clone(),
+            self.path.clone(),
+            meta,
+            self.extensions.clone(),
+        )?
+        .with_options(self.options);
+        fresh.hierarchy.clone_from(&self.hierarchy);
+        Ok(fresh)
     }
 
     /// Writes the array's `zarr.json` (a v2 array: its `.zattrs` and `.zarray`), then the
@@ -640,6 +730,14 @@ impl Array {
     /// # Errors
     /// A region outside the array, a wrong data length, the store's errors.
     pub fn write_region_bytes(&self, region: &Region, data: &[u8]) -> Result<()> {
+        self.write_region_in(region, data, false)
+    }
+
+    /// As [`Array::write_region_bytes`]; with `shared`, every chunk the region covers only in
+    /// part is updated by a compare-and-swap read-modify-write of the chunk itself, so that a
+    /// concurrent writer of another part of it (a neighbouring append) loses nothing; chunks
+    /// covered whole are written plainly.
+    pub(crate) fn write_region_in(&self, region: &Region, data: &[u8], shared: bool) -> Result<()> {
         let len = self.region_byte_len(region)?;
         if data.len() != len {
             return Err(ArrayError::ShapeMismatch {
@@ -653,10 +751,16 @@ impl Array {
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         parts
             .par_iter()
-            .try_for_each(|part| self.write_chunk_part(part, &region.shape, data))
+            .try_for_each(|part| self.write_chunk_part(part, &region.shape, data, shared))
     }
 
-    fn write_chunk_part(&self, part: &ChunkPart, data_shape: &[u64], data: &[u8]) -> Result<()> {
+    fn write_chunk_part(
+        &self,
+        part: &ChunkPart,
+        data_shape: &[u64],
+        data: &[u8],
+        shared: bool,
+    ) -> Result<()> {
         let chunk_shape = self.chunk_shape();
         let chunk_len = self.chunk_byte_len()?;
         let elem = self.meta.data_type.size();
@@ -685,25 +789,51 @@ impl Array {
             })?;
             return self.store_chunk_from_block(&key, src);
         }
-        if part.in_chunk != covered && leaves_rewritable(&self.chain) {
+        let rewrite_leaves = part.in_chunk != covered && leaves_rewritable(&self.chain);
+        if shared {
+            // Positions of this chunk outside the part may be another writer's: update it by
+            // compare-and-swap, from the chunk as stored at the time of the write.
+            return crate::cas::update(&*self.store, &key, |stored| {
+                let new = if rewrite_leaves {
+                    self.rewrite_shard(&key, stored, part, data_shape, data, true)?
+                } else {
+                    let mut chunk = self.decoded_or_fill(&key, stored)?;
+                    copy_region(
+                        data,
+                        data_shape,
+                        &part.in_region.start,
+                        &mut chunk,
+                        &chunk_shape,
+                        &part.in_chunk.start,
+                        &part.in_region.shape,
+                        elem,
+                    );
+                    self.encode_shared(&key, &chunk)?
+                };
+                Ok(shared_apply(stored, new))
+            });
+        }
+        if rewrite_leaves {
             // a shard written in part: only the inner chunks the part touches are re-encoded
-            return self.update_shard(&key, part, data_shape, data);
+            let stored = self.store.get(&key)?;
+            return match self.rewrite_shard(
+                &key,
+                stored.as_deref(),
+                part,
+                data_shape,
+                data,
+                false,
+            )? {
+                Some(bytes) => Ok(self.store.set(&key, &bytes)?),
+                None => Ok(self.store.delete(&key)?),
+            };
         }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
             self.fill_chunk(chunk_len)?
         } else {
-            match self.store.get(&key)? {
-                Some(bytes) => self
-                    .chain
-                    .decode(&bytes)
-                    .map_err(|source| ArrayError::Codec {
-                        context: key.clone(),
-                        source,
-                    })?
-                    .to_vec(),
-                None => self.fill_chunk(chunk_len)?,
-            }
+            let stored = self.store.get(&key)?;
+            self.decoded_or_fill(&key, stored.as_deref())?
         };
         copy_region(
             data,
@@ -718,18 +848,73 @@ impl Array {
         self.store_chunk(&key, &chunk)
     }
 
-    /// Writes the part `part` of a stored shard (or of a new one): the leaves (inner chunks)
-    /// the part touches are decoded when it covers them only in part, modified and
-    /// re-encoded; every other leaf keeps its encoded bytes as they are
-    /// ([`CodecChain::rewrite_leaves`]). The shard is read and written whole, with one `get`
-    /// and one `set` (or `delete`, when no leaf is left).
-    fn update_shard(
+    /// The chunk `stored` under `key` decoded, or a chunk of fill value when it is absent.
+    fn decoded_or_fill(&self, key: &str, stored: Option<&[u8]>) -> Result<Vec<u8>> {
+        match stored {
+            Some(bytes) => Ok(self
+                .chain
+                .decode(bytes)
+                .map_err(|source| ArrayError::Codec {
+                    context: key.to_owned(),
+                    source,
+                })?
+                .to_vec()),
+            None => self.fill_chunk(self.chunk_byte_len()?),
+        }
+    }
+
+    /// Encodes a chunk written by compare-and-swap: `None` only when it is all fill value
+    /// and the codecs cannot store an empty chunk (`sparse_layout`); otherwise a chunk of
+    /// fill value is stored rather than deleted, since a delete cannot be conditional.
+    fn encode_shared(&self, key: &str, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
+        let codec_err = |source| ArrayError::Codec {
+            context: key.to_owned(),
+            source,
+        };
+        if self.chain.stores_empty_chunks() {
+            Ok(Some(self.chain.encode(chunk).map_err(codec_err)?))
+        } else {
+            self.chain.encode_chunk(chunk).map_err(codec_err)
+        }
+    }
+
+    /// Rewrites the stored chunk `chunk` by compare-and-swap: `edit` changes its decoded
+    /// buffer (fill value when it is absent). A missing chunk that `edit` leaves all fill stays
+    /// missing.
+    pub(crate) fn edit_chunk(&self, chunk: &[i64], edit: impl Fn(&mut [u8])) -> Result<()> {
+        let key = self.chunk_key(chunk);
+        crate::cas::update(&*self.store, &key, |stored| {
+            let mut buf = self.decoded_or_fill(&key, stored)?;
+            edit(&mut buf);
+            let new = match stored {
+                // nothing stored and nothing to store: no write at all
+                None => self
+                    .chain
+                    .encode_chunk(&buf)
+                    .map_err(|source| ArrayError::Codec {
+                        context: key.clone(),
+                        source,
+                    })?,
+                Some(_) => self.encode_shared(&key, &buf)?,
+            };
+            Ok(shared_apply(stored, new))
+        })
+    }
+
+    /// The shard `stored` under `key` (or a new one) with the part `part` written: the leaves
+    /// (inner chunks) the part touches are decoded when it covers them only in part, modified
+    /// and re-encoded; every other leaf keeps its encoded bytes as they are
+    /// ([`CodecChain::rewrite_leaves`]). `None` when no leaf is left. With `keep_empty`
+    /// (a compare-and-swap write, which cannot delete), leaves of fill value are stored.
+    fn rewrite_shard(
         &self,
         key: &str,
+        stored: Option<&[u8]>,
         part: &ChunkPart,
         data_shape: &[u64],
         data: &[u8],
-    ) -> Result<()> {
+        keep_empty: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let codec_err = |source: CodecError| ArrayError::Codec {
             context: key.to_string(),
             source,
@@ -745,70 +930,60 @@ impl Array {
             .iter()
             .map(|p| p.chunk.iter().map(|&g| g as u64).collect())
             .collect();
-        let stored = self.store.get(key)?;
-        let keep_empty = self.options.write_empty_chunks && leaf_chain.stores_empty_chunks();
-        let new = self
-            .chain
-            .rewrite_leaves(
-                stored.as_deref(),
-                &leaves,
-                |leaf, old| -> Result<_, LeafError> {
-                    let i = leaves
-                        .binary_search_by(|l| l.as_slice().cmp(leaf))
-                        .map_err(|_| ArrayError::InvalidArgument {
-                            what: "leaf",
-                            reason: format!("{leaf:?} is not one of the leaves written"),
-                        })?;
-                    let lp = &leaf_parts[i];
-                    let mut buf = match old {
-                        Some(bytes) if lp.in_chunk.shape != leaf_shape => {
-                            leaf_chain.decode(bytes).map_err(codec_err)?.to_vec()
+        let keep_empty =
+            (keep_empty || self.options.write_empty_chunks) && leaf_chain.stores_empty_chunks();
+        self.chain
+            .rewrite_leaves(stored, &leaves, |leaf, old| -> Result<_, LeafError> {
+                let i = leaves
+                    .binary_search_by(|l| l.as_slice().cmp(leaf))
+                    .map_err(|_| ArrayError::InvalidArgument {
+                        what: "leaf",
+                        reason: format!("{leaf:?} is not one of the leaves written"),
+                    })?;
+                let lp = &leaf_parts[i];
+                let mut buf = match old {
+                    Some(bytes) if lp.in_chunk.shape != leaf_shape => {
+                        leaf_chain.decode(bytes).map_err(codec_err)?.to_vec()
+                    }
+                    _ => {
+                        let mut b = Vec::new();
+                        grow_to(&mut b, leaf_len, &leaf_shape)?;
+                        let fill = self.meta.fill_value.as_bytes();
+                        if lp.in_chunk.shape != leaf_shape && fill.iter().any(|&b| b != 0) {
+                            fill_pattern(&mut b, fill);
                         }
-                        _ => {
-                            let mut b = Vec::new();
-                            grow_to(&mut b, leaf_len, &leaf_shape)?;
-                            let fill = self.meta.fill_value.as_bytes();
-                            if lp.in_chunk.shape != leaf_shape && fill.iter().any(|&b| b != 0) {
-                                fill_pattern(&mut b, fill);
-                            }
-                            b
-                        }
-                    };
-                    // the leaf part's first position in the data
-                    let from: Vec<u64> = part
-                        .in_region
-                        .start
-                        .iter()
-                        .zip(&lp.in_region.start)
-                        .map(|(&a, &b)| a + b)
-                        .collect();
-                    copy_region(
-                        data,
-                        data_shape,
-                        &from,
-                        &mut buf,
-                        &leaf_shape,
-                        &lp.in_chunk.start,
-                        &lp.in_chunk.shape,
-                        elem,
-                    );
-                    let encoded = if keep_empty {
-                        Some(leaf_chain.encode_owned(buf).map_err(codec_err)?)
-                    } else {
-                        leaf_chain.encode_chunk(&buf).map_err(codec_err)?
-                    };
-                    Ok(encoded)
-                },
-            )
+                        b
+                    }
+                };
+                // the leaf part's first position in the data
+                let from: Vec<u64> = part
+                    .in_region
+                    .start
+                    .iter()
+                    .zip(&lp.in_region.start)
+                    .map(|(&a, &b)| a + b)
+                    .collect();
+                copy_region(
+                    data,
+                    data_shape,
+                    &from,
+                    &mut buf,
+                    &leaf_shape,
+                    &lp.in_chunk.start,
+                    &lp.in_chunk.shape,
+                    elem,
+                );
+                let encoded = if keep_empty {
+                    Some(leaf_chain.encode_owned(buf).map_err(codec_err)?)
+                } else {
+                    leaf_chain.encode_chunk(&buf).map_err(codec_err)?
+                };
+                Ok(encoded)
+            })
             .map_err(|e| match e {
                 LeafError::Codec(source) => codec_err(source),
                 LeafError::Array(e) => e,
-            })?;
-        match new {
-            Some(bytes) => self.store.set(key, &bytes)?,
-            None => self.store.delete(key)?,
-        }
-        Ok(())
+            })
     }
 
     /// A chunk buffer of `len` bytes holding the fill value.
@@ -943,6 +1118,17 @@ impl From<ArrayError> for LeafError {
 /// Whether a partial write of a chunk may rewrite only the leaves it touches
 /// ([`CodecChain::rewrite_leaves`]): the chain is sharded and no level has array -> array
 /// codecs, the leaf chain's included.
+/// What a compare-and-swap write of a chunk does with its new encoding `new` (`None`: nothing
+/// left to store) given what was `stored`.
+fn shared_apply(stored: Option<&[u8]>, new: Option<Vec<u8>>) -> crate::cas::Apply<()> {
+    match (new, stored) {
+        (Some(bytes), _) => crate::cas::Apply::Write(bytes, ()),
+        (None, None) => crate::cas::Apply::Keep(()),
+        // the codecs cannot store an empty chunk (`sparse_layout`): a plain delete
+        (None, Some(_)) => crate::cas::Apply::Delete(()),
+    }
+}
+
 fn leaves_rewritable(chain: &CodecChain) -> bool {
     if !chain.is_sharded() {
         return false;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lru::LruCache;
 use zarr_codecs::AlignedBuffer;
-use zarr_store::{ByteRange, ListDir, Result as StoreResult, Store};
+use zarr_store::{ByteRange, Condition, ListDir, Outcome, Result as StoreResult, Store, Version};
 
 /// A decoded chunk, or `None` for a chunk that is not stored.
 pub(crate) type Entry = Option<Arc<AlignedBuffer>>;
@@ -214,6 +214,18 @@ impl Store for Invalidating {
     }
     fn fetch_concurrency(&self) -> usize {
         self.inner.fetch_concurrency()
+    }
+    fn conditional_writes(&self) -> bool {
+        self.inner.conditional_writes()
+    }
+    fn get_versioned(&self, key: &str) -> StoreResult<Option<(Vec<u8>, Version)>> {
+        self.inner.get_versioned(key)
+    }
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> StoreResult<Outcome> {
+        let done = self.inner.set_if(key, value, condition);
+        // a conflict wrote nothing, but dropping the entry then is harmless
+        self.cache.invalidate(|k| k == key);
+        done
     }
 }
 

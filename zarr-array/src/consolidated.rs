@@ -29,6 +29,7 @@ use zarr_meta::v2::{
 use zarr_meta::{ArrayMetadata, ConsolidatedMetadata, GroupMetadata, Registry};
 use zarr_store::Store;
 
+use crate::cas::Apply;
 use crate::error::{ArrayError, Result};
 use crate::path::NodePath;
 
@@ -325,12 +326,19 @@ pub(crate) fn v2_parts(doc: &Value) -> Option<(Value, Value)> {
 /// consolidated copy of every ancestor group that holds one, nearest first (and, for a v2
 /// group's attributes, into the group's own `.zmetadata`, which lists them): each
 /// ancestor's document is read ([`Form::key`]: its `zarr.json`, or for a v2 group its
-/// `.zmetadata`), its copy updated and written back when that changed it. `hierarchy`, the
-/// copy the node was opened through, is refreshed with what was written for its root.
+/// `.zmetadata`), its copy updated and written back when that changed it, by
+/// compare-and-swap (re-read and re-applied when another writer changed it meanwhile:
+/// concurrent changes of members all land in the copy). `hierarchy`, the copy the node was
+/// opened through, is refreshed with what was written for its root.
 ///
-/// A document that does not parse holds no copy to keep (`zarr validate` reports it).
-/// Costs one GET per ancestor (two for a v2 one: its `zarr.json` is looked for first), and
-/// one PUT per copy changed; nothing for the root node.
+/// A v3 node's entry is its metadata as the store has it when the copy is read (not
+/// `change`'s when another writer changed the node since), so that the copy ends with the
+/// node's last metadata whichever writer's sync comes last. A document that does not parse
+/// holds no copy to keep (`zarr validate` reports it).
+///
+/// Costs one GET per ancestor (two for a v2 one: its `zarr.json` is looked for first), and,
+/// per copy changed, one GET of a v3 node's own metadata and one PUT; nothing for the root
+/// node.
 pub(crate) fn sync(
     store: &dyn Store,
     node: &NodePath,
@@ -344,31 +352,82 @@ pub(crate) fn sync(
     while let Some(at) = group {
         for form in [Form::Inline, Form::ZMetadata] {
             let key = form.key(&at);
-            let Some(bytes) = store.get(&key)? else {
-                continue;
-            };
-            // a document that is not a group's, or does not parse, holds no copy to keep
-            let held = form.read(&at, &bytes).ok().flatten();
-            if let Some(mut held) = held {
-                let changed = apply(&mut held, relative(&at, node), change);
+            let mut present = false;
+            let written = crate::cas::update(store, &key, |current| {
+                present = current.is_some();
+                // a document that is not a group's, or does not parse, holds no copy to keep
+                let Some(mut held) = current.and_then(|b| form.read(&at, b).ok().flatten()) else {
+                    return Ok(Apply::Keep(None));
+                };
+                let rel = relative(&at, node);
+                let now = match rel {
+                    Some(_) => current_document(store, node, change)?,
+                    None => Current::AsChanged,
+                };
+                let changed = apply(&mut held, rel, change, now);
+                let copy = held.copy().clone();
+                Ok(if changed {
+                    Apply::Write(held.to_vec(), Some(copy))
+                } else {
+                    Apply::Keep(Some(copy))
+                })
+            })?;
+            if let Some(copy) = written {
                 if let Some(h) = hierarchy.filter(|h| h.root == at && h.form == form) {
-                    h.replace(held.copy().clone());
-                }
-                if changed {
-                    store.set(&key, &held.to_vec())?;
+                    h.replace(copy);
                 }
             }
-            // the node's format is v3 when it has a zarr.json: no .zmetadata is looked for
-            break;
+            if present {
+                // the node's format is v3 when it has a zarr.json: no .zmetadata is looked for
+                break;
+            }
         }
         group = at.parent();
     }
     Ok(())
 }
 
+/// What a v3 node's metadata is in the store when a copy above it is updated.
+enum Current {
+    /// As `change` has it (or `change` is not of a v3 node, whose writers keep no order).
+    AsChanged,
+    /// Deleted since.
+    Gone,
+    /// This document, written by another writer since.
+    Doc(Value),
+}
+
+/// The metadata of `node` as the store has it now, for `change` of a v3 node: another writer
+/// may have changed it after `change` was written, and its own sync may already be in the
+/// copy.
+fn current_document(store: &dyn Store, node: &NodePath, change: Change<'_>) -> Result<Current> {
+    if !matches!(change, Change::Array(_) | Change::Group(_)) {
+        return Ok(Current::AsChanged);
+    }
+    let Some(bytes) = store.get(&node.key("zarr.json"))? else {
+        return Ok(Current::Gone);
+    };
+    Ok(match change {
+        Change::Array(meta) if bytes != meta.to_vec_pretty() => {
+            match serde_json::from_slice::<Value>(&bytes) {
+                Ok(doc) if doc.is_object() => Current::Doc(doc),
+                _ => Current::AsChanged,
+            }
+        }
+        Change::Group(_) => match GroupMetadata::from_slice(&bytes) {
+            Ok(now) => match Change::Group(&now).document() {
+                Some((_, doc)) => Current::Doc(doc),
+                None => Current::AsChanged,
+            },
+            Err(_) => Current::AsChanged,
+        },
+        _ => Current::AsChanged,
+    })
+}
+
 /// Applies `change` of the node at `rel` (relative to the group holding `held`; `None`: the
-/// group itself) to `held`; whether that changed it.
-fn apply(held: &mut Held, rel: Option<&str>, change: Change<'_>) -> bool {
+/// group itself), whose metadata is `now` in the store, to `held`; whether that changed it.
+fn apply(held: &mut Held, rel: Option<&str>, change: Change<'_>, now: Current) -> bool {
     let format = held.form().zarr_format();
     let Some(rel) = rel else {
         // the group itself: a v2 group's attributes are in its .zmetadata
@@ -381,7 +440,12 @@ fn apply(held: &mut Held, rel: Option<&str>, change: Change<'_>) -> bool {
         };
     };
     let copy = held.copy_mut();
-    match change.document() {
+    let document = match now {
+        Current::AsChanged => change.document(),
+        Current::Gone => None,
+        Current::Doc(doc) => Some((3, doc)),
+    };
+    match document {
         None => match change {
             Change::Removed(Some(only)) if only != format => false,
             _ => copy.remove_node(rel) > 0,

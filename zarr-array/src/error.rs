@@ -36,6 +36,16 @@ pub enum ArrayError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A compare-and-swap update of a stored value (metadata, or a chunk two writers share)
+    /// met another writer's change on every one of its attempts, and gave up; nothing of it
+    /// was written.
+    #[error("gave up updating {key:?}: other writers changed it first {attempts} times in a row")]
+    Contended {
+        /// The store key.
+        key: String,
+        /// How many times it was read, recomputed and written.
+        attempts: u32,
+    },
     /// No node at this path.
     #[error("no array or group at {path:?}")]
     NotFound {

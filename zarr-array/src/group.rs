@@ -400,15 +400,18 @@ impl Group {
             );
         }
         let key = self.path.key("zarr.json");
-        let mut meta = self.meta.clone();
-        if meta.consolidated_metadata().ok().flatten().is_some() {
-            if let Some(bytes) = self.store.get(&key)? {
-                if let Ok(stored) = zarr_meta::GroupMetadata::from_slice(&bytes) {
+        // By compare-and-swap, so that a copy another writer updated meanwhile is kept.
+        let meta = crate::cas::update(&*self.store, &key, |current| {
+            let mut meta = self.meta.clone();
+            if meta.consolidated_metadata().ok().flatten().is_some() {
+                if let Some(stored) =
+                    current.and_then(|bytes| zarr_meta::GroupMetadata::from_slice(bytes).ok())
+                {
                     meta.set_consolidated_metadata(stored.consolidated_metadata().ok().flatten());
                 }
             }
-        }
-        self.store.set(&key, &meta.to_vec_pretty())?;
+            Ok(crate::cas::Apply::Write(meta.to_vec_pretty(), meta))
+        })?;
         consolidated::sync(
             &*self.store,
             &self.path,
@@ -434,6 +437,49 @@ impl Group {
     pub fn set_attributes(&mut self, attributes: Map<String, Value>) -> Result<()> {
         self.meta.attributes = attributes;
         self.write_metadata()
+    }
+
+    /// Merges `updates` into the user attributes (a `null` value removes a key) and writes
+    /// the metadata, as [`Array::update_attributes`] does: applied by compare-and-swap to the
+    /// group's `zarr.json` as the store has it then, so that concurrent updates of different
+    /// keys, from any process, all land; this handle then holds the attributes written. On a
+    /// store without conditional writes, and for a Zarr v2 group, the last writer wins.
+    ///
+    /// # Errors
+    /// Store errors, a group document that no longer parses; [`ArrayError::Contended`].
+    pub fn update_attributes(&mut self, updates: Map<String, Value>) -> Result<()> {
+        let merge = |attributes: &mut Map<String, Value>| {
+            for (k, v) in &updates {
+                if v.is_null() {
+                    attributes.shift_remove(k);
+                } else {
+                    attributes.insert(k.clone(), v.clone());
+                }
+            }
+        };
+        if self.v2 {
+            merge(&mut self.meta.attributes);
+            return self.write_metadata();
+        }
+        let key = self.path.key("zarr.json");
+        let meta = crate::cas::update(&*self.store, &key, |current| {
+            let Some(bytes) = current else {
+                return Err(ArrayError::NotFound {
+                    path: self.path.to_string(),
+                });
+            };
+            let mut meta = consolidated::group_metadata(&self.path, bytes)?;
+            merge(&mut meta.attributes);
+            Ok(crate::cas::Apply::Write(meta.to_vec_pretty(), meta))
+        })?;
+        consolidated::sync(
+            &*self.store,
+            &self.path,
+            Change::Group(&meta),
+            self.consolidated.as_deref(),
+        )?;
+        self.meta.attributes = meta.attributes;
+        Ok(())
     }
 
     /// Creates a child group (a v2 group in a v2 group).

@@ -1,9 +1,15 @@
 //! Resize, append, prepend, and the conversion of a `regular_bounded` array to `regular`.
 //!
-//! Order of writes: new chunks first, metadata last (append, prepend), so an interrupted
-//! call leaves the old array readable and unchanged; for a shrinking resize the metadata goes
-//! first and chunks outside the new shape are deleted after, so an interruption leaves only
-//! invisible leftovers.
+//! Every change of the metadata is a compare-and-swap on `zarr.json` ([`Array::update_metadata`],
+//! the `cas` module), so concurrent writers, in any process, never undo each other's change.
+//!
+//! Order of writes: append and prepend reserve their positions first (the grown shape, by
+//! compare-and-swap), then write their data there, chunks shared with a neighbouring append by
+//! compare-and-swap; an interrupted call leaves the array grown, the positions it had not
+//! written yet reading as the fill value. A shrinking resize resets the cut-off positions and
+//! deletes the chunks wholly outside before its metadata; a growing one clears stale data in
+//! the exposed positions after its metadata (never before: that could clear a concurrent
+//! append's chunks).
 
 use std::sync::Arc;
 
@@ -32,57 +38,144 @@ impl Array {
 
     /// Changes the shape (the upper end of every axis). Chunks wholly outside the new shape
     /// are deleted; kept chunks that lose positions have those reset to the fill value; and
-    /// before growing, positions beyond the old shape are cleared, so newly exposed positions
-    /// read as fill, never stale data (even after an interrupted shrink).
+    /// after growing, newly exposed positions that hold stale data (from an interrupted
+    /// shrink, or a stray writer) are reset to fill.
+    ///
+    /// The new shape is written by compare-and-swap on `zarr.json` as the store has it at the
+    /// time (see [`Array::update_attributes`]), so a concurrent append or attribute update is
+    /// kept (a shrink cuts an append that came first, as it would have in that order). The
+    /// cut-off positions are reset before the shape shrinks (an interrupted shrink leaves the
+    /// old shape, its tail partly reset to fill); positions a growth exposes are cleared after
+    /// the shape grows, never before, so that a concurrent append's chunks are not cleared
+    /// (a reader may meanwhile see stale data there, only where an earlier shrink was
+    /// interrupted).
     ///
     /// # Errors
-    /// A rank mismatch, an overflow, store or codec errors.
+    /// A rank mismatch, an overflow, store or codec errors; [`ArrayError::Contended`].
     pub fn resize(&mut self, new_shape: &[u64]) -> Result<()> {
-        let r = zarr_grid::resize(&*self.grid, new_shape)?;
-        let next = self.with_grid(new_shape.to_vec(), r.grid);
-        // Growing exposes positions outside the old shape: before the metadata says they
-        // exist, clear whatever an interrupted earlier shrink (or a stray writer) left there,
-        // so they read as fill.
-        let back = zarr_grid::resize(&*next.grid, self.shape())?;
-        let straddling: Vec<Vec<i64>> = back.clipped.iter().collect();
-        straddling
-            .par_iter()
-            .try_for_each(|chunk| self.reset_outside(chunk))?;
-        self.delete_chunks_in(&back.removed)?;
-        next.write_metadata()?;
-        // Shrinking: the metadata first, then the cut-off parts are reset and chunks wholly
-        // outside are deleted, so an interruption leaves only invisible leftovers.
-        let clipped: Vec<Vec<i64>> = r.clipped.iter().collect();
-        clipped
-            .par_iter()
-            .try_for_each(|chunk| next.reset_outside(chunk))?;
-        next.delete_chunks_in(&r.removed)?;
+        // refused before anything is read or written
+        zarr_grid::resize(&*self.grid, new_shape)?;
+        let (next, old) = self.update_metadata(|fresh| {
+            let r = zarr_grid::resize(&*fresh.grid, new_shape)?;
+            let next = fresh.with_grid(new_shape.to_vec(), r.grid);
+            // Shrinking: the cut-off parts are reset and chunks wholly outside are deleted
+            // before the metadata says so (again on each attempt, against the shape then).
+            let clipped = fresh.stored_among(&r.clipped)?;
+            clipped
+                .par_iter()
+                .try_for_each(|chunk| next.reset_outside(chunk))?;
+            next.delete_chunks_in(&r.removed)?;
+            Ok((next, fresh.clone()))
+        })?;
+        next.clear_exposed(&old)?;
         *self = next;
         Ok(())
     }
 
-    /// Rewrites a stored chunk with every position outside the array set to fill.
+    /// The chunks of `set` to visit: all of them when there are few, otherwise only those
+    /// stored (one listing), so that a resize of an array with 2^40 chunks along an edge
+    /// costs what its stored chunks do.
+    fn stored_among(&self, set: &ChunkSet) -> Result<Vec<Vec<i64>>> {
+        const FEW: u64 = 256;
+        if set.len().is_some_and(|n| n <= FEW) {
+            return Ok(set.iter().collect());
+        }
+        Ok(self
+            .stored_chunks()?
+            .into_iter()
+            .filter(|chunk| set.contains(chunk))
+            .collect())
+    }
+
+    /// Resets every position of a stored chunk outside the array to fill, by compare-and-swap.
     fn reset_outside(&self, chunk: &[i64]) -> Result<()> {
-        let Some(old) = self.read_chunk_bytes(chunk)? else {
-            return Ok(());
-        };
         let Some(part) = self.grid.chunk_part(chunk) else {
             return Ok(());
         };
         let shape = self.chunk_shape();
-        let mut fresh = vec![0u8; old.len()];
+        let elem = self.data_type().size();
+        let mut fresh = vec![0u8; buffer_len(&shape, elem)?];
         fill_pattern(&mut fresh, self.fill_value().as_bytes());
-        copy_region(
-            old.as_bytes(),
-            &shape,
-            &part.in_chunk.start,
-            &mut fresh,
-            &shape,
-            &part.in_chunk.start,
-            &part.in_chunk.shape,
-            self.data_type().size(),
-        );
-        self.store_chunk(&self.chunk_key(chunk), &fresh)
+        self.edit_chunk(chunk, |buf| {
+            // keep the part inside the array, fill everything else
+            let mut kept = fresh.clone();
+            copy_region(
+                buf,
+                &shape,
+                &part.in_chunk.start,
+                &mut kept,
+                &shape,
+                &part.in_chunk.start,
+                &part.in_chunk.shape,
+                elem,
+            );
+            buf.copy_from_slice(&kept);
+        })
+    }
+
+    /// After a growth from `old`: resets the positions of stored chunks that are inside this
+    /// array but were outside `old` (stale data an interrupted shrink left) to fill. A chunk
+    /// wholly inside this array and outside `old` is deleted (no other writer has a part of
+    /// it); one that straddles either shape is rewritten by compare-and-swap, keeping every
+    /// other position (an append after this growth writes beyond this shape).
+    fn clear_exposed(&self, old: &Array) -> Result<()> {
+        if self
+            .shape()
+            .iter()
+            .zip(old.shape())
+            .all(|(new, old)| new <= old)
+        {
+            return Ok(());
+        }
+        let back = zarr_grid::resize(&*self.grid, old.shape())?;
+        if back.removed.is_empty() && back.clipped.is_empty() {
+            return Ok(());
+        }
+        let shape = self.chunk_shape();
+        let elem = self.data_type().size();
+        let mut fill = vec![0u8; buffer_len(&shape, elem)?];
+        fill_pattern(&mut fill, self.fill_value().as_bytes());
+        let stored = self.stored_chunks()?;
+        stored.par_iter().try_for_each(|chunk| -> Result<()> {
+            if !back.removed.contains(chunk) && !back.clipped.contains(chunk) {
+                return Ok(());
+            }
+            let Some(inside) = self.grid.chunk_part(chunk).map(|p| p.in_chunk) else {
+                return Ok(());
+            };
+            let before = old.grid.chunk_part(chunk).map(|p| p.in_chunk);
+            if before.is_none() && inside.shape == shape {
+                self.store.delete(&self.chunk_key(chunk))?;
+                return Ok(());
+            }
+            self.edit_chunk(chunk, |buf| {
+                let original = buf.to_vec();
+                // fill what is inside this array...
+                copy_region(
+                    &fill,
+                    &shape,
+                    &inside.start,
+                    buf,
+                    &shape,
+                    &inside.start,
+                    &inside.shape,
+                    elem,
+                );
+                // ...except what was inside `old`
+                if let Some(before) = &before {
+                    copy_region(
+                        &original,
+                        &shape,
+                        &before.start,
+                        buf,
+                        &shape,
+                        &before.start,
+                        &before.shape,
+                        elem,
+                    );
+                }
+            })
+        })
     }
 
     fn delete_chunks_in(&self, set: &ChunkSet) -> Result<()> {
@@ -124,22 +217,48 @@ impl Array {
 
     /// Appends raw bytes of shape `data_shape` after the end of `axis`.
     ///
+    /// Safe with concurrent appenders, in any process, on a store with conditional writes:
+    /// the grown shape is first written by compare-and-swap on `zarr.json` as the store has
+    /// it then (re-read and re-applied on a conflict), which reserves the positions after
+    /// the end as it was for this append alone; the data is then written there. Chunks the
+    /// block fills whole are written plainly; a chunk it shares with a neighbouring append
+    /// (a partly filled boundary chunk or shard) is updated by a compare-and-swap
+    /// read-modify-write of the chunk itself. Every append thus lands whole, at the positions
+    /// its reservation got; this handle then holds the metadata it wrote. Until the data is
+    /// written (and for ever, if the process is killed meanwhile), the reserved positions
+    /// read as the fill value.
+    ///
     /// # Errors
-    /// A shape mismatch (nothing changes), an overflow, store or codec errors.
+    /// A shape mismatch (nothing changes; checked again against the metadata in the store),
+    /// an overflow, store or codec errors; [`ArrayError::Contended`].
     pub fn append_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
         let k = self.check_grow_shape(data_shape, axis)?;
         if k == 0 {
             return Ok(());
         }
-        let r = zarr_grid::append(&*self.grid, axis, k)?;
-        let old_len = self.shape()[axis];
-        let new_shape = r.grid.shape().to_vec();
-        let next = self.with_grid(new_shape, r.grid);
-        let mut start = vec![0; self.rank()];
+        self.check_data_len(data_shape, data)?;
+        let (next, old_len) = self.update_metadata(|fresh| {
+            let k = fresh.check_grow_shape(data_shape, axis)?;
+            let r = zarr_grid::append(&*fresh.grid, axis, k)?;
+            let new_shape = r.grid.shape().to_vec();
+            Ok((fresh.with_grid(new_shape, r.grid), fresh.shape()[axis]))
+        })?;
+        let mut start = vec![0; next.rank()];
         start[axis] = old_len;
-        next.write_region_bytes(&Region::new(start, data_shape.to_vec())?, data)?;
-        next.write_metadata()?;
+        next.write_region_in(&Region::new(start, data_shape.to_vec())?, data, true)?;
         *self = next;
+        Ok(())
+    }
+
+    /// Refuses data whose length is not that of `data_shape`, before anything is written.
+    fn check_data_len(&self, data_shape: &[u64], data: &[u8]) -> Result<()> {
+        let len = buffer_len(data_shape, self.data_type().size())?;
+        if data.len() != len {
+            return Err(ArrayError::ShapeMismatch {
+                expected: data_shape.to_vec(),
+                got: vec![(data.len() / self.data_type().size().max(1)) as u64],
+            });
+        }
         Ok(())
     }
 
@@ -147,20 +266,23 @@ impl Array {
     /// positions `0..k`, the old data moves to `k..`, and its domain coordinates stay the
     /// same (the lower bound moves down by `k`). The grid becomes `regular_bounded`.
     ///
-    /// Every existing chunk keeps its key; new chunks are written first, the metadata last;
-    /// a prepend that starts chunk-aligned on an array whose first chunk is full touches no
-    /// existing chunk.
+    /// Every existing chunk keeps its key. As [`Array::append_bytes`], the moved lower bound
+    /// is written first, by compare-and-swap, reserving the positions in front for this
+    /// prepend; then the data is written there, chunks shared with a neighbouring prepend by
+    /// compare-and-swap. A prepend that starts chunk-aligned on an array whose first chunk is
+    /// full touches no existing chunk.
     ///
     /// # Errors
     /// A shape mismatch (nothing changes), a registry without `regular_bounded`, an
     /// overflow, store or codec errors; [`ArrayError::NeedsV3`] on a Zarr v2 array (convert
-    /// it with [`Array::to_v3`] first).
+    /// it with [`Array::to_v3`] first); [`ArrayError::Contended`].
     pub fn prepend_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
         self.check_not_v2("prepend", "v2 chunk keys cannot be negative")?;
         let k = self.check_grow_shape(data_shape, axis)?;
         if k == 0 {
             return Ok(());
         }
+        self.check_data_len(data_shape, data)?;
         if !self
             .extensions
             .chunk_grids
@@ -172,13 +294,17 @@ impl Array {
                 name: zarr_grid::regular_bounded::NAME,
             });
         }
-        let (config, new_shape) = zarr_grid::prepend(&self.meta.chunk_grid, self.shape(), axis, k)?;
-        let def = config.to_def();
-        let grid = zarr_grid::build_grid(&self.extensions.chunk_grids, &def, &new_shape)?;
-        let next = self.with_grid(new_shape, grid);
-        let start = vec![0; self.rank()];
-        next.write_region_bytes(&Region::new(start, data_shape.to_vec())?, data)?;
-        next.write_metadata()?;
+        let (next, ()) = self.update_metadata(|fresh| {
+            fresh.check_not_v2("prepend", "v2 chunk keys cannot be negative")?;
+            let k = fresh.check_grow_shape(data_shape, axis)?;
+            let (config, new_shape) =
+                zarr_grid::prepend(&fresh.meta.chunk_grid, fresh.shape(), axis, k)?;
+            let def = config.to_def();
+            let grid = zarr_grid::build_grid(&fresh.extensions.chunk_grids, &def, &new_shape)?;
+            Ok((fresh.with_grid(new_shape, grid), ()))
+        })?;
+        let start = vec![0; next.rank()];
+        next.write_region_in(&Region::new(start, data_shape.to_vec())?, data, true)?;
         *self = next;
         Ok(())
     }

@@ -7,6 +7,7 @@
 mod array;
 mod builder;
 mod cache;
+mod cas;
 mod consolidated;
 mod element;
 mod error;

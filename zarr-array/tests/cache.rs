@@ -97,6 +97,11 @@ fn a_cached_read_does_not_go_to_the_store_again() {
         assert_eq!(a.read_region_bytes(&region).unwrap(), vec![3; 20]);
     }
     assert_eq!(counting.counts().get, gets, "no GET after the first read");
+    // the wrapped store keeps the store's compare-and-swap
+    assert_eq!(
+        a.store().conditional_writes(),
+        counting.conditional_writes()
+    );
 }
 
 #[test]

@@ -2,7 +2,11 @@
 //! attribute updates is made to fail in turn (once, or from then on as after a crash; reads
 //! also cut short), and afterwards the array still opens, its metadata is the old or the new
 //! document (never half-written), every stored key holds its old or its new value, and the
-//! data read is the old array's or the new array's.
+//! data read is the old array's or the new array's, except where the operation's order of
+//! writes says otherwise: an append or prepend reserves its positions (the new metadata)
+//! before it writes them, so the new metadata may come with some of them still at fill; a
+//! shrink resets the cut-off positions before its metadata, so the old metadata may come
+//! with some of them reset.
 //!
 //! Arrays with dense chunks, shards, sparse chunks (`sparse_layout`) and shards of sparse
 //! chunks are covered, sparse writes (`SparseArray::write_coo`) included.
@@ -190,13 +194,67 @@ fn op_create_overwrite(s: Arc<dyn Store>) -> Result<()> {
 
 /// What a reader finds at `PATH`: the metadata bytes and the whole array, or `None` when
 /// there is no node.
-fn read_state(store: Arc<dyn Store>) -> Option<(Vec<u8>, Vec<u64>, Vec<u16>)> {
+fn read_state(store: Arc<dyn Store>) -> Option<State> {
     let meta = store.get(&format!("{PATH}/zarr.json")).expect("reads")?;
     let array = Array::open(store, PATH).expect("the array opens after any fault");
     let data = array
         .read_all::<u16>()
         .expect("every stored chunk decodes after any fault");
-    Some((meta, array.shape().to_vec(), data.iter().copied().collect()))
+    Some(State {
+        meta,
+        shape: array.shape().to_vec(),
+        domain: array.domain(),
+        data: data.iter().copied().collect(),
+    })
+}
+
+/// What a reader finds at `PATH`.
+#[derive(Debug, PartialEq)]
+struct State {
+    meta: Vec<u8>,
+    shape: Vec<u64>,
+    /// `[start, end)` of every axis, in domain coordinates.
+    domain: Vec<(i64, i64)>,
+    data: Vec<u16>,
+}
+
+impl State {
+    /// Whether the `i`-th position (C order) lies in `domain` as well.
+    fn position_in(&self, i: usize, domain: &[(i64, i64)]) -> bool {
+        let mut rest = i as u64;
+        let mut inside = true;
+        for axis in (0..self.shape.len()).rev() {
+            let n = self.shape[axis].max(1);
+            let coordinate = self.domain[axis].0 + (rest % n) as i64;
+            rest /= n;
+            inside &= domain[axis].0 <= coordinate && coordinate < domain[axis].1;
+        }
+        inside
+    }
+
+    /// Each position inside `domain` as in `full`, every other as in `full` or fill (0):
+    /// what an operation leaves whose metadata is written but whose data (outside `domain`)
+    /// is written in part.
+    fn partly(&self, full: &State, domain: &[(i64, i64)]) -> bool {
+        self.shape == full.shape
+            && self.data.len() == full.data.len()
+            && (0..self.data.len()).all(|i| {
+                self.data[i] == full.data[i] || (!self.position_in(i, domain) && self.data[i] == 0)
+            })
+    }
+}
+
+/// What an interrupted operation may leave beyond the old or the new array whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Partial {
+    /// Nothing: the old array, or the new one.
+    Nothing,
+    /// Append, prepend: the new metadata written first (the positions reserved), the new
+    /// positions then written in part (the rest read as fill).
+    Reserved,
+    /// A shrinking resize: the cut-off positions reset before the metadata, so the old
+    /// metadata may come with them reset in part.
+    CutFirst,
 }
 
 /// Every fault that can hit an operation that made `counts` calls.
@@ -217,7 +275,7 @@ fn faults((writes, reads, lists): (u64, u64, u64)) -> Vec<Fault> {
 }
 
 /// Drives `op` through every fault and checks what each leaves behind.
-fn check_op(name: &str, op: Op, kind: Kind, overwrite_may_remove: bool) {
+fn check_op(name: &str, op: Op, kind: Kind, overwrite_may_remove: bool, partial: Partial) {
     let (before, _) = initial(kind);
     let old_state = read_state(restore(&before));
     // the operation without a fault: its result and its number of calls
@@ -262,26 +320,45 @@ fn check_op(name: &str, op: Op, kind: Kind, overwrite_may_remove: bool) {
                 overwrite_may_remove,
                 "{name} under {fault:?}: no node left at {PATH}"
             ),
-            Some((meta, shape, data)) => {
+            Some(got) => {
                 let old = old_state.as_ref().expect("an old node");
                 let new = new_state.as_ref().expect("a new node");
-                if old.0 == new.0 {
+                if old.meta == new.meta {
                     // the metadata does not change (plain writes): chunks of one write are
                     // not atomic together, so the data may mix old and new chunks; the key
                     // check above holds them to one version each
-                    assert!(meta == &old.0, "{name} under {fault:?}: metadata changed");
-                } else if meta == &old.0 {
-                    assert_eq!(
-                        (shape, data),
-                        (&old.1, &old.2),
-                        "{name} under {fault:?}: old metadata but other data"
+                    assert!(
+                        got.meta == old.meta,
+                        "{name} under {fault:?}: metadata changed"
                     );
-                } else if meta == &new.0 {
-                    assert_eq!(
-                        (shape, data),
-                        (&new.1, &new.2),
-                        "{name} under {fault:?}: new metadata but other data"
-                    );
+                } else if got.meta == old.meta {
+                    if partial == Partial::CutFirst && got != old {
+                        assert!(
+                            got.partly(old, &new.domain),
+                            "{name} under {fault:?}: old metadata, and data other than the \
+                             old array's with cut-off positions reset"
+                        );
+                    } else {
+                        assert_eq!(
+                            (&got.shape, &got.data),
+                            (&old.shape, &old.data),
+                            "{name} under {fault:?}: old metadata but other data"
+                        );
+                    }
+                } else if got.meta == new.meta {
+                    if partial == Partial::Reserved && got != new {
+                        assert!(
+                            got.partly(new, &old.domain),
+                            "{name} under {fault:?}: new metadata, and data other than the \
+                             new array's with reserved positions at fill"
+                        );
+                    } else {
+                        assert_eq!(
+                            (&got.shape, &got.data),
+                            (&new.shape, &new.data),
+                            "{name} under {fault:?}: new metadata but other data"
+                        );
+                    }
                 } else {
                     panic!(
                         "{name} under {fault:?}: metadata is neither the old nor the new document"
@@ -294,10 +371,13 @@ fn check_op(name: &str, op: Op, kind: Kind, overwrite_may_remove: bool) {
 }
 
 macro_rules! fault_tests {
-    ($($test:ident: $op:ident, $kind:ident, may_remove $remove:literal;)*) => {$(
+    ($($test:ident: $op:ident, $kind:ident, may_remove $remove:literal $(, $partial:ident)?;)*) => {$(
         #[test]
         fn $test() {
-            check_op(stringify!($op), $op, Kind::$kind, $remove);
+            #[allow(unused_mut, unused_assignments)]
+            let mut partial = Partial::Nothing;
+            $(partial = Partial::$partial;)?
+            check_op(stringify!($op), $op, Kind::$kind, $remove, partial);
         }
     )*};
 }
@@ -306,23 +386,23 @@ fault_tests! {
     write_partial_chunks: op_write_partial, Dense, may_remove false;
     write_partial_shards: op_write_partial, Sharded, may_remove false;
     write_fill_deletes_chunks: op_write_fill, Dense, may_remove false;
-    append_axis_0: op_append_0, Dense, may_remove false;
-    append_axis_1: op_append_1, Dense, may_remove false;
-    append_sharded: op_append_0, Sharded, may_remove false;
-    prepend_axis_0: op_prepend_0, Dense, may_remove false;
-    prepend_chunk_aligned: op_prepend_aligned, Dense, may_remove false;
-    prepend_sharded: op_prepend_0, Sharded, may_remove false;
-    resize_shrink: op_shrink, Dense, may_remove false;
-    resize_shrink_sharded: op_shrink, Sharded, may_remove false;
+    append_axis_0: op_append_0, Dense, may_remove false, Reserved;
+    append_axis_1: op_append_1, Dense, may_remove false, Reserved;
+    append_sharded: op_append_0, Sharded, may_remove false, Reserved;
+    prepend_axis_0: op_prepend_0, Dense, may_remove false, Reserved;
+    prepend_chunk_aligned: op_prepend_aligned, Dense, may_remove false, Reserved;
+    prepend_sharded: op_prepend_0, Sharded, may_remove false, Reserved;
+    resize_shrink: op_shrink, Dense, may_remove false, CutFirst;
+    resize_shrink_sharded: op_shrink, Sharded, may_remove false, CutFirst;
     resize_grow: op_grow, Dense, may_remove false;
-    resize_shrink_one_axis_grow_another: op_reshape, Dense, may_remove false;
+    resize_shrink_one_axis_grow_another: op_reshape, Dense, may_remove false, CutFirst;
     update_attributes: op_attributes, Dense, may_remove false;
     write_sparse_entries: op_write_sparse, Sparse, may_remove false;
     write_sparse_entries_sharded: op_write_sparse, SparseSharded, may_remove false;
     write_dense_into_sparse_chunks: op_write_partial, Sparse, may_remove false;
-    append_sparse: op_append_1, Sparse, may_remove false;
-    prepend_sparse_sharded: op_prepend_0, SparseSharded, may_remove false;
-    resize_shrink_sparse: op_shrink, Sparse, may_remove false;
+    append_sparse: op_append_1, Sparse, may_remove false, Reserved;
+    prepend_sparse_sharded: op_prepend_0, SparseSharded, may_remove false, Reserved;
+    resize_shrink_sparse: op_shrink, Sparse, may_remove false, CutFirst;
     // overwriting deletes the old node first: an interruption may leave no node at all
     create_overwrite: op_create_overwrite, Dense, may_remove true;
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
 use crate::range::ByteRange;
-use crate::store::{ListDir, Store};
+use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 /// Wraps a store and counts the calls made to it, method by method, and the bytes moved.
 ///
@@ -212,6 +212,30 @@ impl<S: Store> Store for CountingStore<S> {
         self.inner.set(key, value)?;
         bump(&self.counters.bytes_written, value.len() as u64);
         Ok(())
+    }
+
+    fn conditional_writes(&self) -> bool {
+        self.inner.conditional_writes()
+    }
+
+    /// Counted as a `get`.
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>> {
+        bump(&self.counters.get, 1);
+        let value = self.inner.get_versioned(key)?;
+        if let Some((value, _)) = &value {
+            bump(&self.counters.bytes_read, value.len() as u64);
+        }
+        Ok(value)
+    }
+
+    /// Counted as a `set` (its bytes only when written).
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        bump(&self.counters.set, 1);
+        let outcome = self.inner.set_if(key, value, condition)?;
+        if matches!(outcome, Outcome::Written(_)) {
+            bump(&self.counters.bytes_written, value.len() as u64);
+        }
+        Ok(outcome)
     }
 
     fn delete(&self, key: &str) -> Result<()> {

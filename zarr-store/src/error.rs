@@ -81,6 +81,13 @@ pub enum StoreError {
         /// The key (or prefix) being written or deleted.
         key: String,
     },
+    /// The store cannot write conditionally ([`Store::conditional_writes`](crate::Store::conditional_writes)
+    /// is `false`), so [`Store::set_if`](crate::Store::set_if) of the key cannot be done.
+    #[error("cannot write {key:?} conditionally: the store has no conditional writes")]
+    NoConditionalWrites {
+        /// The key being written.
+        key: String,
+    },
     /// A request to a remote object store failed (network, permissions, server error...).
     ///
     /// With cargo feature `object-store` the source is an `object_store::Error` (downcast it

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::error::{Result, StoreError};
 use crate::range::ByteRange;
-use crate::store::{ListDir, Store};
+use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 /// Which calls a [`FaultyStore`] counts towards its fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -230,6 +230,30 @@ impl<S: Store> Store for FaultyStore<S> {
         match self.verdict(FaultOp::Write) {
             Verdict::Fail => Err(injected(key)),
             _ => self.inner.set(key, value),
+        }
+    }
+
+    fn conditional_writes(&self) -> bool {
+        self.inner.conditional_writes()
+    }
+
+    /// A read: a short read cuts the value (its version stays the stored value's).
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>> {
+        match self.verdict(FaultOp::Read) {
+            Verdict::Fail => Err(injected(key)),
+            Verdict::Short => Ok(self
+                .inner
+                .get_versioned(key)?
+                .map(|(value, version)| (cut(value), version))),
+            Verdict::Proceed => self.inner.get_versioned(key),
+        }
+    }
+
+    /// A write.
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        match self.verdict(FaultOp::Write) {
+            Verdict::Fail => Err(injected(key)),
+            _ => self.inner.set_if(key, value, condition),
         }
     }
 

@@ -28,7 +28,7 @@ use self::access::{DirAccess, Kind, Open};
 use crate::error::{Result, StoreError};
 use crate::key::{is_valid_segment, validate_key, validate_prefix, TEMP_PREFIX};
 use crate::range::{resolve_all, ByteRange};
-use crate::store::{ListDir, Store};
+use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 mod access;
 #[cfg(any(not(unix), feature = "portable-paths"))]
@@ -52,6 +52,10 @@ type Dir = <Native as DirAccess>::Dir;
 type DirRef<'a> = <Native as DirAccess>::DirRef<'a>;
 /// A directory being read.
 type Stream = <Native as DirAccess>::Stream;
+
+/// The lock file of a folder in which a conditional write happened: a name listing never
+/// shows (no key segment starts with [`TEMP_PREFIX`]) and that no temporary file takes.
+pub const LOCK_FILE: &str = ".tmp-lock";
 
 /// How often an operation is retried when a concurrent delete removes a directory it is using.
 const MAX_ATTEMPTS: usize = 16;
@@ -78,7 +82,24 @@ const MAX_ATTEMPTS: usize = 16;
 ///   right moment, could still redirect an operation.
 /// - **Partial reads.** [`get_ranges`](crate::Store::get_ranges) opens the file once and
 ///   reads only the bytes asked for (`pread` on unix, seek and read elsewhere).
-/// - **Tidy deletes.** Deleting a key removes the directories it leaves empty, up to the root.
+/// - **Tidy deletes.** Deleting a key removes the directories it leaves empty, up to the root
+///   (a folder that holds only the lock file below stays, and lists as nothing).
+/// - **Conditional writes**, safe across processes ([`Store::set_if`]; versions compare the
+///   value itself, see [`Version`](crate::Version)). The writer takes an exclusive OS file
+///   lock (`flock` on unix, `LockFileEx` on Windows) on the lock file [`LOCK_FILE`] of the
+///   key's folder (`.tmp-lock`, created on first use and left in place), then reads the
+///   value, checks the condition and replaces the value by the usual temporary file and
+///   rename, then closes the lock file. Two conditional writers of one folder, in any
+///   processes, thus never interleave, and a reader still sees the old value or the new one.
+///   The lock belongs to the open file: the OS releases it when the holder exits or is
+///   killed, so a crashed writer blocks nobody, and the file it leaves is the one the next
+///   writer locks. The lock file is never deleted by a writer (deleting a lock file others may
+///   be waiting on would let two writers hold "the" lock at once); it is invisible to
+///   listings, `list_dir` and node detection, and [`delete_prefix`](Store::delete_prefix)
+///   removes it with the rest. Plain [`set`](Store::set) takes no lock: it is atomic, but a
+///   plain write racing conditional ones of the same key may be overwritten by them, or
+///   overwrite them (the last writer wins). Deleting a folder while conditional writes go on
+///   in it is not guarded either.
 ///
 /// The root is resolved once, when the store is opened: a root that is itself a link is
 /// followed then. On unix the store keeps working in that directory even if it is later
@@ -347,8 +368,41 @@ impl FilesystemStore {
     /// folder and the attempt may be repeated.
     fn try_set(&self, key: &str, value: &[u8]) -> Result<()> {
         let folder = self.make_folders(key)?;
+        let (_, name) = split_key(key);
+        self.replace_in(self.at(&folder), key, name, value)
+    }
+
+    /// One attempt at `set_if`, as [`try_set`](Self::try_set): under the lock of the key's
+    /// folder, the value is read, the condition checked and the value replaced.
+    fn try_set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        let folder = self.make_folders(key)?;
         let dir = self.at(&folder);
         let (_, name) = split_key(key);
+        // Held until the end of this function: closing the file releases the lock.
+        let _lock = lock_folder(dir).map_err(|e| StoreError::io(key, e))?;
+        let current = match Native::open_file(dir, name) {
+            Ok(Open::Opened(file)) => {
+                let metadata = file.metadata().map_err(|e| StoreError::io(key, e))?;
+                if metadata.is_file() {
+                    Some(read_whole(&file, metadata.len()).map_err(|e| StoreError::io(key, e))?)
+                } else {
+                    None // a folder: `replace_in` refuses it
+                }
+            }
+            Ok(Open::Missing) => None,
+            Ok(Open::NotFollowed) => return Err(symlink_error(key, self.root.join(key))),
+            Err(e) => return Err(StoreError::io(key, e)),
+        };
+        if !condition.holds_for_content(current.as_deref()) {
+            return Ok(Outcome::Conflict);
+        }
+        self.replace_in(dir, key, name, value)?;
+        Ok(Outcome::Written(Version::of_content(value)))
+    }
+
+    /// Replaces the file `name` of `dir` (the folder of `key`) by `value` atomically: a
+    /// temporary file renamed over it.
+    fn replace_in(&self, dir: DirRef<'_>, key: &str, name: &str, value: &[u8]) -> Result<()> {
         let conflict = || StoreError::KeyConflict {
             key: key.to_owned(),
             existing: format!("{key}/"),
@@ -399,17 +453,9 @@ impl Store for FilesystemStore {
         let Some((file, len)) = self.open_key(key)? else {
             return Ok(None);
         };
-        let read = || -> io::Result<Vec<u8>> {
-            let len = usize::try_from(len).map_err(io::Error::other)?;
-            let mut value = Vec::new();
-            value.try_reserve_exact(len).map_err(io::Error::other)?;
-            // `File::read_to_end` would ask for the size and the position again (`statx`,
-            // `lseek`); through `Take` it reads into the space reserved for the size known,
-            // then once more to see the end.
-            (&file).take(u64::MAX).read_to_end(&mut value)?;
-            Ok(value)
-        };
-        read().map(Some).map_err(|e| StoreError::io(key, e))
+        read_whole(&file, len)
+            .map(Some)
+            .map_err(|e| StoreError::io(key, e))
     }
 
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
@@ -456,6 +502,26 @@ impl Store for FilesystemStore {
         let mut attempt = 1;
         loop {
             match self.try_set(key, value) {
+                Err(StoreError::Io { source, .. })
+                    if is_missing(&source) && attempt < MAX_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// Always `true`: see [`FilesystemStore`], "Conditional writes".
+    fn conditional_writes(&self) -> bool {
+        true
+    }
+
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        validate_key(key)?;
+        let mut attempt = 1;
+        loop {
+            match self.try_set_if(key, value, condition) {
                 Err(StoreError::Io { source, .. })
                     if is_missing(&source) && attempt < MAX_ATTEMPTS =>
                 {
@@ -724,6 +790,45 @@ fn remove_contents(top: Dir) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The whole content of `file`, of `len` bytes, allocated fallibly.
+fn read_whole(file: &File, len: u64) -> io::Result<Vec<u8>> {
+    let len = usize::try_from(len).map_err(io::Error::other)?;
+    let mut value = Vec::new();
+    value.try_reserve_exact(len).map_err(io::Error::other)?;
+    // `File::read_to_end` would ask for the size and the position again (`statx`, `lseek`);
+    // through `Take` it reads into the space reserved for the size known, then once more to
+    // see the end.
+    file.take(u64::MAX).read_to_end(&mut value)?;
+    Ok(value)
+}
+
+/// Takes the lock of the folder `dir` for a conditional write: an exclusive OS file lock
+/// (`flock`, `LockFileEx`) on its lock file [`LOCK_FILE`], created when missing. The lock is
+/// released when the returned file is closed, also when the process dies.
+fn lock_folder(dir: DirRef<'_>) -> io::Result<File> {
+    for _ in 0..MAX_ATTEMPTS {
+        let file = match Native::open_file(dir, LOCK_FILE)? {
+            Open::Opened(file) => file,
+            Open::Missing => match Native::create_new_file(dir, LOCK_FILE) {
+                Ok(file) => file,
+                // created by another writer meanwhile: open that one
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            },
+            Open::NotFollowed => {
+                return Err(io::Error::other(
+                    "the folder's lock file is a symbolic link or not a file",
+                ))
+            }
+        };
+        fs4::FileExt::lock(&file)?;
+        return Ok(file);
+    }
+    Err(io::Error::other(
+        "the folder's lock file cannot be opened or created",
+    ))
 }
 
 /// Writes `value` to a new temporary file in `dir`, returning its name. The file is removed

@@ -17,9 +17,11 @@ mod range;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "testing")]
+mod unconditional;
 
 pub use error::{Result, StoreError};
-pub use filesystem::FilesystemStore;
+pub use filesystem::{FilesystemStore, LOCK_FILE};
 pub use key::{validate_key, validate_prefix, TEMP_PREFIX};
 pub use memory::MemoryStore;
 #[cfg(feature = "object-store")]
@@ -30,4 +32,4 @@ pub use object::{ObjectStoreBackend, MAX_CONCURRENT_REQUESTS};
 pub use object_store;
 pub use open::{open_url, StoreUrl};
 pub use range::ByteRange;
-pub use store::{ListDir, Store, StoreExt};
+pub use store::{Condition, ListDir, Outcome, Store, StoreExt, Version};

@@ -7,13 +7,14 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::error::{Result, StoreError};
 use crate::key::{validate_key, validate_prefix};
 use crate::range::{resolve_all, ByteRange};
-use crate::store::{ListDir, Store};
+use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 /// A store that keeps every value in memory, in a sorted map behind a read-write lock.
 ///
 /// Cheap to create, safe to share between threads (`Arc<MemoryStore>`), and gone when dropped.
 /// Like the filesystem store, it refuses a key that is also a prefix of other keys
-/// ([`StoreError::KeyConflict`]).
+/// ([`StoreError::KeyConflict`]). Conditional writes ([`Store::set_if`]) are checked and
+/// done under the map's lock, so they are atomic between threads.
 ///
 /// ```
 /// use zarr_store::{MemoryStore, Store};
@@ -59,6 +60,35 @@ impl MemoryStore {
     }
 }
 
+/// Stores `value` under `key` in `map`, refusing a key that is also a prefix of other keys.
+fn insert(map: &mut BTreeMap<String, Vec<u8>>, key: &str, value: &[u8]) -> Result<()> {
+    // An ancestor that is a key (`a` when writing `a/b`)...
+    for (slash, _) in key.match_indices('/') {
+        let ancestor = &key[..slash];
+        if map.contains_key(ancestor) {
+            return Err(StoreError::KeyConflict {
+                key: key.to_owned(),
+                existing: ancestor.to_owned(),
+            });
+        }
+    }
+    // ...or keys under this one (`a/b` when writing `a`).
+    let as_prefix = format!("{key}/");
+    if range_of(map, &as_prefix).next().is_some() {
+        return Err(StoreError::KeyConflict {
+            key: key.to_owned(),
+            existing: as_prefix,
+        });
+    }
+    match map.get_mut(key) {
+        Some(old) => value.clone_into(old),
+        None => {
+            map.insert(key.to_owned(), value.to_vec());
+        }
+    }
+    Ok(())
+}
+
 /// The entries of `map` whose keys start with `prefix`, in order.
 fn range_of<'a>(
     map: &'a BTreeMap<String, Vec<u8>>,
@@ -96,32 +126,22 @@ impl Store for MemoryStore {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         validate_key(key)?;
+        insert(&mut self.write(), key, value)
+    }
+
+    /// Always `true`: the condition is checked and the value written under the map's lock.
+    fn conditional_writes(&self) -> bool {
+        true
+    }
+
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        validate_key(key)?;
         let mut map = self.write();
-        // An ancestor that is a key (`a` when writing `a/b`)...
-        for (slash, _) in key.match_indices('/') {
-            let ancestor = &key[..slash];
-            if map.contains_key(ancestor) {
-                return Err(StoreError::KeyConflict {
-                    key: key.to_owned(),
-                    existing: ancestor.to_owned(),
-                });
-            }
+        if !condition.holds_for_content(map.get(key).map(Vec::as_slice)) {
+            return Ok(Outcome::Conflict);
         }
-        // ...or keys under this one (`a/b` when writing `a`).
-        let as_prefix = format!("{key}/");
-        if range_of(&map, &as_prefix).next().is_some() {
-            return Err(StoreError::KeyConflict {
-                key: key.to_owned(),
-                existing: as_prefix,
-            });
-        }
-        match map.get_mut(key) {
-            Some(old) => value.clone_into(old),
-            None => {
-                map.insert(key.to_owned(), value.to_vec());
-            }
-        }
-        Ok(())
+        insert(&mut map, key, value)?;
+        Ok(Outcome::Written(Version::of_content(value)))
     }
 
     fn delete(&self, key: &str) -> Result<()> {

@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
-    GetOptions, GetRange, GetResult, ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload,
+    GetOptions, GetRange, GetResult, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
+    PutPayload, UpdateVersion,
 };
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
@@ -16,7 +17,7 @@ use crate::error::{Result, StoreError};
 use crate::key::{validate_key, validate_prefix};
 use crate::open::{invalid, percent_decode};
 use crate::range::{resolve_all, ByteRange};
-use crate::store::{ListDir, Store};
+use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 #[cfg(feature = "testing")]
 mod counting;
@@ -76,6 +77,8 @@ pub struct ObjectStoreBackend {
     /// `""` or a valid key: the objects of this store are `<prefix>/<key>`.
     prefix: String,
     read_only: bool,
+    /// Whether conditional puts are used for [`Store::set_if`].
+    conditional: bool,
 }
 
 impl ObjectStoreBackend {
@@ -97,6 +100,7 @@ impl ObjectStoreBackend {
             store,
             prefix: trimmed.to_owned(),
             read_only: false,
+            conditional: true,
         })
     }
 
@@ -203,6 +207,20 @@ impl ObjectStoreBackend {
         Ok(Self::new(store, &prefix)?.read_only(read_only))
     }
 
+    /// Whether [`Store::set_if`] uses the object store's conditional puts (on by default):
+    /// `PutMode::Create` (`If-None-Match: *`) for a key read as absent, `PutMode::Update`
+    /// (`If-Match` with the entity tag and version read by [`Store::get_versioned`]) for one
+    /// read with a value. S3 (with `object_store`'s default `S3ConditionalPut::ETagMatch`;
+    /// `AWS_CONDITIONAL_PUT=disabled` turns it off), GCS, Azure and `object_store`'s in-memory
+    /// store support them. Turn it off for a server that ignores the preconditions: the store
+    /// then says it has no conditional writes, and callers fall back to plain writes, where
+    /// the last writer wins.
+    #[must_use]
+    pub fn with_conditional_writes(mut self, conditional: bool) -> Self {
+        self.conditional = conditional;
+        self
+    }
+
     /// Whether writes and deletes are refused with [`StoreError::ReadOnly`] (stores opened
     /// from `http(s)://` urls are read-only).
     #[must_use]
@@ -240,6 +258,7 @@ impl ObjectStoreBackend {
             store: counter.clone(),
             prefix: self.prefix,
             read_only: self.read_only,
+            conditional: self.conditional,
         };
         (store, counter)
     }
@@ -625,6 +644,71 @@ impl Store for ObjectStoreBackend {
         block_on(self.store.put(&location, payload))?
             .map(drop)
             .map_err(|e| remote(key, "set", e))
+    }
+
+    /// `false` for a read-only store or one made
+    /// [`with_conditional_writes(false)`](ObjectStoreBackend::with_conditional_writes).
+    fn conditional_writes(&self) -> bool {
+        self.conditional && !self.read_only
+    }
+
+    /// One GET; the version is the object's entity tag and version id from its answer.
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>> {
+        validate_key(key)?;
+        let location = self.location(key)?;
+        block_on(async {
+            match self.store.get(&location).await {
+                Ok(result) => {
+                    let version =
+                        Version::object(result.meta.e_tag.clone(), result.meta.version.clone());
+                    result.bytes().await.map(|b| Some((Vec::from(b), version)))
+                }
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })?
+        .map_err(|e| remote(key, "get", e))
+    }
+
+    /// One conditional PUT (see
+    /// [`with_conditional_writes`](ObjectStoreBackend::with_conditional_writes)); a failed
+    /// precondition, or an object that exists (for [`Condition::Absent`]) or is gone (for
+    /// [`Condition::Matches`]), is [`Outcome::Conflict`].
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        validate_key(key)?;
+        self.check_writable(key)?;
+        if !self.conditional {
+            return Err(StoreError::NoConditionalWrites {
+                key: key.to_owned(),
+            });
+        }
+        let location = self.location(key)?;
+        let mode = match condition {
+            Condition::Absent => PutMode::Create,
+            Condition::Matches(version) => {
+                let Some((e_tag, version)) = version.object_tags() else {
+                    // a version of another kind of store can never match here
+                    return Ok(Outcome::Conflict);
+                };
+                PutMode::Update(UpdateVersion {
+                    e_tag: e_tag.map(str::to_owned),
+                    version: version.map(str::to_owned),
+                })
+            }
+        };
+        let payload = PutPayload::from(value.to_vec());
+        match block_on(
+            self.store
+                .put_opts(&location, payload, PutOptions::from(mode)),
+        )? {
+            Ok(put) => Ok(Outcome::Written(Version::object(put.e_tag, put.version))),
+            Err(
+                object_store::Error::Precondition { .. }
+                | object_store::Error::AlreadyExists { .. }
+                | object_store::Error::NotFound { .. },
+            ) => Ok(Outcome::Conflict),
+            Err(e) => Err(remote(key, "set_if", e)),
+        }
     }
 
     fn delete(&self, key: &str) -> Result<()> {

@@ -81,6 +81,149 @@ pub trait Store: Send + Sync + fmt::Debug {
     fn fetch_concurrency(&self) -> usize {
         1
     }
+
+    /// Whether [`Store::set_if`] is atomic: `true` when a conditional write succeeds only if the
+    /// value is still the one its condition names, even against writers in other processes
+    /// (memory, filesystem, object stores with conditional puts). The default is `false`:
+    /// `set_if` then fails with [`StoreError::NoConditionalWrites`], and callers fall back to
+    /// plain [`Store::set`], where the last writer wins.
+    fn conditional_writes(&self) -> bool {
+        false
+    }
+
+    /// The whole value of `key` with its [`Version`], for a later [`Store::set_if`], or `None`
+    /// when it does not exist. The default reads the value and versions it by its content,
+    /// which is what [`Version::of_content`] compares.
+    fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>> {
+        Ok(self.get(key)?.map(|value| {
+            let version = Version::of_content(&value);
+            (value, version)
+        }))
+    }
+
+    /// Stores `value` under `key` if `condition` still holds, atomically: `key` is still
+    /// absent ([`Condition::Absent`]), or still holds the value of that version
+    /// ([`Condition::Matches`], from [`Store::get_versioned`]). A condition that no longer holds
+    /// is not an error: the answer is [`Outcome::Conflict`] and nothing is written; re-read,
+    /// re-apply and try again.
+    ///
+    /// # Errors
+    /// [`StoreError::NoConditionalWrites`] from a store that cannot write conditionally
+    /// ([`Store::conditional_writes`] is `false`; the default), and the errors of
+    /// [`Store::set`].
+    fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+        let _ = (value, condition);
+        validate_key(key)?;
+        Err(StoreError::NoConditionalWrites {
+            key: key.to_owned(),
+        })
+    }
+}
+
+/// The version of a stored value, as [`Store::get_versioned`] read it, for a conditional write
+/// ([`Condition::Matches`]).
+///
+/// Opaque: an object store's entity tag and object version (what S3, GCS and Azure compare in
+/// `If-Match`), or, for memory and filesystem stores, the value itself: a conditional write
+/// there succeeds when the stored value is still byte for byte the one read, which is what a
+/// read-modify-write needs (a value changed and changed back is rightly the same value).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Version(Tag);
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Tag {
+    Content(Arc<[u8]>),
+    Object {
+        e_tag: Option<String>,
+        version: Option<String>,
+    },
+}
+
+impl Version {
+    /// The version of a value compared by content (memory and filesystem stores).
+    #[must_use]
+    pub fn of_content(value: &[u8]) -> Self {
+        Self(Tag::Content(Arc::from(value)))
+    }
+
+    /// The version of an object as an object store tells it: its entity tag and its version
+    /// id (either may be missing).
+    #[must_use]
+    pub fn object(e_tag: Option<String>, version: Option<String>) -> Self {
+        Self(Tag::Object { e_tag, version })
+    }
+
+    /// Whether `value` is the value of this version, for a version made by
+    /// [`Version::of_content`] (`false` for an object version).
+    #[must_use]
+    pub fn is_content(&self, value: &[u8]) -> bool {
+        matches!(&self.0, Tag::Content(content) if **content == *value)
+    }
+
+    /// The entity tag and version id of an object version (`None` for a content version).
+    #[must_use]
+    pub fn object_tags(&self) -> Option<(Option<&str>, Option<&str>)> {
+        match &self.0 {
+            Tag::Object { e_tag, version } => Some((e_tag.as_deref(), version.as_deref())),
+            Tag::Content(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            // a value can be large: its size says enough
+            Tag::Content(content) => write!(f, "Version(content of {} bytes)", content.len()),
+            Tag::Object { e_tag, version } => f
+                .debug_struct("Version")
+                .field("e_tag", e_tag)
+                .field("version", version)
+                .finish(),
+        }
+    }
+}
+
+/// What a conditional write ([`Store::set_if`]) requires of the stored value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Condition {
+    /// The key does not exist: create it.
+    Absent,
+    /// The key still holds the value of this version: replace it.
+    Matches(Version),
+}
+
+impl Condition {
+    /// The condition that `current` (what [`Store::get_versioned`] read) is still there:
+    /// [`Condition::Matches`] its version, or [`Condition::Absent`] when there was nothing.
+    #[must_use]
+    pub fn still(current: Option<&Version>) -> Self {
+        current.map_or(Condition::Absent, |version| {
+            Condition::Matches(version.clone())
+        })
+    }
+
+    /// Whether the condition holds for `current`, the stored value now, for stores that
+    /// version by content.
+    pub(crate) fn holds_for_content(&self, current: Option<&[u8]>) -> bool {
+        match (self, current) {
+            (Condition::Absent, None) => true,
+            (Condition::Matches(version), Some(value)) => version.is_content(value),
+            _ => false,
+        }
+    }
+}
+
+/// The answer of a conditional write ([`Store::set_if`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use]
+pub enum Outcome {
+    /// The condition held and the value was written; this is its new version.
+    Written(Version),
+    /// The condition no longer held (another writer came first): nothing was written.
+    Conflict,
 }
 
 /// The result of [`Store::list_dir`]: one level of the key hierarchy.
@@ -207,6 +350,15 @@ macro_rules! forward_store {
             }
             fn fetch_concurrency(&self) -> usize {
                 (**self).fetch_concurrency()
+            }
+            fn conditional_writes(&self) -> bool {
+                (**self).conditional_writes()
+            }
+            fn get_versioned(&self, key: &str) -> Result<Option<(Vec<u8>, Version)>> {
+                (**self).get_versioned(key)
+            }
+            fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
+                (**self).set_if(key, value, condition)
             }
         }
     )*};

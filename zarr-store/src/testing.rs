@@ -4,13 +4,15 @@
 //! Every [`Store`] implementation runs [`run_store_conformance`] in its tests, so all stores
 //! agree on the semantics the rest of the library relies on: missing keys, overwrites, empty
 //! values, byte ranges and their errors, deletes, sorted listings, one-level listings, key
-//! validation, keys with negative chunk indices, and concurrent writers.
+//! validation, keys with negative chunk indices, concurrent writers, and conditional writes
+//! (read-modify-writes of concurrent threads all land; a store without them refuses `set_if`).
 //!
 //! The test doubles: [`FaultyStore`] injects faults (failed, cut-short or every later call),
 //! for tests of what an interrupted operation leaves; [`CountingStore`] counts the calls made
 //! to a store and the bytes moved; with cargo feature `object-store`, `CountingObjectStore`
 //! counts the HTTP requests under an `ObjectStoreBackend`
-//! (`ObjectStoreBackend::with_request_counter`).
+//! (`ObjectStoreBackend::with_request_counter`); [`Unconditional`] hides a store's conditional
+//! writes, for tests of what holds without them.
 //!
 //! ```
 //! use zarr_store::{testing::run_store_conformance, MemoryStore};
@@ -22,12 +24,13 @@
 
 use std::fmt::Debug;
 
-use crate::{ByteRange, MemoryStore, Result, Store, StoreError, StoreExt};
+use crate::{ByteRange, Condition, MemoryStore, Outcome, Result, Store, StoreError, StoreExt};
 
 pub use crate::counting::{CountingStore, StoreCounts};
 pub use crate::faulty::{Fault, FaultKind, FaultOp, FaultyStore};
 #[cfg(feature = "object-store")]
 pub use crate::object::{CountingObjectStore, RequestCounts};
+pub use crate::unconditional::Unconditional;
 
 /// Runs every check against `store`, which must be empty; it is left empty again.
 ///
@@ -56,6 +59,8 @@ pub fn run_store_conformance(store: &dyn Store) {
     check_large_value(store);
     check_extension_methods(store);
     check_concurrent_disjoint_writes(store);
+    check_conditional_writes(store);
+    check_concurrent_conditional_writes(store);
     assert_empty(store, "at the end");
 }
 
@@ -857,5 +862,109 @@ fn check_concurrent_disjoint_writes(store: &dyn Store) {
             "value of a concurrent write",
         );
     }
+    clear(store);
+}
+
+/// `set_if` as [`Store::set_if`] documents it: with conditional writes, a condition that holds
+/// writes and one that does not is a conflict that writes nothing; without them, an error.
+fn check_conditional_writes(store: &dyn Store) {
+    let key = "cas/zarr.json";
+    if !store.conditional_writes() {
+        match store.set_if(key, b"x", &Condition::Absent) {
+            Err(StoreError::NoConditionalWrites { key: k }) => assert_eq!(k, key),
+            other => panic!("set_if without conditional writes: {other:?}"),
+        }
+        assert_empty(store, "after a refused set_if");
+        return;
+    }
+    expect_eq(
+        store.get_versioned(key),
+        None,
+        "get_versioned of a missing key",
+    );
+    let first = match ok(store.set_if(key, b"one", &Condition::Absent), "create") {
+        Outcome::Written(version) => version,
+        Outcome::Conflict => panic!("set_if(Absent) of a missing key conflicts"),
+    };
+    expect_eq(
+        store.get(key),
+        Some(bytes("one")),
+        "value created by set_if",
+    );
+    expect_eq(
+        store.set_if(key, b"two", &Condition::Absent),
+        Outcome::Conflict,
+        "set_if(Absent) of an existing key",
+    );
+    let (value, read) = ok(store.get_versioned(key), "get_versioned").expect("the key exists");
+    assert_eq!(value, b"one", "get_versioned's value");
+    let second = ok(
+        store.set_if(key, b"two", &Condition::Matches(read.clone())),
+        "update with the version read",
+    );
+    assert!(matches!(second, Outcome::Written(_)), "update: {second:?}");
+    expect_eq(
+        store.get(key),
+        Some(bytes("two")),
+        "value updated by set_if",
+    );
+    // Both the version read and the version the first write returned are stale now.
+    for stale in [read, first] {
+        expect_eq(
+            store.set_if(key, b"three", &Condition::Matches(stale)),
+            Outcome::Conflict,
+            "update with a stale version",
+        );
+    }
+    expect_eq(
+        store.get(key),
+        Some(bytes("two")),
+        "a conflict writes nothing",
+    );
+    let (_, now) = ok(store.get_versioned(key), "get_versioned").expect("the key exists");
+    ok(store.delete(key), "delete");
+    expect_eq(
+        store.set_if(key, b"four", &Condition::Matches(now)),
+        Outcome::Conflict,
+        "update of a deleted key",
+    );
+    expect_eq(store.get(key), None, "a conflict creates nothing");
+    clear(store);
+}
+
+/// Threads that each add to one counter by read-modify-write with `set_if`, retrying on a
+/// conflict, lose no increment.
+fn check_concurrent_conditional_writes(store: &dyn Store) {
+    const THREADS: usize = 4;
+    const INCREMENTS: usize = 10;
+    if !store.conditional_writes() {
+        return;
+    }
+    let key = "cas/counter";
+    std::thread::scope(|scope| {
+        for _ in 0..THREADS {
+            scope.spawn(move || {
+                for _ in 0..INCREMENTS {
+                    loop {
+                        let current = ok(store.get_versioned(key), "get_versioned");
+                        let n: usize = current.as_ref().map_or(0, |(value, _)| {
+                            String::from_utf8_lossy(value).parse().expect("a number")
+                        });
+                        let condition = Condition::still(current.as_ref().map(|(_, v)| v));
+                        let next = (n + 1).to_string();
+                        match ok(store.set_if(key, next.as_bytes(), &condition), "set_if") {
+                            Outcome::Written(_) => break,
+                            Outcome::Conflict => std::thread::yield_now(),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    expect_eq(
+        store.get(key),
+        Some(bytes(&(THREADS * INCREMENTS).to_string())),
+        "every increment of concurrent read-modify-writes lands",
+    );
     clear(store);
 }

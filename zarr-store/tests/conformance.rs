@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zarr_store::testing::run_store_conformance;
+use zarr_store::testing::{run_store_conformance, CountingStore, FaultyStore, Unconditional};
 use zarr_store::{FilesystemStore, MemoryStore, Store};
 
 #[test]
@@ -38,4 +38,21 @@ fn shared_pointers_forward() {
     run_store_conformance(&store);
     let boxed: Box<dyn Store> = Box::new(MemoryStore::new());
     run_store_conformance(&boxed);
+}
+
+#[test]
+fn wrappers_forward_conditional_writes() {
+    let counting = CountingStore::new(MemoryStore::new());
+    assert!(counting.conditional_writes());
+    run_store_conformance(&counting);
+    let faulty = FaultyStore::new(MemoryStore::new());
+    assert!(faulty.conditional_writes());
+    run_store_conformance(&faulty);
+}
+
+#[test]
+fn a_store_without_conditional_writes_refuses_set_if() {
+    let store = Unconditional::new(MemoryStore::new());
+    assert!(!store.conditional_writes());
+    run_store_conformance(&store);
 }

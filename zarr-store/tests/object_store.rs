@@ -34,6 +34,18 @@ fn conformance_in_memory() {
 }
 
 #[test]
+fn conformance_in_memory_without_conditional_writes() {
+    let (_, store) = in_memory("");
+    assert!(store.conditional_writes());
+    let store = store.with_conditional_writes(false);
+    assert!(!store.conditional_writes());
+    run_store_conformance(&store);
+    // a read-only store has none either
+    let (_, read_only) = in_memory("");
+    assert!(!read_only.read_only(true).conditional_writes());
+}
+
+#[test]
 fn conformance_in_memory_under_a_prefix() -> TestResult {
     let (memory, store) = in_memory("data/my.zarr");
     // Neighbours outside the prefix, which the store must neither see nor delete.
