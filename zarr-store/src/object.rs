@@ -626,6 +626,25 @@ impl RemoteOptions {
     }
 }
 
+/// The body of a whole-value GET, checked against the size its answer announced: a body
+/// cut short is an error, never a value (HTTP/1.1 catches a cut against `Content-Length`
+/// already; this holds for answers without one too).
+async fn whole_value(result: GetResult) -> object_store::Result<Vec<u8>> {
+    let announced = result.range.end.saturating_sub(result.range.start);
+    let bytes = result.bytes().await?;
+    if bytes.len() as u64 != announced {
+        return Err(object_store::Error::Generic {
+            store: "object store",
+            source: format!(
+                "the response holds {} bytes where its headers announced {announced}",
+                bytes.len()
+            )
+            .into(),
+        });
+    }
+    Ok(Vec::from(bytes))
+}
+
 /// Whether `error` is a transport failure (a connection cut, a body cut short) that
 /// `object_store`'s retry loop did not see: an `HttpError` in its sources and no retry
 /// error (whose message starts with "Error performing"; its type is not public) above it.
@@ -709,7 +728,7 @@ impl Store for ObjectStoreBackend {
         let location = self.location(key)?;
         block_on(async {
             match self.store.get(&location).await {
-                Ok(result) => result.bytes().await.map(|b| Some(Vec::from(b))),
+                Ok(result) => whole_value(result).await.map(Some),
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e),
             }
@@ -731,7 +750,7 @@ impl Store for ObjectStoreBackend {
             stream::iter(locations)
                 .map(|location: Path| async move {
                     match store.get(&location).await {
-                        Ok(result) => result.bytes().await.map(|b| Some(Vec::from(b))),
+                        Ok(result) => whole_value(result).await.map(Some),
                         Err(object_store::Error::NotFound { .. }) => Ok(None),
                         Err(e) => Err(e),
                     }
@@ -906,6 +925,35 @@ mod tests {
         );
         // Out-of-order or inverted ranges fetch nothing: they fail the bounds check.
         assert!(plan_requests(&[r(9, 3)]).is_empty());
+    }
+
+    #[test]
+    fn a_short_body_is_an_error() {
+        let body = |bytes: &'static [u8], announced: u64| {
+            let chunks: Vec<object_store::Result<_>> =
+                PutPayload::from_static(bytes).into_iter().map(Ok).collect();
+            GetResult {
+                payload: object_store::GetResultPayload::Stream(stream::iter(chunks).boxed()),
+                meta: ObjectMeta {
+                    location: Path::from("k"),
+                    last_modified: Default::default(),
+                    size: announced,
+                    e_tag: None,
+                    version: None,
+                },
+                range: 0..announced,
+                attributes: Default::default(),
+                extensions: Default::default(),
+            }
+        };
+        let got = block_on(whole_value(body(b"abcde", 5))).unwrap();
+        assert_eq!(got.unwrap(), b"abcde");
+        let short = block_on(whole_value(body(b"abc", 5))).unwrap();
+        let message = short.unwrap_err().to_string();
+        assert!(
+            message.contains("holds 3 bytes where its headers announced 5"),
+            "{message}"
+        );
     }
 
     #[test]
