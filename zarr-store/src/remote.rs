@@ -17,8 +17,7 @@ use std::time::Duration;
 /// A cut body is resumed by a ranged request for the rest (when the object still has the same
 /// ETag), never returned short. Answers that retrying cannot change (403, 404, 412...) fail
 /// at once. So a request that keeps failing is reported after at most about
-/// `retry_timeout + max_backoff + request_timeout` (105 s with the defaults), and a
-/// connection refused at once after about `retry_timeout`.
+/// `retry_timeout + max_backoff + request_timeout` (105 s with the defaults).
 ///
 /// The defaults are `object_store`'s own, except the retry timeout (its default is 3 min):
 ///

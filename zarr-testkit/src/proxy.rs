@@ -20,7 +20,9 @@
 //! **Seeded.** Whether a request meets a fault, which one and where a body is cut is drawn
 //! from the seed, the request's method, target and `Range` header, and how many times the
 //! same request came before (its attempt number): the same requests meet the same faults
-//! whatever the order in which threads send them, and a retried request draws again.
+//! whatever the order in which threads send them, and a retried request draws again. A
+//! test's unique object prefix can be left out of the draws ([`ProxyConfig::unseeded`]),
+//! so that every run of it meets the same faults.
 //!
 //! ```no_run
 //! use zarr_testkit::proxy::{Fault, FaultProxy, ProxyConfig};
@@ -114,6 +116,7 @@ pub struct ProxyConfig {
     rate: f64,
     faults: Vec<Fault>,
     delay: Duration,
+    unseeded: Option<String>,
 }
 
 impl ProxyConfig {
@@ -131,6 +134,7 @@ impl ProxyConfig {
             rate: 0.0,
             faults: Vec::new(),
             delay: Duration::from_secs(2),
+            unseeded: None,
         }
     }
 
@@ -145,6 +149,14 @@ impl ProxyConfig {
     #[must_use]
     pub fn faults(mut self, faults: &[Fault]) -> Self {
         self.faults = faults.to_vec();
+        self
+    }
+
+    /// Leaves `part` (a test run's unique object prefix, say) out of the request targets the
+    /// draws are made from, so that another run with another prefix meets the same faults.
+    #[must_use]
+    pub fn unseeded(mut self, part: &str) -> Self {
+        self.unseeded = (!part.is_empty()).then(|| part.to_owned());
         self
     }
 
@@ -539,7 +551,11 @@ fn decide(shared: &Shared, head: &Head) -> (Option<Fault>, Rng) {
     let method = parts.next().unwrap_or("");
     let target = parts.next().unwrap_or("");
     let range = head.header("range").unwrap_or("");
-    let identity = fnv1a(&[method, target, range]);
+    let target = match &shared.config.unseeded {
+        Some(part) => target.replace(part.as_str(), ""),
+        None => target.to_owned(),
+    };
+    let identity = fnv1a(&[method, &target, range]);
     let attempt = {
         let mut attempts = shared
             .attempts
@@ -919,6 +935,25 @@ mod tests {
         };
         let a = draws(7);
         assert_eq!(a, draws(7), "the same seed, the same faults");
+        let prefixed = |prefix: &str| {
+            let mut s = shared(7);
+            s.config = s.config.unseeded(prefix);
+            (0..300)
+                .map(|i| {
+                    let head = Head {
+                        raw: Vec::new(),
+                        start: format!("GET /bucket/{prefix}/k{i} HTTP/1.1"),
+                        headers: Vec::new(),
+                    };
+                    decide(&s, &head).0
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            prefixed("run-1"),
+            prefixed("run-2"),
+            "the prefix is left out"
+        );
         assert_ne!(a, draws(8));
         let faults = a.iter().filter(|f| f.is_some()).count();
         assert!(
