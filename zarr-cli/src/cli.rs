@@ -1,8 +1,10 @@
 //! The command line: every subcommand and option (clap derive).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use zarr_array::zarr_store::RemoteOptions;
 use zarr_array::DataType;
 
 use crate::layout::{
@@ -16,6 +18,10 @@ use crate::layout::{
 /// s3://bucket/prefix, gs://bucket/prefix, az://container/prefix, http(s)://host/path
 /// (read-only). Remote stores are configured from the environment (AWS_ENDPOINT_URL,
 /// AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ALLOW_HTTP, GOOGLE_*, AZURE_*).
+/// A failed request to a remote store (a 5xx answer, SlowDown, a dropped connection, a
+/// timeout, a body cut short) is sent again after a growing wait (100 ms doubling up to 15 s)
+/// until --retries retries were made or --retry-timeout has passed; then the command fails
+/// with the store's message.
 #[derive(Debug, Parser)]
 #[command(name = "zarr", version, propagate_version = true, max_term_width = 100)]
 pub struct Cli {
@@ -23,9 +29,75 @@ pub struct Cli {
     /// (repeatable; e.g. regular_bounded, sparse_layout, zstd)
     #[arg(long, global = true, value_name = "NAME")]
     pub without: Vec<String>,
+    /// The longest one request to a remote store may take, its answer included (500ms, 30s, 2m)
+    #[arg(long, global = true, value_name = "DURATION", env = "ZARR_REQUEST_TIMEOUT",
+          default_value = "30s", value_parser = parse_duration, help_heading = "Remote stores")]
+    pub request_timeout: Duration,
+    /// The longest connecting to a remote store may take
+    #[arg(long, global = true, value_name = "DURATION", env = "ZARR_CONNECT_TIMEOUT",
+          default_value = "5s", value_parser = parse_duration, help_heading = "Remote stores")]
+    pub connect_timeout: Duration,
+    /// How many times a failed request is sent again (0: never)
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        env = "ZARR_RETRIES",
+        default_value = "10",
+        help_heading = "Remote stores"
+    )]
+    pub retries: usize,
+    /// No retry of a request starts later than this after its first attempt
+    #[arg(long, global = true, value_name = "DURATION", env = "ZARR_RETRY_TIMEOUT",
+          default_value = "60s", value_parser = parse_duration, help_heading = "Remote stores")]
+    pub retry_timeout: Duration,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The timeouts and retries of remote stores the options give.
+    #[must_use]
+    pub fn remote_options(&self) -> RemoteOptions {
+        RemoteOptions::default()
+            .with_request_timeout(self.request_timeout)
+            .with_connect_timeout(self.connect_timeout)
+            .with_max_retries(self.retries)
+            .with_retry_timeout(self.retry_timeout)
+    }
+}
+
+/// A duration: seconds (`30`, `1.5`), or a number with `ms`, `s` or `m` (`500ms`, `2m`); more
+/// than zero.
+///
+/// # Errors
+/// Anything else, or a duration of zero.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} (use ms, s or m, like 500ms, 30s, 2m)"
+            ))
+        }
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (like 500ms, 30s, 2m)"))?;
+    let seconds = value * scale;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(format!("{text:?}: a duration must be more than zero"));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text:?}: too long a duration"))
 }
 
 /// The subcommands.
@@ -277,4 +349,46 @@ pub struct ConformanceRunArgs {
     /// The reader command, after `--`
     #[arg(last = true, required = true, value_name = "READER")]
     pub reader: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn remote_options_default_to_the_library_s() {
+        let cli = Cli::try_parse_from(["zarr", "info", "x"]).unwrap();
+        assert_eq!(cli.remote_options(), RemoteOptions::default());
+        let cli = Cli::try_parse_from([
+            "zarr",
+            "info",
+            "x",
+            "--retries",
+            "2",
+            "--retry-timeout",
+            "1.5",
+            "--request-timeout",
+            "500ms",
+            "--connect-timeout",
+            "1m",
+        ])
+        .unwrap();
+        let o = cli.remote_options();
+        assert_eq!(o.max_retries, 2);
+        assert_eq!(o.retry_timeout, Duration::from_millis(1500));
+        assert_eq!(o.request_timeout, Duration::from_millis(500));
+        assert_eq!(o.connect_timeout, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        for bad in ["", "0", "-1s", "NaN", "5h", "s", "1e300m", "inf"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -10,7 +10,7 @@ use crate::cli::InfoArgs;
 use crate::commands::fmt_domain;
 use crate::error::{zarr, CliError, Result};
 use crate::progress::outln;
-use crate::store::{open_store, Access, Ctx};
+use crate::store::{Access, Ctx};
 
 /// Storage figures of an array.
 #[derive(Debug, Clone, Copy)]
@@ -195,7 +195,7 @@ fn grid_text(def: &ExtensionDef) -> String {
 
 /// `zarr info`
 pub fn info(ctx: &Ctx, a: &InfoArgs) -> Result<()> {
-    let store = open_store(&a.path, Access::Existing)?;
+    let store = ctx.open_store(&a.path, Access::Existing)?;
     info_in(ctx, store, a)
 }
 
@@ -404,7 +404,7 @@ fn describe(doc: &[u8]) -> String {
 /// `zarr tree`: every node below PATH, from the group's consolidated copy when it holds one
 /// (one request), else by a walk; nodes this build cannot read are listed with the reason.
 pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
-    let store = open_store(path, Access::Existing)?;
+    let store = ctx.open_store(path, Access::Existing)?;
     let err = |e| zarr(path, zarr_array::ArrayError::Store(e));
     let Some(root) = node_line(&*store, "").map_err(err)? else {
         return Err(CliError::input(format!(
@@ -470,7 +470,7 @@ pub fn tree(ctx: &Ctx, path: &str) -> Result<()> {
 /// into its `zarr.json` (a v2 group: its `.zmetadata`), as zarr-python's
 /// `zarr.consolidate_metadata` does.
 pub fn consolidate(ctx: &Ctx, path: &str) -> Result<()> {
-    let store = open_store(path, Access::Existing)?;
+    let store = ctx.open_store(path, Access::Existing)?;
     let mut group = zarr_array::Group::open_consolidated(
         store,
         "",

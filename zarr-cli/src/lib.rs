@@ -51,7 +51,7 @@ where
 }
 
 fn dispatch(cli: &Cli) -> Result<()> {
-    let ctx = Ctx::new(&cli.without)?;
+    let ctx = Ctx::new(&cli.without)?.with_remote(cli.remote_options());
     match &cli.command {
         Command::Create(a) => commands::create(&ctx, a),
         Command::Import(a) => commands::import(&ctx, a),

@@ -11,7 +11,7 @@ use crate::commands::fmt_domain;
 use crate::error::{zarr, Result};
 use crate::layout::{sparse_def, SparseFormat, SPARSE_CODEC};
 use crate::progress::outln;
-use crate::store::{open_store, Access, Ctx};
+use crate::store::{Access, Ctx};
 
 fn ne_bytes_i32(v: impl IntoIterator<Item = i32>) -> Vec<u8> {
     v.into_iter().flat_map(i32::to_ne_bytes).collect()
@@ -19,7 +19,7 @@ fn ne_bytes_i32(v: impl IntoIterator<Item = i32>) -> Vec<u8> {
 
 /// `zarr quickstart`
 pub fn quickstart(ctx: &Ctx, dir: &str) -> Result<()> {
-    let store: Arc<dyn Store> = open_store(dir, Access::Empty)?;
+    let store: Arc<dyn Store> = ctx.open_store(dir, Access::Empty)?;
     let err = |e| zarr(dir, e);
     let mut attrs = Map::new();
     attrs.insert(

@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use zarr_array::zarr_store::{self, FilesystemStore, MemoryStore, Store, StoreError, StoreUrl};
+use zarr_array::zarr_store::{
+    self, FilesystemStore, MemoryStore, RemoteOptions, Store, StoreError, StoreUrl,
+};
 use zarr_array::{Array, ArrayBuilder, Extensions, Group};
 
 use crate::error::{zarr, CliError, Result};
@@ -40,13 +42,13 @@ pub fn is_remote(location: &str) -> bool {
     StoreUrl::parse(location).is_ok_and(|u| u.is_remote())
 }
 
-/// Opens the store at `location`.
+/// Opens the store at `location`, a remote one with the timeouts and retries of `remote`.
 ///
 /// This is the only function that interprets a PATH: a directory (plain path or
 /// `file:///abs/path`), `memory://`, or, with cargo feature `object-store` (on by default),
 /// an object store url: `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`,
 /// `http(s)://host/path` (read-only), configured from the environment (`AWS_ENDPOINT_URL`,
-/// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, ...) by [`zarr_store::open_url`]. Opening a remote
+/// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, ...) by [`zarr_store::open_url_with`]. Opening a remote
 /// store sends no request.
 ///
 /// # Errors
@@ -54,7 +56,11 @@ pub fn is_remote(location: &str) -> bool {
 /// expected, a location that is not empty (for [`Access::Empty`]), a malformed url, a
 /// remote url in a build without the `object-store` feature, a read-only url for writing,
 /// or the store's errors.
-pub fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
+pub fn open_store(
+    location: &str,
+    access: Access,
+    remote: &RemoteOptions,
+) -> Result<Arc<dyn Store>> {
     let url = store_url(location)?;
     let store_err = |e: StoreError| zarr(location, zarr_array::ArrayError::Store(e));
     match url {
@@ -66,7 +72,7 @@ pub fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
             )))
         }
         _ => {
-            let store = zarr_store::open_url(location).map_err(|e| match e {
+            let store = zarr_store::open_url_with(location, remote).map_err(|e| match e {
                 StoreError::UnsupportedUrl {
                     scheme, feature, ..
                 } => CliError::usage(format!(
@@ -169,6 +175,8 @@ pub struct Ctx {
     pub extensions: Extensions,
     /// The names given with `--without`.
     pub without: Vec<String>,
+    /// The timeouts and retries of remote stores (`--request-timeout`, `--retries`...).
+    pub remote: RemoteOptions,
 }
 
 /// Extensions of this project that `--without` accepts even when this build lacks them.
@@ -209,7 +217,23 @@ impl Ctx {
         Ok(Ctx {
             extensions,
             without: without.to_vec(),
+            remote: RemoteOptions::default(),
         })
+    }
+
+    /// The same context, remote stores opened with the timeouts and retries of `remote`.
+    #[must_use]
+    pub fn with_remote(mut self, remote: RemoteOptions) -> Ctx {
+        self.remote = remote;
+        self
+    }
+
+    /// Opens the store at `location` ([`open_store`] with this context's remote options).
+    ///
+    /// # Errors
+    /// As [`open_store`].
+    pub fn open_store(&self, location: &str, access: Access) -> Result<Arc<dyn Store>> {
+        open_store(location, access, &self.remote)
     }
 
     /// Whether this build (and `--without`) has the codec `name`.
@@ -227,7 +251,7 @@ impl Ctx {
     /// # Errors
     /// No such directory, no array there, or the library's refusal.
     pub fn open_array(&self, location: &str) -> Result<Array> {
-        let store = open_store(location, Access::Existing)?;
+        let store = self.open_store(location, Access::Existing)?;
         Array::open_with(store, "", &self.extensions).map_err(|e| zarr(location, e))
     }
 
@@ -272,7 +296,7 @@ impl Ctx {
                 let mut root = location.trim_end_matches('/').to_string();
                 let mut rel = Vec::new();
                 while let Some((parent, name)) = parent_url(&root) {
-                    if !is_group_store(&*open_store(&parent, Access::Existing)?) {
+                    if !is_group_store(&*self.open_store(&parent, Access::Existing)?) {
                         break;
                     }
                     rel.insert(0, name);
@@ -281,7 +305,7 @@ impl Ctx {
                 if rel.is_empty() {
                     return self.open_array(location);
                 }
-                (open_store(&root, Access::Existing)?, rel)
+                (self.open_store(&root, Access::Existing)?, rel)
             }
             _ => return self.open_array(location),
         };
@@ -293,7 +317,7 @@ impl Ctx {
     /// # Errors
     /// As [`Ctx::open_array`].
     pub fn open_group(&self, location: &str) -> Result<Group> {
-        let store = open_store(location, Access::Existing)?;
+        let store = self.open_store(location, Access::Existing)?;
         Group::open_with(store, "", &self.extensions).map_err(|e| zarr(location, e))
     }
 
@@ -306,7 +330,7 @@ impl Ctx {
         builder
             .create_with(Arc::new(MemoryStore::new()), "", &self.extensions)
             .map_err(|e| zarr(location, e))?;
-        let store = open_store(location, Access::Create)?;
+        let store = self.open_store(location, Access::Create)?;
         builder
             .create_with(store, "", &self.extensions)
             .map_err(|e| zarr(location, e))

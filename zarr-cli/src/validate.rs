@@ -10,7 +10,7 @@ use zarr_array::{Array, DataType, Group, NodePath, UseConsolidated};
 
 use crate::error::{chain, explain, CliError, Result};
 use crate::progress::{outln, Progress};
-use crate::store::{open_store, Access, Ctx};
+use crate::store::{Access, Ctx};
 
 #[derive(Debug, Default)]
 struct Report {
@@ -23,7 +23,7 @@ struct Report {
 
 /// `zarr validate`
 pub fn validate(ctx: &Ctx, path: &str) -> Result<()> {
-    let store = open_store(path, Access::Existing)?;
+    let store = ctx.open_store(path, Access::Existing)?;
     let mut report = Report::default();
     node(ctx, &store, &NodePath::root(), &mut report)?;
     for note in &report.notes {

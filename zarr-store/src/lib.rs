@@ -14,6 +14,7 @@ mod memory;
 mod object;
 mod open;
 mod range;
+mod remote;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -30,6 +31,7 @@ pub use object::{ObjectStoreBackend, MAX_CONCURRENT_REQUESTS};
 /// that callers build their `Arc<dyn ObjectStore>` with the same version.
 #[cfg(feature = "object-store")]
 pub use object_store;
-pub use open::{open_url, StoreUrl};
+pub use open::{open_url, open_url_with, StoreUrl};
 pub use range::ByteRange;
+pub use remote::RemoteOptions;
 pub use store::{Condition, ListDir, Outcome, Store, StoreExt, Version};

@@ -4,12 +4,16 @@
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3ConfigKey as S3Key;
+use object_store::azure::AzureConfigKey as AzureKey;
+use object_store::gcp::GoogleConfigKey as GcsKey;
 use object_store::path::Path;
 use object_store::{
-    GetOptions, GetRange, GetResult, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
-    PutPayload, UpdateVersion,
+    BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, GetRange, GetResult, ObjectMeta,
+    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig, UpdateVersion,
 };
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
@@ -17,6 +21,7 @@ use crate::error::{Result, StoreError};
 use crate::key::{validate_key, validate_prefix};
 use crate::open::{invalid, percent_decode};
 use crate::range::{resolve_all, ByteRange};
+use crate::remote::RemoteOptions;
 use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 #[cfg(feature = "testing")]
@@ -79,6 +84,8 @@ pub struct ObjectStoreBackend {
     read_only: bool,
     /// Whether conditional puts are used for [`Store::set_if`].
     conditional: bool,
+    /// The retries of this backend's own (see [`ObjectStoreBackend::with_remote_options`]).
+    retry: RemoteOptions,
 }
 
 impl ObjectStoreBackend {
@@ -101,11 +108,13 @@ impl ObjectStoreBackend {
             prefix: trimmed.to_owned(),
             read_only: false,
             conditional: true,
+            retry: RemoteOptions::default(),
         })
     }
 
     /// Opens the object store a url names: `s3://bucket/prefix`, `gs://bucket/prefix`,
-    /// `az://container/prefix` (or `azure://`), `http(s)://host/path` (read-only).
+    /// `az://container/prefix` (or `azure://`), `http(s)://host/path` (read-only), with the
+    /// default timeouts and retries of [`RemoteOptions`].
     ///
     /// Endpoint, region and credentials come from the environment, as `object_store`'s
     /// `from_env` builders read it: `AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`,
@@ -117,6 +126,16 @@ impl ObjectStoreBackend {
     /// [`StoreError::InvalidUrl`] when the url is malformed, its scheme is not one of these,
     /// or the store cannot be configured (no bucket, unreadable credentials file...).
     pub fn from_url(url: &str) -> Result<Self> {
+        Self::from_url_with(url, &RemoteOptions::default())
+    }
+
+    /// [`from_url`](Self::from_url) with the timeouts and retries of `options` (they replace
+    /// the client timeouts the environment may set, and `object_store`'s retry defaults).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_url`](Self::from_url).
+    pub fn from_url_with(url: &str, options: &RemoteOptions) -> Result<Self> {
         // Url parsing resolves `.` and `..` segments (`s3://b/x/../y` is `s3://b/y`): refuse
         // them first, as keys refuse them.
         let raw_path = url
@@ -155,6 +174,11 @@ impl ObjectStoreBackend {
                 source: Box::new(e),
             })
         };
+        let retry = options.retry_config();
+        let (timeout, connect) = (
+            humantime(options.request_timeout),
+            humantime(options.connect_timeout),
+        );
         // The HTTP clients are made inside the runtime that will drive them.
         let _runtime = runtime()?.enter();
         let (store, read_only) = match parsed.scheme() {
@@ -162,6 +186,9 @@ impl ObjectStoreBackend {
                 built(
                     object_store::aws::AmazonS3Builder::from_env()
                         .with_url(base)
+                        .with_config(S3Key::Client(ClientConfigKey::Timeout), timeout)
+                        .with_config(S3Key::Client(ClientConfigKey::ConnectTimeout), connect)
+                        .with_retry(retry.clone())
                         .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
@@ -171,6 +198,9 @@ impl ObjectStoreBackend {
                 built(
                     object_store::gcp::GoogleCloudStorageBuilder::from_env()
                         .with_url(base)
+                        .with_config(GcsKey::Client(ClientConfigKey::Timeout), timeout)
+                        .with_config(GcsKey::Client(ClientConfigKey::ConnectTimeout), connect)
+                        .with_retry(retry.clone())
                         .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
@@ -180,6 +210,9 @@ impl ObjectStoreBackend {
                 built(
                     object_store::azure::MicrosoftAzureBuilder::from_env()
                         .with_url(base)
+                        .with_config(AzureKey::Client(ClientConfigKey::Timeout), timeout)
+                        .with_config(AzureKey::Client(ClientConfigKey::ConnectTimeout), connect)
+                        .with_retry(retry.clone())
                         .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
@@ -190,8 +223,9 @@ impl ObjectStoreBackend {
                     object_store::http::HttpBuilder::new()
                         .with_url(base)
                         .with_client_options(
-                            object_store::ClientOptions::new().with_allow_http(true),
+                            options.client_options().with_allow_http(true),
                         )
+                        .with_retry(retry)
                         .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
@@ -204,7 +238,23 @@ impl ObjectStoreBackend {
                 ))
             }
         };
-        Ok(Self::new(store, &prefix)?.read_only(read_only))
+        Ok(Self::new(store, &prefix)?
+            .read_only(read_only)
+            .with_remote_options(options))
+    }
+
+    /// The retries this backend makes itself, on top of those of the `object_store`
+    /// underneath (which [`from_url_with`](Self::from_url_with) configures with the same
+    /// `options`): `object_store` retries a request that fails before its answer's head, and
+    /// resumes a GET whose body is cut short, but it reads the body of a listing (and of a
+    /// bulk delete) after its retry loop, so a listing cut short fails. This backend sends
+    /// such a listing (or delete) again, up to `options.max_retries` times within
+    /// `options.retry_timeout`, after the same backoff (without jitter). Default:
+    /// [`RemoteOptions::default`].
+    #[must_use]
+    pub fn with_remote_options(mut self, options: &RemoteOptions) -> Self {
+        self.retry = options.clone();
+        self
     }
 
     /// Whether [`Store::set_if`] uses the object store's conditional puts (on by default):
@@ -259,6 +309,7 @@ impl ObjectStoreBackend {
             prefix: self.prefix,
             read_only: self.read_only,
             conditional: self.conditional,
+            retry: self.retry,
         };
         (store, counter)
     }
@@ -312,6 +363,34 @@ impl ObjectStoreBackend {
             });
         }
         Ok(())
+    }
+
+    /// Runs `op` again while it fails on a response cut short that `object_store` did not
+    /// retry itself (see [`with_remote_options`](Self::with_remote_options)).
+    async fn retry_cut<T, F, Fut>(&self, mut op: F) -> object_store::Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = object_store::Result<T>>,
+    {
+        let start = Instant::now();
+        let mut backoff = self.retry.initial_backoff;
+        let mut retries = 0;
+        loop {
+            match op().await {
+                Err(e)
+                    if retries < self.retry.max_retries
+                        && start.elapsed() < self.retry.retry_timeout
+                        && is_unretried_transport_error(&e) =>
+                {
+                    tokio::time::sleep(backoff).await;
+                    backoff = backoff
+                        .mul_f64(self.retry.backoff_base)
+                        .min(self.retry.max_backoff);
+                    retries += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Fetches `ranges` of `location`, every request in parallel.
@@ -524,6 +603,91 @@ fn assemble(key: &str, ranges: &[ByteRange], pieces: &[Piece]) -> Result<Vec<Vec
         .collect()
 }
 
+impl RemoteOptions {
+    /// `object_store`'s retry configuration of these options, for an `object_store` built by
+    /// hand (cargo feature `object-store`).
+    #[must_use]
+    pub fn retry_config(&self) -> RetryConfig {
+        RetryConfig {
+            backoff: BackoffConfig {
+                init_backoff: self.initial_backoff,
+                max_backoff: self.max_backoff,
+                base: self.backoff_base,
+            },
+            max_retries: self.max_retries,
+            retry_timeout: self.retry_timeout,
+        }
+    }
+
+    /// `object_store`'s client options with the timeouts of these options (and its other
+    /// defaults), for an `object_store` built by hand (cargo feature `object-store`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_store::object_store::http::HttpBuilder;
+    /// use zarr_store::{ObjectStoreBackend, RemoteOptions};
+    ///
+    /// let options = RemoteOptions::default().with_max_retries(2);
+    /// let http = HttpBuilder::new()
+    ///     .with_url("http://127.0.0.1:1")
+    ///     .with_client_options(options.client_options().with_allow_http(true))
+    ///     .with_retry(options.retry_config())
+    ///     .build()?;
+    /// let store = ObjectStoreBackend::new(Arc::new(http), "data.zarr")?.read_only(true);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions::new()
+            .with_timeout(self.request_timeout)
+            .with_connect_timeout(self.connect_timeout)
+    }
+}
+
+/// The body of a whole-value GET, checked against the size its answer announced: a body
+/// cut short is an error, never a value (HTTP/1.1 catches a cut against `Content-Length`
+/// already; this holds for answers without one too).
+async fn whole_value(result: GetResult) -> object_store::Result<Vec<u8>> {
+    let announced = result.range.end.saturating_sub(result.range.start);
+    let bytes = result.bytes().await?;
+    if bytes.len() as u64 != announced {
+        return Err(object_store::Error::Generic {
+            store: "object store",
+            source: format!(
+                "the response holds {} bytes where its headers announced {announced}",
+                bytes.len()
+            )
+            .into(),
+        });
+    }
+    Ok(Vec::from(bytes))
+}
+
+/// Whether `error` is a transport failure (a connection cut, a body cut short) that
+/// `object_store`'s retry loop did not see: an `HttpError` in its sources and no retry
+/// error (whose message starts with "Error performing"; its type is not public) above it.
+fn is_unretried_transport_error(error: &object_store::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.to_string().starts_with("Error performing ") {
+            return false;
+        }
+        if e.downcast_ref::<object_store::client::HttpError>()
+            .is_some()
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// A duration as the builders' string configuration reads it (`humantime`), to the
+/// nanosecond.
+fn humantime(duration: std::time::Duration) -> String {
+    format!("{}ns", duration.as_nanos())
+}
+
 /// A [`StoreError::Remote`].
 fn remote(key: &str, op: &'static str, source: object_store::Error) -> StoreError {
     StoreError::Remote {
@@ -582,7 +746,7 @@ impl Store for ObjectStoreBackend {
         let location = self.location(key)?;
         block_on(async {
             match self.store.get(&location).await {
-                Ok(result) => result.bytes().await.map(|b| Some(Vec::from(b))),
+                Ok(result) => whole_value(result).await.map(Some),
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e),
             }
@@ -604,7 +768,7 @@ impl Store for ObjectStoreBackend {
             stream::iter(locations)
                 .map(|location: Path| async move {
                     match store.get(&location).await {
-                        Ok(result) => result.bytes().await.map(|b| Some(Vec::from(b))),
+                        Ok(result) => whole_value(result).await.map(Some),
                         Err(object_store::Error::NotFound { .. }) => Ok(None),
                         Err(e) => Err(e),
                     }
@@ -725,7 +889,7 @@ impl Store for ObjectStoreBackend {
         validate_prefix(prefix)?;
         self.check_writable(prefix)?;
         let location = self.prefix_location(prefix)?;
-        block_on(async {
+        block_on(self.retry_cut(|| async {
             let doomed = self
                 .store
                 .list(location.as_ref())
@@ -739,15 +903,16 @@ impl Store for ObjectStoreBackend {
                 }
             }
             Ok(())
-        })?
+        }))?
         .map_err(|e| remote(prefix, "delete_prefix", e))
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         validate_prefix(prefix)?;
         let location = self.prefix_location(prefix)?;
-        let objects: Vec<ObjectMeta> = block_on(self.store.list(location.as_ref()).try_collect())?
-            .map_err(|e| remote(prefix, "list", e))?;
+        let objects: Vec<ObjectMeta> =
+            block_on(self.retry_cut(|| self.store.list(location.as_ref()).try_collect()))?
+                .map_err(|e| remote(prefix, "list", e))?;
         let mut keys: Vec<String> = objects
             .iter()
             .filter_map(|meta| self.key_of(&meta.location))
@@ -763,8 +928,9 @@ impl Store for ObjectStoreBackend {
     fn list_prefix_sizes(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
         validate_prefix(prefix)?;
         let location = self.prefix_location(prefix)?;
-        let objects: Vec<ObjectMeta> = block_on(self.store.list(location.as_ref()).try_collect())?
-            .map_err(|e| remote(prefix, "list", e))?;
+        let objects: Vec<ObjectMeta> =
+            block_on(self.retry_cut(|| self.store.list(location.as_ref()).try_collect()))?
+                .map_err(|e| remote(prefix, "list", e))?;
         let mut keys: Vec<(String, u64)> = objects
             .iter()
             .filter_map(|meta| Some((self.key_of(&meta.location)?, meta.size)))
@@ -779,8 +945,9 @@ impl Store for ObjectStoreBackend {
     fn list_dir(&self, prefix: &str) -> Result<ListDir> {
         validate_prefix(prefix)?;
         let location = self.prefix_location(prefix)?;
-        let listing = block_on(self.store.list_with_delimiter(location.as_ref()))?
-            .map_err(|e| remote(prefix, "list_dir", e))?;
+        let listing =
+            block_on(self.retry_cut(|| self.store.list_with_delimiter(location.as_ref())))?
+                .map_err(|e| remote(prefix, "list_dir", e))?;
         let mut keys: Vec<String> = listing
             .objects
             .iter()
@@ -841,6 +1008,35 @@ mod tests {
         );
         // Out-of-order or inverted ranges fetch nothing: they fail the bounds check.
         assert!(plan_requests(&[r(9, 3)]).is_empty());
+    }
+
+    #[test]
+    fn a_short_body_is_an_error() {
+        let body = |bytes: &'static [u8], announced: u64| {
+            let chunks: Vec<object_store::Result<_>> =
+                PutPayload::from_static(bytes).into_iter().map(Ok).collect();
+            GetResult {
+                payload: object_store::GetResultPayload::Stream(stream::iter(chunks).boxed()),
+                meta: ObjectMeta {
+                    location: Path::from("k"),
+                    last_modified: Default::default(),
+                    size: announced,
+                    e_tag: None,
+                    version: None,
+                },
+                range: 0..announced,
+                attributes: Default::default(),
+                extensions: Default::default(),
+            }
+        };
+        let got = block_on(whole_value(body(b"abcde", 5))).unwrap();
+        assert_eq!(got.unwrap(), b"abcde");
+        let short = block_on(whole_value(body(b"abc", 5))).unwrap();
+        let message = short.unwrap_err().to_string();
+        assert!(
+            message.contains("holds 3 bytes where its headers announced 5"),
+            "{message}"
+        );
     }
 
     #[test]

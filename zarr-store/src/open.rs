@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::error::{Result, StoreError};
 use crate::filesystem::FilesystemStore;
 use crate::memory::MemoryStore;
+use crate::remote::RemoteOptions;
 use crate::store::Store;
 
 /// The schemes of remote stores, all behind cargo feature `object-store`.
@@ -48,10 +49,20 @@ const OBJECT_STORE_FEATURE: &str = "object-store";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_url(url: &str) -> Result<Arc<dyn Store>> {
+    open_url_with(url, &RemoteOptions::default())
+}
+
+/// [`open_url`] with the timeouts and retries of `options` for a remote store (local and
+/// memory stores have none).
+///
+/// # Errors
+///
+/// As [`open_url`].
+pub fn open_url_with(url: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
     match StoreUrl::parse(url)? {
         StoreUrl::Path(path) => Ok(Arc::new(FilesystemStore::create(path)?)),
         StoreUrl::Memory => Ok(Arc::new(MemoryStore::new())),
-        StoreUrl::Remote { scheme } => open_remote(url, &scheme),
+        StoreUrl::Remote { scheme } => open_remote(url, &scheme, options),
     }
 }
 
@@ -137,12 +148,14 @@ impl StoreUrl {
 }
 
 #[cfg(feature = "object-store")]
-fn open_remote(url: &str, _scheme: &str) -> Result<Arc<dyn Store>> {
-    Ok(Arc::new(crate::object::ObjectStoreBackend::from_url(url)?))
+fn open_remote(url: &str, _scheme: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(crate::object::ObjectStoreBackend::from_url_with(
+        url, options,
+    )?))
 }
 
 #[cfg(not(feature = "object-store"))]
-fn open_remote(url: &str, scheme: &str) -> Result<Arc<dyn Store>> {
+fn open_remote(url: &str, scheme: &str, _options: &RemoteOptions) -> Result<Arc<dyn Store>> {
     Err(StoreError::UnsupportedUrl {
         url: url.to_owned(),
         scheme: scheme.to_owned(),

@@ -32,6 +32,33 @@ pub use crate::faulty::{Fault, FaultKind, FaultOp, FaultyStore};
 pub use crate::object::{CountingObjectStore, RequestCounts};
 pub use crate::unconditional::Unconditional;
 
+/// A store over `bucket` of the S3(-compatible) server at `endpoint` (`http://` allowed),
+/// under `prefix`, with the timeouts and retries of `options`; credentials and region from
+/// the environment (`AWS_*`), the endpoint given here (the fault tests point it at their
+/// proxy, or at the local server itself).
+///
+/// # Panics
+///
+/// When the client cannot be built or the prefix is invalid.
+#[cfg(feature = "object-store")]
+pub fn s3_store_at(
+    endpoint: &str,
+    bucket: &str,
+    prefix: &str,
+    options: &crate::RemoteOptions,
+) -> crate::ObjectStoreBackend {
+    let s3 = object_store::aws::AmazonS3Builder::from_env()
+        .with_endpoint(endpoint)
+        .with_bucket_name(bucket)
+        .with_client_options(options.client_options().with_allow_http(true))
+        .with_retry(options.retry_config())
+        .build()
+        .unwrap_or_else(|e| panic!("building the S3 client for {endpoint}: {e}"));
+    crate::ObjectStoreBackend::new(std::sync::Arc::new(s3), prefix)
+        .unwrap_or_else(|e| panic!("{prefix}: {e}"))
+        .with_remote_options(options)
+}
+
 /// Runs every check against `store`, which must be empty; it is left empty again.
 ///
 /// # Panics

@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod child;
 pub mod corpus;
 pub mod peers;
+pub mod proxy;
 mod report;
 pub mod rng;
 pub mod s3;

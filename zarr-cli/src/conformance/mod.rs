@@ -17,13 +17,13 @@ use zarr_array::zarr_store::Store;
 use crate::error::{zarr, Result};
 use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 use crate::progress::outln;
-use crate::store::{open_store, Access, Ctx};
+use crate::store::{Access, Ctx};
 
 pub(crate) use run::run;
 
 /// `zarr conformance write`
 pub(crate) fn write(ctx: &Ctx, dir: &str) -> Result<()> {
-    let store: Arc<dyn Store> = open_store(dir, Access::Empty)?;
+    let store: Arc<dyn Store> = ctx.open_store(dir, Access::Empty)?;
     let fixtures = corpus::write_corpus(ctx, store.clone(), dir)?;
     let bounded = ctx.has_extension(REGULAR_BOUNDED);
     let sparse = ctx.has_extension(SPARSE_CODEC);

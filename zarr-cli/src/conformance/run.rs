@@ -19,7 +19,7 @@ use crate::error::{chain, explain, CliError, Result};
 use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
 use crate::npy::Npy;
 use crate::progress::{outln, Progress};
-use crate::store::{open_store, store_url, Access, Ctx};
+use crate::store::{store_url, Access, Ctx};
 
 /// Where a corpus lives: a local directory (read as files), or a remote prefix (read
 /// through its store; readers are given urls below it, like `s3://bucket/corpus/dtype_bool`).
@@ -34,12 +34,12 @@ enum Corpus {
 }
 
 impl Corpus {
-    fn open(location: &str) -> Result<Corpus> {
+    fn open(ctx: &Ctx, location: &str) -> Result<Corpus> {
         match store_url(location)? {
             StoreUrl::Path(path) => Ok(Corpus::Dir(path)),
             _ => Ok(Corpus::Remote {
                 url: location.trim_end_matches('/').to_string(),
-                store: open_store(location, Access::Existing)?,
+                store: ctx.open_store(location, Access::Existing)?,
             }),
         }
     }
@@ -329,7 +329,8 @@ fn check_array(
 /// Checks one group fixture with this project's library.
 fn check_group(ctx: &Ctx, corpus: &Corpus, f: &Fixture, all: &[Fixture]) -> Outcome {
     let location = corpus.child(&f.path).to_string_lossy().into_owned();
-    let opened = open_store(&location, Access::Existing)
+    let opened = ctx
+        .open_store(&location, Access::Existing)
         .map_err(|e| e.one_line())
         .and_then(|s| {
             Group::open_with(s, "", &ctx.extensions).map_err(|e| explain(&e, &["", "/"]))
@@ -369,7 +370,7 @@ fn check_group(ctx: &Ctx, corpus: &Corpus, f: &Fixture, all: &[Fixture]) -> Outc
 
 /// `zarr conformance run`
 pub(crate) fn run(ctx: &Ctx, args: &ConformanceRunArgs) -> Result<()> {
-    let corpus = Corpus::open(&args.dir)?;
+    let corpus = Corpus::open(ctx, &args.dir)?;
     let fixtures = load_manifest(&corpus)?;
     let arrays: Vec<usize> = (0..fixtures.len())
         .filter(|&i| fixtures[i].node != "group")
