@@ -109,6 +109,14 @@ pub enum ArrayError {
         /// The shape given.
         got: Vec<u64>,
     },
+    /// A copy into an array of another data type ([`crate::Array::copy_to`]).
+    #[error("the copy holds {dst}, not {src} as the array copied does")]
+    CopyDataType {
+        /// The data type of the array copied.
+        src: DataType,
+        /// The data type of the copy.
+        dst: DataType,
+    },
     /// A selection that does not fit the array.
     #[error("invalid selection")]
     InvalidSelection(#[from] SelectionError),

@@ -24,7 +24,7 @@ use zarr_buffer::fill_pattern;
 
 use crate::array::Array;
 use crate::element::Element;
-use crate::error::{ArrayError, Result};
+use crate::error::{try_zeroed, ArrayError, Result};
 use crate::path::NodePath;
 
 impl Array {
@@ -389,17 +389,86 @@ impl Array {
         meta.attributes.insert(name.into(), note);
         let dst = Array::from_metadata(store, node, meta, self.extensions.clone())?
             .with_options(self.options);
-        let chunks: Vec<Vec<i64>> = dst.grid.chunk_indices().collect();
+        self.copy_to(&dst)?;
+        dst.write_metadata()?;
+        Ok(dst)
+    }
+
+    /// Copies the data of this array into `dst`, an array of the same shape and data type
+    /// (any chunk shape, codecs, sharding or key encoding), and returns the number of
+    /// `dst`'s chunks (shards, if it is sharded) written.
+    ///
+    /// Only `dst`'s chunks that meet a stored chunk of this array can hold anything but the
+    /// fill value, so only those are written, found from one listing: the cost follows the
+    /// chunks stored, not the grid (which may hold 2^40 chunks). Each is read from this
+    /// array whole and written whole, in parallel, so memory is about one of `dst`'s chunks
+    /// per worker. `dst`'s positions are this array's zero-based positions; a fill value of
+    /// `dst` that differs from this array's shows where nothing is stored.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Region};
+    /// let store = Arc::new(zarr_store::MemoryStore::new());
+    /// let src = ArrayBuilder::new(vec![1 << 40], DataType::UInt8)
+    ///     .chunk_shape(vec![4])
+    ///     .create(store.clone(), "src")?;
+    /// src.write_region_bytes(&Region::new(vec![6], vec![2])?, &[1, 2])?;
+    /// let dst = ArrayBuilder::new(vec![1 << 40], DataType::UInt8)
+    ///     .chunk_shape(vec![16])
+    ///     .create(store, "dst")?;
+    /// assert_eq!(src.copy_to(&dst)?, 1);
+    /// assert_eq!(dst.read_region_bytes(&Region::new(vec![5], vec![4])?)?, [0, 1, 2, 0]);
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Another shape or data type ([`ArrayError::ShapeMismatch`],
+    /// [`ArrayError::CopyDataType`]), a chunk of `dst` too large to hold, store or codec
+    /// errors.
+    pub fn copy_to(&self, dst: &Array) -> Result<u64> {
+        self.copy_to_with(dst, &|_| {})
+    }
+
+    /// As [`Array::copy_to`], calling `done(bytes)` after each chunk of `dst` is written
+    /// (its bytes in memory), for progress reports.
+    ///
+    /// # Errors
+    /// As [`Array::copy_to`].
+    pub fn copy_to_with(&self, dst: &Array, done: &(dyn Fn(u64) + Sync)) -> Result<u64> {
+        if dst.shape() != self.shape() {
+            return Err(ArrayError::ShapeMismatch {
+                expected: self.shape().to_vec(),
+                got: dst.shape().to_vec(),
+            });
+        }
+        if dst.data_type() != self.data_type() {
+            return Err(ArrayError::CopyDataType {
+                src: self.data_type(),
+                dst: dst.data_type(),
+            });
+        }
+        let mut chunks = std::collections::BTreeSet::new();
+        for stored in self.stored_chunks()? {
+            let Some(region) = self.grid.chunk_region(&stored) else {
+                continue;
+            };
+            for part in dst.grid.chunks_in_region(&region)? {
+                chunks.insert(part.chunk);
+            }
+        }
+        let chunks: Vec<Vec<i64>> = chunks.into_iter().collect();
         let elem = self.data_type().size();
         chunks.par_iter().try_for_each(|chunk| -> Result<()> {
             let Some(region) = dst.grid.chunk_region(chunk) else {
                 return Ok(());
             };
-            let mut buf = vec![0u8; buffer_len(&region.shape, elem)?];
+            let mut buf = try_zeroed(buffer_len(&region.shape, elem)?, "a chunk of the copy")?;
             self.read_region_bytes_into(&region, &mut buf)?;
-            dst.write_region_bytes(&region, &buf)
+            dst.write_region_bytes(&region, &buf)?;
+            done(buf.len() as u64);
+            Ok(())
         })?;
-        dst.write_metadata()?;
-        Ok(dst)
+        Ok(chunks.len() as u64)
     }
 }

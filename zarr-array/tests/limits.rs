@@ -537,3 +537,183 @@ fn reads_whose_output_cannot_be_allocated_are_errors_not_aborts() {
     assert!(matches!(e, ArrayError::OutOfMemory { .. }), "{e}");
     assert!(e.to_string().contains("row pointers"), "{e}");
 }
+
+/// A store that counts the calls made to it (every method, reads, writes and listings alike).
+#[derive(Debug)]
+struct Counted {
+    inner: MemoryStore,
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl Counted {
+    fn new() -> Self {
+        Self {
+            inner: MemoryStore::new(),
+            calls: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn tick(&self) -> &MemoryStore {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.inner
+    }
+
+    /// The calls made by `f`.
+    fn calls_of<T>(&self, f: impl FnOnce() -> T) -> (T, u64) {
+        let before = self.calls.load(std::sync::atomic::Ordering::Relaxed);
+        let out = f();
+        (
+            out,
+            self.calls.load(std::sync::atomic::Ordering::Relaxed) - before,
+        )
+    }
+}
+
+impl Store for Counted {
+    fn get(&self, key: &str) -> zarr_array::zarr_store::Result<Option<Vec<u8>>> {
+        self.tick().get(key)
+    }
+    fn get_ranges(
+        &self,
+        key: &str,
+        ranges: &[zarr_array::zarr_store::ByteRange],
+    ) -> zarr_array::zarr_store::Result<Option<Vec<Vec<u8>>>> {
+        self.tick().get_ranges(key, ranges)
+    }
+    fn size(&self, key: &str) -> zarr_array::zarr_store::Result<Option<u64>> {
+        self.tick().size(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> zarr_array::zarr_store::Result<()> {
+        self.tick().set(key, value)
+    }
+    fn delete(&self, key: &str) -> zarr_array::zarr_store::Result<()> {
+        self.tick().delete(key)
+    }
+    fn delete_prefix(&self, prefix: &str) -> zarr_array::zarr_store::Result<()> {
+        self.tick().delete_prefix(prefix)
+    }
+    fn list_prefix(&self, prefix: &str) -> zarr_array::zarr_store::Result<Vec<String>> {
+        self.tick().list_prefix(prefix)
+    }
+    fn list_dir(
+        &self,
+        prefix: &str,
+    ) -> zarr_array::zarr_store::Result<zarr_array::zarr_store::ListDir> {
+        self.tick().list_dir(prefix)
+    }
+    fn list_prefix_sizes(
+        &self,
+        prefix: &str,
+    ) -> zarr_array::zarr_store::Result<Vec<(String, u64)>> {
+        self.tick().list_prefix_sizes(prefix)
+    }
+    fn get_many(&self, keys: &[&str]) -> zarr_array::zarr_store::Result<Vec<Option<Vec<u8>>>> {
+        self.tick().get_many(keys)
+    }
+    fn conditional_writes(&self) -> bool {
+        self.inner.conditional_writes()
+    }
+    fn get_versioned(
+        &self,
+        key: &str,
+    ) -> zarr_array::zarr_store::Result<Option<(Vec<u8>, zarr_array::zarr_store::Version)>> {
+        self.tick().get_versioned(key)
+    }
+    fn set_if(
+        &self,
+        key: &str,
+        value: &[u8],
+        condition: &zarr_array::zarr_store::Condition,
+    ) -> zarr_array::zarr_store::Result<zarr_array::zarr_store::Outcome> {
+        self.tick().set_if(key, value, condition)
+    }
+}
+
+/// Issue "bounded time for nonsense": an array of 2^40 chunks with a handful stored costs
+/// what is stored, not what the grid could hold. Listing, sizes, reads, resizes (shrinking
+/// past stored chunks and growing), consolidation, conversion to v2, appends and prepends on
+/// a `regular_bounded` grid and the copy onto a `regular` one each make a number of store
+/// calls bounded by a constant plus a few per stored chunk (a walk of the grid, or of one of
+/// its 2^20-chunk axes, would not finish or would blow the bound).
+#[test]
+fn arrays_of_2_pow_40_chunks_cost_what_is_stored() {
+    let _serial = ALLOC.serial();
+    let counted = Arc::new(Counted::new());
+    let store: Arc<dyn Store> = counted.clone();
+    let bound = |stored: usize| 24 + 8 * stored as u64;
+    let side = 8u64 << 20; // 2^20 chunks of 8 along each axis: 2^40 chunks
+    let mut group = Group::create(store.clone(), "g", serde_json::Map::new()).unwrap();
+    let mut a = group
+        .create_array(
+            "a",
+            &ArrayBuilder::new(vec![side, side], DataType::UInt8).chunk_shape(vec![8, 8]),
+        )
+        .unwrap();
+    let corners = [[0, 0], [0, side - 8], [side - 8, 0], [side - 8, side - 8]];
+    for (i, c) in corners.iter().enumerate() {
+        let r = Region::new(c.to_vec(), vec![8, 8]).unwrap();
+        a.write_region_bytes(&r, &[i as u8 + 1; 64]).unwrap();
+    }
+    let middle = Region::new(vec![side / 2 + 1, side / 2 + 1], vec![1, 1]).unwrap();
+    a.write_region_bytes(&middle, &[9]).unwrap();
+
+    let (listed, calls) = counted.calls_of(|| a.stored_chunks().unwrap());
+    assert_eq!(listed.len(), 5);
+    assert!(calls <= bound(0), "stored_chunks: {calls} calls");
+    let (sizes, calls) = counted.calls_of(|| a.stored_chunk_sizes().unwrap());
+    assert_eq!(sizes.len(), 5);
+    assert!(calls <= bound(5), "stored_chunk_sizes: {calls} calls");
+    let (opened, calls) = counted.calls_of(|| Array::open(store.clone(), "g/a").unwrap());
+    assert_eq!(opened.shape(), &[side, side]);
+    assert!(calls <= bound(0), "open: {calls} calls");
+
+    // shrink past the last row of chunks and half of the middle one, then grow back: the cut
+    // chunks are gone and the middle chunk reads as fill beyond the cut
+    let (_, calls) = counted.calls_of(|| a.resize(&[side / 2 + 1, side]).unwrap());
+    assert!(calls <= bound(5), "shrinking resize: {calls} calls");
+    assert_eq!(a.stored_chunks().unwrap().len(), 3);
+    let (_, calls) = counted.calls_of(|| a.resize(&[side, side]).unwrap());
+    assert!(calls <= bound(3), "growing resize: {calls} calls");
+    let (back, calls) = counted.calls_of(|| a.read_region_bytes(&middle).unwrap());
+    assert_eq!(back, vec![0]);
+    assert!(calls <= bound(1), "read: {calls} calls");
+    let last = Region::new(vec![side - 8, side - 8], vec![8, 8]).unwrap();
+    assert_eq!(a.read_region_bytes(&last).unwrap(), vec![0; 64]);
+
+    let (_, calls) = counted.calls_of(|| group.consolidate().unwrap());
+    assert!(calls <= bound(0), "consolidate: {calls} calls");
+    let (v2, calls) = counted.calls_of(|| a.to_v2(false).unwrap());
+    assert!(calls <= bound(3), "to_v2: {calls} calls");
+    assert_eq!(v2.chunks_moved, 3);
+    assert_eq!(v2.array.stored_chunks().unwrap().len(), 3);
+
+    // one axis of 2^40 chunks on a regular_bounded grid: grow at both ends, copy to regular
+    let length = 4u64 << 40;
+    let mut b = ArrayBuilder::new(vec![length], DataType::UInt8)
+        .chunk_shape(vec![4])
+        .lower_bound(vec![-(1 << 50)])
+        .create(store.clone(), "b")
+        .unwrap();
+    b.write_region_bytes(&Region::new(vec![0], vec![4]).unwrap(), &[1; 4])
+        .unwrap();
+    b.write_region_bytes(&Region::new(vec![length - 4], vec![4]).unwrap(), &[2; 4])
+        .unwrap();
+    let (_, calls) = counted.calls_of(|| b.prepend_bytes(&[6], &[3; 6], 0).unwrap());
+    assert!(calls <= bound(2), "prepend: {calls} calls");
+    let (_, calls) = counted.calls_of(|| b.append_bytes(&[6], &[4; 6], 0).unwrap());
+    assert!(calls <= bound(2), "append: {calls} calls");
+    assert_eq!(b.shape(), &[length + 12]);
+    let (copy, calls) = counted.calls_of(|| b.to_regular(store.clone(), "b_regular").unwrap());
+    assert!(calls <= bound(8), "to_regular: {calls} calls");
+    assert_eq!(
+        copy.read_region_bytes(&Region::new(vec![0], vec![12]).unwrap())
+            .unwrap(),
+        [[3u8; 6].as_slice(), &[1; 4], &[0; 2]].concat()
+    );
+    let end = Region::new(vec![length + 2], vec![10]).unwrap();
+    assert_eq!(
+        copy.read_region_bytes(&end).unwrap(),
+        [[2u8; 4].as_slice(), &[4; 6]].concat()
+    );
+}

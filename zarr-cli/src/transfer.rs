@@ -412,40 +412,22 @@ pub fn write_block(
     Ok(())
 }
 
-/// Copies every position of `src` into `dst` (same shape and data type), slab by slab along
-/// `dst`'s chunk rows.
+/// Copies the data of `src` into `dst` (same shape and data type): each of `dst`'s chunks
+/// that meets a stored chunk of `src`, whole ([`Array::copy_to`]; the others hold the fill
+/// value both share).
 ///
 /// # Errors
 /// Library errors.
 pub fn copy_array(src: &Array, src_loc: &str, dst: &Array, dst_loc: &str) -> Result<()> {
-    let t = src.data_type();
-    let elem = t.size();
-    let shape = src.shape().to_vec();
-    let total = shape
+    let elem = src.data_type().size();
+    let total = src
+        .shape()
         .iter()
         .fold(elem as u64, |acc, &n| acc.saturating_mul(n));
+    // an upper bound: the chunks holding only the fill value are not copied
     let progress = Progress::new(total, "convert", true);
-    let whole = Region::whole(&shape);
-    if shape.is_empty() {
-        let mut buf = vec![0u8; elem];
-        src.read_region_bytes_into(&whole, &mut buf)
-            .map_err(|e| zarr(src_loc, e))?;
-        dst.write_region_bytes(&whole, &buf)
-            .map_err(|e| zarr(dst_loc, e))?;
-    } else if total > 0 {
-        let rb = row_bytes(&shape, elem);
-        for (a, b) in slabs(dst.grid(), 0, shape[0], rb) {
-            let mut slab = whole.clone();
-            slab.start[0] = a;
-            slab.shape[0] = b - a;
-            let mut buf = vec![0u8; byte_len(&slab.shape, elem)?];
-            src.read_region_bytes_into(&slab, &mut buf)
-                .map_err(|e| zarr(src_loc, e))?;
-            dst.write_region_bytes(&slab, &buf)
-                .map_err(|e| zarr(dst_loc, e))?;
-            progress.inc(buf.len() as u64);
-        }
-    }
+    src.copy_to_with(dst, &|bytes| progress.inc(bytes))
+        .map_err(|e| zarr(format!("{src_loc} -> {dst_loc}"), e))?;
     progress.finish();
     Ok(())
 }

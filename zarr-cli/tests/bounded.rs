@@ -177,6 +177,89 @@ fn bad_npy_files_create_nothing() {
     assert!(!a.exists());
 }
 
+/// `zarr args` under the limits of [`limited`], which must succeed: its stderr.
+fn limited_ok(args: &[&str]) -> String {
+    let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let (code, err) = limited(&owned);
+    assert_eq!(code, Some(0), "zarr {args:?}: {err}");
+    err
+}
+
+/// Issue "bounded time for nonsense": on arrays of 2^40 chunks with a few stored, every
+/// command that walks chunks walks the stored ones (each run under 20 s of CPU and 4 GiB of
+/// address space: a walk of the grid, or of one of its 2^20-chunk axes, would not finish).
+#[test]
+fn commands_on_2_pow_40_chunks_cost_what_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = s(&dir.path().join("a.zarr"));
+    let side = 8u64 << 20;
+    let shape = format!("{side},{side}");
+    limited_ok(&[
+        "create", &a, "--shape", &shape, "--chunks", "8,8", "--dtype", "int32",
+    ]);
+    let block = dir.path().join("block.npy");
+    write_npy(&block, DataType::Int32, &[2, 2], &i32s([1, 2, 3, 4]));
+    let far = format!("{},{}", side - 2, side - 2);
+    limited_ok(&["write", &a, &s(&block), "--at", "5,5"]);
+    limited_ok(&["write", &a, &s(&block), "--at", &far]);
+    limited_ok(&["info", &a]);
+    let out = ok(&["validate", &a]);
+    assert!(out.contains("2 chunks decoded"), "{out}");
+    let npy = dir.path().join("out.npy");
+    limited_ok(&[
+        "export",
+        &a,
+        &s(&npy),
+        "--region",
+        &format!("{}:{side},4:7", side - 3),
+    ]);
+    assert_eq!(to_i32(&read_npy(&npy).data), [0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // shrink past the far block and grow back: it is gone
+    limited_ok(&["resize", &a, "--shape", &format!("{},{side}", side / 2)]);
+    limited_ok(&["resize", &a, "--shape", &shape]);
+    let out = ok(&["validate", &a]);
+    assert!(out.contains("1 chunk decoded"), "{out}");
+    // copies into other layouts, and v2 (chunk keys moved)
+    let b = s(&dir.path().join("b.zarr"));
+    limited_ok(&["convert", &a, &b, "--codec", "gzip:1", "--chunks", "16,16"]);
+    limited_ok(&["export", &b, &s(&npy), "--region", "4:8,4:8"]);
+    assert_eq!(
+        to_i32(&read_npy(&npy).data),
+        [0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0]
+    );
+    limited_ok(&["convert", &a, "--to-v2"]);
+    let out = ok(&["validate", &a]);
+    assert!(out.contains("1 chunk decoded"), "{out}");
+    // one axis of 2^40 chunks grown in front and behind, then copied onto a regular grid
+    let c = s(&dir.path().join("c.zarr"));
+    let length = 4u64 << 40;
+    limited_ok(&[
+        "create",
+        &c,
+        "--shape",
+        &length.to_string(),
+        "--chunks",
+        "4",
+        "--dtype",
+        "int32",
+    ]);
+    let two = dir.path().join("two.npy");
+    write_npy(&two, DataType::Int32, &[2], &i32s([7, 8]));
+    limited_ok(&["write", &c, &s(&two), "--at", &(length - 2).to_string()]);
+    limited_ok(&["prepend", &c, &s(&two), "--axis", "0"]);
+    limited_ok(&["append", &c, &s(&two), "--axis", "0"]);
+    limited_ok(&["info", &c]);
+    let d = s(&dir.path().join("d.zarr"));
+    limited_ok(&["convert", &c, &d, "--to-regular"]);
+    let region = format!("{}:{}", length - 2, length + 4);
+    limited_ok(&["export", &d, &s(&npy), "--region", &region]);
+    assert_eq!(to_i32(&read_npy(&npy).data), [0, 0, 7, 8, 7, 8]);
+    // the three stored chunks (one in front, two at the end) land in two chunks of the copy,
+    // whose positions start at the first prepended element
+    let out = ok(&["validate", &d]);
+    assert!(out.contains("2 chunks decoded"), "{out}");
+}
+
 /// Runs `zarr args` under `ulimit -v 4 GiB` and `-t 20` s of CPU, killed after 60 s of wall
 /// time: its exit code (None when killed by a signal or the deadline) and stderr.
 fn limited(args: &[String]) -> (Option<i32>, String) {
