@@ -3,7 +3,8 @@
 chunks, compare.py's data) written and read by this project as v3 and as v2 (`peer-bench OP
 WORKLOAD PATH N 2`: the `.zarray` zarr-python writes, keys `0.0.0`), and by zarr-python 3.1.6
 with `zarr_format=2` (numcodecs' Zstd(level=1) and Blosc(lz4, 5, SHUFFLE)). The
-implementations take turns (A B C A B C ...); every result's checksum is checked against
+implementations take turns, each repeat starting one further (A B C, B C A, ...), and every
+write starts after `sync`, so that none pays for the writeback of another's output; every result's checksum is checked against
 NumPy's, and each v2 array this project writes is read back by zarr-python.
 
 Usage: python3 benches/v2-table.py PEER_BENCH [--n 256] [--repeat 3] [--dir DIR]
@@ -49,10 +50,17 @@ SUM = int(DATA.sum(dtype=np.uint64))
 MIB = DATA.nbytes / 2**20
 
 
+def fresh(path):
+    # a write starts with the previous output gone and the dirty pages of every earlier write
+    # on disk, so that no implementation pays for the writeback of another's
+    shutil.rmtree(path, ignore_errors=True)
+    os.sync()
+
+
 def project(fmt):
     def run(op, w, path):
         if op == "write":
-            shutil.rmtree(path, ignore_errors=True)
+            fresh(path)
         cmd = [args.peer_bench, op, w, path, str(N)] + ([str(fmt)] if op == "write" else [])
         r = subprocess.run(cmd, capture_output=True, text=True, check=True)
         out = json.loads(r.stdout.strip().splitlines()[-1])
@@ -64,7 +72,7 @@ def zarr_python_v2(op, w, path):
     import numcodecs
     import zarr
     if op == "write":
-        shutil.rmtree(path, ignore_errors=True)
+        fresh(path)
         comp = {"raw": None, "zstd": numcodecs.Zstd(level=1),
                 "blosc": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)}[w]
         t = time.perf_counter()
@@ -86,8 +94,9 @@ def main():
     for w in args.workloads.split(","):
         for op in ["write", "read"]:
             times = {name: [] for name, _ in impls}
-            for _ in range(args.repeat):
-                for name, run in impls:
+            for r in range(args.repeat):
+                # each implementation follows each other in turn
+                for name, run in impls[r % len(impls):] + impls[:r % len(impls)]:
                     path = os.path.join(base, f"{name.replace(' ', '_')}_{w}")
                     seconds, checksum = run(op, w, path)
                     if checksum != SUM:
