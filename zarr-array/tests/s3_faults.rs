@@ -24,25 +24,13 @@ use std::time::Duration;
 use zarr_array::zarr_codecs::zstd::ZstdConfig;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::{Array, ArrayBuilder, DataType, Region};
-use zarr_store::testing::s3_store_at;
+use zarr_store::testing::{fault_test_options, s3_store_at};
 use zarr_store::{RemoteOptions, Store};
 use zarr_testkit::proxy::{Fault, FaultCounts, FaultProxy, ProxyConfig};
 use zarr_testkit::{s3, Rng};
 
 const BUCKET: &str = "zarr-array-faults-test";
 const SIDE: u64 = 24;
-
-/// Short timeouts and backoffs, so that delayed answers and retries cost little time (a
-/// request the loaded server answers late is retried, or an error without retries: both
-/// allowed).
-fn options(max_retries: usize) -> RemoteOptions {
-    RemoteOptions::default()
-        .with_request_timeout(Duration::from_millis(600))
-        .with_connect_timeout(Duration::from_secs(1))
-        .with_max_retries(max_retries)
-        .with_retry_timeout(Duration::from_secs(20))
-        .with_backoff(Duration::from_millis(10), Duration::from_millis(200), 2.0)
-}
 
 /// The bucket under `prefix`, reached at `endpoint` (the proxy's or the server's).
 fn store_at(endpoint: &str, prefix: &str, options: &RemoteOptions) -> Arc<dyn Store> {
@@ -149,7 +137,7 @@ fn scenario(layout: Layout, faults: &[Fault], seed: u64, retries: usize) -> (See
             .delay(Duration::from_millis(1000)),
     )
     .expect("starts the proxy");
-    let faulty = store_at(&proxy.url(), &prefix, &options(retries));
+    let faulty = store_at(&proxy.url(), &prefix, &fault_test_options(retries));
     let mut seen = Seen::default();
     // opening reads zarr.json: without retries it may fail; it never opens something else
     let opened = (0..20).find_map(|_| Array::open(faulty.clone(), "a").ok());

@@ -59,6 +59,23 @@ pub fn s3_store_at(
         .with_remote_options(options)
 }
 
+/// The timeouts and retries of the fault tests: short timeouts and backoffs, so that delayed
+/// answers and retries cost little time (a request the loaded server answers late is retried
+/// like a delayed one, or is an error without retries), `max_retries` retries within 20 s.
+#[cfg(feature = "object-store")]
+pub fn fault_test_options(max_retries: usize) -> crate::RemoteOptions {
+    crate::RemoteOptions::default()
+        .with_request_timeout(std::time::Duration::from_millis(600))
+        .with_connect_timeout(std::time::Duration::from_secs(1))
+        .with_max_retries(max_retries)
+        .with_retry_timeout(std::time::Duration::from_secs(20))
+        .with_backoff(
+            std::time::Duration::from_millis(10),
+            std::time::Duration::from_millis(200),
+            2.0,
+        )
+}
+
 /// Runs every check against `store`, which must be empty; it is left empty again.
 ///
 /// # Panics

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use zarr_store::testing::{run_store_conformance, s3_store_at};
+use zarr_store::testing::{fault_test_options, run_store_conformance, s3_store_at};
 use zarr_store::{ByteRange, ObjectStoreBackend, RemoteOptions, Store, StoreError};
 use zarr_testkit::proxy::{Fault, FaultCounts, FaultProxy, ProxyConfig};
 use zarr_testkit::{s3, Rng};
@@ -21,17 +21,6 @@ use zarr_testkit::{s3, Rng};
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const BUCKET: &str = "zarr-faults-test";
-
-/// Short timeouts and backoffs, so that delayed answers and retries cost little time (a
-/// request the loaded server answers late is retried like a delayed one).
-fn options(max_retries: usize) -> RemoteOptions {
-    RemoteOptions::default()
-        .with_request_timeout(Duration::from_millis(600))
-        .with_connect_timeout(Duration::from_secs(1))
-        .with_max_retries(max_retries)
-        .with_retry_timeout(Duration::from_secs(20))
-        .with_backoff(Duration::from_millis(10), Duration::from_millis(200), 2.0)
-}
 
 /// A proxy in front of the server injecting `faults` at `rate`, answers delayed past the
 /// request timeout of [`options`], the draws independent of the run's `prefix`.
@@ -54,7 +43,7 @@ fn store_at(endpoint: &str, prefix: &str, options: &RemoteOptions) -> ObjectStor
 
 /// The server itself, no proxy in between.
 fn direct(prefix: &str) -> ObjectStoreBackend {
-    store_at(&s3::endpoint(BUCKET), prefix, &options(10))
+    store_at(&s3::endpoint(BUCKET), prefix, &fault_test_options(10))
 }
 
 /// Values of a few sizes, a body large enough to be cut in the middle included.
@@ -72,7 +61,7 @@ fn values(seed: u64) -> Vec<(String, Vec<u8>)> {
 fn s3_the_proxy_passes_every_request_through() {
     let prefix = s3::unique_prefix("passthrough");
     let proxy = proxy(1, 0.0, &Fault::ALL, &prefix);
-    let store = store_at(&proxy.url(), &prefix, &options(0));
+    let store = store_at(&proxy.url(), &prefix, &fault_test_options(0));
     // Every operation of the suite through the proxy, retries off: nothing may go wrong.
     run_store_conformance(&store);
     let counts = proxy.counts();
@@ -86,7 +75,7 @@ fn s3_the_proxy_passes_every_request_through() {
 fn retried_away(seed: u64, faults: &[Fault]) -> Result<FaultCounts, StoreError> {
     let prefix = s3::unique_prefix("retried");
     let proxy = proxy(seed, 0.1, faults, &prefix);
-    let store = store_at(&proxy.url(), &prefix, &options(10));
+    let store = store_at(&proxy.url(), &prefix, &fault_test_options(10));
     let values = values(seed);
     for _round in 0..2 {
         for (key, value) in &values {
@@ -161,7 +150,7 @@ fn s3_without_retries_every_fault_is_a_clear_error() -> TestResult {
     direct(&prefix).set("a/c/0", &Rng::new(3).bytes(5000))?;
     for kind in Fault::ALL {
         let proxy = proxy(300, 1.0, &[kind], &prefix);
-        let store = store_at(&proxy.url(), &prefix, &options(0));
+        let store = store_at(&proxy.url(), &prefix, &fault_test_options(0));
         let results: [(&str, Result<(), StoreError>); 4] = [
             ("get", store.get("a/c/0").map(drop)),
             (
@@ -221,7 +210,7 @@ fn s3_a_truncated_body_never_reads_short() -> TestResult {
     // every response cut: never a value, with retries or without
     let always = proxy(400, 1.0, &[Fault::Truncate], &prefix);
     for retries in [0, 3] {
-        let store = store_at(&always.url(), &prefix, &options(retries));
+        let store = store_at(&always.url(), &prefix, &fault_test_options(retries));
         let got = store.get("v");
         assert!(
             got.is_err(),
@@ -240,7 +229,7 @@ fn s3_a_truncated_body_never_reads_short() -> TestResult {
     );
     // half of them cut: retried (resumed) into the exact value
     let half = proxy(401, 0.5, &[Fault::Truncate], &prefix);
-    let store = store_at(&half.url(), &prefix, &options(10));
+    let store = store_at(&half.url(), &prefix, &fault_test_options(10));
     for _ in 0..10 {
         assert!(store.get("v")? == Some(value.clone()), "a wrong value");
         assert_eq!(
