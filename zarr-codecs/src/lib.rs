@@ -33,6 +33,8 @@ pub mod sharding;
 pub mod sparse_layout;
 pub mod transpose;
 pub mod v2;
+#[cfg(feature = "vlen")]
+pub mod vlen;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 

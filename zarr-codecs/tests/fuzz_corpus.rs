@@ -62,6 +62,16 @@ fn shard_corpus_replays_cleanly() {
     replay_fuzz_target("shard", Inputs::Fixed, shard::run);
 }
 
+/// The `codec_vlen` seeds are written by hand (fuzz/corpus/codec_vlen/: a numcodecs chunk of
+/// three strings, bytes, an empty chunk, trailing bytes, a count of 2^32 - 1, an element longer
+/// than the chunk).
+#[cfg(feature = "vlen")]
+#[test]
+fn vlen_corpus_replays_cleanly() {
+    let ran = replay_fuzz_target("codec_vlen", Inputs::Fixed, zarr_codecs::fuzzing::vlen::run);
+    assert!(ran >= 6, "{ran} inputs");
+}
+
 #[test]
 fn every_fixed_chain_builds() {
     for name in codec::CODECS {

@@ -10,3 +10,5 @@
 
 pub mod codec;
 pub mod shard;
+#[cfg(feature = "vlen")]
+pub mod vlen;
