@@ -1,6 +1,7 @@
 //! [`Array`]: open, create, read and write Zarr v3 (and v2) arrays.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
@@ -49,6 +50,29 @@ pub struct Array {
     pub(crate) v2: Option<Arc<zarr_meta::v2::ArrayMetadataV2>>,
     /// The decoded-chunk cache ([`Array::with_cache`]) and the store `store` wraps for it.
     pub(crate) cache: Option<(Arc<ChunkCache>, Arc<dyn Store>)>,
+    /// The chains of chunk shapes other than `chain`'s (a grid whose chunks differ:
+    /// `rectilinear`), built when first needed.
+    pub(crate) chains: Arc<ChainsByShape>,
+}
+
+/// The codec chains of a grid whose chunk buffers differ in shape, one per shape met, built
+/// on first use (the chain's codecs check the shape, as at open). At most
+/// [`ChainsByShape::KEEP`] are kept; past that the map starts again.
+#[derive(Debug, Default)]
+pub(crate) struct ChainsByShape {
+    map: Mutex<HashMap<Vec<u64>, Arc<CodecChain>>>,
+}
+
+impl ChainsByShape {
+    const KEEP: usize = 256;
+}
+
+/// What encodes and decodes one chunk: its buffer shape, byte length and codec chain.
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkCodec {
+    pub(crate) shape: Vec<u64>,
+    pub(crate) len: usize,
+    pub(crate) chain: Arc<CodecChain>,
 }
 
 impl Array {
@@ -127,18 +151,24 @@ impl Array {
             &meta.chunk_key_encoding,
         )?
         .into();
+        let codec_err = |source| ArrayError::Codec {
+            context: path.to_string(),
+            source,
+        };
         let repr = ChunkRepr::new(
-            grid.chunk_shape_u64(),
+            representative_chunk_shape(&*grid),
             meta.data_type,
             meta.fill_value.clone(),
         );
         let chain =
-            CodecChain::from_defs(&meta.codecs, &repr, &extensions.codecs).map_err(|source| {
-                ArrayError::Codec {
-                    context: path.to_string(),
-                    source,
-                }
-            })?;
+            CodecChain::from_defs(&meta.codecs, &repr, &extensions.codecs).map_err(codec_err)?;
+        // chunks of other shapes (rectilinear): every edge length of every axis must suit the
+        // codecs (a shard shape its inner chunks divide), checked now rather than at the
+        // first chunk of that shape
+        for shape in edge_probe_shapes(&*grid, &repr.shape) {
+            CodecChain::from_defs(&meta.codecs, &repr.with_shape(shape), &extensions.codecs)
+                .map_err(codec_err)?;
+        }
         Ok(Array {
             store,
             path,
@@ -151,6 +181,61 @@ impl Array {
             hierarchy: None,
             v2: None,
             cache: None,
+            chains: Arc::default(),
+        })
+    }
+
+    /// The buffer shape, byte length and codec chain of chunk `chunk`: the array's one chain
+    /// on a regular grid, else the chain of the chunk's shape.
+    ///
+    /// # Errors
+    /// [`SelectionError::ChunkOutsideGrid`], or the codecs' refusal of the chunk's shape.
+    pub(crate) fn chunk_codec(&self, chunk: &[i64]) -> Result<ChunkCodec> {
+        let base = || ChunkCodec {
+            shape: self.chain.repr().shape.clone(),
+            len: self.chain.decoded_len(),
+            chain: self.chain.clone(),
+        };
+        if self.grid.chunk_shape().is_some() {
+            return Ok(base());
+        }
+        let shape = self.grid.chunk_buffer_shape(chunk).ok_or_else(|| {
+            SelectionError::ChunkOutsideGrid {
+                chunk: chunk.to_vec(),
+            }
+        })?;
+        if shape == self.chain.repr().shape {
+            return Ok(base());
+        }
+        let mut map = self
+            .chains
+            .map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(chain) = map.get(&shape) {
+            return Ok(ChunkCodec {
+                shape,
+                len: chain.decoded_len(),
+                chain: chain.clone(),
+            });
+        }
+        let repr = self.chain.repr().with_shape(shape.clone());
+        let chain = Arc::new(
+            CodecChain::from_defs(&self.meta.codecs, &repr, &self.extensions.codecs).map_err(
+                |source| ArrayError::Codec {
+                    context: self.chunk_key(chunk),
+                    source,
+                },
+            )?,
+        );
+        if map.len() >= ChainsByShape::KEEP {
+            map.clear();
+        }
+        map.insert(shape.clone(), chain.clone());
+        Ok(ChunkCodec {
+            shape,
+            len: chain.decoded_len(),
+            chain,
         })
     }
 
@@ -219,6 +304,7 @@ impl Array {
     fn cached_chunk(
         &self,
         cache: &ChunkCache,
+        chain: &CodecChain,
         key: &str,
         fetched: Option<Option<Vec<u8>>>,
     ) -> Result<Entry> {
@@ -232,7 +318,7 @@ impl Array {
         };
         let entry = match value {
             None => None,
-            Some(bytes) => Some(Arc::new(self.chain.decode(&bytes).map_err(|source| {
+            Some(bytes) => Some(Arc::new(chain.decode(&bytes).map_err(|source| {
                 ArrayError::Codec {
                     context: key.to_string(),
                     source,
@@ -246,7 +332,10 @@ impl Array {
     /// The decoded chunk `chunk` (`None`: not stored), through the cache if there is one.
     pub(crate) fn decoded_chunk(&self, chunk: &[i64]) -> Result<Entry> {
         match &self.cache {
-            Some((cache, _)) => self.cached_chunk(cache, &self.chunk_key(chunk), None),
+            Some((cache, _)) => {
+                let cc = self.chunk_codec(chunk)?;
+                self.cached_chunk(cache, &cc.chain, &self.chunk_key(chunk), None)
+            }
             None => Ok(self.read_chunk_bytes(chunk)?.map(Arc::new)),
         }
     }
@@ -302,9 +391,17 @@ impl Array {
         &*self.grid
     }
 
-    /// The chunk shape (of every chunk buffer; for a sharded array, the shard shape).
-    pub fn chunk_shape(&self) -> Vec<u64> {
+    /// The chunk shape of every chunk buffer (for a sharded array, the shard shape), or
+    /// `None` when chunks differ in shape (a `rectilinear` grid with a listed axis; see
+    /// [`Array::chunk_shape_of`]).
+    pub fn chunk_shape(&self) -> Option<Vec<u64>> {
         self.grid.chunk_shape_u64()
+    }
+
+    /// The buffer shape of chunk `chunk` (a last chunk reaching past the array's end has it
+    /// whole), `None` for a chunk outside the grid.
+    pub fn chunk_shape_of(&self, chunk: &[i64]) -> Option<Vec<u64>> {
+        self.grid.chunk_buffer_shape(chunk)
     }
 
     /// The codec chain.
@@ -531,25 +628,16 @@ impl Array {
         let key = self.chunk_key(chunk);
         match self.store.get(&key)? {
             None => Ok(None),
-            Some(bytes) => {
-                self.chain
-                    .decode(&bytes)
-                    .map(Some)
-                    .map_err(|source| ArrayError::Codec {
-                        context: key,
-                        source,
-                    })
-            }
+            Some(bytes) => self
+                .chunk_codec(chunk)?
+                .chain
+                .decode(&bytes)
+                .map(Some)
+                .map_err(|source| ArrayError::Codec {
+                    context: key,
+                    source,
+                }),
         }
-    }
-
-    fn chunk_byte_len(&self) -> Result<usize> {
-        buffer_len(&self.chunk_shape(), self.meta.data_type.size()).map_err(|_| {
-            ArrayError::TooLarge {
-                what: "a chunk",
-                shape: self.chunk_shape(),
-            }
-        })
     }
 
     /// Checks a region against the shape and returns its byte length.
@@ -595,8 +683,6 @@ impl Array {
             return Ok(());
         }
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
-        let chunk_shape = self.chunk_shape();
-        let chunk_len = self.chunk_byte_len()?;
         let elem = self.meta.data_type.size();
         let out_err = |source: zarr_codecs::BlockError| ArrayError::Codec {
             context: format!("{}: the output buffer", self.path),
@@ -616,6 +702,11 @@ impl Array {
                    fetched: Option<Option<Vec<u8>>>|
          -> Result<()> {
             let key = self.chunk_key(&part.chunk);
+            let ChunkCodec {
+                shape: chunk_shape,
+                len: chunk_len,
+                chain,
+            } = self.chunk_codec(&part.chunk)?;
             let whole_chunk = part.in_chunk.shape == chunk_shape;
             let codec_err = |source: CodecError| ArrayError::Codec {
                 context: key.clone(),
@@ -623,7 +714,7 @@ impl Array {
             };
             let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
             if let Some((cache, _)) = &self.cache {
-                let Some(decoded) = self.cached_chunk(cache, &key, fetched)? else {
+                let Some(decoded) = self.cached_chunk(cache, &chain, &key, fetched)? else {
                     return block.fill(fill).map_err(block_err);
                 };
                 return block
@@ -637,8 +728,7 @@ impl Array {
                 let plen = buffer_len(&part.in_chunk.shape, elem)?;
                 grow_to(scratch, plen, &part.in_chunk.shape)?;
                 let source = StoreSource::new(&*self.store, &key);
-                let found = self
-                    .chain
+                let found = chain
                     .decode_region(&source, &part.in_chunk, scratch)
                     .map_err(codec_err)?;
                 if !found {
@@ -659,17 +749,14 @@ impl Array {
             if let Some(dst) = block.as_contiguous_mut() {
                 // the chunk is one contiguous run of the output: decode straight into it,
                 // with no scratch buffer and no copy
-                return self.chain.decode_into(&bytes, dst).map_err(codec_err);
+                return chain.decode_into(&bytes, dst).map_err(codec_err);
             }
-            if self.chain.inner_chunk_shape().is_some() {
+            if chain.inner_chunk_shape().is_some() {
                 // a shard: each inner chunk is decoded straight into its place
-                return self
-                    .chain
-                    .decode_into_block(&bytes, block)
-                    .map_err(codec_err);
+                return chain.decode_into_block(&bytes, block).map_err(codec_err);
             }
             grow_to(scratch, chunk_len, &chunk_shape)?;
-            self.chain.decode_into(&bytes, scratch).map_err(codec_err)?;
+            chain.decode_into(&bytes, scratch).map_err(codec_err)?;
             block
                 .copy_from(scratch, &chunk_shape, &part.in_chunk.start)
                 .map_err(block_err)
@@ -695,7 +782,10 @@ impl Array {
                 .iter()
                 .map(|part| match &self.cache {
                     Some((cache, _)) => !cache.contains(&self.chunk_key(&part.chunk)),
-                    None => part.in_chunk.shape == chunk_shape,
+                    None => {
+                        self.grid.chunk_buffer_shape(&part.chunk).as_ref()
+                            == Some(&part.in_chunk.shape)
+                    }
                 })
                 .collect();
             let keys: Vec<String> = batch
@@ -761,14 +851,14 @@ impl Array {
         data: &[u8],
         shared: bool,
     ) -> Result<()> {
-        let chunk_shape = self.chunk_shape();
-        let chunk_len = self.chunk_byte_len()?;
+        let cc = self.chunk_codec(&part.chunk)?;
+        let (chunk_shape, chunk_len) = (&cc.shape, cc.len);
         let elem = self.meta.data_type.size();
         let key = self.chunk_key(&part.chunk);
-        if part.in_chunk.shape == chunk_shape && part.in_region.is_contiguous_in(data_shape) {
+        if part.in_chunk.shape == *chunk_shape && part.in_region.is_contiguous_in(data_shape) {
             // the whole chunk buffer is one contiguous run of the data: encode it in place
             let at = part.in_region.linear_offset(data_shape) as usize * elem;
-            return self.store_chunk(&key, &data[at..at + chunk_len]);
+            return self.store_chunk(&cc, &key, &data[at..at + chunk_len]);
         }
         // Every array position of this chunk, in its buffer.
         let covered = self
@@ -778,7 +868,7 @@ impl Array {
             .ok_or_else(|| SelectionError::ChunkOutsideGrid {
                 chunk: part.chunk.clone(),
             })?;
-        if part.in_chunk == covered && part.in_chunk.shape == chunk_shape {
+        if part.in_chunk == covered && part.in_chunk.shape == *chunk_shape {
             // the whole chunk buffer is a block of the data: encode it from there, with no
             // chunk buffer to fill first (a shard gathers each inner chunk from the data)
             let src = SourceBlock::new(data, data_shape, elem, &part.in_region).map_err(|e| {
@@ -787,28 +877,28 @@ impl Array {
                     source: e.into(),
                 }
             })?;
-            return self.store_chunk_from_block(&key, src);
+            return self.store_chunk_from_block(&cc, &key, src);
         }
-        let rewrite_leaves = part.in_chunk != covered && leaves_rewritable(&self.chain);
+        let rewrite_leaves = part.in_chunk != covered && leaves_rewritable(&cc.chain);
         if shared {
             // Positions of this chunk outside the part may be another writer's: update it by
             // compare-and-swap, from the chunk as stored at the time of the write.
             return crate::cas::update(&*self.store, &key, |stored| {
                 let new = if rewrite_leaves {
-                    self.rewrite_shard(&key, stored, part, data_shape, data, true)?
+                    self.rewrite_shard(&cc, &key, stored, part, data_shape, data, true)?
                 } else {
-                    let mut chunk = self.decoded_or_fill(&key, stored)?;
+                    let mut chunk = self.decoded_or_fill(&cc, &key, stored)?;
                     copy_region(
                         data,
                         data_shape,
                         &part.in_region.start,
                         &mut chunk,
-                        &chunk_shape,
+                        chunk_shape,
                         &part.in_chunk.start,
                         &part.in_region.shape,
                         elem,
                     );
-                    self.encode_shared(&key, &chunk)?
+                    self.encode_shared(&cc, &key, &chunk)?
                 };
                 Ok(shared_apply(stored, new))
             });
@@ -817,6 +907,7 @@ impl Array {
             // a shard written in part: only the inner chunks the part touches are re-encoded
             let stored = self.store.get(&key)?;
             return match self.rewrite_shard(
+                &cc,
                 &key,
                 stored.as_deref(),
                 part,
@@ -830,28 +921,33 @@ impl Array {
         }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
-            self.fill_chunk(chunk_len)?
+            self.fill_chunk(chunk_len, chunk_shape)?
         } else {
             let stored = self.store.get(&key)?;
-            self.decoded_or_fill(&key, stored.as_deref())?
+            self.decoded_or_fill(&cc, &key, stored.as_deref())?
         };
         copy_region(
             data,
             data_shape,
             &part.in_region.start,
             &mut chunk,
-            &chunk_shape,
+            chunk_shape,
             &part.in_chunk.start,
             &part.in_region.shape,
             elem,
         );
-        self.store_chunk(&key, &chunk)
+        self.store_chunk(&cc, &key, &chunk)
     }
 
     /// The chunk `stored` under `key` decoded, or a chunk of fill value when it is absent.
-    fn decoded_or_fill(&self, key: &str, stored: Option<&[u8]>) -> Result<Vec<u8>> {
+    fn decoded_or_fill(
+        &self,
+        cc: &ChunkCodec,
+        key: &str,
+        stored: Option<&[u8]>,
+    ) -> Result<Vec<u8>> {
         match stored {
-            Some(bytes) => Ok(self
+            Some(bytes) => Ok(cc
                 .chain
                 .decode(bytes)
                 .map_err(|source| ArrayError::Codec {
@@ -859,22 +955,22 @@ impl Array {
                     source,
                 })?
                 .to_vec()),
-            None => self.fill_chunk(self.chunk_byte_len()?),
+            None => self.fill_chunk(cc.len, &cc.shape),
         }
     }
 
     /// Encodes a chunk written by compare-and-swap: `None` only when it is all fill value
     /// and the codecs cannot store an empty chunk (`sparse_layout`); otherwise a chunk of
     /// fill value is stored rather than deleted, since a delete cannot be conditional.
-    fn encode_shared(&self, key: &str, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn encode_shared(&self, cc: &ChunkCodec, key: &str, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
         let codec_err = |source| ArrayError::Codec {
             context: key.to_owned(),
             source,
         };
-        if self.chain.stores_empty_chunks() {
-            Ok(Some(self.chain.encode(chunk).map_err(codec_err)?))
+        if cc.chain.stores_empty_chunks() {
+            Ok(Some(cc.chain.encode(chunk).map_err(codec_err)?))
         } else {
-            self.chain.encode_chunk(chunk).map_err(codec_err)
+            cc.chain.encode_chunk(chunk).map_err(codec_err)
         }
     }
 
@@ -883,19 +979,20 @@ impl Array {
     /// missing.
     pub(crate) fn edit_chunk(&self, chunk: &[i64], edit: impl Fn(&mut [u8])) -> Result<()> {
         let key = self.chunk_key(chunk);
+        let cc = self.chunk_codec(chunk)?;
         crate::cas::update(&*self.store, &key, |stored| {
-            let mut buf = self.decoded_or_fill(&key, stored)?;
+            let mut buf = self.decoded_or_fill(&cc, &key, stored)?;
             edit(&mut buf);
             let new = match stored {
                 // nothing stored and nothing to store: no write at all
-                None => self
+                None => cc
                     .chain
                     .encode_chunk(&buf)
                     .map_err(|source| ArrayError::Codec {
                         context: key.clone(),
                         source,
                     })?,
-                Some(_) => self.encode_shared(&key, &buf)?,
+                Some(_) => self.encode_shared(&cc, &key, &buf)?,
             };
             Ok(shared_apply(stored, new))
         })
@@ -906,8 +1003,10 @@ impl Array {
     /// and re-encoded; every other leaf keeps its encoded bytes as they are
     /// ([`CodecChain::rewrite_leaves`]). `None` when no leaf is left. With `keep_empty`
     /// (a compare-and-swap write, which cannot delete), leaves of fill value are stored.
+    #[allow(clippy::too_many_arguments)] // the chunk, its value and the data part written
     fn rewrite_shard(
         &self,
+        cc: &ChunkCodec,
         key: &str,
         stored: Option<&[u8]>,
         part: &ChunkPart,
@@ -920,8 +1019,8 @@ impl Array {
             source,
         };
         let elem = self.meta.data_type.size();
-        let leaf_chain = self.chain.leaf_chain();
-        let leaf_shape = self.chain.leaf_shape().to_vec();
+        let leaf_chain = cc.chain.leaf_chain();
+        let leaf_shape = cc.chain.leaf_shape().to_vec();
         let leaf_len = buffer_len(&leaf_shape, elem)?;
         // the leaves the part touches, in C order of the leaf grid (as `rewrite_leaves` sorts)
         let leaf_parts: Vec<ChunkPart> =
@@ -932,7 +1031,7 @@ impl Array {
             .collect();
         let keep_empty =
             (keep_empty || self.options.write_empty_chunks) && leaf_chain.stores_empty_chunks();
-        self.chain
+        cc.chain
             .rewrite_leaves(stored, &leaves, |leaf, old| -> Result<_, LeafError> {
                 let i = leaves
                     .binary_search_by(|l| l.as_slice().cmp(leaf))
@@ -986,10 +1085,10 @@ impl Array {
             })
     }
 
-    /// A chunk buffer of `len` bytes holding the fill value.
-    pub(crate) fn fill_chunk(&self, len: usize) -> Result<Vec<u8>> {
+    /// A chunk buffer of `len` bytes (a chunk of `shape`) holding the fill value.
+    pub(crate) fn fill_chunk(&self, len: usize, shape: &[u64]) -> Result<Vec<u8>> {
         let mut c = Vec::new();
-        grow_to(&mut c, len, &self.chunk_shape())?;
+        grow_to(&mut c, len, shape)?;
         let fill = self.meta.fill_value.as_bytes();
         if fill.iter().any(|&b| b != 0) {
             fill_pattern(&mut c, fill);
@@ -998,17 +1097,17 @@ impl Array {
     }
 
     /// Encodes and stores one whole chunk buffer, or deletes the key when it is all fill.
-    pub(crate) fn store_chunk(&self, key: &str, chunk: &[u8]) -> Result<()> {
+    pub(crate) fn store_chunk(&self, cc: &ChunkCodec, key: &str, chunk: &[u8]) -> Result<()> {
         let codec_err = |source| ArrayError::Codec {
             context: key.to_string(),
             source,
         };
         // a codec whose format stores no empty chunk (sparse_layout) never writes one
-        let encoded = if self.options.write_empty_chunks && self.chain.stores_empty_chunks() {
-            Some(self.chain.encode(chunk).map_err(codec_err)?)
+        let encoded = if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
+            Some(cc.chain.encode(chunk).map_err(codec_err)?)
         } else {
             // None when the chunk is all fill value (bit patterns, NaN equal to NaN)
-            self.chain.encode_chunk(chunk).map_err(codec_err)?
+            cc.chain.encode_chunk(chunk).map_err(codec_err)?
         };
         match encoded {
             Some(bytes) => self.store.set(key, &bytes)?,
@@ -1018,15 +1117,20 @@ impl Array {
     }
 
     /// As [`Array::store_chunk`] for the chunk that is the block `place` of `data`.
-    fn store_chunk_from_block(&self, key: &str, src: SourceBlock<'_>) -> Result<()> {
+    fn store_chunk_from_block(
+        &self,
+        cc: &ChunkCodec,
+        key: &str,
+        src: SourceBlock<'_>,
+    ) -> Result<()> {
         let codec_err = |source| ArrayError::Codec {
             context: key.to_string(),
             source,
         };
-        let encoded = if self.options.write_empty_chunks && self.chain.stores_empty_chunks() {
-            Some(self.chain.encode_from_block(src).map_err(codec_err)?)
+        let encoded = if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
+            Some(cc.chain.encode_from_block(src).map_err(codec_err)?)
         } else {
-            self.chain.encode_chunk_from_block(src).map_err(codec_err)?
+            cc.chain.encode_chunk_from_block(src).map_err(codec_err)?
         };
         match encoded {
             Some(bytes) => self.store.set(key, &bytes)?,
@@ -1143,6 +1247,52 @@ fn leaves_rewritable(chain: &CodecChain) -> bool {
             None => return true,
         }
     }
+}
+
+/// The chunk shape the array's chain is built for: the grid's one chunk shape, or for a grid
+/// whose chunks differ, the shape of its first chunk (of its first declared edges when the
+/// array has no chunk).
+fn representative_chunk_shape(grid: &dyn ChunkGrid) -> Vec<u64> {
+    if let Some(shape) = grid.chunk_shape_u64() {
+        return shape;
+    }
+    if let Some(shape) = grid.chunk_buffer_shape(&vec![0; grid.rank()]) {
+        return shape;
+    }
+    #[cfg(feature = "rectilinear")]
+    if let Some(r) = grid
+        .as_any()
+        .downcast_ref::<zarr_grid::rectilinear::RectilinearChunkGrid>()
+    {
+        return r.config().first_edges();
+    }
+    vec![1; grid.rank()]
+}
+
+/// Shapes that, with `base`, put every edge length of every axis of a grid whose chunks
+/// differ before the codecs once (each differs from `base` on one axis): what a codec checks
+/// of a shape is per axis (a shard shape its inner chunk shape divides), so these cover every
+/// chunk's shape. Nothing for a regular grid.
+fn edge_probe_shapes(grid: &dyn ChunkGrid, base: &[u64]) -> Vec<Vec<u64>> {
+    #[cfg(feature = "rectilinear")]
+    if let Some(r) = grid
+        .as_any()
+        .downcast_ref::<zarr_grid::rectilinear::RectilinearChunkGrid>()
+    {
+        let mut out = Vec::new();
+        for (axis, sizes) in r.config().distinct_edges().into_iter().enumerate() {
+            for size in sizes {
+                if size != base[axis] {
+                    let mut shape = base.to_vec();
+                    shape[axis] = size;
+                    out.push(shape);
+                }
+            }
+        }
+        return out;
+    }
+    let _ = (grid, base);
+    Vec::new()
 }
 
 pub(crate) fn to_ndarray<T>(shape: &[u64], items: Vec<T>) -> Result<ArrayD<T>> {

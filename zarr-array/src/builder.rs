@@ -49,6 +49,8 @@ pub struct ArrayBuilder {
     attributes: Map<String, Value>,
     lower_bound: Option<Vec<i64>>,
     origin: Option<Vec<i64>>,
+    #[cfg(feature = "rectilinear")]
+    chunk_edges: Option<Vec<zarr_grid::rectilinear::AxisEdges>>,
     overwrite: bool,
     options: WriteOptions,
     zarr_format: u8,
@@ -72,6 +74,8 @@ impl ArrayBuilder {
             attributes: Map::new(),
             lower_bound: None,
             origin: None,
+            #[cfg(feature = "rectilinear")]
+            chunk_edges: None,
             overwrite: false,
             options: WriteOptions::default(),
             zarr_format: 3,
@@ -193,6 +197,38 @@ impl ArrayBuilder {
         self
     }
 
+    /// Creates a `rectilinear` array: the chunk edges of each axis (an integer edge repeated,
+    /// or listed edges and `[size, count]` runs, which must cover the shape). Instead of
+    /// [`ArrayBuilder::chunk_shape`]; not with [`ArrayBuilder::shards`],
+    /// [`ArrayBuilder::sparse`] or a lower bound (a sharded rectilinear array takes a
+    /// `sharding_indexed` [`ArrayBuilder::serializer`] whose inner chunks divide every edge).
+    ///
+    /// ```
+    /// use std::num::NonZeroU64;
+    /// use std::sync::Arc;
+    /// use zarr_array::zarr_grid::rectilinear::{AxisEdges, Edge};
+    /// use zarr_array::{ArrayBuilder, DataType, Region};
+    ///
+    /// let n = |v| NonZeroU64::new(v).unwrap();
+    /// // one chunk per month of 2025 (days), and rows of 4
+    /// let months = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31].map(|d| Edge::Single(n(d)));
+    /// let a = ArrayBuilder::new(vec![365, 8], DataType::UInt16)
+    ///     .chunk_edges(vec![AxisEdges::Listed(months.to_vec()), AxisEdges::Regular(n(4))])
+    ///     .create(Arc::new(zarr_store::MemoryStore::new()), "daily")?;
+    /// assert_eq!(a.chunk_shape(), None);
+    /// assert_eq!(a.chunk_shape_of(&[1, 0]), Some(vec![28, 4]));
+    /// a.write_region_bytes(&Region::new(vec![30, 0], vec![2, 1])?, &[1, 0, 2, 0])?;
+    /// let stored: Vec<_> = a.stored_chunks()?;
+    /// assert_eq!(stored, [vec![0, 0], vec![1, 0]]); // day 30 is January's, day 31 February's
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    #[cfg(feature = "rectilinear")]
+    #[must_use]
+    pub fn chunk_edges(mut self, edges: Vec<zarr_grid::rectilinear::AxisEdges>) -> Self {
+        self.chunk_edges = Some(edges);
+        self
+    }
+
     /// Replace a node already at the path, or clear keys left there without a node (every key
     /// under the path is deleted first).
     #[must_use]
@@ -285,6 +321,9 @@ impl ArrayBuilder {
             }
         };
         check("chunk shape", chunks.len())?;
+        if let Some(names) = &self.dimension_names {
+            check("dimension names", names.len())?;
+        }
         let compressors = match &self.compressors {
             Some(compressors) => compressors.clone(),
             None => default_compressors()?,
@@ -304,6 +343,27 @@ impl ArrayBuilder {
                 (shards.clone(), vec![sharding_def(chunks, inner)?])
             }
         };
+        #[cfg(feature = "rectilinear")]
+        if let Some(edges) = &self.chunk_edges {
+            let conflict = [
+                (self.shard_shape.is_some(), "shards"),
+                (self.sparse.is_some(), "sparse"),
+                (
+                    self.lower_bound.is_some() || self.origin.is_some(),
+                    "a lower bound",
+                ),
+                (self.chunk_shape.is_some(), "a chunk shape"),
+            ];
+            if let Some((_, what)) = conflict.iter().find(|(on, _)| *on) {
+                return Err(ArrayError::InvalidArgument {
+                    what: "chunk edges",
+                    reason: format!("a rectilinear grid cannot be combined with {what}"),
+                });
+            }
+            check("chunk edges", edges.len())?;
+            let config = zarr_grid::rectilinear::RectilinearConfig::new(edges.clone());
+            return Ok(self.finish_metadata(config.to_def(), codecs));
+        }
         let chunk_grid = match (&self.lower_bound, &self.origin) {
             (None, None) => ExtensionDef::with_configuration(
                 "regular",
@@ -322,6 +382,15 @@ impl ArrayBuilder {
                 )
             }
         };
+        Ok(self.finish_metadata(chunk_grid, codecs))
+    }
+
+    /// The metadata of `chunk_grid` and `codecs` with the rest of the builder's settings.
+    fn finish_metadata(
+        &self,
+        chunk_grid: ExtensionDef,
+        codecs: Vec<ExtensionDef>,
+    ) -> ArrayMetadata {
         let mut meta = ArrayMetadata::new(
             self.shape.clone(),
             self.data_type,
@@ -338,12 +407,9 @@ impl ArrayBuilder {
             sep.insert("separator".into(), Value::from("."));
             meta.chunk_key_encoding = ExtensionDef::with_configuration("v2", sep);
         }
-        if let Some(names) = &self.dimension_names {
-            check("dimension names", names.len())?;
-            meta.dimension_names = Some(names.clone());
-        }
+        meta.dimension_names.clone_from(&self.dimension_names);
         meta.attributes = self.attributes.clone();
-        Ok(meta)
+        meta
     }
 
     /// Creates the array at `path` with every extension this build supports.

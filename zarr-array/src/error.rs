@@ -187,6 +187,20 @@ pub enum ArrayError {
         /// Its name.
         name: &'static str,
     },
+    /// An operation that needs every chunk to have one shape, on an array whose chunks differ
+    /// (a `rectilinear` grid with a listed axis).
+    #[error(
+        "{operation} needs chunks of one shape, but the chunks of {path} differ (chunk grid \
+         {grid:?})"
+    )]
+    ChunksDiffer {
+        /// The operation.
+        operation: &'static str,
+        /// The array.
+        path: String,
+        /// Its chunk grid's name.
+        grid: String,
+    },
     /// A builder option whose codec this build leaves out (zarr-array's cargo features).
     #[error("{what} needs zarr-array's cargo feature {feature:?}, which this build leaves out")]
     CompiledOut {

@@ -29,8 +29,11 @@ pub mod array_open {
         let _ = array.stored_chunks();
         let _ = array.domain();
         // chunk keys of the first and last chunk encode and decode
+        // the first chunk's shape (chunks differ on a rectilinear grid)
         let chunk_bytes = array
             .chunk_shape()
+            .or_else(|| array.chunk_shape_of(&vec![0; array.rank()]))
+            .unwrap_or_default()
             .iter()
             .try_fold(elem as u64, |acc, &n| acc.checked_mul(n));
         let one: Vec<u64> = array.shape().iter().map(|&n| n.min(1)).collect();

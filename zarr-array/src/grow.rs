@@ -92,7 +92,7 @@ impl Array {
         let Some(part) = self.grid.chunk_part(chunk) else {
             return Ok(());
         };
-        let shape = self.chunk_shape();
+        let shape = self.chunk_codec(chunk)?.shape;
         let elem = self.data_type().size();
         let mut fresh = vec![0u8; buffer_len(&shape, elem)?];
         fill_pattern(&mut fresh, self.fill_value().as_bytes());
@@ -131,15 +131,13 @@ impl Array {
         if back.removed.is_empty() && back.clipped.is_empty() {
             return Ok(());
         }
-        let shape = self.chunk_shape();
         let elem = self.data_type().size();
-        let mut fill = vec![0u8; buffer_len(&shape, elem)?];
-        fill_pattern(&mut fill, self.fill_value().as_bytes());
         let stored = self.stored_chunks()?;
         stored.par_iter().try_for_each(|chunk| -> Result<()> {
             if !back.removed.contains(chunk) && !back.clipped.contains(chunk) {
                 return Ok(());
             }
+            let shape = self.chunk_codec(chunk)?.shape;
             let Some(inside) = self.grid.chunk_part(chunk).map(|p| p.in_chunk) else {
                 return Ok(());
             };
@@ -148,6 +146,8 @@ impl Array {
                 self.store.delete(&self.chunk_key(chunk))?;
                 return Ok(());
             }
+            let mut fill = vec![0u8; buffer_len(&shape, elem)?];
+            fill_pattern(&mut fill, self.fill_value().as_bytes());
             self.edit_chunk(chunk, |buf| {
                 let original = buf.to_vec();
                 // fill what is inside this array...
@@ -275,9 +275,15 @@ impl Array {
     /// # Errors
     /// A shape mismatch (nothing changes), a registry without `regular_bounded`, an
     /// overflow, store or codec errors; [`ArrayError::NeedsV3`] on a Zarr v2 array (convert
-    /// it with [`Array::to_v3`] first); [`ArrayError::Contended`].
+    /// it with [`Array::to_v3`] first); [`ArrayError::Contended`]. A `rectilinear` array is
+    /// refused ([`zarr_grid::GridError::RectilinearPrepend`]): its chunks are numbered from
+    /// position 0, so chunks in front would rename every stored chunk of the axis; it would
+    /// need a lower bound in the grid, as `regular_bounded` has (or a copy into a new array).
     pub fn prepend_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
         self.check_not_v2("prepend", "v2 chunk keys cannot be negative")?;
+        if self.meta.chunk_grid.name == "rectilinear" {
+            return Err(zarr_grid::GridError::RectilinearPrepend.into());
+        }
         let k = self.check_grow_shape(data_shape, axis)?;
         if k == 0 {
             return Ok(());
@@ -381,7 +387,14 @@ impl Array {
             });
         }
         let mut meta = self.meta.clone();
-        let chunk_shape: Vec<Value> = self.chunk_shape().into_iter().map(Value::from).collect();
+        // a grid whose chunks differ (rectilinear) becomes regular with its first chunk's shape
+        let chunk_shape: Vec<Value> = self
+            .chain
+            .repr()
+            .shape
+            .iter()
+            .map(|&c| Value::from(c))
+            .collect();
         let mut grid_config = Map::new();
         grid_config.insert("chunk_shape".into(), Value::Array(chunk_shape));
         meta.chunk_grid = zarr_meta::ExtensionDef::with_configuration("regular", grid_config);

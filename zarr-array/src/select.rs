@@ -142,7 +142,6 @@ impl Array {
             .collect::<Result<_>>()?;
         let counts: Vec<u64> = groups.iter().map(|g| g.len() as u64).collect();
         let combos: Vec<Vec<u64>> = indices(&counts).collect();
-        let chunk_shape = self.chunk_shape();
         let fill = self.fill_value().as_bytes().to_vec();
         // the output positions of each chunk combination: one block of the output each (the
         // per-axis groups partition the output indices), in C order of the combinations
@@ -164,6 +163,7 @@ impl Array {
                 let Some(decoded) = self.decoded_chunk(&chunk)? else {
                     return block.fill(&fill).map_err(|e| self.out_err(e));
                 };
+                let chunk_shape = self.chunk_codec(&chunk)?.shape;
                 let offsets: Vec<&[u64]> = combo
                     .iter()
                     .enumerate()
@@ -208,15 +208,19 @@ impl Array {
             let mut values = vec![0u8; in_chunk.offsets.len() * elem];
             if self.cache.is_some() {
                 match self.decoded_chunk(chunk)? {
-                    Some(decoded) => {
-                        self.gather(decoded.as_bytes(), &in_chunk.offsets, &mut values)
-                    }
+                    Some(decoded) => self.gather(
+                        decoded.as_bytes(),
+                        &self.chunk_codec(chunk)?.shape,
+                        &in_chunk.offsets,
+                        &mut values,
+                    ),
                     None => zarr_buffer::fill_pattern(&mut values, fill),
                 }
                 return Ok(values);
             }
             let source = StoreSource::new(&*self.store, &key);
             let found = self
+                .chunk_codec(chunk)?
                 .chain
                 .decode_points(&source, &in_chunk.offsets, &mut values)
                 .map_err(|source| ArrayError::Codec {
@@ -268,13 +272,12 @@ impl Array {
     }
 
     /// Copies the elements at the chunk positions `offsets` of the decoded chunk `decoded` (C
-    /// order, the chunk's shape) into `out`, one after the other.
-    fn gather(&self, decoded: &[u8], offsets: &[Vec<u64>], out: &mut [u8]) {
+    /// order, of `shape`) into `out`, one after the other.
+    fn gather(&self, decoded: &[u8], shape: &[u64], offsets: &[Vec<u64>], out: &mut [u8]) {
         let elem = self.data_type().size();
-        let shape = self.chunk_shape();
         for (p, dst) in offsets.iter().zip(out.chunks_exact_mut(elem)) {
             // a position inside the chunk: its linear index is below the decoded length
-            let at = linear_index(p, &shape) as usize;
+            let at = linear_index(p, shape) as usize;
             dst.copy_from_slice(&decoded[at * elem..(at + 1) * elem]);
         }
     }
@@ -312,7 +315,6 @@ impl Array {
         }
         // (chunk) -> [(offset in chunk buffer, index into data)]
         let mut by_chunk: BTreeMap<Vec<i64>, Vec<(usize, usize)>> = BTreeMap::new();
-        let chunk_shape = self.chunk_shape();
         match &ix {
             Indexer::Orthogonal(axes) => {
                 if let Some(region) = contiguous_region(axes) {
@@ -337,6 +339,7 @@ impl Array {
                         .map(|(d, &i)| &groups[d][i as usize].1)
                         .collect();
                     let lens: Vec<u64> = per_axis.iter().map(|g| g.offsets.len() as u64).collect();
+                    let chunk_shape = self.chunk_codec(&chunk)?.shape;
                     let entry = by_chunk.entry(chunk).or_default();
                     for pos in indices(&lens) {
                         let mut src = 0usize;
@@ -356,10 +359,11 @@ impl Array {
             Indexer::Points(points) => {
                 for (i, p) in points.iter().enumerate() {
                     let (chunk, offset) = self.grid.chunk_of(p)?;
-                    by_chunk
-                        .entry(chunk)
-                        .or_default()
-                        .push((linear_index(&offset, &chunk_shape) as usize, i));
+                    let at = match self.grid.chunk_shape() {
+                        Some(_) => linear_index(&offset, &self.chain.repr().shape),
+                        None => linear_index(&offset, &self.chunk_codec(&chunk)?.shape),
+                    };
+                    by_chunk.entry(chunk).or_default().push((at as usize, i));
                 }
             }
         }
@@ -367,20 +371,16 @@ impl Array {
         work.par_iter()
             .try_for_each(|(chunk, entries)| -> Result<()> {
                 let key = self.chunk_key(chunk);
+                let cc = self.chunk_codec(chunk)?;
                 let mut buf = match self.read_chunk_bytes(chunk)? {
                     Some(b) => b.to_vec(),
-                    None => {
-                        let len = buffer_len(&chunk_shape, elem)?;
-                        let mut b = vec![0u8; len];
-                        zarr_buffer::fill_pattern(&mut b, self.fill_value().as_bytes());
-                        b
-                    }
+                    None => self.fill_chunk(cc.len, &cc.shape)?,
                 };
                 for &(dst, src) in entries {
                     buf[dst * elem..(dst + 1) * elem]
                         .copy_from_slice(&data[src * elem..(src + 1) * elem]);
                 }
-                self.store_chunk(&key, &buf)
+                self.store_chunk(&cc, &key, &buf)
             })
     }
 

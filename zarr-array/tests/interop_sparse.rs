@@ -320,7 +320,7 @@ fn we_read_sparse_arrays_zarr_python_writes() {
                 let region = a.grid().chunk_part(&chunk).unwrap();
                 // the dense chunk: the array's data, fill outside (zarr-python pads with it)
                 let mut buf = vec![0u8; a.codecs().decoded_len()];
-                let chunk_shape = a.chunk_shape();
+                let chunk_shape = a.chunk_shape().expect("a regular grid");
                 let mut block = vec![0u8; buffer_len(&region.in_region.shape, size)];
                 a.read_region_bytes_into(&region.in_region, &mut block)
                     .unwrap();

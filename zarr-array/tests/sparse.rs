@@ -480,7 +480,7 @@ fn sharded_arrays_with_a_sparse_inner_codec() {
             format,
             Some(vec![10, 12]),
         );
-        assert_eq!(a.chunk_shape(), vec![10, 12]);
+        assert_eq!(a.chunk_shape(), Some(vec![10, 12]));
         assert_eq!(a.sparse().unwrap().chunk_shape(), &[5, 6]);
         let mut model = random_entries(&shape, 70, 21 + i as u64);
         let (coords, values) = coords_of(&model, 2);

@@ -79,7 +79,11 @@ fn layout_of(array: &Array) -> Layout {
     let t = array.data_type();
     let meta = array.metadata();
     let outer = split(&meta.codecs, t);
-    let grid_chunks = array.chunk_shape();
+    // a grid whose chunks differ (rectilinear) converts to regular chunks of its first
+    // chunk's shape
+    let grid_chunks = array
+        .chunk_shape()
+        .unwrap_or_else(|| array.codecs().repr().shape.clone());
     if outer.serializer.name == "sharding_indexed"
         && outer.filters.is_empty()
         && outer.compressors.is_empty()

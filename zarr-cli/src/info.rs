@@ -137,10 +137,26 @@ pub fn inner_chunk_shape(array: &Array) -> Option<Vec<u64>> {
 }
 
 /// The chunking in words: `chunks [4, 4]` or `shards [8, 8] of chunks [4, 4]`.
+/// A grid whose chunks differ says `rectilinear` and its edges as the metadata lists them:
+/// `chunks rectilinear [[2,[3,4]],4]`.
 pub fn chunking(array: &Array) -> String {
+    let grid = match array.chunk_shape() {
+        Some(shape) => format!("{shape:?}"),
+        None => {
+            let edges = array
+                .metadata()
+                .chunk_grid
+                .configuration
+                .as_ref()
+                .and_then(|c| c.get("chunk_shapes"))
+                .map(Value::to_string)
+                .unwrap_or_default();
+            format!("{} {edges}", array.grid().name())
+        }
+    };
     match inner_chunk_shape(array) {
-        Some(inner) => format!("shards {:?} of chunks {inner:?}", array.chunk_shape()),
-        None => format!("chunks {:?}", array.chunk_shape()),
+        Some(inner) => format!("shards {grid} of chunks {inner:?}"),
+        None => format!("chunks {grid}"),
     }
 }
 

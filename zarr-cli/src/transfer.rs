@@ -102,6 +102,27 @@ enum Pieces {
 ///
 /// # Errors
 /// [`CliError::OverBudget`] when one chunk's part does not fit in the budget.
+/// The largest chunk buffer's shape: the chunk shape, or on a grid whose chunks differ
+/// (rectilinear), the longest edge of each axis.
+fn largest_chunk(array: &Array) -> Vec<u64> {
+    if let Some(shape) = array.chunk_shape() {
+        return shape;
+    }
+    match array
+        .grid()
+        .as_any()
+        .downcast_ref::<zarr_array::zarr_grid::RectilinearChunkGrid>()
+    {
+        Some(r) => r
+            .config()
+            .distinct_edges()
+            .iter()
+            .map(|sizes| sizes.last().copied().unwrap_or(1))
+            .collect(),
+        None => array.codecs().repr().shape.clone(),
+    }
+}
+
 fn pieces(array: &Array, region: &Region, budget: u64) -> Result<Pieces> {
     let elem = array.data_type().size();
     let rb = row_bytes(&region.shape, elem);
@@ -114,8 +135,8 @@ fn pieces(array: &Array, region: &Region, budget: u64) -> Result<Pieces> {
         return Ok(Pieces::Slabs(slabs));
     }
     // one chunk's part of the region (at most a chunk) must fit
-    let chunk: Vec<u64> = array
-        .chunk_shape()
+    let largest = largest_chunk(array);
+    let chunk: Vec<u64> = largest
         .iter()
         .zip(&region.shape)
         .map(|(&c, &n)| c.min(n))
@@ -125,7 +146,7 @@ fn pieces(array: &Array, region: &Region, budget: u64) -> Result<Pieces> {
         .fold(elem as u64, |acc, &n| acc.saturating_mul(n));
     if needed > budget {
         return Err(CliError::OverBudget {
-            what: format!("one chunk (shape {:?})", array.chunk_shape()),
+            what: format!("one chunk (shape {largest:?})"),
             needed,
             budget,
         });

@@ -96,6 +96,36 @@ pub enum GridError {
         /// The operation (`prepend`, ...).
         operation: &'static str,
     },
+    /// The listed chunk edges of a `rectilinear` axis sum to less than its length.
+    #[error("the chunk edges of axis {axis} sum to {sum}, short of its length {len}")]
+    EdgesTooShort {
+        /// The axis.
+        axis: usize,
+        /// The sum of its listed edges (saturated at `u64::MAX`).
+        sum: u64,
+        /// The array's length on that axis.
+        len: u64,
+    },
+    /// A `rectilinear` axis listed with no edge at all, grown past length 0: there is no
+    /// last edge length to repeat.
+    #[error(
+        "axis {axis} of the rectilinear grid lists no chunk edge, so it cannot grow to length \
+         {len} (list an edge length for it first)"
+    )]
+    EmptyRectilinearAxis {
+        /// The axis.
+        axis: usize,
+        /// The length asked for.
+        len: u64,
+    },
+    /// Prepend on a `rectilinear` grid.
+    #[error(
+        "cannot prepend to an array with chunk grid \"rectilinear\": its chunks are numbered \
+         from position 0, so chunks in front would rename every stored chunk of the axis; it \
+         would need a lower bound in the grid (as regular_bounded has) or a rewrite of the \
+         array into a new one"
+    )]
+    RectilinearPrepend,
     /// Region arithmetic failed.
     #[error(transparent)]
     Geometry(#[from] GeometryError),

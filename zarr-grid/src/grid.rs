@@ -51,17 +51,11 @@ pub struct ChunkPart {
 }
 
 impl ChunkPart {
-    /// Whether the part is the whole chunk buffer of `chunk_shape`, so a write can encode it
-    /// without reading the chunk first.
-    pub fn is_whole_chunk(&self, chunk_shape: &[NonZeroU64]) -> bool {
-        self.in_chunk.start.iter().all(|&s| s == 0)
-            && self.in_chunk.shape.len() == chunk_shape.len()
-            && self
-                .in_chunk
-                .shape
-                .iter()
-                .zip(chunk_shape)
-                .all(|(&n, c)| n == c.get())
+    /// Whether the part is the whole chunk buffer of `buffer_shape` (the chunk's
+    /// [`ChunkGrid::chunk_buffer_shape`]), so a write can encode it without reading the chunk
+    /// first.
+    pub fn is_whole_chunk(&self, buffer_shape: &[u64]) -> bool {
+        self.in_chunk.start.iter().all(|&s| s == 0) && self.in_chunk.shape == buffer_shape
     }
 }
 
@@ -70,14 +64,21 @@ impl ChunkPart {
 /// Object safe; arrays hold a `Box<dyn ChunkGrid>` built by [`build_grid`]. Grid indices are
 /// `i64` and may be negative; positions are zero-based `u64`.
 pub trait ChunkGrid: fmt::Debug + Send + Sync {
-    /// The grid's extension name (`regular`, `regular_bounded`).
+    /// The grid's extension name (`regular`, `regular_bounded`, `rectilinear`).
     fn name(&self) -> &str;
 
     /// The array shape the grid is bound to.
     fn shape(&self) -> &[u64];
 
-    /// The shape of every chunk buffer.
-    fn chunk_shape(&self) -> &[NonZeroU64];
+    /// The shape of every chunk buffer, when all chunks have one (`regular`,
+    /// `regular_bounded`, a `rectilinear` grid whose axes are all integers); `None` when
+    /// chunks differ (see [`ChunkGrid::chunk_buffer_shape`]).
+    fn chunk_shape(&self) -> Option<&[NonZeroU64]>;
+
+    /// The shape of chunk `chunk`'s buffer (what its codecs encode; a last chunk reaching
+    /// past the array's end has it whole). `None` for a chunk outside
+    /// [`ChunkGrid::grid_range`] or of the wrong rank.
+    fn chunk_buffer_shape(&self, chunk: &[i64]) -> Option<Vec<u64>>;
 
     /// The array's domain `[L, L + n)` per dimension (`L = 0` for a regular grid).
     fn domain(&self) -> Vec<(i64, i64)>;
@@ -133,9 +134,10 @@ pub trait ChunkGrid: fmt::Debug + Send + Sync {
         self.shape().len()
     }
 
-    /// The chunk shape as plain integers.
-    fn chunk_shape_u64(&self) -> Vec<u64> {
-        self.chunk_shape().iter().map(|c| c.get()).collect()
+    /// The chunk shape as plain integers, when all chunks have one.
+    fn chunk_shape_u64(&self) -> Option<Vec<u64>> {
+        self.chunk_shape()
+            .map(|cs| cs.iter().map(|c| c.get()).collect())
     }
 
     /// The array positions chunk `chunk` covers, clipped to the array (see
@@ -238,8 +240,9 @@ pub fn build_grid(
     factory(def, shape)
 }
 
-/// Registers the grids of this build: `regular`, and `regular_bounded` (feature
-/// `regular-bounded`; without it the name is recorded as compiled out).
+/// Registers the grids of this build: `regular`, `regular_bounded` (feature
+/// `regular-bounded`) and `rectilinear` (feature `rectilinear`); a name compiled out is
+/// recorded as such, so that its error names the feature.
 ///
 /// # Errors
 /// If a name is already registered.
@@ -255,6 +258,13 @@ pub fn register_defaults(registry: &mut Registry<ChunkGridFactory>) -> Result<()
     )?;
     #[cfg(not(feature = "regular-bounded"))]
     registry.register_compiled_out("regular_bounded", "regular-bounded");
+    #[cfg(feature = "rectilinear")]
+    registry.register(
+        crate::rectilinear::NAME,
+        crate::rectilinear::factory as ChunkGridFactory,
+    )?;
+    #[cfg(not(feature = "rectilinear"))]
+    registry.register_compiled_out("rectilinear", "rectilinear");
     Ok(())
 }
 
@@ -624,8 +634,18 @@ macro_rules! delegate_geometry {
             self.geometry.shape()
         }
 
-        fn chunk_shape(&self) -> &[std::num::NonZeroU64] {
-            self.geometry.chunk_shape()
+        fn chunk_shape(&self) -> Option<&[std::num::NonZeroU64]> {
+            Some(self.geometry.chunk_shape())
+        }
+
+        fn chunk_buffer_shape(&self, chunk: &[i64]) -> Option<Vec<u64>> {
+            self.contains_chunk(chunk).then(|| {
+                self.geometry
+                    .chunk_shape()
+                    .iter()
+                    .map(|c| c.get())
+                    .collect()
+            })
         }
 
         fn domain(&self) -> Vec<(i64, i64)> {

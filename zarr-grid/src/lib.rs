@@ -8,6 +8,8 @@ pub mod fuzzing;
 pub mod geometry;
 pub mod grid;
 pub mod key_encoding;
+#[cfg(feature = "rectilinear")]
+pub mod rectilinear;
 pub mod regular;
 #[cfg(feature = "regular-bounded")]
 pub mod regular_bounded;
@@ -22,6 +24,8 @@ pub use key_encoding::{
     build_key_encoding, default_key_encoding_registry, register_key_encodings, ChunkKeyEncoding,
     ChunkKeyEncodingFactory, Separator,
 };
+#[cfg(feature = "rectilinear")]
+pub use rectilinear::{RectilinearChunkGrid, RectilinearConfig};
 pub use regular::{RegularChunkGrid, RegularConfig};
 #[cfg(feature = "regular-bounded")]
 pub use regular_bounded::{prepend, RegularBoundedChunkGrid, RegularBoundedConfig};

@@ -162,7 +162,7 @@ mod tests {
         let g = grid(text, &[10, 1, 7]).unwrap();
         let back = serde_json::to_string(&g.to_def()).unwrap();
         assert_eq!(back, text);
-        assert_eq!(g.chunk_shape_u64(), vec![3, 1, 7]);
+        assert_eq!(g.chunk_shape_u64(), Some(vec![3, 1, 7]));
         assert_eq!(g.num_chunks(), Some(4));
         assert_eq!(g.domain(), vec![(0, 10), (0, 1), (0, 7)]);
     }

@@ -191,6 +191,7 @@ pub fn bounded_config(
             Ok(RegularBoundedConfig::from_regular(&config))
         }
         NAME => Ok(grid.parse_configuration(ExtensionPoint::ChunkGrid)?),
+        "rectilinear" => Err(GridError::RectilinearPrepend),
         other => Err(GridError::UnsupportedGrid {
             name: other.to_string(),
             operation,
@@ -310,10 +311,10 @@ mod tests {
             first.in_region,
             Region::new(vec![0, 0], vec![3, 4]).unwrap()
         );
-        assert!(!first.is_whole_chunk(g.chunk_shape()));
+        assert!(!first.is_whole_chunk(&[4, 4]));
         let mid = g.chunk_part(&[0, 0]).unwrap();
         assert_eq!(mid.in_chunk, Region::new(vec![0, 0], vec![4, 4]).unwrap());
-        assert!(mid.is_whole_chunk(g.chunk_shape()));
+        assert!(mid.is_whole_chunk(&g.chunk_buffer_shape(&[0, 0]).unwrap()));
         assert_eq!(mid.in_region.start, vec![3, 0]);
         assert_eq!(g.buffer_offset(&[0, 0]), vec![0, 0]);
         assert!(g.chunk_part(&[2, 0]).is_none());
@@ -370,8 +371,11 @@ mod tests {
         ));
         let other = def(r#"{"name":"rectilinear","configuration":{}}"#);
         let err = prepend(&other, &[6], 0, 1).unwrap_err();
+        assert!(matches!(err, GridError::RectilinearPrepend));
+        assert!(zarr_testkit::report(&err).contains("would need a lower bound"));
+        let other = def(r#"{"name":"zarrs.regular_bounded","configuration":{}}"#);
+        let err = prepend(&other, &[6], 0, 1).unwrap_err();
         assert!(matches!(err, GridError::UnsupportedGrid { .. }));
-        assert!(zarr_testkit::report(&err).contains("rectilinear"));
         let flagged =
             def(r#"{"name":"regular","configuration":{"chunk_shape":[4]},"must_understand":true}"#);
         assert!(prepend(&flagged, &[6], 0, 1).is_err());

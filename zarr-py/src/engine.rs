@@ -309,9 +309,11 @@ pub(crate) fn fill_bytes(a: &Array) -> Vec<u8> {
     a.fill_value().as_bytes().to_vec()
 }
 
-/// The chunk shape of the grid (for a sharded array, the shard shape).
+/// The chunk shape of the grid (for a sharded array, the shard shape); for a grid whose
+/// chunks differ (rectilinear), the first chunk's (`chunk_spans` has every chunk's extent).
 pub(crate) fn grid_chunk_shape(a: &Array) -> Vec<u64> {
     a.chunk_shape()
+        .unwrap_or_else(|| a.codecs().repr().shape.clone())
 }
 
 /// The grid's chunk indices along each axis (first, end), domain coordinates aside: for

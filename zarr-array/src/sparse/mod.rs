@@ -230,7 +230,16 @@ impl Array {
     ///
     /// # Errors
     /// [`ArrayError::NotSparse`] (naming the array and its codecs) for any other array.
+    /// [`ArrayError::ChunksDiffer`] for an array whose chunks differ in shape
+    /// (`rectilinear`).
     pub fn sparse(&self) -> Result<SparseArray<'_>> {
+        if self.grid.chunk_shape().is_none() {
+            return Err(ArrayError::ChunksDiffer {
+                operation: "sparse access",
+                path: self.path().to_string(),
+                grid: self.grid.name().to_string(),
+            });
+        }
         let plan = Plan::of(&self.chain).ok_or_else(|| ArrayError::NotSparse {
             path: self.path().to_string(),
             codecs: self.chain.to_defs().into_iter().map(|d| d.name).collect(),
@@ -245,7 +254,7 @@ impl Array {
     /// Whether the array's chunks are stored with `sparse_layout`, so that
     /// [`Array::sparse`] succeeds (a cheap test: no store access).
     pub fn is_sparse(&self) -> bool {
-        Plan::of(&self.chain).is_some()
+        self.grid.chunk_shape().is_some() && Plan::of(&self.chain).is_some()
     }
 }
 
@@ -342,7 +351,7 @@ impl<'a> SparseArray<'a> {
                 .array
                 .stored_chunks()?
                 .into_iter()
-                .map(|chunk| (chunk, Region::whole(&self.array.chunk_shape())))
+                .map(|chunk| (chunk, Region::whole(&self.array.chain.repr().shape)))
                 .collect()),
             // a region over many chunks: most of them are usually not stored in a sparse
             // array, so list the stored ones instead of asking for each

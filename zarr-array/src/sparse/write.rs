@@ -169,7 +169,7 @@ impl SparseArray<'_> {
         }
         let ndim = self.array.rank();
         let shape = self.array.shape();
-        let chunk_shape = self.array.chunk_shape();
+        let chunk_shape = self.array.chain.repr().shape.clone();
         let mut work: BTreeMap<Vec<i64>, Edit<T>> = BTreeMap::new();
         let mut run: Option<Run<T>> = None;
         let mut local = vec![0u64; ndim];
@@ -228,7 +228,7 @@ impl SparseArray<'_> {
         let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) else {
             return Ok(());
         };
-        let chunk_shape = self.array.chunk_shape();
+        let chunk_shape = self.array.chain.repr().shape.clone();
         let mut local = vec![0; chunk_shape.len()];
         unravel_index(w[0].0, &chunk_shape, &mut local);
         let pos: Vec<i64> = match self.place_of(chunk) {
