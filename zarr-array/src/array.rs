@@ -880,6 +880,19 @@ impl Array {
             return self.store_chunk_from_block(&cc, &key, src);
         }
         let rewrite_leaves = part.in_chunk != covered && leaves_rewritable(&cc.chain);
+        // the part of `data` this write puts into a whole chunk buffer
+        let place = |chunk: &mut [u8]| {
+            copy_region(
+                data,
+                data_shape,
+                &part.in_region.start,
+                chunk,
+                chunk_shape,
+                &part.in_chunk.start,
+                &part.in_region.shape,
+                elem,
+            )
+        };
         if shared {
             // Positions of this chunk outside the part may be another writer's: update it by
             // compare-and-swap, from the chunk as stored at the time of the write.
@@ -888,16 +901,7 @@ impl Array {
                     self.rewrite_shard(&cc, &key, stored, part, data_shape, data, true)?
                 } else {
                     let mut chunk = self.decoded_or_fill(&cc, &key, stored)?;
-                    copy_region(
-                        data,
-                        data_shape,
-                        &part.in_region.start,
-                        &mut chunk,
-                        chunk_shape,
-                        &part.in_chunk.start,
-                        &part.in_region.shape,
-                        elem,
-                    );
+                    place(&mut chunk);
                     self.encode_shared(&cc, &key, &chunk)?
                 };
                 Ok(shared_apply(stored, new))
@@ -926,16 +930,7 @@ impl Array {
             let stored = self.store.get(&key)?;
             self.decoded_or_fill(&cc, &key, stored.as_deref())?
         };
-        copy_region(
-            data,
-            data_shape,
-            &part.in_region.start,
-            &mut chunk,
-            chunk_shape,
-            &part.in_chunk.start,
-            &part.in_region.shape,
-            elem,
-        );
+        place(&mut chunk);
         self.store_chunk(&cc, &key, &chunk)
     }
 
