@@ -450,13 +450,7 @@ impl Array {
     pub fn update_attributes(&mut self, updates: Map<String, Value>) -> Result<()> {
         let (next, ()) = self.update_metadata(|fresh| {
             let mut next = fresh.clone();
-            for (k, v) in &updates {
-                if v.is_null() {
-                    next.meta.attributes.shift_remove(k);
-                } else {
-                    next.meta.attributes.insert(k.clone(), v.clone());
-                }
-            }
+            crate::cas::merge_attributes(&mut next.meta.attributes, &updates);
             Ok((next, ()))
         })?;
         *self = next;

@@ -108,6 +108,21 @@ fn thread_salt() -> u64 {
     hasher.finish()
 }
 
+/// Merges `updates` into `attributes` as `update_attributes` documents: a `null` value
+/// removes its key, any other value replaces or adds it.
+pub(crate) fn merge_attributes(
+    attributes: &mut serde_json::Map<String, serde_json::Value>,
+    updates: &serde_json::Map<String, serde_json::Value>,
+) {
+    for (k, v) in updates {
+        if v.is_null() {
+            attributes.shift_remove(k);
+        } else {
+            attributes.insert(k.clone(), v.clone());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

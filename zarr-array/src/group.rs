@@ -449,13 +449,7 @@ impl Group {
     /// Store errors, a group document that no longer parses; [`ArrayError::Contended`].
     pub fn update_attributes(&mut self, updates: Map<String, Value>) -> Result<()> {
         let merge = |attributes: &mut Map<String, Value>| {
-            for (k, v) in &updates {
-                if v.is_null() {
-                    attributes.shift_remove(k);
-                } else {
-                    attributes.insert(k.clone(), v.clone());
-                }
-            }
+            crate::cas::merge_attributes(attributes, &updates)
         };
         if self.v2 {
             merge(&mut self.meta.attributes);

@@ -440,22 +440,7 @@ impl Geometry {
     }
 
     pub(crate) fn chunk_of(&self, position: &[u64]) -> Result<(Vec<i64>, Vec<u64>), GridError> {
-        check_rank("position", self.axes.len(), position.len())?;
-        let mut chunk = Vec::with_capacity(position.len());
-        let mut offset = Vec::with_capacity(position.len());
-        for (axis, (a, &p)) in self.axes.iter().zip(position).enumerate() {
-            if p >= a.n {
-                return Err(GridError::PositionOutOfBounds {
-                    axis,
-                    position: p,
-                    len: a.n,
-                });
-            }
-            let (g, off) = a.locate(p);
-            chunk.push(g);
-            offset.push(off);
-        }
-        Ok((chunk, offset))
+        chunk_of_axes(&self.axes, position, |a| a.n, Axis::locate)
     }
 
     pub(crate) fn chunk_part(&self, chunk: &[i64]) -> Option<ChunkPart> {
@@ -691,6 +676,37 @@ macro_rules! delegate_geometry {
     };
 }
 pub(crate) use delegate_geometry;
+
+/// The chunk of `position` and the position's offset in it, axis by axis: `len(axis)` is the
+/// axis' length, `locate(axis, p)` the chunk index and offset of a position `p` inside it.
+/// Shared by the grids whose axes are independent.
+///
+/// # Errors
+/// A position of another rank, or outside an axis.
+pub(crate) fn chunk_of_axes<A>(
+    axes: &[A],
+    position: &[u64],
+    len: impl Fn(&A) -> u64,
+    locate: impl Fn(&A, u64) -> (i64, u64),
+) -> Result<(Vec<i64>, Vec<u64>), GridError> {
+    check_rank("position", axes.len(), position.len())?;
+    let mut chunk = Vec::with_capacity(position.len());
+    let mut offset = Vec::with_capacity(position.len());
+    for (axis, (a, &p)) in axes.iter().zip(position).enumerate() {
+        let n = len(a);
+        if p >= n {
+            return Err(GridError::PositionOutOfBounds {
+                axis,
+                position: p,
+                len: n,
+            });
+        }
+        let (g, off) = locate(a, p);
+        chunk.push(g);
+        offset.push(off);
+    }
+    Ok((chunk, offset))
+}
 
 #[cfg(test)]
 mod tests {

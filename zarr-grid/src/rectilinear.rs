@@ -538,22 +538,16 @@ impl ChunkGrid for RectilinearChunkGrid {
     }
 
     fn chunk_of(&self, position: &[u64]) -> Result<(Vec<i64>, Vec<u64>), GridError> {
-        check_rank("position", self.axes.len(), position.len())?;
-        let mut chunk = Vec::with_capacity(position.len());
-        let mut offset = Vec::with_capacity(position.len());
-        for (axis, (a, &p)) in self.axes.iter().zip(position).enumerate() {
-            if p >= a.n {
-                return Err(GridError::PositionOutOfBounds {
-                    axis,
-                    position: p,
-                    len: a.n,
-                });
-            }
-            let (g, off) = a.locate(p);
-            chunk.push(g as i64);
-            offset.push(off);
-        }
-        Ok((chunk, offset))
+        // chunk indices < chunks <= n <= i64::MAX
+        crate::grid::chunk_of_axes(
+            &self.axes,
+            position,
+            |a| a.n,
+            |a, p| {
+                let (g, off) = a.locate(p);
+                (g as i64, off)
+            },
+        )
     }
 
     fn chunk_part(&self, chunk: &[i64]) -> Option<ChunkPart> {
