@@ -19,7 +19,7 @@ use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
-use crate::source::StoreSource;
+use crate::source::{StoreSource, ValueSource};
 
 /// How an array writes chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -892,7 +892,9 @@ impl Array {
             // compare-and-swap, from the chunk as stored at the time of the write.
             return crate::cas::update(&*self.store, &key, |stored| {
                 let new = if rewrite_leaves {
-                    self.rewrite_shard(&cc, &key, stored, part, data_shape, data, true)?
+                    self.rewrite_shard(&cc, &key, part, data_shape, data, true, |chain, l, f| {
+                        chain.rewrite_leaves(stored, l, f)
+                    })?
                 } else {
                     let mut chunk = self.decoded_or_fill(&cc, &key, stored)?;
                     place(&mut chunk);
@@ -903,19 +905,31 @@ impl Array {
         }
         if rewrite_leaves {
             // a shard written in part: only the inner chunks the part touches are re-encoded
+            if cc.chain.rewrites_leaves_in_place() {
+                // read only its index and those inner chunks, and let the store copy the
+                // rest of the shard into the new one as it is
+                if let Some(value) = self.store.open_value(&key)? {
+                    let source = ValueSource(&*value);
+                    let pieces =
+                        self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
+                            c.rewrite_leaves_in_place(&source, l, f)
+                        })?;
+                    return match pieces {
+                        Some(pieces) => Ok(value.replace(&pieces)?),
+                        None => Ok(self.store.delete(&key)?),
+                    };
+                }
+                let new =
+                    self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
+                        c.rewrite_leaves(None, l, f)
+                    })?;
+                return self.store_rewritten(&key, new);
+            }
             let stored = self.store.get(&key)?;
-            return match self.rewrite_shard(
-                &cc,
-                &key,
-                stored.as_deref(),
-                part,
-                data_shape,
-                data,
-                false,
-            )? {
-                Some(bytes) => Ok(self.store.set(&key, &bytes)?),
-                None => Ok(self.store.delete(&key)?),
-            };
+            let new = self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
+                c.rewrite_leaves(stored.as_deref(), l, f)
+            })?;
+            return self.store_rewritten(&key, new);
         }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
@@ -987,22 +1001,32 @@ impl Array {
         })
     }
 
-    /// The shard `stored` under `key` (or a new one) with the part `part` written: the leaves
-    /// (inner chunks) the part touches are decoded when it covers them only in part, modified
-    /// and re-encoded; every other leaf keeps its encoded bytes as they are
-    /// ([`CodecChain::rewrite_leaves`]). `None` when no leaf is left. With `keep_empty`
-    /// (a compare-and-swap write, which cannot delete), leaves of fill value are stored.
-    #[allow(clippy::too_many_arguments)] // the chunk, its value and the data part written
-    fn rewrite_shard(
+    /// Stores a rewritten chunk, or deletes it when nothing is left (`None`).
+    fn store_rewritten(&self, key: &str, new: Option<Vec<u8>>) -> Result<()> {
+        match new {
+            Some(bytes) => Ok(self.store.set(key, &bytes)?),
+            None => Ok(self.store.delete(key)?),
+        }
+    }
+
+    /// The shard under `key` with the part `part` written, as `rewrite` makes it from the
+    /// chain, the leaves (inner chunks) the part touches and the function that writes one
+    /// ([`CodecChain::rewrite_leaves`] of the stored bytes, or
+    /// [`CodecChain::rewrite_leaves_in_place`] of an opened value): that function decodes a
+    /// leaf when the part covers it only in part, writes the part into it and re-encodes it;
+    /// every other leaf keeps its encoded bytes as they are. With `keep_empty` (a
+    /// compare-and-swap write, which cannot delete), leaves of fill value are stored.
+    #[allow(clippy::too_many_arguments)] // the chunk, the data part written and the rewrite
+    fn rewrite_shard<R>(
         &self,
         cc: &ChunkCodec,
         key: &str,
-        stored: Option<&[u8]>,
         part: &ChunkPart,
         data_shape: &[u64],
         data: &[u8],
         keep_empty: bool,
-    ) -> Result<Option<Vec<u8>>> {
+        rewrite: impl FnOnce(&CodecChain, &[Vec<u64>], &LeafWriter<'_>) -> Result<R, LeafError>,
+    ) -> Result<R> {
         let codec_err = |source: CodecError| ArrayError::Codec {
             context: key.to_string(),
             source,
@@ -1020,58 +1044,57 @@ impl Array {
             .collect();
         let keep_empty =
             (keep_empty || self.options.write_empty_chunks) && leaf_chain.stores_empty_chunks();
-        cc.chain
-            .rewrite_leaves(stored, &leaves, |leaf, old| -> Result<_, LeafError> {
-                let i = leaves
-                    .binary_search_by(|l| l.as_slice().cmp(leaf))
-                    .map_err(|_| ArrayError::InvalidArgument {
-                        what: "leaf",
-                        reason: format!("{leaf:?} is not one of the leaves written"),
-                    })?;
-                let lp = &leaf_parts[i];
-                let mut buf = match old {
-                    Some(bytes) if lp.in_chunk.shape != leaf_shape => {
-                        leaf_chain.decode(bytes).map_err(codec_err)?.to_vec()
+        let write_leaf = |leaf: &[u64], old: Option<&[u8]>| -> Result<_, LeafError> {
+            let i = leaves
+                .binary_search_by(|l| l.as_slice().cmp(leaf))
+                .map_err(|_| ArrayError::InvalidArgument {
+                    what: "leaf",
+                    reason: format!("{leaf:?} is not one of the leaves written"),
+                })?;
+            let lp = &leaf_parts[i];
+            let mut buf = match old {
+                Some(bytes) if lp.in_chunk.shape != leaf_shape => {
+                    leaf_chain.decode(bytes).map_err(codec_err)?.to_vec()
+                }
+                _ => {
+                    let mut b = Vec::new();
+                    grow_to(&mut b, leaf_len, &leaf_shape)?;
+                    let fill = self.meta.fill_value.as_bytes();
+                    if lp.in_chunk.shape != leaf_shape && fill.iter().any(|&b| b != 0) {
+                        fill_pattern(&mut b, fill);
                     }
-                    _ => {
-                        let mut b = Vec::new();
-                        grow_to(&mut b, leaf_len, &leaf_shape)?;
-                        let fill = self.meta.fill_value.as_bytes();
-                        if lp.in_chunk.shape != leaf_shape && fill.iter().any(|&b| b != 0) {
-                            fill_pattern(&mut b, fill);
-                        }
-                        b
-                    }
-                };
-                // the leaf part's first position in the data
-                let from: Vec<u64> = part
-                    .in_region
-                    .start
-                    .iter()
-                    .zip(&lp.in_region.start)
-                    .map(|(&a, &b)| a + b)
-                    .collect();
-                copy_region(
-                    data,
-                    data_shape,
-                    &from,
-                    &mut buf,
-                    &leaf_shape,
-                    &lp.in_chunk.start,
-                    &lp.in_chunk.shape,
-                    elem,
-                );
-                let encoded = if keep_empty {
-                    Some(leaf_chain.encode_owned(buf).map_err(codec_err)?)
-                } else {
-                    leaf_chain.encode_chunk(&buf).map_err(codec_err)?
-                };
-                Ok(encoded)
-            })
-            .map_err(|e| match e {
-                LeafError::Codec(source) => codec_err(source),
-                LeafError::Array(e) => e,
-            })
+                    b
+                }
+            };
+            // the leaf part's first position in the data
+            let from: Vec<u64> = part
+                .in_region
+                .start
+                .iter()
+                .zip(&lp.in_region.start)
+                .map(|(&a, &b)| a + b)
+                .collect();
+            copy_region(
+                data,
+                data_shape,
+                &from,
+                &mut buf,
+                &leaf_shape,
+                &lp.in_chunk.start,
+                &lp.in_chunk.shape,
+                elem,
+            );
+            let encoded = if keep_empty {
+                Some(leaf_chain.encode_owned(buf).map_err(codec_err)?)
+            } else {
+                leaf_chain.encode_chunk(&buf).map_err(codec_err)?
+            };
+            Ok(encoded)
+        };
+        rewrite(&cc.chain, &leaves, &write_leaf).map_err(|e| match e {
+            LeafError::Codec(source) => codec_err(source),
+            LeafError::Array(e) => e,
+        })
     }
 
     /// A chunk buffer of `len` bytes (a chunk of `shape`) holding the fill value.
@@ -1190,6 +1213,11 @@ impl Array {
     }
 }
 
+/// What writes one leaf of a shard rewrite: its new encoded bytes (`None`: not stored) from
+/// its grid index and stored bytes.
+type LeafWriter<'a> =
+    dyn Fn(&[u64], Option<&[u8]>) -> Result<Option<Vec<u8>>, LeafError> + Sync + 'a;
+
 /// The error of a leaf rewrite: the sharding levels' (a [`CodecError`]) or the leaf's own.
 enum LeafError {
     Codec(CodecError),
@@ -1208,9 +1236,6 @@ impl From<ArrayError> for LeafError {
     }
 }
 
-/// Whether a partial write of a chunk may rewrite only the leaves it touches
-/// ([`CodecChain::rewrite_leaves`]): the chain is sharded and no level has array -> array
-/// codecs, the leaf chain's included.
 /// What a compare-and-swap write of a chunk does with its new encoding `new` (`None`: nothing
 /// left to store) given what was `stored`.
 fn shared_apply(stored: Option<&[u8]>, new: Option<Vec<u8>>) -> crate::cas::Apply<()> {
@@ -1222,6 +1247,9 @@ fn shared_apply(stored: Option<&[u8]>, new: Option<Vec<u8>>) -> crate::cas::Appl
     }
 }
 
+/// Whether a partial write of a chunk may rewrite only the leaves it touches
+/// ([`CodecChain::rewrite_leaves`]): the chain is sharded and no level has array -> array
+/// codecs, the leaf chain's included.
 fn leaves_rewritable(chain: &CodecChain) -> bool {
     if !chain.is_sharded() {
         return false;

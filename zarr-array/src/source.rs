@@ -1,7 +1,7 @@
 //! The byte-range source of zarr-codecs, implemented for a key of any store.
 
 use zarr_codecs::{ByteRange, ByteRangeSource, SourceError};
-use zarr_store::Store;
+use zarr_store::{Store, StoredValue};
 
 /// One stored value (a chunk or shard) read through a store, range by range.
 #[derive(Debug)]
@@ -31,5 +31,22 @@ impl ByteRangeSource for StoreSource<'_> {
 
     fn get(&self) -> Result<Option<Vec<u8>>, SourceError> {
         self.store.get(self.key).map_err(SourceError::new)
+    }
+}
+
+/// A value opened by [`Store::open_value`], read range by range: every read sees the version
+/// opened.
+pub(crate) struct ValueSource<'a>(pub(crate) &'a dyn StoredValue);
+
+impl ByteRangeSource for ValueSource<'_> {
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, SourceError> {
+        self.0
+            .get_ranges(ranges)
+            .map(Some)
+            .map_err(SourceError::new)
+    }
+
+    fn size(&self) -> Result<Option<u64>, SourceError> {
+        Ok(Some(self.0.size()))
     }
 }

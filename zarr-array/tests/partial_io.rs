@@ -358,3 +358,164 @@ fn a_sharded_point_read_fetches_only_the_index_and_the_inner_chunks_it_needs() {
     assert_eq!(counts.get_ranges, 2, "{counts:?}");
     assert_eq!(counts.bytes_read, 64 * 16 + 4 + 3 * 256, "{counts:?}");
 }
+
+/// A 64 x 64 array of one shard of 8 x 8 inner chunks of 8 x 8, inner codecs `[bytes]` and
+/// `compressors`, the index at `location`.
+fn one_shard(store: Arc<dyn Store>, location: &str, compressors: serde_json::Value) -> Array {
+    let mut codecs =
+        vec![serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}})];
+    codecs.extend(compressors.as_array().cloned().unwrap_or_default());
+    let sharding = ExtensionDef::from_config(
+        "sharding_indexed",
+        &serde_json::json!({
+            "chunk_shape": [8, 8],
+            "codecs": codecs,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": location,
+        }),
+    )
+    .unwrap();
+    let a = ArrayBuilder::new(vec![64, 64], DataType::UInt32)
+        .chunk_shape(vec![64, 64])
+        .serializer(sharding)
+        .compressors(Vec::<ExtensionDef>::new())
+        .create(store, "a")
+        .unwrap();
+    a.write_region_bytes(
+        &Region::whole(&[64, 64]),
+        &bytes(&values([0, 0], [64, 64], 0)),
+    )
+    .unwrap();
+    a
+}
+
+#[test]
+fn a_shard_update_on_the_filesystem_reads_only_the_index_and_the_inner_chunks_it_touches() {
+    use zarr_array::zarr_store::FilesystemStore;
+    // uncompressed inner chunks are 256 bytes each; the index is 64 * 16 + 4 bytes
+    let (inner, index) = (256u64, 64 * 16 + 4u64);
+    let zstd =
+        serde_json::json!([{"name": "zstd", "configuration": {"level": 1, "checksum": false}}]);
+    for location in ["end", "start"] {
+        for compressors in [serde_json::json!([]), zstd.clone()] {
+            let dir = tempfile::tempdir().unwrap();
+            let fs = Arc::new(CountingStore::new(
+                FilesystemStore::create(dir.path()).unwrap(),
+            ));
+            // the same writes through the whole-value path, to compare the shard bytes with
+            let memory = Arc::new(MemoryStore::new());
+            let a = one_shard(fs.clone(), location, compressors.clone());
+            let m = one_shard(memory.clone(), location, compressors.clone());
+            let mut want = values([0, 0], [64, 64], 0);
+            // (region, inner chunks it touches)
+            for (start, shape, touched, offset) in [
+                ([8u64, 8u64], [8u64, 8u64], 1u64, 5u32), // exactly one inner chunk
+                ([9, 10], [2, 3], 1, 6),                  // a part of one
+                ([4, 4], [8, 8], 4, 7),                   // the corner of four
+                ([0, 56], [16, 8], 2, 8),                 // two, wholly, the last column
+            ] {
+                let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
+                let data = bytes(&values(start, shape, offset));
+                fs.reset();
+                a.write_region_bytes(&region, &data).unwrap();
+                m.write_region_bytes(&region, &data).unwrap();
+                let what = format!("index at {location}, {compressors}, {region:?}");
+                let c = fs.counts();
+                assert_eq!((c.open_value, c.get, c.set), (1, 0, 1), "{what}: {c:?}");
+                let stored = fs.get("a/c/0/0").unwrap().unwrap();
+                assert_eq!(
+                    Some(stored.clone()),
+                    memory.get("a/c/0/0").unwrap(),
+                    "{what}: the shard is the whole-value rewrite's, byte for byte"
+                );
+                assert_eq!(
+                    c.bytes_kept + c.bytes_written,
+                    stored.len() as u64,
+                    "{what}"
+                );
+                if compressors == serde_json::json!([]) {
+                    assert_eq!(c.bytes_read, index + touched * inner, "{what}: {c:?}");
+                    assert_eq!(c.bytes_kept, (64 - touched) * inner, "{what}: {c:?}");
+                } else {
+                    assert!(c.bytes_read < stored.len() as u64 / 4, "{what}: {c:?}");
+                }
+                for i in start[0]..start[0] + shape[0] {
+                    for j in start[1]..start[1] + shape[1] {
+                        want[(i * 64 + j) as usize] = (i * 1000 + j + 1) as u32 + offset;
+                    }
+                }
+                assert_eq!(
+                    a.read_region_bytes(&Region::whole(&[64, 64])).unwrap(),
+                    bytes(&want),
+                    "{what}"
+                );
+            }
+            // writing fill over all of it in parts leaves no inner chunk: the shard goes
+            let zeros = vec![0u8; 32 * 64 * 4];
+            for half in [0u64, 32] {
+                a.write_region_bytes(&Region::new(vec![half, 0], vec![32, 64]).unwrap(), &zeros)
+                    .unwrap();
+            }
+            assert_eq!(fs.get("a/c/0/0").unwrap(), None, "index at {location}");
+            assert!(fs
+                .list_prefix("")
+                .unwrap()
+                .iter()
+                .all(|k| !k.contains(".tmp")));
+        }
+    }
+}
+
+#[test]
+fn a_shard_update_over_a_corrupt_index_fails_and_leaves_the_shard_as_it_was() {
+    use zarr_array::zarr_store::FilesystemStore;
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
+    let a = one_shard(fs.clone(), "end", serde_json::json!([]));
+    let region = Region::new(vec![8, 8], vec![8, 8]).unwrap();
+    let data = bytes(&values([8, 8], [8, 8], 1));
+    let mut shard = fs.get("a/c/0/0").unwrap().unwrap();
+    let n = shard.len();
+    for (what, corrupt) in [
+        ("a flipped index bit (crc32c)", n - 10),
+        ("an offset past the shard", n - 1028 + 3),
+    ] {
+        let mut bad = shard.clone();
+        bad[corrupt] ^= 0x40;
+        if what.starts_with("an offset") {
+            // a consistent checksum over an entry that points outside the shard
+            let body = bad.len() - 4;
+            let crc = crc32c_of(&bad[n - 1028..body]);
+            bad[body..].copy_from_slice(&crc.to_le_bytes());
+        }
+        fs.set("a/c/0/0", &bad).unwrap();
+        let err = a.write_region_bytes(&region, &data).unwrap_err();
+        assert!(!err.to_string().is_empty(), "{what}");
+        assert_eq!(
+            fs.get("a/c/0/0").unwrap().unwrap(),
+            bad,
+            "{what}: nothing written"
+        );
+    }
+    // the good shard back: the update goes through
+    fs.set("a/c/0/0", &shard).unwrap();
+    a.write_region_bytes(&region, &data).unwrap();
+    shard = fs.get("a/c/0/0").unwrap().unwrap();
+    assert_eq!(shard.len(), n);
+}
+
+/// CRC-32C (Castagnoli), bit by bit: the checksum of the shard index codec `crc32c`.
+fn crc32c_of(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}

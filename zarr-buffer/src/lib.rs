@@ -4,8 +4,10 @@
 
 mod aligned;
 mod fill;
+mod piece;
 mod range;
 
 pub use aligned::{is_aligned, AlignedBuffer};
 pub use fill::fill_pattern;
+pub use piece::Piece;
 pub use range::ByteRange;

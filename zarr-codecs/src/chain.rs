@@ -280,6 +280,11 @@ impl CodecChain {
         self.encode_bytes(bytes)
     }
 
+    /// Whether the chain has bytes -> bytes codecs.
+    pub(crate) fn has_bytes_to_bytes(&self) -> bool {
+        !self.bytes_to_bytes.is_empty()
+    }
+
     /// Whether [`CodecChain::decode_region`] reads only part of a stored chunk (a chain that
     /// is just `sharding_indexed`).
     pub fn supports_partial_decode(&self) -> bool {

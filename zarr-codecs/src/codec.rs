@@ -13,6 +13,7 @@
 use std::any::Any;
 use std::fmt;
 
+use zarr_buffer::Piece;
 use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::ExtensionDef;
 
@@ -99,6 +100,11 @@ pub trait ArrayToArrayCodec: fmt::Debug + Send + Sync {
     /// [`CodecError::BufferLength`] if a buffer has the wrong length.
     fn decode(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
 }
+
+/// The byte spans `(offset, nbytes)` of the inner chunks of a stored chunk, in C order of
+/// the inner chunk grid, `None` for one that is not stored
+/// ([`ArrayToBytesCodec::stored_inner_spans`]).
+pub type InnerSpans = Vec<Option<(u64, u64)>>;
 
 /// The codec that serializes an array to bytes (`bytes`, `sharding_indexed`).
 pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
@@ -255,6 +261,35 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
     /// [`CodecError::NotApplicable`] (the default); [`CodecError::BufferLength`] for a list
     /// of the wrong length.
     fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        let _ = inner;
+        Err(no_inner_chunks(self.name(), "assembling inner chunks"))
+    }
+
+    /// The byte spans `(offset, nbytes)` of every inner chunk of the encoding stored in
+    /// `source` (with no bytes -> bytes codec after this one), in C order of the inner chunk
+    /// grid, `None` for one that is not stored; `None` when nothing is stored. Reads only what
+    /// locates them (a shard's index), and checks every span against the stored size and the
+    /// inner chain's bound. Only for a codec with an [`ArrayToBytesCodec::inner_chain`]: the
+    /// default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); a failing source, a truncated or corrupt
+    /// encoding.
+    fn stored_inner_spans(&self, source: &dyn ByteRangeSource) -> Result<Option<InnerSpans>> {
+        let _ = source;
+        Err(no_inner_chunks(self.name(), "locating the inner chunks"))
+    }
+
+    /// As [`ArrayToBytesCodec::assemble_inner_chunks`], as pieces of the value the spans of
+    /// [`ArrayToBytesCodec::stored_inner_spans`] were read from: each inner chunk is `None`
+    /// (not stored), a [`Piece::Kept`] span of that value, or [`Piece::New`] bytes; kept spans
+    /// that follow each other in the new value as in the old become one piece. `None` when no
+    /// inner chunk is stored. The default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); [`CodecError::BufferLength`] for a list
+    /// of the wrong length.
+    fn assemble_inner_pieces(&self, inner: &[Option<Piece>]) -> Result<Option<Vec<Piece>>> {
         let _ = inner;
         Err(no_inner_chunks(self.name(), "assembling inner chunks"))
     }

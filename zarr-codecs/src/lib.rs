@@ -41,11 +41,14 @@ pub mod zstd;
 pub use block::{AxisSet, Block, BlockBuffer, BlockError, SourceBlock};
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
-pub use codec::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded};
+pub use codec::{
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded, InnerSpans,
+};
 pub use error::{CodecError, Result};
 pub use registry::{default_registry, register_defaults, CodecFactory, CodecRegistry};
 pub use repr::ChunkRepr;
 pub use source::{ByteRange, ByteRangeSource, SourceError};
+pub use zarr_buffer::Piece;
 
 /// The sparse layouts the `sparse_layout` codec stores, re-exported so that callers name the
 /// same version.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
 use crate::range::ByteRange;
-use crate::store::{Condition, ListDir, Outcome, Store, Version};
+use crate::store::{Condition, ListDir, Outcome, Piece, Store, StoredValue, Version};
 
 /// Wraps a store and counts the calls made to it, method by method, and the bytes moved.
 ///
@@ -60,15 +60,22 @@ pub struct StoreCounts {
     pub list_dir: u64,
     /// Bytes returned by successful `get` and `get_ranges` calls.
     pub bytes_read: u64,
-    /// Bytes passed to successful `set` calls.
+    /// Bytes passed to successful `set` calls, and the new bytes of successful
+    /// [`StoredValue::replace`] calls.
     pub bytes_written: u64,
+    /// Calls of [`Store::open_value`]; the reads of a value it opened count as `get_ranges`
+    /// calls, and its `replace` as a `set`.
+    pub open_value: u64,
+    /// Bytes of the opened value that successful `replace` calls kept ([`Piece::Kept`]),
+    /// which are not counted as written.
+    pub bytes_kept: u64,
 }
 
 impl StoreCounts {
-    /// Calls that read values: `get`, `get_ranges` and `size`.
+    /// Calls that read values: `get`, `get_ranges`, `size` and `open_value`.
     #[must_use]
     pub fn reads(&self) -> u64 {
-        self.get + self.get_ranges + self.size
+        self.get + self.get_ranges + self.size + self.open_value
     }
 
     /// Calls that change the store: `set`, `delete` and `delete_prefix`.
@@ -103,6 +110,8 @@ struct Counters {
     list_dir: AtomicU64,
     bytes_read: AtomicU64,
     bytes_written: AtomicU64,
+    open_value: AtomicU64,
+    bytes_kept: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64, by: u64) {
@@ -144,6 +153,8 @@ impl<S> CountingStore<S> {
             list_dir: load(&c.list_dir),
             bytes_read: load(&c.bytes_read),
             bytes_written: load(&c.bytes_written),
+            open_value: load(&c.open_value),
+            bytes_kept: load(&c.bytes_kept),
         }
     }
 
@@ -162,6 +173,8 @@ impl<S> CountingStore<S> {
             &c.list_dir,
             &c.bytes_read,
             &c.bytes_written,
+            &c.open_value,
+            &c.bytes_kept,
         ] {
             counter.store(0, Ordering::Relaxed);
         }
@@ -262,5 +275,49 @@ impl<S: Store> Store for CountingStore<S> {
         // one listing as far as this counter goes, whatever the inner store makes of it
         bump(&self.counters.list_prefix, 1);
         self.inner.list_prefix_sizes(prefix)
+    }
+
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
+        bump(&self.counters.open_value, 1);
+        Ok(self.inner.open_value(key)?.map(|inner| {
+            Box::new(CountedValue {
+                inner,
+                counters: &self.counters,
+            }) as Box<dyn StoredValue + '_>
+        }))
+    }
+}
+
+/// A value opened through a [`CountingStore`]: its reads and its replacement counted.
+struct CountedValue<'s> {
+    inner: Box<dyn StoredValue + 's>,
+    counters: &'s Counters,
+}
+
+impl StoredValue for CountedValue<'_> {
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+        bump(&self.counters.get_ranges, 1);
+        bump(&self.counters.ranges, ranges.len() as u64);
+        let parts = self.inner.get_ranges(ranges)?;
+        let read: usize = parts.iter().map(Vec::len).sum();
+        bump(&self.counters.bytes_read, read as u64);
+        Ok(parts)
+    }
+
+    fn replace(self: Box<Self>, pieces: &[Piece]) -> Result<()> {
+        bump(&self.counters.set, 1);
+        let counters = self.counters;
+        self.inner.replace(pieces)?;
+        for piece in pieces {
+            match piece {
+                Piece::Kept(_) => bump(&counters.bytes_kept, piece.len()),
+                Piece::New(bytes) => bump(&counters.bytes_written, bytes.len() as u64),
+            }
+        }
+        Ok(())
     }
 }

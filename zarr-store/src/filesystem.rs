@@ -18,7 +18,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,7 +28,7 @@ use self::access::{DirAccess, Kind, Open};
 use crate::error::{Result, StoreError};
 use crate::key::{is_valid_segment, validate_key, validate_prefix, TEMP_PREFIX};
 use crate::range::{resolve_all, ByteRange};
-use crate::store::{Condition, ListDir, Outcome, Store, Version};
+use crate::store::{check_pieces, Condition, ListDir, Outcome, Piece, Store, StoredValue, Version};
 
 mod access;
 #[cfg(any(not(unix), feature = "portable-paths"))]
@@ -369,7 +369,7 @@ impl FilesystemStore {
     fn try_set(&self, key: &str, value: &[u8]) -> Result<()> {
         let folder = self.make_folders(key)?;
         let (_, name) = split_key(key);
-        self.replace_in(self.at(&folder), key, name, value)
+        self.replace_in(self.at(&folder), key, name, |file| file.write_all(value))
     }
 
     /// One attempt at `set_if`, as [`try_set`](Self::try_set): under the lock of the key's
@@ -396,13 +396,19 @@ impl FilesystemStore {
         if !condition.holds_for_content(current.as_deref()) {
             return Ok(Outcome::Conflict);
         }
-        self.replace_in(dir, key, name, value)?;
+        self.replace_in(dir, key, name, |file| file.write_all(value))?;
         Ok(Outcome::Written(Version::of_content(value)))
     }
 
-    /// Replaces the file `name` of `dir` (the folder of `key`) by `value` atomically: a
-    /// temporary file renamed over it.
-    fn replace_in(&self, dir: DirRef<'_>, key: &str, name: &str, value: &[u8]) -> Result<()> {
+    /// Replaces the file `name` of `dir` (the folder of `key`) atomically by what `write`
+    /// writes into a new temporary file, then renamed over it.
+    fn replace_in(
+        &self,
+        dir: DirRef<'_>,
+        key: &str,
+        name: &str,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> Result<()> {
         let conflict = || StoreError::KeyConflict {
             key: key.to_owned(),
             existing: format!("{key}/"),
@@ -415,7 +421,7 @@ impl FilesystemStore {
             Ok(_) => {}
             Err(e) => return Err(StoreError::io(key, e)),
         }
-        let temp = write_temp_file(dir, value, self.durable).map_err(|e| StoreError::io(key, e))?;
+        let temp = write_temp_file(dir, self.durable, write).map_err(|e| StoreError::io(key, e))?;
         if let Err(e) = Native::rename(dir, temp.as_str(), name) {
             let _ = Native::unlink(dir, temp.as_str());
             let is_dir =
@@ -463,21 +469,9 @@ impl Store for FilesystemStore {
             return Ok(None);
         };
         let resolved = resolve_all(key, ranges, size)?;
-        let read = || -> io::Result<Vec<Vec<u8>>> {
-            let mut parts = Vec::with_capacity(resolved.len());
-            for range in &resolved {
-                let mut part = Vec::new();
-                part.try_reserve_exact(range.len())
-                    .map_err(io::Error::other)?;
-                part.resize(range.len(), 0);
-                if !part.is_empty() {
-                    Native::read_exact_at(&file, &mut part, range.start as u64)?;
-                }
-                parts.push(part);
-            }
-            Ok(parts)
-        };
-        read().map(Some).map_err(|e| StoreError::io(key, e))
+        read_ranges(&file, &resolved)
+            .map(Some)
+            .map_err(|e| StoreError::io(key, e))
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
@@ -530,6 +524,36 @@ impl Store for FilesystemStore {
                 result => return result,
             }
         }
+    }
+
+    /// The file kept open: reads are `pread`s of the bytes asked for, and
+    /// [`StoredValue::replace`] copies the kept ranges from it into the new temporary file in
+    /// the kernel (`copy_file_range` on Linux, through `std::io::copy`), then renames that over
+    /// the key. Writers replace files by rename and never change one in place, so the open
+    /// file stays the version opened.
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
+        validate_key(key)?;
+        let (folders, name) = split_key(key);
+        let Some(folder) = self.open_folders(key, folders)? else {
+            return Ok(None);
+        };
+        let file = match Native::open_file(self.at(&folder), name) {
+            Ok(Open::Opened(file)) => file,
+            Ok(Open::Missing) => return Ok(None),
+            Ok(Open::NotFollowed) => return Err(symlink_error(key, self.root.join(key))),
+            Err(e) => return Err(StoreError::io(key, e)),
+        };
+        let metadata = file.metadata().map_err(|e| StoreError::io(key, e))?;
+        if !metadata.is_file() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(OpenValue {
+            store: self,
+            key: key.to_owned(),
+            folder,
+            file,
+            size: metadata.len(),
+        })))
     }
 
     fn delete(&self, key: &str) -> Result<()> {
@@ -793,6 +817,70 @@ fn remove_contents(top: Dir) -> io::Result<()> {
 }
 
 /// The whole content of `file`, of `len` bytes, allocated fallibly.
+/// A value of a [`FilesystemStore`] opened by [`Store::open_value`]: its file, open.
+struct OpenValue<'s> {
+    store: &'s FilesystemStore,
+    key: String,
+    /// The key's folder, opened when the value was.
+    folder: Reached,
+    file: File,
+    size: u64,
+}
+
+impl StoredValue for OpenValue<'_> {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+        let resolved = resolve_all(&self.key, ranges, self.size)?;
+        read_ranges(&self.file, &resolved).map_err(|e| StoreError::io(&self.key, e))
+    }
+
+    fn replace(self: Box<Self>, pieces: &[Piece]) -> Result<()> {
+        check_pieces(&self.key, pieces, self.size)?;
+        let (_, name) = split_key(&self.key);
+        let dir = self.store.at(&self.folder);
+        let mut source = &self.file;
+        self.store.replace_in(dir, &self.key, name, |temp| {
+            for piece in pieces {
+                match piece {
+                    Piece::New(bytes) => temp.write_all(bytes)?,
+                    Piece::Kept(range) => {
+                        let len = range.end - range.start;
+                        source.seek(SeekFrom::Start(range.start))?;
+                        // `File` to `File`: the kernel copies (std's `io::copy` specialisation)
+                        let copied = io::copy(&mut source.take(len), temp)?;
+                        if copied != len {
+                            return Err(io::Error::new(
+                                ErrorKind::UnexpectedEof,
+                                "the value opened became shorter",
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The byte ranges `ranges` of `file` (each inside it), read with one positioned read each.
+fn read_ranges(file: &File, ranges: &[std::ops::Range<usize>]) -> io::Result<Vec<Vec<u8>>> {
+    let mut parts = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let mut part = Vec::new();
+        part.try_reserve_exact(range.len())
+            .map_err(io::Error::other)?;
+        part.resize(range.len(), 0);
+        if !part.is_empty() {
+            Native::read_exact_at(file, &mut part, range.start as u64)?;
+        }
+        parts.push(part);
+    }
+    Ok(parts)
+}
+
 fn read_whole(file: &File, len: u64) -> io::Result<Vec<u8>> {
     let len = usize::try_from(len).map_err(io::Error::other)?;
     let mut value = Vec::new();
@@ -833,11 +921,13 @@ fn lock_folder(dir: DirRef<'_>) -> io::Result<File> {
 
 /// Writes `value` to a new temporary file in `dir`, returning its name. The file is removed
 /// again if anything fails.
-fn write_temp_file(dir: DirRef<'_>, value: &[u8], durable: bool) -> io::Result<String> {
+fn write_temp_file(
+    dir: DirRef<'_>,
+    durable: bool,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<String> {
     let (name, mut file) = create_temp_file(dir)?;
-    let written = file
-        .write_all(value)
-        .and_then(|()| if durable { file.sync_all() } else { Ok(()) });
+    let written = write(&mut file).and_then(|()| if durable { file.sync_all() } else { Ok(()) });
     drop(file);
     match written {
         Ok(()) => Ok(name),

@@ -34,4 +34,4 @@ pub use object_store;
 pub use open::{open_url, open_url_with, StoreUrl};
 pub use range::ByteRange;
 pub use remote::RemoteOptions;
-pub use store::{Condition, ListDir, Outcome, Store, StoreExt, Version};
+pub use store::{Condition, ListDir, Outcome, Piece, Store, StoreExt, StoredValue, Version};

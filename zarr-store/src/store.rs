@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use crate::error::{Result, StoreError};
 use crate::key::validate_key;
-use crate::range::ByteRange;
+use crate::range::{resolve_all, ByteRange};
+
+pub use zarr_buffer::Piece;
 
 /// A key-value store: the storage layer under Zarr, which it knows nothing about.
 ///
@@ -117,6 +119,119 @@ pub trait Store: Send + Sync + fmt::Debug {
         Err(StoreError::NoConditionalWrites {
             key: key.to_owned(),
         })
+    }
+
+    /// The value of `key` as it is now, or `None` when it does not exist: a handle to read
+    /// some of its bytes and then to replace it with a value made of its own byte ranges and
+    /// new bytes ([`StoredValue::replace`]), as a small update of a large value (one inner
+    /// chunk of a shard) does. Every read and the kept ranges of the handle see this one
+    /// version of the value, whatever is written meanwhile.
+    ///
+    /// The default reads the whole value now and replaces it with [`Store::set`].
+    /// [`FilesystemStore`](crate::FilesystemStore) keeps the file open instead: it reads only
+    /// the bytes asked for, and copies the kept ranges into the new value inside the kernel
+    /// (`copy_file_range` on Linux), so they never pass through memory.
+    ///
+    /// ```
+    /// use zarr_store::{MemoryStore, Piece, Store, StoreExt};
+    ///
+    /// let store = MemoryStore::new();
+    /// store.set("k", b"0123456789")?;
+    /// let value = store.open_value("k")?.expect("stored");
+    /// assert_eq!(value.size(), 10);
+    /// value.replace(&[Piece::Kept(0..4), Piece::New(b"ab".to_vec()), Piece::Kept(6..10)])?;
+    /// assert_eq!(store.get_or_err("k")?, b"0123ab6789");
+    /// # Ok::<(), zarr_store::StoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// An invalid key, and the errors of [`Store::get`].
+    fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
+        Ok(self.get(key)?.map(|value| {
+            Box::new(WholeValue {
+                store: self,
+                key: key.to_owned(),
+                value,
+            }) as Box<dyn StoredValue + '_>
+        }))
+    }
+}
+
+/// A value opened by [`Store::open_value`]: one version of it, read in part and then
+/// replaced (or dropped, which changes nothing).
+pub trait StoredValue: Send + Sync {
+    /// The size of the value in bytes.
+    fn size(&self) -> u64;
+
+    /// Several byte ranges of the value, in the order asked; every range must lie inside it
+    /// ([`StoreError::RangeOutOfBounds`] otherwise, before anything is read).
+    ///
+    /// # Errors
+    /// A range outside the value, and what the storage reports.
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>>;
+
+    /// Replaces the key's value, atomically as [`Store::set`] does, with the value `pieces`
+    /// make: byte ranges of this version of the value ([`Piece::Kept`]) and new bytes. Every
+    /// kept range is checked against the value before anything is written.
+    ///
+    /// # Errors
+    /// [`StoreError::RangeOutOfBounds`] for a kept range outside the value, and the errors of
+    /// [`Store::set`].
+    fn replace(self: Box<Self>, pieces: &[Piece]) -> Result<()>;
+}
+
+/// The [`Store::open_value`] of a store that reads the whole value first.
+struct WholeValue<'s, S: ?Sized> {
+    store: &'s S,
+    key: String,
+    value: Vec<u8>,
+}
+
+impl<S: Store + ?Sized> StoredValue for WholeValue<'_, S> {
+    fn size(&self) -> u64 {
+        self.value.len() as u64
+    }
+
+    fn get_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+        let resolved = resolve_all(&self.key, ranges, self.size())?;
+        Ok(resolved
+            .into_iter()
+            .map(|r| self.value[r].to_vec())
+            .collect())
+    }
+
+    fn replace(self: Box<Self>, pieces: &[Piece]) -> Result<()> {
+        check_pieces(&self.key, pieces, self.size())?;
+        // every kept range lies inside the value: only a length past the address space is left
+        let value = Piece::join(pieces, &self.value).ok_or_else(|| {
+            StoreError::io(
+                &self.key,
+                std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    "the new value does not fit in this platform's address space",
+                ),
+            )
+        })?;
+        self.store.set(&self.key, &value)
+    }
+}
+
+/// Refuses `pieces` whose kept ranges do not all lie inside a value of `size` bytes, naming
+/// the first that does not.
+pub(crate) fn check_pieces(key: &str, pieces: &[Piece], size: u64) -> Result<()> {
+    match pieces.iter().find_map(|p| match p {
+        Piece::Kept(r) if r.start > r.end || r.end > size => Some(r),
+        _ => None,
+    }) {
+        Some(r) => Err(StoreError::RangeOutOfBounds {
+            key: key.to_owned(),
+            range: ByteRange::Range {
+                start: r.start,
+                end: r.end,
+            },
+            size,
+        }),
+        None => Ok(()),
     }
 }
 
@@ -359,6 +474,9 @@ macro_rules! forward_store {
             }
             fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
                 (**self).set_if(key, value, condition)
+            }
+            fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
+                (**self).open_value(key)
             }
         }
     )*};

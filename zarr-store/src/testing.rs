@@ -101,6 +101,7 @@ pub fn run_store_conformance(store: &dyn Store) {
     check_invalid_prefixes(store);
     check_key_conflicts(store);
     check_large_value(store);
+    check_open_value(store);
     check_extension_methods(store);
     check_concurrent_disjoint_writes(store);
     check_conditional_writes(store);
@@ -827,6 +828,82 @@ fn check_large_value(store: &dyn Store) {
         ),
         Some(value[mid..mid + 4096].to_vec()),
         "a middle range of a large value",
+    );
+    clear(store);
+}
+
+fn check_open_value(store: &dyn Store) {
+    use crate::Piece;
+    expect_eq(
+        store.open_value("spliced/c/0").map(|v| v.is_none()),
+        true,
+        "open_value of a missing key",
+    );
+    assert!(
+        matches!(store.open_value("/bad"), Err(StoreError::InvalidKey { .. })),
+        "open_value of an invalid key is refused"
+    );
+    let key = "spliced/c/0";
+    // large enough for the filesystem store's in-kernel copy to take more than one call
+    let old: Vec<u8> = (0..(3u32 << 20) + 5).map(|i| (i % 251) as u8).collect();
+    ok(store.set(key, &old), "set before open_value");
+    let value = ok(store.open_value(key), "open_value").expect("the value is stored");
+    assert_eq!(value.size(), old.len() as u64, "open_value size");
+    expect_eq(
+        value.get_ranges(&[ByteRange::Suffix(4), ByteRange::Range { start: 1, end: 3 }]),
+        vec![old[old.len() - 4..].to_vec(), old[1..3].to_vec()],
+        "ranges of an opened value",
+    );
+    assert!(
+        matches!(
+            value.get_ranges(&[ByteRange::Suffix(old.len() as u64 + 1)]),
+            Err(StoreError::RangeOutOfBounds { .. })
+        ),
+        "a range outside an opened value is refused"
+    );
+    // a writer replaces the value meanwhile: the opened version is what the kept ranges hold
+    ok(store.set(key, b"someone else"), "set while a value is open");
+    let n = old.len() as u64;
+    let pieces = [
+        Piece::New(b"head".to_vec()),
+        Piece::Kept(0..10),
+        Piece::Kept(10..(2 << 20)),
+        Piece::New(Vec::new()),
+        Piece::New(b"mid".to_vec()),
+        Piece::Kept(n - 7..n),
+        Piece::Kept(5..5),
+    ];
+    ok(value.replace(&pieces), "replace of an opened value");
+    let mut want = b"head".to_vec();
+    want.extend_from_slice(&old[..2 << 20]);
+    want.extend_from_slice(b"mid");
+    want.extend_from_slice(&old[old.len() - 7..]);
+    let got = ok(store.get(key), "get after replace").expect("replaced");
+    assert!(got == want, "replace writes the pieces in order");
+    // a kept range outside the value: refused, nothing written
+    let value = ok(store.open_value(key), "open_value again").expect("stored");
+    let size = value.size();
+    assert!(
+        matches!(
+            value.replace(&[Piece::New(b"x".to_vec()), Piece::Kept(size - 1..size + 1)]),
+            Err(StoreError::RangeOutOfBounds { .. })
+        ),
+        "a kept range outside the value is refused"
+    );
+    expect_eq(
+        store.get(key),
+        Some(want),
+        "a refused replace writes nothing",
+    );
+    // an opened value dropped without replace changes nothing; replacing with nothing kept
+    drop(ok(store.open_value(key), "open_value to drop"));
+    let value = ok(store.open_value(key), "open_value to empty").expect("stored");
+    ok(value.replace(&[]), "replace with no pieces");
+    expect_eq(store.get(key), Some(Vec::new()), "replace with no pieces");
+    expect_eq(
+        store.list_prefix("spliced/"),
+        vec![key.to_owned()],
+        "no temporary files listed",
     );
     clear(store);
 }

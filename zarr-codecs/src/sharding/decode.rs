@@ -103,7 +103,7 @@ impl ShardingCodec {
     }
 
     /// Reads the shard index (one request); `None` when the shard is not stored.
-    fn read_index(&self, source: &dyn ByteRangeSource) -> Result<Option<AlignedBuffer>> {
+    pub(super) fn read_index(&self, source: &dyn ByteRangeSource) -> Result<Option<AlignedBuffer>> {
         let index_range = match self.location {
             IndexLocation::Start => ByteRange::Range {
                 start: 0,

@@ -3,7 +3,11 @@
 //! the index).
 
 use crate::buffer::AlignedBuffer;
+use zarr_buffer::Piece;
+
+use crate::codec::InnerSpans;
 use crate::error::{CodecError, Result};
+use crate::source::ByteRangeSource;
 
 use super::{IndexLocation, ShardingCodec, NAME};
 
@@ -111,26 +115,8 @@ impl ShardingCodec {
         I: Iterator<Item = Option<&'c [u8]>> + Clone,
     {
         let data_len: usize = morton_ordered.clone().flatten().map(<[u8]>::len).sum();
-        let mut index = vec![MISSING; 2 * self.n_chunks];
-        let mut offset = match self.location {
-            IndexLocation::Start => self.index_len as u64,
-            IndexLocation::End => 0,
-        };
-        for (&lin, chunk) in self.morton().iter().zip(morton_ordered.clone()) {
-            if let Some(bytes) = chunk {
-                index[2 * lin] = offset;
-                index[2 * lin + 1] = bytes.len() as u64;
-                offset += bytes.len() as u64;
-            }
-        }
-        let index_bytes = self.index.encode(bytemuck::cast_slice(&index))?;
-        if index_bytes.len() != self.index_len {
-            return Err(CodecError::SizeMismatch {
-                codec: NAME,
-                expected: self.index_len as u64,
-                got: index_bytes.len() as u64,
-            });
-        }
+        let index_bytes =
+            self.index_for(morton_ordered.clone().map(|c| c.map(|b| b.len() as u64)))?;
         let mut out = Vec::with_capacity(self.index_len + data_len);
         if self.location == IndexLocation::Start {
             out.extend_from_slice(&index_bytes);
@@ -142,5 +128,90 @@ impl ShardingCodec {
             out.extend_from_slice(&index_bytes);
         }
         Ok(out)
+    }
+
+    /// The encoded index of a shard whose inner chunks, in Morton order, are `morton_lens`
+    /// bytes long (`None`: not stored), laid out one after the other as
+    /// [`assemble`](Self::assemble) writes them.
+    fn index_for(&self, morton_lens: impl Iterator<Item = Option<u64>>) -> Result<Vec<u8>> {
+        let mut index = vec![MISSING; 2 * self.n_chunks];
+        let mut offset = match self.location {
+            IndexLocation::Start => self.index_len as u64,
+            IndexLocation::End => 0,
+        };
+        for (&lin, len) in self.morton().iter().zip(morton_lens) {
+            if let Some(len) = len {
+                index[2 * lin] = offset;
+                index[2 * lin + 1] = len;
+                offset += len;
+            }
+        }
+        let index_bytes = self.index.encode(bytemuck::cast_slice(&index))?;
+        if index_bytes.len() != self.index_len {
+            return Err(CodecError::SizeMismatch {
+                codec: NAME,
+                expected: self.index_len as u64,
+                got: index_bytes.len() as u64,
+            });
+        }
+        Ok(index_bytes)
+    }
+
+    /// The spans of the inner chunks of the shard stored in `source`, from its size and its
+    /// index (two requests), every entry checked; `None` when the shard is not stored.
+    pub(super) fn stored_spans(&self, source: &dyn ByteRangeSource) -> Result<Option<InnerSpans>> {
+        let Some(size) = source.size()? else {
+            return Ok(None);
+        };
+        if size < self.index_len as u64 {
+            return Err(CodecError::Truncated {
+                codec: NAME,
+                needed: self.index_len as u64,
+                got: size,
+            });
+        }
+        let Some(index) = self.read_index(source)? else {
+            return Ok(None);
+        };
+        let words = index.as_words();
+        (0..self.n_chunks)
+            .map(|lin| self.entry(words, lin, Some(size)))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// The shard as pieces: `inner` per inner chunk in C order (`None`: not stored; a
+    /// [`Piece::Kept`] span of the shard the spans came from; or new bytes), laid out in Morton
+    /// order with the index, as [`assemble`](Self::assemble) lays out bytes; consecutive kept
+    /// spans merged. `None` when no inner chunk is stored.
+    pub(super) fn assemble_pieces(&self, inner: &[Option<Piece>]) -> Result<Option<Vec<Piece>>> {
+        if inner.len() != self.n_chunks {
+            return Err(CodecError::BufferLength {
+                what: "the list of inner chunks",
+                expected: self.n_chunks as u64,
+                got: inner.len() as u64,
+            });
+        }
+        if inner.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let morton = || self.morton().iter().map(|&lin| inner[lin].as_ref());
+        let index = self.index_for(morton().map(|p| p.map(Piece::len)))?;
+        let mut pieces: Vec<Piece> = Vec::new();
+        if self.location == IndexLocation::Start {
+            pieces.push(Piece::New(index.clone()));
+        }
+        for piece in morton().flatten() {
+            match (pieces.last_mut(), piece) {
+                (Some(Piece::Kept(last)), Piece::Kept(next)) if last.end == next.start => {
+                    last.end = next.end;
+                }
+                _ => pieces.push(piece.clone()),
+            }
+        }
+        if self.location == IndexLocation::End {
+            pieces.push(Piece::New(index));
+        }
+        Ok(Some(pieces))
     }
 }

@@ -52,13 +52,14 @@ mod index;
 mod morton;
 
 use serde::{Deserialize, Serialize};
+use zarr_buffer::Piece;
 use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
 use crate::block::{Block, SourceBlock};
 use crate::bytes::{BytesConfig, Endian};
 use crate::chain::{check_region, CodecChain};
-use crate::codec::{ArrayToBytesCodec, Codec};
+use crate::codec::{ArrayToBytesCodec, Codec, InnerSpans};
 use crate::crc32c::Crc32cConfig;
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
@@ -399,6 +400,14 @@ impl ArrayToBytesCodec for ShardingCodec {
 
     fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
         self.assemble_shard(inner)
+    }
+
+    fn stored_inner_spans(&self, source: &dyn ByteRangeSource) -> Result<Option<InnerSpans>> {
+        self.stored_spans(source)
+    }
+
+    fn assemble_inner_pieces(&self, inner: &[Option<Piece>]) -> Result<Option<Vec<Piece>>> {
+        self.assemble_pieces(inner)
     }
 
     fn supports_partial_decode(&self) -> bool {
