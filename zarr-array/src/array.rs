@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
-use zarr_buffer::fill_pattern;
+use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::{Block, BlockBuffer, ChunkRepr, CodecChain, CodecError, SourceBlock};
 use zarr_grid::geometry::{buffer_len, copy_region, regular_chunks_in_region, Region};
 use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
@@ -756,6 +756,10 @@ impl Array {
                 .map_err(block_err)
         };
         let concurrency = self.store.fetch_concurrency();
+        if let ([part], [block]) = (parts.as_slice(), blocks.as_mut_slice()) {
+            // one chunk: on this thread, with no hand-over to the pool and back
+            return run(&mut Vec::new(), part, block, None);
+        }
         if concurrency <= rayon::current_num_threads() {
             return parts
                 .par_iter()
@@ -833,6 +837,10 @@ impl Array {
             return Ok(());
         }
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        if let [part] = parts.as_slice() {
+            // one chunk: on this thread, with no hand-over to the pool and back
+            return self.write_chunk_part(part, &region.shape, data, shared);
+        }
         parts
             .par_iter()
             .try_for_each(|part| self.write_chunk_part(part, &region.shape, data, shared))
@@ -897,8 +905,8 @@ impl Array {
                     })?
                 } else {
                     let mut chunk = self.decoded_or_fill(&cc, &key, stored)?;
-                    place(&mut chunk);
-                    self.encode_shared(&cc, &key, &chunk)?
+                    place(chunk.as_bytes_mut());
+                    self.encode_shared(&cc, &key, chunk.as_bytes())?
                 };
                 Ok(shared_apply(stored, new))
             });
@@ -938,8 +946,8 @@ impl Array {
             let stored = self.store.get(&key)?;
             self.decoded_or_fill(&cc, &key, stored.as_deref())?
         };
-        place(&mut chunk);
-        self.store_chunk(&cc, &key, &chunk)
+        place(chunk.as_bytes_mut());
+        self.store_chunk(&cc, &key, chunk.as_bytes())
     }
 
     /// The chunk `stored` under `key` decoded, or a chunk of fill value when it is absent.
@@ -948,16 +956,12 @@ impl Array {
         cc: &ChunkCodec,
         key: &str,
         stored: Option<&[u8]>,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<AlignedBuffer> {
         match stored {
-            Some(bytes) => Ok(cc
-                .chain
-                .decode(bytes)
-                .map_err(|source| ArrayError::Codec {
-                    context: key.to_owned(),
-                    source,
-                })?
-                .to_vec()),
+            Some(bytes) => cc.chain.decode(bytes).map_err(|source| ArrayError::Codec {
+                context: key.to_owned(),
+                source,
+            }),
             None => self.fill_chunk(cc.len, &cc.shape),
         }
     }
@@ -985,17 +989,18 @@ impl Array {
         let cc = self.chunk_codec(chunk)?;
         crate::cas::update(&*self.store, &key, |stored| {
             let mut buf = self.decoded_or_fill(&cc, &key, stored)?;
-            edit(&mut buf);
+            edit(buf.as_bytes_mut());
+            let buf = buf.as_bytes();
             let new = match stored {
                 // nothing stored and nothing to store: no write at all
                 None => cc
                     .chain
-                    .encode_chunk(&buf)
+                    .encode_chunk(buf)
                     .map_err(|source| ArrayError::Codec {
                         context: key.clone(),
                         source,
                     })?,
-                Some(_) => self.encode_shared(&cc, &key, &buf)?,
+                Some(_) => self.encode_shared(&cc, &key, buf)?,
             };
             Ok(shared_apply(stored, new))
         })
@@ -1098,12 +1103,14 @@ impl Array {
     }
 
     /// A chunk buffer of `len` bytes (a chunk of `shape`) holding the fill value.
-    pub(crate) fn fill_chunk(&self, len: usize, shape: &[u64]) -> Result<Vec<u8>> {
-        let mut c = Vec::new();
-        grow_to(&mut c, len, shape)?;
+    pub(crate) fn fill_chunk(&self, len: usize, shape: &[u64]) -> Result<AlignedBuffer> {
+        let mut c = AlignedBuffer::try_zeroed(len).ok_or_else(|| ArrayError::TooLarge {
+            what: "a chunk",
+            shape: shape.to_vec(),
+        })?;
         let fill = self.meta.fill_value.as_bytes();
         if fill.iter().any(|&b| b != 0) {
-            fill_pattern(&mut c, fill);
+            fill_pattern(c.as_bytes_mut(), fill);
         }
         Ok(c)
     }
@@ -1139,13 +1146,20 @@ impl Array {
             context: key.to_string(),
             source,
         };
-        let encoded = if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
-            Some(cc.chain.encode_from_block(src).map_err(codec_err)?)
-        } else {
-            cc.chain.encode_chunk_from_block(src).map_err(codec_err)?
-        };
-        match encoded {
-            Some(bytes) => self.store.set(key, &bytes)?,
+        if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
+            let bytes = cc.chain.encode_from_block(src).map_err(codec_err)?;
+            return Ok(self.store.set(key, &bytes)?);
+        }
+        // a shard as its index and inner chunks, written one after the other
+        match cc
+            .chain
+            .encode_chunk_parts_from_block(src)
+            .map_err(codec_err)?
+        {
+            Some(parts) => {
+                let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                self.store.set_parts(key, &parts)?;
+            }
             None => self.store.delete(key)?,
         }
         Ok(())

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
+use zarr_buffer::AlignedBuffer;
 use zarr_codecs::{AxisSet, BlockBuffer, BlockError};
 use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
@@ -373,14 +374,15 @@ impl Array {
                 let key = self.chunk_key(chunk);
                 let cc = self.chunk_codec(chunk)?;
                 let mut buf = match self.read_chunk_bytes(chunk)? {
-                    Some(b) => b.to_vec(),
+                    Some(b) => AlignedBuffer::from_slice(&b),
                     None => self.fill_chunk(cc.len, &cc.shape)?,
                 };
+                let bytes = buf.as_bytes_mut();
                 for &(dst, src) in entries {
-                    buf[dst * elem..(dst + 1) * elem]
+                    bytes[dst * elem..(dst + 1) * elem]
                         .copy_from_slice(&data[src * elem..(src + 1) * elem]);
                 }
-                self.store_chunk(&cc, &key, &buf)
+                self.store_chunk(&cc, &key, buf.as_bytes())
             })
     }
 

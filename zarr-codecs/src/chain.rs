@@ -408,6 +408,23 @@ impl CodecChain {
         self.encode_chunk(&chunk)
     }
 
+    /// As [`CodecChain::encode_chunk_from_block`], the encoding as parts to be stored one
+    /// after the other: a shard with no bytes -> bytes codecs after it is its index and its
+    /// inner chunks, never joined into one buffer; any other chain gives one part.
+    ///
+    /// # Errors
+    /// As [`CodecChain::encode_chunk_from_block`].
+    pub fn encode_chunk_parts_from_block(
+        &self,
+        src: SourceBlock<'_>,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            src.check_chunk(&self.repr)?;
+            return self.array_to_bytes.encode_or_skip_block_parts(src);
+        }
+        Ok(self.encode_chunk_from_block(src)?.map(|bytes| vec![bytes]))
+    }
+
     /// As [`CodecChain::encode`] (bytes even for a chunk of fill values) for the chunk that
     /// is the block `src` of a larger buffer.
     ///

@@ -173,6 +173,17 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         }
     }
 
+    /// As [`ArrayToBytesCodec::encode_or_skip_block`], the encoding as parts to be stored one
+    /// after the other (written with one vectored write, never joined in memory). The default
+    /// gives the one part; `sharding_indexed` gives its index and each stored inner chunk,
+    /// with no shard-sized buffer.
+    ///
+    /// # Errors
+    /// As [`ArrayToBytesCodec::encode_or_skip_block`].
+    fn encode_or_skip_block_parts(&self, src: SourceBlock<'_>) -> Result<Option<Vec<Vec<u8>>>> {
+        Ok(self.encode_or_skip_block(src)?.map(|bytes| vec![bytes]))
+    }
+
     /// Whether a chunk whose elements all equal the fill value may be stored when the caller
     /// asks to keep empty chunks (`true`, the default). `sparse_layout` answers `false`: its
     /// format stores no chunk with nnz = 0, so such a chunk is never written.

@@ -227,6 +227,15 @@ impl<S: Store> Store for CountingStore<S> {
         Ok(())
     }
 
+    /// Counted as a `set` of the parts' bytes.
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
+        bump(&self.counters.set, 1);
+        self.inner.set_parts(key, parts)?;
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        bump(&self.counters.bytes_written, len as u64);
+        Ok(())
+    }
+
     fn conditional_writes(&self) -> bool {
         self.inner.conditional_writes()
     }

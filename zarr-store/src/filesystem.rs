@@ -366,10 +366,10 @@ impl FilesystemStore {
 
     /// One attempt at `set`; a `NotFound` I/O error means a concurrent delete removed a
     /// folder and the attempt may be repeated.
-    fn try_set(&self, key: &str, value: &[u8]) -> Result<()> {
+    fn try_set(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
         let folder = self.make_folders(key)?;
         let (_, name) = split_key(key);
-        self.replace_in(self.at(&folder), key, name, |file| file.write_all(value))
+        self.replace_in(self.at(&folder), key, name, |file| write_parts(file, parts))
     }
 
     /// One attempt at `set_if`, as [`try_set`](Self::try_set): under the lock of the key's
@@ -492,10 +492,16 @@ impl Store for FilesystemStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.set_parts(key, &[value])
+    }
+
+    /// The parts written to the temporary file with vectored writes (`writev`), so a shard
+    /// of many inner chunks is never joined in memory.
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
         validate_key(key)?;
         let mut attempt = 1;
         loop {
-            match self.try_set(key, value) {
+            match self.try_set(key, parts) {
                 Err(StoreError::Io { source, .. })
                     if is_missing(&source) && attempt < MAX_ATTEMPTS =>
                 {
@@ -863,6 +869,30 @@ impl StoredValue for OpenValue<'_> {
             Ok(())
         })
     }
+}
+
+/// Writes `parts` to `file`, one after the other, with as few vectored writes as the system
+/// takes (at most 1024 buffers each, Linux's `IOV_MAX`).
+fn write_parts(file: &mut File, parts: &[&[u8]]) -> io::Result<()> {
+    if let [value] = parts {
+        return file.write_all(value);
+    }
+    let mut slices: Vec<io::IoSlice<'_>> = parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| io::IoSlice::new(p))
+        .collect();
+    let mut bufs = &mut slices[..];
+    while !bufs.is_empty() {
+        let batch = bufs.len().min(1024);
+        match file.write_vectored(&bufs[..batch]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => io::IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// The byte ranges `ranges` of `file` (each inside it), read with one positioned read each.

@@ -43,6 +43,32 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// old value or the new one, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
 
+    /// Stores the value made of `parts`, one after the other, under `key`, as
+    /// [`Store::set`] stores one value (a shard written as its inner chunks and its index).
+    /// The default joins them and calls `set`; [`FilesystemStore`](crate::FilesystemStore)
+    /// writes them with vectored writes, never joined in memory.
+    ///
+    /// # Errors
+    /// As [`Store::set`].
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
+        if let [value] = parts {
+            return self.set(key, value);
+        }
+        validate_key(key)?;
+        let len = parts
+            .iter()
+            .map(|p| p.len())
+            .fold(0usize, usize::saturating_add);
+        let mut value = Vec::new();
+        value.try_reserve_exact(len).map_err(|e| {
+            StoreError::io(key, std::io::Error::new(std::io::ErrorKind::OutOfMemory, e))
+        })?;
+        for part in parts {
+            value.extend_from_slice(part);
+        }
+        self.set(key, &value)
+    }
+
     /// Deletes `key`; deleting a missing key succeeds.
     fn delete(&self, key: &str) -> Result<()>;
 
@@ -444,6 +470,9 @@ macro_rules! forward_store {
             }
             fn set(&self, key: &str, value: &[u8]) -> Result<()> {
                 (**self).set(key, value)
+            }
+            fn set_parts(&self, key: &str, parts: &[&[u8]]) -> Result<()> {
+                (**self).set_parts(key, parts)
             }
             fn delete(&self, key: &str) -> Result<()> {
                 (**self).delete(key)

@@ -102,6 +102,7 @@ pub fn run_store_conformance(store: &dyn Store) {
     check_key_conflicts(store);
     check_large_value(store);
     check_open_value(store);
+    check_set_parts(store);
     check_extension_methods(store);
     check_concurrent_disjoint_writes(store);
     check_conditional_writes(store);
@@ -904,6 +905,37 @@ fn check_open_value(store: &dyn Store) {
         store.list_prefix("spliced/"),
         vec![key.to_owned()],
         "no temporary files listed",
+    );
+    clear(store);
+}
+
+fn check_set_parts(store: &dyn Store) {
+    let key = "parts/c/0";
+    // more parts than one vectored write takes, some empty
+    let parts: Vec<Vec<u8>> = (0..1500u32)
+        .map(|i| vec![(i % 256) as u8; (i % 7) as usize])
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    ok(store.set_parts(key, &refs), "set_parts");
+    expect_eq(
+        store.get(key),
+        Some(parts.concat()),
+        "set_parts writes the parts in order",
+    );
+    ok(store.set_parts(key, &[b"one"]), "set_parts of one part");
+    expect_eq(
+        store.get(key),
+        Some(b"one".to_vec()),
+        "set_parts of one part",
+    );
+    ok(store.set_parts(key, &[]), "set_parts of no parts");
+    expect_eq(store.get(key), Some(Vec::new()), "set_parts of no parts");
+    assert!(
+        matches!(
+            store.set_parts("/bad", &[b"x", b"y"]),
+            Err(StoreError::InvalidKey { .. })
+        ),
+        "set_parts of an invalid key is refused"
     );
     clear(store);
 }

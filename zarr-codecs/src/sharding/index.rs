@@ -130,6 +130,29 @@ impl ShardingCodec {
         Ok(out)
     }
 
+    /// The shard for inner chunks given in Morton order (`None`: not stored), as the parts
+    /// [`assemble`](Self::assemble) would join: the index and the inner chunks, moved, not
+    /// copied.
+    pub(super) fn assemble_parts(
+        &self,
+        morton_ordered: Vec<Option<Vec<u8>>>,
+    ) -> Result<Vec<Vec<u8>>> {
+        let index = self.index_for(
+            morton_ordered
+                .iter()
+                .map(|c| c.as_ref().map(|b| b.len() as u64)),
+        )?;
+        let mut parts = Vec::with_capacity(morton_ordered.len() + 1);
+        if self.location == IndexLocation::Start {
+            parts.push(index);
+            parts.extend(morton_ordered.into_iter().flatten());
+        } else {
+            parts.extend(morton_ordered.into_iter().flatten());
+            parts.push(index);
+        }
+        Ok(parts)
+    }
+
     /// The encoded index of a shard whose inner chunks, in Morton order, are `morton_lens`
     /// bytes long (`None`: not stored), laid out one after the other as
     /// [`assemble`](Self::assemble) writes them.

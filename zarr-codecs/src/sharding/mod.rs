@@ -377,6 +377,15 @@ impl ArrayToBytesCodec for ShardingCodec {
             .map(Some)
     }
 
+    fn encode_or_skip_block_parts(&self, src: SourceBlock<'_>) -> Result<Option<Vec<Vec<u8>>>> {
+        src.check_chunk(&self.repr)?;
+        let encoded = self.encode_inner(src)?;
+        if encoded.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble_parts(encoded).map(Some)
+    }
+
     fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
         out.check_chunk(&self.repr)?;
         self.decode_shard_block(input, out)
@@ -511,6 +520,41 @@ mod tests {
             let err = zarr_testkit::report(&build(config).unwrap_err());
             assert!(err.contains(message), "{config}: {err}");
         }
+    }
+
+    #[test]
+    fn a_shard_encoded_as_parts_joins_to_the_shard() {
+        // a 4 x 6 shard of 2 x 3 inner chunks, one of them all fill, in a larger 6 x 8 buffer
+        let data: Vec<u8> = (0..48u16)
+            .flat_map(|i| {
+                if (8..16).contains(&(i % 16)) {
+                    0
+                } else {
+                    i + 1
+                }
+                .to_ne_bytes()
+            })
+            .chain(std::iter::repeat_n(0u8, 6 * 8 * 2 - 48 * 2))
+            .collect();
+        let block = Region {
+            start: vec![1, 2],
+            shape: vec![4, 6],
+        };
+        let src = || SourceBlock::new(&data, &[6, 8], 2, &block).unwrap();
+        for location in ["start", "end"] {
+            let c = sharding(&format!(
+                r#"{{"chunk_shape": [2, 3], "index_location": "{location}"}}"#
+            ));
+            let whole = c.encode_or_skip_block(src()).unwrap().unwrap();
+            let parts = c.encode_or_skip_block_parts(src()).unwrap().unwrap();
+            // the index and every stored inner chunk, each a part of its own
+            assert!(parts.len() >= 2, "{location}: {}", parts.len());
+            assert_eq!(parts.concat(), whole, "{location}");
+        }
+        let zeros = vec![0u8; 6 * 8 * 2];
+        let c = sharding(r#"{"chunk_shape": [2, 3]}"#);
+        let src = SourceBlock::new(&zeros, &[6, 8], 2, &block).unwrap();
+        assert_eq!(c.encode_or_skip_block_parts(src).unwrap(), None);
     }
 
     #[test]
