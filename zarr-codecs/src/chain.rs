@@ -1,6 +1,8 @@
 //! [`CodecChain`]: a validated list of codecs that encodes and decodes whole chunks, or reads
 //! a region of a stored chunk.
 
+use std::cell::RefCell;
+
 use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
@@ -715,7 +717,16 @@ impl CodecChain {
             .unwrap_or(0);
         match self.decode_prefix(&bytes, (last + 1) * elem)? {
             Some(prefix) => pick_points(&prefix, shape, points, elem, out),
-            None => pick_points(&self.decode(&bytes)?, shape, points, elem, out),
+            None => with_scratch(self.len, |chunk| {
+                self.decode_into(&bytes, chunk)?;
+                pick_points(chunk, shape, points, elem, out);
+                Ok(())
+            })
+            .unwrap_or_else(|| {
+                let chunk = self.decode(&bytes)?;
+                pick_points(&chunk, shape, points, elem, out);
+                Ok(())
+            })?,
         }
         Ok(true)
     }
@@ -853,4 +864,32 @@ mod tests {
         let missing: Option<&[u8]> = None;
         assert!(!c.decode_region(&missing, &region, &mut out).unwrap());
     }
+}
+
+/// The largest chunk [`with_scratch`] keeps a buffer of, per thread.
+const SCRATCH_MAX: usize = 8 << 20;
+
+thread_local! {
+    /// The buffer of [`with_scratch`].
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's scratch buffer of `len` bytes (its contents left by earlier
+/// calls), for whole chunks decoded only to pick a few elements: their pages are touched once
+/// per thread rather than faulted in afresh per chunk. `None`, without calling `f`, when
+/// `len` is over [`SCRATCH_MAX`], the memory cannot be had, or the buffer is in use (a nested
+/// call on this thread): the caller then allocates.
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Option<Result<R>> {
+    if len > SCRATCH_MAX {
+        return None;
+    }
+    SCRATCH.with(|cell| {
+        let mut buf = cell.try_borrow_mut().ok()?;
+        if buf.len() < len {
+            let more = len - buf.len();
+            buf.try_reserve_exact(more).ok()?;
+            buf.resize(len, 0);
+        }
+        Some(f(&mut buf[..len]))
+    })
 }
