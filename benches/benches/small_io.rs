@@ -3,7 +3,7 @@
 //! not grow with the inner chunk count: only the touched inner chunk is re-encoded), and
 //! 4096 scattered points read from the sharded and the zstd workloads, without and with a
 //! decoded-chunk cache (`Array::with_cache`, the repeated reads then decode nothing).
-//! compare.py's data, in a `MemoryStore`.
+//! compare.py's data, in a `MemoryStore` (the updates also in a `FilesystemStore`).
 //!
 //! `cargo bench -p zarr-benches --bench small_io`
 
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use zarr_array::zarr_grid::geometry::Region;
-use zarr_array::zarr_store::MemoryStore;
+use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::{ArrayBuilder, DataType, Selection};
 use zarr_benches::{block_data, make_data, zstd1, Workload};
 
@@ -21,29 +21,39 @@ fn shard_update(c: &mut Criterion) {
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    // shards of 2^3 and 4^3 inner chunks of 32^3
-    for side in [64u64, 128] {
-        let inner = (side / 32).pow(3);
-        let data = make_data(side);
-        let store = Arc::new(MemoryStore::new());
-        let array = ArrayBuilder::new(vec![side; 3], DataType::UInt16)
-            .chunk_shape(vec![32; 3])
-            .shards(vec![side; 3])
-            .compressors(vec![zstd1()])
-            .create(store, "")
-            .expect("create");
-        array
-            .write_region_bytes(&Region::whole(&[side; 3]), bytemuck::cast_slice(&data))
-            .expect("write");
-        let block = block_data([32; 3], [32; 3]);
-        let region = Region::new(vec![32; 3], vec![32; 3]).expect("region");
-        g.bench_with_input(BenchmarkId::new("inner_chunks", inner), &inner, |b, _| {
-            b.iter(|| {
-                array
-                    .write_region_bytes(&region, bytemuck::cast_slice(&block))
-                    .expect("update");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // shards of 2^3 and 4^3 inner chunks of 32^3, in memory (the shard read whole and
+    // rejoined) and on the filesystem (the index and the inner chunk read, the rest of the
+    // shard copied by the kernel)
+    for (kind, store) in [
+        ("memory", Arc::new(MemoryStore::new()) as Arc<dyn Store>),
+        (
+            "filesystem",
+            Arc::new(FilesystemStore::create(dir.path()).expect("store")) as Arc<dyn Store>,
+        ),
+    ] {
+        for side in [64u64, 128] {
+            let inner = (side / 32).pow(3);
+            let data = make_data(side);
+            let array = ArrayBuilder::new(vec![side; 3], DataType::UInt16)
+                .chunk_shape(vec![32; 3])
+                .shards(vec![side; 3])
+                .compressors(vec![zstd1()])
+                .create(store.clone(), &format!("a{side}"))
+                .expect("create");
+            array
+                .write_region_bytes(&Region::whole(&[side; 3]), bytemuck::cast_slice(&data))
+                .expect("write");
+            let block = block_data([32; 3], [32; 3]);
+            let region = Region::new(vec![32; 3], vec![32; 3]).expect("region");
+            g.bench_with_input(BenchmarkId::new(kind, inner), &inner, |b, _| {
+                b.iter(|| {
+                    array
+                        .write_region_bytes(&region, bytemuck::cast_slice(&block))
+                        .expect("update");
+                });
             });
-        });
+        }
     }
     g.finish();
 }
