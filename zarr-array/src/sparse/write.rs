@@ -23,6 +23,10 @@ struct Edit<T> {
     clear: Option<Region>,
 }
 
+/// How many chunks the grouping of new entries by chunk (`group_by_chunk`) keeps collecting
+/// entries for at once.
+const MAX_OPEN_RUNS: usize = 64;
+
 impl<T> Default for Edit<T> {
     fn default() -> Self {
         Edit {
@@ -141,8 +145,9 @@ impl SparseArray<'_> {
     }
 
     /// The new entries by chunk, each with its C-order key in the chunk (unsorted). Entries
-    /// mostly come in runs of one chunk (a matrix row, a box): a run is kept together and the
-    /// grid is asked only where a run ends.
+    /// mostly come in runs of one chunk (a matrix row's part in one chunk, a box): the last
+    /// [`MAX_OPEN_RUNS`] chunks met stay open, so the grid is asked only for a chunk not among
+    /// them.
     fn group_by_chunk<T: SparseElement>(
         &self,
         positions: &[u64],
@@ -167,11 +172,27 @@ impl SparseArray<'_> {
                 }
             }
         }
+        /// Whether `pos` lies in the chunk of `run`, with its chunk-local position in `local`.
+        fn contains<T>(run: &Run<T>, pos: &[u64], chunk_shape: &[u64], local: &mut [u64]) -> bool {
+            pos.iter()
+                .zip(&run.base)
+                .zip(chunk_shape)
+                .zip(local)
+                .all(|(((&p, &b), &c), l)| {
+                    let off = p as i64 - b;
+                    *l = off as u64;
+                    off >= 0 && (off as u64) < c
+                })
+        }
         let ndim = self.array.rank();
         let shape = self.array.shape();
         let chunk_shape = self.array.chain.repr().shape.clone();
         let mut work: BTreeMap<Vec<i64>, Edit<T>> = BTreeMap::new();
-        let mut run: Option<Run<T>> = None;
+        // the runs still open, the current one at `cur`: a matrix row crosses a few chunks
+        // and the next row the same ones, so they stay open across rows and the grid is asked
+        // once per chunk and band rather than once per row and chunk
+        let mut open: Vec<Run<T>> = Vec::new();
+        let mut cur = 0;
         let mut local = vec![0u64; ndim];
         for (k, &v) in values.iter().enumerate() {
             let pos = &positions[k * ndim..(k + 1) * ndim];
@@ -185,39 +206,40 @@ impl SparseArray<'_> {
                 }
             }
             // positions are below the shape, itself below 2^63 (the grid's checks)
-            let in_run = run.as_ref().is_some_and(|r| {
-                pos.iter()
-                    .zip(&r.base)
-                    .zip(&chunk_shape)
-                    .zip(&mut local)
-                    .all(|(((&p, &b), &c), l)| {
-                        let off = p as i64 - b;
-                        *l = off as u64;
-                        off >= 0 && (off as u64) < c
-                    })
-            });
-            if !in_run {
-                let (chunk, offset) = self.array.grid.chunk_of(pos)?;
-                let base = pos
+            let in_cur = open
+                .get(cur)
+                .is_some_and(|r| contains(r, pos, &chunk_shape, &mut local));
+            if !in_cur {
+                match open
                     .iter()
-                    .zip(&offset)
-                    .map(|(&p, &o)| p as i64 - o as i64)
-                    .collect();
-                local.copy_from_slice(&offset);
-                let next = Run {
-                    chunk,
-                    base,
-                    entries: Vec::new(),
-                };
-                if let Some(done) = run.replace(next) {
-                    flush(&mut work, done);
+                    .position(|r| contains(r, pos, &chunk_shape, &mut local))
+                {
+                    Some(i) => cur = i,
+                    None => {
+                        let (chunk, offset) = self.array.grid.chunk_of(pos)?;
+                        let base = pos
+                            .iter()
+                            .zip(&offset)
+                            .map(|(&p, &o)| p as i64 - o as i64)
+                            .collect();
+                        local.copy_from_slice(&offset);
+                        if open.len() == MAX_OPEN_RUNS {
+                            flush(&mut work, open.remove(0));
+                        }
+                        open.push(Run {
+                            chunk,
+                            base,
+                            entries: Vec::new(),
+                        });
+                        cur = open.len() - 1;
+                    }
                 }
             }
-            if let Some(r) = run.as_mut() {
-                r.entries.push((linear_index(&local, &chunk_shape), v));
-            }
+            open[cur]
+                .entries
+                .push((linear_index(&local, &chunk_shape), v));
         }
-        if let Some(done) = run {
+        for done in open {
             flush(&mut work, done);
         }
         Ok(work)
