@@ -63,7 +63,11 @@ impl SparseArray<'_> {
         for k in 0..values.len() {
             positions.extend(coords.column(k).iter().copied());
         }
-        self.write_entries(&positions, values, None)
+        let entries = values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| Ok((&positions[k * ndim..(k + 1) * ndim], v)));
+        self.write_entries(entries, None)
     }
 
     /// Writes a 2-d `sprs` matrix (CSR or CSC storage, any index types, owned or a view) into
@@ -104,31 +108,27 @@ impl SparseArray<'_> {
         }
         let region = Region::new(offset.to_vec(), vec![mat.rows() as u64, mat.cols() as u64])?;
         self.check_region(&region)?;
-        let mut positions = Vec::with_capacity(2 * mat.nnz());
-        let mut values = Vec::with_capacity(mat.nnz());
-        for (&v, (r, c)) in mat.iter() {
-            let (Some(r), Some(c)) = (r.try_index(), c.try_index()) else {
-                return Err(ArrayError::InvalidArgument {
+        // entry by entry, with no list of all the positions
+        let entries = mat
+            .iter()
+            .map(|(&v, (r, c))| match (r.try_index(), c.try_index()) {
+                (Some(r), Some(c)) => Ok(([offset[0] + r as u64, offset[1] + c as u64], v)),
+                _ => Err(ArrayError::InvalidArgument {
                     what: "sparse matrix",
                     reason: "an index does not convert to usize".into(),
-                });
-            };
-            positions.push(offset[0] + r as u64);
-            positions.push(offset[1] + c as u64);
-            values.push(v);
-        }
-        self.write_entries(&positions, &values, Some(&region))
+                }),
+            });
+        self.write_entries(entries, Some(&region))
     }
 
     /// Writes entries (`positions` entry by entry) into the sparse chunks; with `clear`, the
     /// stored entries inside that region are removed first.
-    fn write_entries<T: SparseElement>(
+    fn write_entries<T: SparseElement, P: AsRef<[u64]>>(
         &self,
-        positions: &[u64],
-        values: &[T],
+        entries: impl Iterator<Item = Result<(P, T)>>,
         clear: Option<&Region>,
     ) -> Result<()> {
-        let mut work = self.group_by_chunk(positions, values)?;
+        let mut work = self.group_by_chunk(entries)?;
         work.par_iter_mut().try_for_each(|(chunk, edit)| {
             edit.entries.sort_unstable_by_key(|e| e.0);
             self.check_unique(chunk, &edit.entries)
@@ -148,10 +148,9 @@ impl SparseArray<'_> {
     /// mostly come in runs of one chunk (a matrix row's part in one chunk, a box): the last
     /// [`MAX_OPEN_RUNS`] chunks met stay open, so the grid is asked only for a chunk not among
     /// them.
-    fn group_by_chunk<T: SparseElement>(
+    fn group_by_chunk<T: SparseElement, P: AsRef<[u64]>>(
         &self,
-        positions: &[u64],
-        values: &[T],
+        entries: impl Iterator<Item = Result<(P, T)>>,
     ) -> Result<BTreeMap<Vec<i64>, Edit<T>>> {
         /// The chunk of the current run, the array position of its buffer's first element
         /// (negative for a first chunk that starts before the array) and the run's entries.
@@ -194,8 +193,18 @@ impl SparseArray<'_> {
         let mut open: Vec<Run<T>> = Vec::new();
         let mut cur = 0;
         let mut local = vec![0u64; ndim];
-        for (k, &v) in values.iter().enumerate() {
-            let pos = &positions[k * ndim..(k + 1) * ndim];
+        for entry in entries {
+            let (pos, v) = entry?;
+            let pos = pos.as_ref();
+            if pos.len() != ndim {
+                return Err(ArrayError::InvalidArgument {
+                    what: "sparse entry",
+                    reason: format!(
+                        "a position of {} coordinates in a {ndim}-d array",
+                        pos.len()
+                    ),
+                });
+            }
             for (axis, (&p, &n)) in pos.iter().zip(shape).enumerate() {
                 if p >= n {
                     return Err(ArrayError::OutOfBounds {
