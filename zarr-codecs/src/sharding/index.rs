@@ -90,11 +90,9 @@ impl ShardingCodec {
             .collect())
     }
 
-    /// Assembles a shard from inner chunks already encoded with the inner chain, given in C
-    /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
-    /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
-    /// (the shard is then not written).
-    pub(super) fn assemble_shard(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+    /// Whether any inner chunk of `inner` (one per inner chunk of the shard, `None`: not
+    /// stored) is stored; a list of another length is an error.
+    fn any_stored<T>(&self, inner: &[Option<T>]) -> Result<bool> {
         if inner.len() != self.n_chunks {
             return Err(CodecError::BufferLength {
                 what: "the list of inner chunks",
@@ -102,7 +100,15 @@ impl ShardingCodec {
                 got: inner.len() as u64,
             });
         }
-        if inner.iter().all(Option::is_none) {
+        Ok(inner.iter().any(Option::is_some))
+    }
+
+    /// Assembles a shard from inner chunks already encoded with the inner chain, given in C
+    /// order of the inner chunk grid (`None`: not stored), as encoding a shard does: the inner
+    /// chunks written in Morton order, then the index. `None` when no inner chunk is stored
+    /// (the shard is then not written).
+    pub(super) fn assemble_shard(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        if !self.any_stored(inner)? {
             return Ok(None);
         }
         self.assemble(self.morton().iter().map(|&lin| inner[lin]))
@@ -208,14 +214,7 @@ impl ShardingCodec {
     /// order with the index, as [`assemble`](Self::assemble) lays out bytes; consecutive kept
     /// spans merged. `None` when no inner chunk is stored.
     pub(super) fn assemble_pieces(&self, inner: &[Option<Piece>]) -> Result<Option<Vec<Piece>>> {
-        if inner.len() != self.n_chunks {
-            return Err(CodecError::BufferLength {
-                what: "the list of inner chunks",
-                expected: self.n_chunks as u64,
-                got: inner.len() as u64,
-            });
-        }
-        if inner.iter().all(Option::is_none) {
+        if !self.any_stored(inner)? {
             return Ok(None);
         }
         let morton = || self.morton().iter().map(|&lin| inner[lin].as_ref());
