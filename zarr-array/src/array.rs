@@ -1129,7 +1129,7 @@ impl Array {
     }
 
     pub(crate) fn check_type<T: Element>(&self) -> Result<()> {
-        if T::DATA_TYPE != self.meta.data_type {
+        if !T::holds(self.meta.data_type) {
             return Err(ArrayError::DataTypeMismatch {
                 expected: self.meta.data_type,
                 got: T::NAME,

@@ -397,7 +397,7 @@ impl ArrayBuilder {
             chunk_grid,
             self.fill_value
                 .clone()
-                .unwrap_or_else(|| FillValue::zero(self.data_type)),
+                .unwrap_or_else(|| FillValue::default_for(self.data_type)),
             codecs,
         );
         if let Some(k) = &self.key_encoding {

@@ -94,7 +94,10 @@ pub enum ArrayError {
         reason: &'static str,
     },
     /// The Rust element type does not match the array's data type.
-    #[error("the array holds {expected}, not {got} (read it as {expected})")]
+    #[error(
+        "the array holds {expected}, not {got} (read it as {})",
+        read_as(expected)
+    )]
     DataTypeMismatch {
         /// The array's data type.
         expected: DataType,
@@ -304,6 +307,15 @@ pub enum ArrayError {
         /// Why.
         reason: String,
     },
+}
+
+/// What to read an array of `t` as, for [`ArrayError::DataTypeMismatch`]: `i64` for datetimes
+/// and timedeltas (see [`Element`](crate::Element)), else the data type itself.
+fn read_as(t: &DataType) -> String {
+    match t {
+        DataType::DateTime64(_) | DataType::TimeDelta64(_) => "i64".into(),
+        other => other.to_string(),
+    }
 }
 
 /// Why a selection does not fit the array it selects from.

@@ -334,12 +334,7 @@ impl Array {
     }
 
     fn typed_input<T: Element>(&self, data: ArrayViewD<'_, T>) -> Result<(Vec<u64>, Vec<T>)> {
-        if T::DATA_TYPE != self.data_type() {
-            return Err(ArrayError::DataTypeMismatch {
-                expected: self.data_type(),
-                got: T::NAME,
-            });
-        }
+        self.check_type::<T>()?;
         let shape = data.shape().iter().map(|&n| n as u64).collect();
         Ok((shape, data.iter().copied().collect()))
     }

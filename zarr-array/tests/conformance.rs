@@ -89,6 +89,14 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
         (_, Ok(array)) => {
             let npy_path = dir.join(f["data"].as_str().unwrap());
             let npy = common::read_npy(&std::fs::read(&npy_path).unwrap());
+            if npy.data_type.is_some_and(|t| t != array.data_type()) {
+                tally.failures.push(format!(
+                    "{name}: data type {} vs {:?}",
+                    array.data_type(),
+                    npy.data_type
+                ));
+                return;
+            }
             if npy.shape != array.shape() {
                 tally.failures.push(format!(
                     "{name}: shape {:?} vs {:?}",

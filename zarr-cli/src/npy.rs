@@ -2,7 +2,9 @@
 //!
 //! Reads versions 1.0, 2.0 and 3.0, every data type Zarr v3 has a core type for (bool,
 //! signed and unsigned integers, float16/32/64, complex64/128) plus raw bytes (`|V<n>`, Zarr's
-//! `r<8n>`), either byte order, C or Fortran order. Writes little-endian, C order, version 1.0
+//! `r<8n>`) and NumPy's datetimes and timedeltas (`<M8[s]`, `<m8[10ms]`: Zarr's
+//! `numpy.datetime64` and `numpy.timedelta64`), either byte order, C or Fortran order. The
+//! `descr` is parsed and written by [`NumpyDtype`], as Zarr v2's `dtype` is. Writes little-endian, C order, version 1.0
 //! (2.0 when the header needs it). Every header field is checked and a malformed file is an
 //! error, never a panic; nothing is allocated beyond the file's own size.
 //!
@@ -19,8 +21,8 @@
 //! ```
 
 use std::io::Write;
-use std::num::NonZeroUsize;
 
+use zarr_array::zarr_meta::numpy::{self, NumpyDtype};
 use zarr_array::DataType;
 
 use crate::error::CliError;
@@ -51,8 +53,8 @@ pub enum NpyError {
         /// What is wrong.
         reason: String,
     },
-    /// A data type without a Zarr equivalent (structured, object, strings, dates...).
-    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>)")]
+    /// A data type without a Zarr equivalent (structured, object, strings...).
+    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>, datetime64 M8[unit], timedelta64 m8[unit])")]
     DataType {
         /// The `descr` field.
         descr: String,
@@ -353,25 +355,15 @@ pub fn to_bytes(data_type: DataType, shape: &[u64], data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The `descr` NumPy writes for a data type, little-endian.
+/// The `descr` NumPy writes for a data type, little-endian (`<i4`, `|u1`, `|V3`, `<M8[s]`).
 pub fn descr(data_type: DataType) -> String {
-    match data_type {
-        DataType::Bool => "|b1".into(),
-        DataType::Int8 => "|i1".into(),
-        DataType::UInt8 => "|u1".into(),
-        DataType::Int16 => "<i2".into(),
-        DataType::Int32 => "<i4".into(),
-        DataType::Int64 => "<i8".into(),
-        DataType::UInt16 => "<u2".into(),
-        DataType::UInt32 => "<u4".into(),
-        DataType::UInt64 => "<u8".into(),
-        DataType::Float16 => "<f2".into(),
-        DataType::Float32 => "<f4".into(),
-        DataType::Float64 => "<f8".into(),
-        DataType::Complex64 => "<c8".into(),
-        DataType::Complex128 => "<c16".into(),
-        other => format!("|V{}", other.size()),
+    NumpyDtype {
+        data_type,
+        byte_order: data_type
+            .endian_component_size()
+            .map(|_| numpy::ByteOrder::Little),
     }
+    .to_numpy_str()
 }
 
 /// The header (magic, version, length, dictionary, padding) of a little-endian C-order file.
@@ -715,43 +707,16 @@ fn parse_descr(descr: &str) -> Result<(DataType, ByteOrder), NpyError> {
     let bad = || NpyError::DataType {
         descr: descr.to_string(),
     };
-    // NumPy also writes the one-character code '?' for bool
-    let (order, code) = match descr.as_bytes().first() {
-        Some(b'<' | b'>' | b'|' | b'=') => descr.split_at(1),
-        _ => ("", descr),
-    };
-    let data_type = match code {
-        "b1" | "?" => DataType::Bool,
-        "i1" => DataType::Int8,
-        "i2" => DataType::Int16,
-        "i4" => DataType::Int32,
-        "i8" => DataType::Int64,
-        "u1" => DataType::UInt8,
-        "u2" => DataType::UInt16,
-        "u4" => DataType::UInt32,
-        "u8" => DataType::UInt64,
-        "f2" => DataType::Float16,
-        "f4" => DataType::Float32,
-        "f8" => DataType::Float64,
-        "c8" => DataType::Complex64,
-        "c16" => DataType::Complex128,
-        v if v.starts_with('V') => {
-            let n: usize = v[1..].parse().map_err(|_| bad())?;
-            DataType::RawBits(NonZeroUsize::new(n).ok_or_else(bad)?)
-        }
-        _ => return Err(bad()),
-    };
-    let multi_byte = data_type.endian_component_size().is_some();
-    let little_host = cfg!(target_endian = "little");
-    let byte_order = match order {
-        "<" if multi_byte && !little_host => ByteOrder::Swapped,
-        ">" if multi_byte && little_host => ByteOrder::Swapped,
-        "<" | ">" | "=" | "" => ByteOrder::Native,
-        // '|' (not applicable) is only right for single-byte types
-        _ if multi_byte => return Err(bad()),
+    let parsed = NumpyDtype::parse(descr).map_err(|_| bad())?;
+    // '|' (not applicable) is only right for types without a byte order
+    if descr.starts_with('|') && parsed.data_type.endian_component_size().is_some() {
+        return Err(bad());
+    }
+    let byte_order = match parsed.byte_order {
+        Some(order) if order != numpy::ByteOrder::native() => ByteOrder::Swapped,
         _ => ByteOrder::Native,
     };
-    Ok((data_type, byte_order))
+    Ok((parsed.data_type, byte_order))
 }
 
 /// Reorders Fortran-order elements into C order.
@@ -823,6 +788,47 @@ mod tests {
         let raw = DataType::from_name("r24").unwrap();
         let back = Npy::parse(&to_bytes(raw, &[2], &[1, 2, 3, 4, 5, 6])).unwrap();
         assert_eq!(back.data_type, raw);
+    }
+
+    #[test]
+    fn datetimes_and_timedeltas() {
+        use zarr_array::zarr_meta::data_type::{TimeScale, TimeUnit};
+        let data: Vec<u8> = [i64::MIN, 0, 1_600_000_000]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        for (t, text) in [
+            (
+                DataType::DateTime64(TimeScale::of(TimeUnit::Second)),
+                "<M8[s]",
+            ),
+            (
+                DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap()),
+                "<m8[10ms]",
+            ),
+            (
+                DataType::DateTime64(TimeScale::of(TimeUnit::Generic)),
+                "<M8",
+            ),
+        ] {
+            assert_eq!(descr(t), text);
+            let back = Npy::parse(&to_bytes(t, &[3], &data)).unwrap();
+            assert_eq!((back.data_type, back.data.clone()), (t, data.clone()));
+        }
+        // big-endian timedeltas as NumPy writes them with '>'
+        let body: Vec<u8> = [3i64, -1].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let back = Npy::parse(&file(">m8[h]", false, "(2,)", &body)).unwrap();
+        assert_eq!(
+            back.data_type,
+            DataType::TimeDelta64(TimeScale::of(TimeUnit::Hour))
+        );
+        let want: Vec<u8> = [3i64, -1].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(back.data, want);
+        for bad in ["|M8[s]", "<M8[0s]", "<M8[xs]"] {
+            let err =
+                zarr_testkit::report(&Npy::parse(&file(bad, false, "(1,)", &[0; 8])).unwrap_err());
+            assert!(err.contains("unsupported .npy data type"), "{bad}: {err}");
+        }
     }
 
     #[test]

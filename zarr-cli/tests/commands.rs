@@ -311,6 +311,89 @@ fn import_export_every_data_type() {
     assert_eq!(read_npy(&out).shape, vec![0, 3]);
 }
 
+#[test]
+fn import_export_datetimes_and_timedeltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    // zarr-python's arrays export to the .npy NumPy saved, byte for byte
+    for (name, descr, config) in [
+        (
+            "dtype_datetime64_10ms",
+            "<M8[10ms]",
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "ms", "scale_factor": 10}}),
+        ),
+        (
+            "dtype_timedelta64_3h",
+            "<m8[3h]",
+            json!({"name": "numpy.timedelta64", "configuration": {"unit": "h", "scale_factor": 3}}),
+        ),
+        (
+            "bytes_big_datetime64_us",
+            "<M8[us]",
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "us", "scale_factor": 1}}),
+        ),
+        (
+            "fill_nat_timedelta64",
+            "<m8[s]",
+            json!({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 1}}),
+        ),
+    ] {
+        let out = dir.path().join(format!("{name}.npy"));
+        ok(&["export", &s(&corpus.join(name)), &s(&out)]);
+        let want = std::fs::read(corpus.join(format!("{name}.npy"))).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), want, "{name}");
+        assert!(
+            String::from_utf8_lossy(&want[..128]).contains(&format!("'descr': '{descr}'")),
+            "{name}"
+        );
+        // and import back: the same data type, NaT as the fill value, the same file again
+        let arr = dir.path().join(format!("{name}.zarr"));
+        ok(&["import", &s(&out), &s(&arr), "--chunks", "8,5"]);
+        let i = info(&arr);
+        assert_eq!(i["data_type"], config, "{name}");
+        assert_eq!(i["fill_value"], json!(i64::MIN), "{name}");
+        let again = dir.path().join(format!("{name}.again.npy"));
+        ok(&["export", &s(&arr), &s(&again)]);
+        assert_eq!(std::fs::read(&again).unwrap(), want, "{name}");
+    }
+    // create by NumPy's spelling, with a NaT or integer fill value
+    let a = dir.path().join("created");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "3",
+        "--chunks",
+        "2",
+        "--dtype",
+        "timedelta64[ns]",
+        "--fill-value",
+        "NaT",
+    ]);
+    let i = info(&a);
+    assert_eq!(i["data_type"]["configuration"]["unit"], "ns");
+    assert_eq!(i["fill_value"], json!(i64::MIN));
+    let out = dir.path().join("created.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = read_npy(&out);
+    assert_eq!(back.data, [i64::MIN; 3].map(i64::to_ne_bytes).concat());
+    assert!(ok(&["info", &s(&a)]).contains("numpy.timedelta64[ns]"));
+    let e = fails(
+        &[
+            "create",
+            &s(&dir.path().join("bad")),
+            "--shape",
+            "3",
+            "--chunks",
+            "2",
+            "--dtype",
+            "datetime64[0s]",
+        ],
+        2,
+    );
+    assert!(e.contains("unknown data type \"datetime64[0s]\""), "{e}");
+}
+
 /// A `.npy` with a hand-made header (big-endian, Fortran order).
 fn npy_file(descr: &str, fortran: bool, shape: &str, body: &[u8]) -> Vec<u8> {
     let dict = format!(

@@ -1,4 +1,5 @@
-//! The core data types of Zarr v3 and the comparison "equal to the fill value".
+//! The data types of Zarr v3 (the core types, raw bits, NumPy's datetimes and timedeltas)
+//! and the comparison "equal to the fill value".
 
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -6,10 +7,16 @@ use std::num::NonZeroUsize;
 use crate::error::{MetaError, Result};
 use crate::ext::{ExtensionDef, ExtensionPoint, Registry};
 
-/// A Zarr v3 core data type.
+mod time;
+pub use time::{
+    TimeScale, TimeScaleError, TimeUnit, DATETIME64, MAX_SCALE_FACTOR, NAT, TIMEDELTA64, TIME_UNITS,
+};
+
+/// A Zarr v3 data type: a core type, raw bits, or an extension type this crate knows.
 ///
 /// In memory, elements are held in the machine's native byte order (the `bytes` codec
-/// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs.
+/// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs;
+/// datetimes and timedeltas are `i64` counts of their [`TimeScale`] (`i64::MIN` is `NaT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {
@@ -43,6 +50,10 @@ pub enum DataType {
     Complex128,
     /// `r<N>`: raw bits, N a positive multiple of 8; the value is the byte count N/8.
     RawBits(NonZeroUsize),
+    /// `numpy.datetime64`: a signed 64-bit count of the scale since the Unix epoch.
+    DateTime64(TimeScale),
+    /// `numpy.timedelta64`: a signed 64-bit count of the scale.
+    TimeDelta64(TimeScale),
 }
 
 /// The broad kind of a data type, for code that dispatches on it.
@@ -61,6 +72,10 @@ pub enum DataKind {
     Complex,
     /// raw bits
     Raw,
+    /// `numpy.datetime64`
+    DateTime,
+    /// `numpy.timedelta64`
+    TimeDelta,
 }
 
 /// The core data type names, in the order of the spec.
@@ -82,11 +97,24 @@ pub const CORE_DATA_TYPES: [DataType; 14] = [
 ];
 
 impl DataType {
-    /// The name written in metadata (`"int32"`, `"r16"`).
+    /// The name written in metadata (`"int32"`, `"r16"`, `"numpy.datetime64"`).
     pub fn name(&self) -> String {
         match self {
             DataType::RawBits(n) => format!("r{}", n.get() * 8),
+            DataType::DateTime64(_) => DATETIME64.to_string(),
+            DataType::TimeDelta64(_) => TIMEDELTA64.to_string(),
             other => other.static_name().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// The definition written in metadata's `data_type`: the short form `"int32"` for the
+    /// core types and raw bits, an object with a configuration for the others.
+    pub fn to_def(&self) -> ExtensionDef {
+        match self {
+            DataType::DateTime64(scale) | DataType::TimeDelta64(scale) => {
+                ExtensionDef::with_configuration(self.name(), scale.to_configuration())
+            }
+            _ => ExtensionDef::short(self.name()),
         }
     }
 
@@ -106,11 +134,14 @@ impl DataType {
             DataType::Float64 => "float64",
             DataType::Complex64 => "complex64",
             DataType::Complex128 => "complex128",
-            DataType::RawBits(_) => return None,
+            DataType::RawBits(_) | DataType::DateTime64(_) | DataType::TimeDelta64(_) => {
+                return None
+            }
         })
     }
 
-    /// Parses a core name or `r<N>`; `None` for anything else.
+    /// Parses a core name or `r<N>`; `None` for anything else (types with a configuration
+    /// have no name alone: see [`DataType::from_def`]).
     pub fn from_name(name: &str) -> Option<DataType> {
         if let Some(t) = CORE_DATA_TYPES
             .iter()
@@ -135,7 +166,12 @@ impl DataType {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
-            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Int64
+            | DataType::UInt64
+            | DataType::Float64
+            | DataType::Complex64
+            | DataType::DateTime64(_)
+            | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::RawBits(n) => n.get(),
         }
@@ -163,6 +199,8 @@ impl DataType {
             DataType::Float16 | DataType::Float32 | DataType::Float64 => DataKind::Float,
             DataType::Complex64 | DataType::Complex128 => DataKind::Complex,
             DataType::RawBits(_) => DataKind::Raw,
+            DataType::DateTime64(_) => DataKind::DateTime,
+            DataType::TimeDelta64(_) => DataKind::TimeDelta,
         }
     }
 
@@ -215,7 +253,8 @@ impl DataType {
     /// Resolves a `data_type` definition through a data type registry.
     ///
     /// # Errors
-    /// Unknown names, a `must_understand` field, or a configuration on a core type.
+    /// Unknown names, a `must_understand` field, a configuration on a core type, or a bad
+    /// configuration of a type that takes one.
     pub fn from_def(def: &ExtensionDef, registry: &Registry<DataTypeFactory>) -> Result<DataType> {
         // r<N> is a family of names; it resolves through the entry "r*".
         let factory = match registry.resolve_required(def) {
@@ -258,7 +297,16 @@ fn core_factory(def: &ExtensionDef) -> Result<DataType> {
     })
 }
 
-/// Registers the core data types and the `r<N>` family.
+fn datetime_factory(def: &ExtensionDef) -> Result<DataType> {
+    TimeScale::from_def(def).map(DataType::DateTime64)
+}
+
+fn timedelta_factory(def: &ExtensionDef) -> Result<DataType> {
+    TimeScale::from_def(def).map(DataType::TimeDelta64)
+}
+
+/// Registers the core data types, the `r<N>` family, `numpy.datetime64` and
+/// `numpy.timedelta64`.
 ///
 /// # Errors
 /// If one of the names is already registered.
@@ -266,7 +314,9 @@ pub fn register_defaults(registry: &mut Registry<DataTypeFactory>) -> Result<()>
     for t in CORE_DATA_TYPES {
         registry.register(t.name(), core_factory as DataTypeFactory)?;
     }
-    registry.register(RAW_BITS_ENTRY, core_factory as DataTypeFactory)
+    registry.register(RAW_BITS_ENTRY, core_factory as DataTypeFactory)?;
+    registry.register(DATETIME64, datetime_factory as DataTypeFactory)?;
+    registry.register(TIMEDELTA64, timedelta_factory as DataTypeFactory)
 }
 
 /// A registry holding every data type of this crate.
@@ -277,9 +327,16 @@ pub fn default_registry() -> Registry<DataTypeFactory> {
     r
 }
 
+/// The name, and for the time types the scale in NumPy's brackets:
+/// `numpy.datetime64[10ms]`.
 impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
+        match self {
+            DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
+                write!(f, "{}[{s}]", self.name())
+            }
+            _ => f.write_str(&self.name()),
+        }
     }
 }
 
@@ -371,6 +428,109 @@ mod tests {
         let c = |a: f64, b: f64| [a.to_ne_bytes(), b.to_ne_bytes()].concat();
         assert!(DataType::Complex128.elements_equal(&c(f64::NAN, 1.0), &c(-f64::NAN, 1.0)));
         assert!(!DataType::Complex128.elements_equal(&c(f64::NAN, 1.0), &c(f64::NAN, 2.0)));
+    }
+
+    fn resolve(doc: serde_json::Value) -> Result<DataType> {
+        let def = ExtensionDef::from_value(&doc, "data_type")?;
+        DataType::from_def(&def, &default_registry())
+    }
+
+    #[test]
+    fn time_types_parse_and_write_back_exactly() {
+        use serde_json::json;
+        for (doc, t) in [
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}),
+                DataType::DateTime64(TimeScale::of(TimeUnit::Second)),
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "ms", "scale_factor": 10}}),
+                DataType::DateTime64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap()),
+            ),
+            (
+                json!({"name": "numpy.timedelta64", "configuration": {"unit": "h", "scale_factor": 3}}),
+                DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Hour, 3).unwrap()),
+            ),
+            (
+                json!({"name": "numpy.timedelta64", "configuration": {"unit": "μs", "scale_factor": 2147483647}}),
+                DataType::TimeDelta64(
+                    TimeScale::try_new(TimeUnit::MicrosecondMicroSign, 2147483647).unwrap(),
+                ),
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "generic", "scale_factor": 1}}),
+                DataType::DateTime64(TimeScale::of(TimeUnit::Generic)),
+            ),
+        ] {
+            assert_eq!(resolve(doc.clone()).unwrap(), t, "{doc}");
+            assert_eq!(t.to_def().to_value(), doc);
+            assert_eq!(t.size(), 8);
+            assert_eq!(t.endian_component_size(), Some(8));
+        }
+        for unit in TIME_UNITS {
+            assert_eq!(TimeUnit::from_str_exact(unit.as_str()), Some(unit));
+        }
+        assert_eq!(
+            DataType::DateTime64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap())
+                .to_string(),
+            "numpy.datetime64[10ms]"
+        );
+        assert_eq!(
+            DataType::TimeDelta64(TimeScale::of(TimeUnit::Day)).kind(),
+            DataKind::TimeDelta
+        );
+    }
+
+    #[test]
+    fn bad_time_configurations_are_metadata_errors() {
+        use serde_json::json;
+        let dt = |c: serde_json::Value| json!({"name": "numpy.datetime64", "configuration": c});
+        for (doc, message) in [
+            (
+                dt(json!({"unit": "sec", "scale_factor": 1})),
+                "invalid configuration for data type \"numpy.datetime64\": unknown unit \"sec\" (expected one of Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, generic)",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": 0})),
+                "invalid configuration for data type \"numpy.datetime64\": scale_factor 0 is out of range (expected 1 to 2147483647)",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": 2147483648u64})),
+                "scale_factor 2147483648 is out of range (expected 1 to 2147483647)",
+            ),
+            (
+                dt(json!({"unit": "generic", "scale_factor": 2})),
+                "the unit \"generic\" takes scale_factor 1, got 2",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": 1.5})),
+                "invalid configuration for data type \"numpy.datetime64\": invalid type: floating point `1.5`, expected u64",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": "1"})),
+                "invalid type: string \"1\", expected u64",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": -1})),
+                "invalid value: integer `-1`, expected u64",
+            ),
+            (dt(json!({"unit": "s"})), "missing field `scale_factor`"),
+            (
+                dt(json!({"unit": "s", "scale_factor": 1, "tz": "UTC"})),
+                "unknown field `tz`",
+            ),
+            (
+                json!("numpy.timedelta64"),
+                "invalid configuration for data type \"numpy.timedelta64\": missing field `unit`",
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}, "must_understand": true}),
+                "must not carry \"must_understand\"",
+            ),
+        ] {
+            let err = zarr_testkit::report(&resolve(doc.clone()).unwrap_err());
+            assert!(err.contains(message), "{doc}: {err}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use serde_json::{Number, Value};
 
-use crate::data_type::{DataKind, DataType};
+use crate::data_type::{DataKind, DataType, NAT};
 use crate::error::{MetaError, Result};
 
 /// A fill value: one element of the array's data type, in native byte order.
@@ -10,7 +10,7 @@ use crate::error::{MetaError, Result};
 /// It reads every JSON form the spec allows: integers exact over the whole range of
 /// `int64`/`uint64`; floats as numbers, `"NaN"`, `"Infinity"`, `"-Infinity"` or a hex bit
 /// pattern (`"0x7fc00000"`); complex numbers as `[re, im]`; `bool` as `true`/`false`;
-/// `r<N>` as an array of N/8 byte values.
+/// `r<N>` as an array of N/8 byte values; datetimes and timedeltas as an `int64` or `"NaT"`.
 ///
 /// ```
 /// use zarr_meta::{DataType, FillValue};
@@ -49,6 +49,17 @@ impl FillValue {
     pub fn zero(data_type: DataType) -> Self {
         FillValue {
             bytes: vec![0; data_type.size()],
+        }
+    }
+
+    /// The fill value a new array gets when none is given, as zarr-python gives it: `NaT` for
+    /// datetimes and timedeltas, [`FillValue::zero`] for every other type.
+    pub fn default_for(data_type: DataType) -> Self {
+        match data_type.kind() {
+            DataKind::DateTime | DataKind::TimeDelta => FillValue {
+                bytes: NAT.to_ne_bytes().to_vec(),
+            },
+            _ => FillValue::zero(data_type),
         }
     }
 
@@ -115,16 +126,25 @@ impl FillValue {
                     .collect::<Result<Vec<u8>>>()?,
                 _ => return Err(err("expected an array with one value per byte")),
             },
+            DataKind::DateTime | DataKind::TimeDelta => match value {
+                Value::String(s) if s == "NaT" => NAT.to_ne_bytes().to_vec(),
+                _ => value
+                    .as_i64()
+                    .ok_or_else(|| err("expected a 64-bit integer or \"NaT\""))?
+                    .to_ne_bytes()
+                    .to_vec(),
+            },
         };
         Ok(FillValue { bytes })
     }
 
-    /// The JSON form zarr-python writes for this fill value.
+    /// The JSON form zarr-python writes for this fill value (`NaT` as the integer
+    /// `-9223372036854775808`, as zarr-python 3.1.6 writes it).
     pub fn to_json(&self, data_type: DataType) -> Value {
         let b = &self.bytes;
         match data_type.kind() {
             DataKind::Bool => Value::Bool(b.first().is_some_and(|&x| x != 0)),
-            DataKind::Int => {
+            DataKind::Int | DataKind::DateTime | DataKind::TimeDelta => {
                 let mut w = [0u8; 8];
                 let n = b.len().min(8);
                 w[..n].copy_from_slice(&b[..n]);
@@ -306,6 +326,35 @@ mod tests {
                 FillValue::from_json(&bad, DataType::Float32).is_err(),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn time_fill_values() {
+        use crate::data_type::{TimeScale, TimeUnit};
+        let t = DataType::DateTime64(TimeScale::of(TimeUnit::Second));
+        let d = DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap());
+        for ty in [t, d] {
+            assert_eq!(rt(json!("NaT"), ty), json!(i64::MIN));
+            assert_eq!(rt(json!(i64::MIN), ty), json!(i64::MIN));
+            assert_eq!(rt(json!(i64::MAX), ty), json!(i64::MAX));
+            assert_eq!(rt(json!(-5), ty), json!(-5));
+            let f = FillValue::from_json(&json!(1_600_000_000), ty).unwrap();
+            assert_eq!(f.as_bytes(), 1_600_000_000i64.to_ne_bytes());
+            for bad in [
+                json!("nat"),
+                json!("2020-01-01"),
+                json!(1.5),
+                json!(u64::MAX),
+                json!(null),
+                json!(true),
+            ] {
+                let err = FillValue::from_json(&bad, ty).unwrap_err().to_string();
+                assert!(
+                    err.contains("expected a 64-bit integer or \"NaT\""),
+                    "{bad}: {err}"
+                );
+            }
         }
     }
 

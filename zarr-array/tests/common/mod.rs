@@ -45,24 +45,10 @@ pub fn read_npy(bytes: &[u8]) -> Npy {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().unwrap())
         .collect();
-    let (order, code) = descr.split_at(1);
-    let data_type = match code {
-        "b1" => Some(DataType::Bool),
-        "i1" => Some(DataType::Int8),
-        "i2" => Some(DataType::Int16),
-        "i4" => Some(DataType::Int32),
-        "i8" => Some(DataType::Int64),
-        "u1" => Some(DataType::UInt8),
-        "u2" => Some(DataType::UInt16),
-        "u4" => Some(DataType::UInt32),
-        "u8" => Some(DataType::UInt64),
-        "f2" => Some(DataType::Float16),
-        "f4" => Some(DataType::Float32),
-        "f8" => Some(DataType::Float64),
-        "c8" => Some(DataType::Complex64),
-        "c16" => Some(DataType::Complex128),
-        _ => None,
-    };
+    let order = &descr[..1];
+    let data_type = zarr_array::zarr_meta::numpy::NumpyDtype::parse(&descr)
+        .ok()
+        .map(|t| t.data_type);
     let mut data = bytes[start + hlen..].to_vec();
     if let Some(t) = data_type {
         if order == ">" {
