@@ -78,3 +78,36 @@ fn timedeltas_big_endian() {
     assert_eq!(stored, want);
     assert_eq!(a.read_region::<i64>(&Region::whole(&[3])).unwrap(), data);
 }
+
+#[test]
+fn variable_size_types_are_refused_by_the_fixed_size_codecs() {
+    let store = Arc::new(MemoryStore::new());
+    let doc = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "string",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+        "codecs": [{"name": "bytes"}]
+    });
+    store
+        .set("s/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    let err = Array::open(store.clone(), "s").unwrap_err();
+    assert!(
+        zarr_array::report(&err).contains(
+            "codec \"bytes\" takes fixed-size elements, not the variable-size elements of data type string"
+        ),
+        "{}",
+        zarr_array::report(&err)
+    );
+    for t in [DataType::String, DataType::Bytes] {
+        let err = ArrayBuilder::new(vec![4], t)
+            .chunk_shape(vec![2])
+            .create(store.clone(), "b")
+            .unwrap_err();
+        assert!(
+            zarr_array::report(&err).contains("takes fixed-size elements"),
+            "{}",
+            zarr_array::report(&err)
+        );
+    }
+}

@@ -84,6 +84,17 @@ impl CodecChain {
         let mut bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>> = Vec::new();
         let mut a2b_len = len;
         for def in defs {
+            // the codecs of this crate that see elements take fixed-size ones; an unknown name
+            // is refused by name below (or skipped when it may be)
+            if array_to_bytes.is_none()
+                && current.data_type.is_variable_size()
+                && registry.contains(&def.name)
+            {
+                return Err(CodecError::VariableSizeElements {
+                    codec: def.name.clone(),
+                    data_type: current.data_type.to_string(),
+                });
+            }
             let Some(codec) = build_codec(def, &current, registry)? else {
                 continue;
             };
@@ -737,6 +748,31 @@ mod tests {
 
     fn chain(json: &str, r: &ChunkRepr) -> Result<CodecChain> {
         CodecChain::from_json(json, r, &default_registry())
+    }
+
+    #[test]
+    fn variable_size_types_are_refused_by_fixed_size_codecs() {
+        for t in [DataType::String, DataType::Bytes] {
+            let r = repr(t, vec![4]);
+            for json in [
+                r#"[{"name":"bytes","configuration":{"endian":"little"}}]"#,
+                r#"[{"name":"transpose","configuration":{"order":[0]}},{"name":"bytes"}]"#,
+            ] {
+                let err = chain(json, &r).unwrap_err();
+                assert!(
+                    matches!(err, CodecError::VariableSizeElements { .. }),
+                    "{json}: {err}"
+                );
+            }
+            let err = chain(r#"[{"name":"bytes"}]"#, &r).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("codec \"bytes\" takes fixed-size elements, not the variable-size elements of data type {t} (string arrays need the codec \"vlen-utf8\", variable_length_bytes arrays \"vlen-bytes\")")
+            );
+            // a codec this build lacks is refused by its name
+            let err = chain(r#"[{"name":"vlen-utf8","configuration":{}}]"#, &r).unwrap_err();
+            assert_eq!(err.to_string(), "unknown codec \"vlen-utf8\"");
+        }
     }
 
     #[cfg(feature = "crc32c")]

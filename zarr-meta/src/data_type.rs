@@ -17,6 +17,10 @@ pub use time::{
 /// In memory, elements are held in the machine's native byte order (the `bytes` codec
 /// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs;
 /// datetimes and timedeltas are `i64` counts of their [`TimeScale`] (`i64::MIN` is `NaT`).
+///
+/// [`DataType::String`] and [`DataType::Bytes`] have elements of variable size
+/// ([`DataType::fixed_size`] is `None`): they have no fixed-size in-memory form, so the
+/// fixed-size paths (the `bytes` codec, byte buffers of whole chunks) refuse them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {
@@ -54,6 +58,11 @@ pub enum DataType {
     DateTime64(TimeScale),
     /// `numpy.timedelta64`: a signed 64-bit count of the scale.
     TimeDelta64(TimeScale),
+    /// `string`: UTF-8 strings of any length (variable size).
+    String,
+    /// `variable_length_bytes` (also read as `bytes`): byte strings of any length (variable
+    /// size).
+    Bytes,
 }
 
 /// The broad kind of a data type, for code that dispatches on it.
@@ -76,6 +85,10 @@ pub enum DataKind {
     DateTime,
     /// `numpy.timedelta64`
     TimeDelta,
+    /// `string` (variable size)
+    String,
+    /// `variable_length_bytes` (variable size)
+    Bytes,
 }
 
 /// The core data type names, in the order of the spec.
@@ -134,20 +147,28 @@ impl DataType {
             DataType::Float64 => "float64",
             DataType::Complex64 => "complex64",
             DataType::Complex128 => "complex128",
+            DataType::String => STRING,
+            DataType::Bytes => VARIABLE_LENGTH_BYTES,
             DataType::RawBits(_) | DataType::DateTime64(_) | DataType::TimeDelta64(_) => {
                 return None
             }
         })
     }
 
-    /// Parses a core name or `r<N>`; `None` for anything else (types with a configuration
-    /// have no name alone: see [`DataType::from_def`]).
+    /// Parses a core name, `r<N>`, `string`, `variable_length_bytes` or `bytes`; `None` for
+    /// anything else (types with a configuration have no name alone: see
+    /// [`DataType::from_def`]).
     pub fn from_name(name: &str) -> Option<DataType> {
         if let Some(t) = CORE_DATA_TYPES
             .iter()
             .find(|t| t.static_name() == Some(name))
         {
             return Some(*t);
+        }
+        match name {
+            STRING => return Some(DataType::String),
+            VARIABLE_LENGTH_BYTES | BYTES_ALIAS => return Some(DataType::Bytes),
+            _ => {}
         }
         let bits = name.strip_prefix('r')?;
         if bits.is_empty() || bits.starts_with('0') || !bits.bytes().all(|b| b.is_ascii_digit()) {
@@ -160,9 +181,27 @@ impl DataType {
         NonZeroUsize::new(bits / 8).map(DataType::RawBits)
     }
 
-    /// Size of one element in bytes.
+    /// The size of one element in bytes, `None` for the variable-size types (`string`,
+    /// `variable_length_bytes`).
+    pub fn fixed_size(&self) -> Option<usize> {
+        match self {
+            DataType::String | DataType::Bytes => None,
+            other => Some(other.size()),
+        }
+    }
+
+    /// Whether elements have no fixed size (`string`, `variable_length_bytes`).
+    pub fn is_variable_size(&self) -> bool {
+        self.fixed_size().is_none()
+    }
+
+    /// The size of one element in bytes, for the fixed-size paths: [`DataType::fixed_size`]
+    /// of a fixed-size type, and 0 for a variable-size one. A variable-size type never reaches
+    /// those paths (a codec chain refuses it unless its array->bytes codec takes variable-size
+    /// elements); code that can meet one asks [`DataType::fixed_size`].
     pub fn size(&self) -> usize {
         match self {
+            DataType::String | DataType::Bytes => 0,
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
@@ -181,7 +220,12 @@ impl DataType {
     /// (`None` for types of one byte and for raw bits, which have no byte order).
     pub fn endian_component_size(&self) -> Option<usize> {
         match self {
-            DataType::Bool | DataType::Int8 | DataType::UInt8 | DataType::RawBits(_) => None,
+            DataType::Bool
+            | DataType::Int8
+            | DataType::UInt8
+            | DataType::RawBits(_)
+            | DataType::String
+            | DataType::Bytes => None,
             DataType::Complex64 => Some(4),
             DataType::Complex128 => Some(8),
             other => Some(other.size()),
@@ -201,6 +245,8 @@ impl DataType {
             DataType::RawBits(_) => DataKind::Raw,
             DataType::DateTime64(_) => DataKind::DateTime,
             DataType::TimeDelta64(_) => DataKind::TimeDelta,
+            DataType::String => DataKind::String,
+            DataType::Bytes => DataKind::Bytes,
         }
     }
 
@@ -232,9 +278,12 @@ impl DataType {
 
     /// Whether every element of `chunk` (native byte order) equals `fill`, in the sense of
     /// [`DataType::elements_equal`]. A chunk whose length is not a multiple of the element
-    /// size is never all fill.
+    /// size is never all fill, nor is a buffer of a variable-size type (it has no fixed-size
+    /// elements to compare).
     pub fn all_equal(&self, chunk: &[u8], fill: &[u8]) -> bool {
-        let size = self.size();
+        let Some(size) = self.fixed_size() else {
+            return false;
+        };
         if fill.len() != size || !chunk.len().is_multiple_of(size) {
             return false;
         }
@@ -281,6 +330,13 @@ impl DataType {
 /// The registry entry that stands for the whole `r<N>` family.
 pub const RAW_BITS_ENTRY: &str = "r*";
 
+/// The metadata name of [`DataType::String`].
+pub const STRING: &str = "string";
+/// The metadata name of [`DataType::Bytes`], as zarr-python 3.1.6 writes it.
+pub const VARIABLE_LENGTH_BYTES: &str = "variable_length_bytes";
+/// Another name of [`DataType::Bytes`] (zarr-extensions' `bytes`), read but not written.
+pub const BYTES_ALIAS: &str = "bytes";
+
 /// Builds a data type from its definition.
 pub type DataTypeFactory = fn(&ExtensionDef) -> Result<DataType>;
 
@@ -288,7 +344,7 @@ fn core_factory(def: &ExtensionDef) -> Result<DataType> {
     if def.configuration.as_ref().is_some_and(|c| !c.is_empty()) {
         return Err(def.invalid_configuration(
             ExtensionPoint::DataType,
-            "core data types take no configuration",
+            "this data type takes no configuration",
         ));
     }
     DataType::from_name(&def.name).ok_or_else(|| MetaError::UnknownExtension {
@@ -305,8 +361,8 @@ fn timedelta_factory(def: &ExtensionDef) -> Result<DataType> {
     TimeScale::from_def(def).map(DataType::TimeDelta64)
 }
 
-/// Registers the core data types, the `r<N>` family, `numpy.datetime64` and
-/// `numpy.timedelta64`.
+/// Registers the core data types, the `r<N>` family, `numpy.datetime64`,
+/// `numpy.timedelta64`, `string` and `variable_length_bytes` (also `bytes`).
 ///
 /// # Errors
 /// If one of the names is already registered.
@@ -315,6 +371,9 @@ pub fn register_defaults(registry: &mut Registry<DataTypeFactory>) -> Result<()>
         registry.register(t.name(), core_factory as DataTypeFactory)?;
     }
     registry.register(RAW_BITS_ENTRY, core_factory as DataTypeFactory)?;
+    for name in [STRING, VARIABLE_LENGTH_BYTES, BYTES_ALIAS] {
+        registry.register(name, core_factory as DataTypeFactory)?;
+    }
     registry.register(DATETIME64, datetime_factory as DataTypeFactory)?;
     registry.register(TIMEDELTA64, timedelta_factory as DataTypeFactory)
 }
@@ -531,6 +590,46 @@ mod tests {
             let err = zarr_testkit::report(&resolve(doc.clone()).unwrap_err());
             assert!(err.contains(message), "{doc}: {err}");
         }
+    }
+
+    #[test]
+    fn variable_size_types() {
+        use serde_json::json;
+        for (doc, t, back) in [
+            (json!("string"), DataType::String, json!("string")),
+            (
+                json!("variable_length_bytes"),
+                DataType::Bytes,
+                json!("variable_length_bytes"),
+            ),
+            (
+                json!("bytes"),
+                DataType::Bytes,
+                json!("variable_length_bytes"),
+            ),
+            (
+                json!({"name": "string", "configuration": {}}),
+                DataType::String,
+                json!("string"),
+            ),
+        ] {
+            assert_eq!(resolve(doc.clone()).unwrap(), t, "{doc}");
+            assert_eq!(t.to_def().to_value(), back);
+            assert_eq!(t.fixed_size(), None);
+            assert!(t.is_variable_size());
+            assert_eq!(t.endian_component_size(), None);
+            // no fixed-size elements to compare, so never "all fill"
+            assert!(!t.all_equal(&[], &[]));
+            assert!(!t.all_equal(b"abab", b"ab"));
+        }
+        assert_eq!(DataType::String.kind(), DataKind::String);
+        assert_eq!(DataType::Int32.fixed_size(), Some(4));
+        assert!(!DataType::Float64.is_variable_size());
+        let err = resolve(json!({"name": "string", "configuration": {"length": 3}})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid configuration for data type \"string\": this data type takes no configuration"
+        );
     }
 
     #[test]

@@ -4,13 +4,16 @@ use serde_json::{Number, Value};
 
 use crate::data_type::{DataKind, DataType, NAT};
 use crate::error::{MetaError, Result};
+use crate::v2::{base64_decode, base64_encode};
 
 /// A fill value: one element of the array's data type, in native byte order.
 ///
 /// It reads every JSON form the spec allows: integers exact over the whole range of
 /// `int64`/`uint64`; floats as numbers, `"NaN"`, `"Infinity"`, `"-Infinity"` or a hex bit
 /// pattern (`"0x7fc00000"`); complex numbers as `[re, im]`; `bool` as `true`/`false`;
-/// `r<N>` as an array of N/8 byte values; datetimes and timedeltas as an `int64` or `"NaT"`.
+/// `r<N>` as an array of N/8 byte values; datetimes and timedeltas as an `int64` or `"NaT"`;
+/// `string` as a JSON string (held as its UTF-8 bytes); `variable_length_bytes` as a base64
+/// string (held as the decoded bytes).
 ///
 /// ```
 /// use zarr_meta::{DataType, FillValue};
@@ -32,9 +35,26 @@ impl FillValue {
     /// A fill value from an element's native-order bytes.
     ///
     /// # Errors
-    /// If the length is not the data type's size.
+    /// If the length is not the data type's size (any length for the variable-size types;
+    /// UTF-8 for `string`).
     pub fn from_ne_bytes(data_type: DataType, bytes: impl Into<Vec<u8>>) -> Result<Self> {
         let bytes = bytes.into();
+        match data_type.kind() {
+            DataKind::Bytes => return Ok(FillValue { bytes }),
+            DataKind::String => {
+                return match String::from_utf8(bytes) {
+                    Ok(s) => Ok(FillValue {
+                        bytes: s.into_bytes(),
+                    }),
+                    Err(e) => Err(MetaError::InvalidFillValue {
+                        data_type: data_type.name(),
+                        value: format!("{:?}", e.as_bytes()),
+                        reason: "a string fill value must be UTF-8".into(),
+                    }),
+                }
+            }
+            _ => {}
+        }
         if bytes.len() != data_type.size() {
             return Err(MetaError::InvalidFillValue {
                 data_type: data_type.name(),
@@ -45,7 +65,8 @@ impl FillValue {
         Ok(FillValue { bytes })
     }
 
-    /// The all-zero fill value (`false`, `0`, `0.0`, zero bytes).
+    /// The all-zero fill value (`false`, `0`, `0.0`, zero bytes; the empty string or byte
+    /// string for the variable-size types).
     pub fn zero(data_type: DataType) -> Self {
         FillValue {
             bytes: vec![0; data_type.size()],
@@ -126,6 +147,14 @@ impl FillValue {
                     .collect::<Result<Vec<u8>>>()?,
                 _ => return Err(err("expected an array with one value per byte")),
             },
+            DataKind::String => match value {
+                Value::String(s) => s.as_bytes().to_vec(),
+                _ => return Err(err("expected a string")),
+            },
+            DataKind::Bytes => match value {
+                Value::String(s) => base64_decode(s).ok_or_else(|| err("not a base64 string"))?,
+                _ => return Err(err("expected a base64 string")),
+            },
             DataKind::DateTime | DataKind::TimeDelta => match value {
                 Value::String(s) if s == "NaT" => NAT.to_ne_bytes().to_vec(),
                 _ => value
@@ -164,6 +193,9 @@ impl FillValue {
                 Value::Array(vec![float_to_json(&b[..h]), float_to_json(&b[h..])])
             }
             DataKind::Raw => Value::Array(b.iter().map(|&x| Value::from(x)).collect()),
+            // held as UTF-8 (checked when made)
+            DataKind::String => Value::String(String::from_utf8_lossy(b).into_owned()),
+            DataKind::Bytes => Value::String(base64_encode(b)),
         }
     }
 }
@@ -356,6 +388,36 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn strings_and_bytes() {
+        for v in ["", "ab", "héllo \u{1F600}", "NaN"] {
+            assert_eq!(rt(json!(v), DataType::String), json!(v));
+            let f = FillValue::from_json(&json!(v), DataType::String).unwrap();
+            assert_eq!(f.as_bytes(), v.as_bytes());
+        }
+        assert_eq!(rt(json!("AHo="), DataType::Bytes), json!("AHo="));
+        let f = FillValue::from_json(&json!("AHo="), DataType::Bytes).unwrap();
+        assert_eq!(f.as_bytes(), [0, b'z']);
+        assert_eq!(rt(json!(""), DataType::Bytes), json!(""));
+        for (bad, t) in [
+            (json!(0), DataType::String),
+            (json!(null), DataType::String),
+            (json!(["a"]), DataType::String),
+            (json!("not base64!"), DataType::Bytes),
+            (json!([0, 1]), DataType::Bytes),
+        ] {
+            assert!(FillValue::from_json(&bad, t).is_err(), "{bad} {t}");
+        }
+        assert!(FillValue::from_ne_bytes(DataType::String, vec![0xff]).is_err());
+        assert_eq!(
+            FillValue::from_ne_bytes(DataType::Bytes, vec![0xff, 0, 1])
+                .unwrap()
+                .as_bytes(),
+            [0xff, 0, 1]
+        );
+        assert!(FillValue::zero(DataType::String).as_bytes().is_empty());
     }
 
     #[test]

@@ -123,6 +123,8 @@ impl NumpyDtype {
             DataType::RawBits(_) => 'V',
             DataType::DateTime64(scale) => return format!("{order}M8{}", scale.numpy_suffix()),
             DataType::TimeDelta64(scale) => return format!("{order}m8{}", scale.numpy_suffix()),
+            // NumPy holds variable-size strings and bytes as Python objects
+            DataType::String | DataType::Bytes => return "|O".into(),
         };
         format!("{order}{kind}{}", self.data_type.size())
     }

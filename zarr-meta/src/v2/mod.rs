@@ -651,7 +651,7 @@ pub fn fill_value_to_json(fill: Option<&FillValue>, data_type: DataType) -> Valu
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Standard base64 with padding, as Python's `base64.standard_b64encode`.
-fn base64_encode(bytes: &[u8]) -> String {
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for group in bytes.chunks(3) {
         let b = [
@@ -672,7 +672,7 @@ fn base64_encode(bytes: &[u8]) -> String {
 }
 
 /// Decodes standard base64 with padding (the length a multiple of 4); `None` if malformed.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let s = text.as_bytes();
     if !s.len().is_multiple_of(4) {
         return None;
