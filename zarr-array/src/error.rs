@@ -104,6 +104,13 @@ pub enum ArrayError {
         /// The Rust type's name.
         got: &'static str,
     },
+    /// A byte-buffer or [`Element`](crate::Element) operation on an array whose elements have
+    /// no fixed size.
+    #[error("the array holds {data_type}, whose elements have no fixed size (read and write it with read_region_vlen and write_region_vlen)")]
+    VariableSizeElements {
+        /// The array's data type.
+        data_type: DataType,
+    },
     /// Data of the wrong shape for a write, append or prepend.
     #[error("data has shape {got:?} but {expected:?} is needed")]
     ShapeMismatch {
@@ -314,6 +321,8 @@ pub enum ArrayError {
 fn read_as(t: &DataType) -> String {
     match t {
         DataType::DateTime64(_) | DataType::TimeDelta64(_) => "i64".into(),
+        DataType::String => "String, with read_region_vlen".into(),
+        DataType::Bytes => "Vec<u8>, with read_region_vlen".into(),
         other => other.to_string(),
     }
 }

@@ -252,7 +252,7 @@ impl Array {
 
     /// Refuses data whose length is not that of `data_shape`, before anything is written.
     fn check_data_len(&self, data_shape: &[u64], data: &[u8]) -> Result<()> {
-        let len = buffer_len(data_shape, self.data_type().size())?;
+        let len = buffer_len(data_shape, self.fixed_element_size()?)?;
         if data.len() != len {
             return Err(ArrayError::ShapeMismatch {
                 expected: data_shape.to_vec(),
