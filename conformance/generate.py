@@ -146,6 +146,11 @@ class Corpus:
                  "data": None, "why": why}
         if zarr_format is not None:  # (the v3 corpus predates the field: absent means 3)
             entry["zarr_format"] = zarr_format
+        if data is not None and data.dtype.kind in "OT":
+            # variable-size strings and bytes: saved as NumPy's fixed-size 'U' / 'S' (no
+            # pickle); the generator's bytes never end in b"\\0", which 'S' would drop
+            kind = "S" if data.size and isinstance(data.flat[0], bytes) else "U"
+            data = np.array(data.astype(object).tolist(), dtype=kind if data.size else f"{kind}1")
         if data is not None:
             data = np.array(data, order="C")  # (ascontiguousarray would make 0-d 1-d)
             if data.dtype.byteorder == ">":
@@ -165,7 +170,8 @@ class Corpus:
         fill-only regions come out as missing chunks.
         """
         create.setdefault("chunks", CHUNKS if data.ndim == 2 else data.shape)
-        a = zarr.create_array(self.path(name), shape=data.shape, dtype=data.dtype, **create)
+        create.setdefault("dtype", data.dtype)
+        a = zarr.create_array(self.path(name), shape=data.shape, **create)
         if write and data.size:
             a[...] = data
         self.record(name, data, why, "zarr-python", zarr_format=create.get("zarr_format"))
@@ -844,6 +850,56 @@ def time_types(c: Corpus):
         c.doc(name, meta, "reject", why)
 
 
+ALPHABET = ["a", "b", "z", " ", "é", "ß", "中", "\U0001F600", "\n", "\"", "\\"]
+
+
+def _strings(c: Corpus, shape) -> np.ndarray:
+    """Random strings of 0 to 12 characters over ASCII, Latin, CJK and an emoji."""
+    lengths = c.rng.integers(0, 13, size=shape)
+    picks = c.rng.integers(0, len(ALPHABET), size=int(lengths.sum()))
+    out, i = [], 0
+    for n in lengths.flat:
+        out.append("".join(ALPHABET[k] for k in picks[i:i + n]))
+        i += n
+    return np.array(out, dtype=np.dtypes.StringDType()).reshape(shape)
+
+
+def _byte_strings(c: Corpus, shape) -> np.ndarray:
+    """Random byte strings of 0 to 12 bytes (zeros inside, never at the end)."""
+    out = np.empty(shape, dtype=object)
+    for idx in np.ndindex(*shape):
+        b = bytearray(c.rng.bytes(int(c.rng.integers(0, 13))))
+        if b and b[-1] == 0:
+            b[-1] = 1
+        out[idx] = bytes(b)
+    return out
+
+
+def variable_size_types(c: Corpus):
+    """string_*, bytes_vlen_*: the variable-size data types string (vlen-utf8) and
+    variable_length_bytes (vlen-bytes), as zarr-python 3.1.6 writes them."""
+    from zarr.core.dtype import VariableLengthBytes
+    c.zp("string_default_codecs", _strings(c, SHAPE),
+         "data type string, random unicode strings (empty ones too), zarr-python's default "
+         "codecs (vlen-utf8 + zstd), fill ''")
+    c.zp("string_no_compressor", _strings(c, SHAPE), "data type string, vlen-utf8 alone",
+         compressors=None)
+    d = np.full(SHAPE, "fill é", dtype=np.dtypes.StringDType())
+    d[9:12, 6:9] = _strings(c, (3, 3))
+    c.zp("string_fill_missing", d, "string with fill_value 'fill é'; 8 of 9 chunks missing; "
+         "the edge chunks padded with the fill value", fill_value="fill é")
+    c.zp("string_1d", _strings(c, (7,)), "1-d string array, 3 chunks of 3 (the last partial)",
+         chunks=(3,))
+    c.zp("bytes_vlen_default_codecs", _byte_strings(c, SHAPE),
+         "data type variable_length_bytes (vlen-bytes + zstd), random bytes with zeros inside",
+         dtype=VariableLengthBytes())
+    d = np.full(SHAPE, b"\x00z", dtype=object)
+    d[9:12, 6:9] = _byte_strings(c, (3, 3))
+    c.zp("bytes_vlen_fill_missing", d, "variable_length_bytes with fill_value base64 'AHo=' "
+         "(b'\\x00z'); 8 of 9 chunks missing", dtype=VariableLengthBytes(),
+         fill_value=b"\x00z", compressors=None)
+
+
 def v2_time_types(c: Corpus):
     """dtype_M8_*, dtype_m8_*, fill_*nat*: NumPy's datetimes and timedeltas in Zarr v2."""
     # (not the generic "<M8": zarr-python 3.1.6 writes it but cannot read its fill value)
@@ -1400,7 +1456,8 @@ def xarray_hierarchies(c: Corpus):
 CORPORA = {
     "v3": [data_types, endianness, transposes, compressors, blosc, sharding, fill_values,
            missing_chunks, shapes, chunk_keys, metadata_fields, groups,
-           tensorstore_fixtures, metadata_documents, numcodecs_codecs, time_types],
+           tensorstore_fixtures, metadata_documents, numcodecs_codecs, time_types,
+           variable_size_types],
     "v2": [v2_data_types, v2_order_and_separator, v2_fill_values, v2_compressors, v2_filters,
            v2_shapes, v2_groups, v2_documents, v2_time_types],
     "xarray": [xarray_hierarchies],
@@ -1434,6 +1491,8 @@ def generate(out: Path, seed: int, kind: str) -> int:
 # ---------------------------------------------------------------------------
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind in "OTUS" and b.dtype.kind in "OTUS":  # variable-size strings and bytes
+        return a.shape == b.shape and a.astype(object).tolist() == b.astype(object).tolist()
     if a.shape != b.shape or a.dtype.newbyteorder("=") != b.dtype.newbyteorder("="):
         return False
     if a.dtype.kind in "fc":

@@ -139,6 +139,32 @@ impl Array {
         Ok(())
     }
 
+    /// Reads and decodes the stored chunk `chunk` of a `string` or `variable_length_bytes`
+    /// array (`None`: not stored): every element of its chunk shape, edge padding included.
+    ///
+    /// # Errors
+    /// A fixed-size data type, a chunk outside the grid, the store's errors, a corrupt chunk.
+    pub fn read_chunk_vlen(&self, chunk: &[i64]) -> Result<Option<zarr_codecs::vlen::VlenChunk>> {
+        if !self.meta.data_type.is_variable_size() {
+            return Err(ArrayError::DataTypeMismatch {
+                expected: self.meta.data_type,
+                got: "a chunk of variable-size elements",
+            });
+        }
+        let key = self.chunk_key(chunk);
+        let cc = self.chunk_codec(chunk)?;
+        let Some(bytes) = self.store.get(&key)? else {
+            return Ok(None);
+        };
+        cc.chain
+            .decode_vlen(&bytes)
+            .map(Some)
+            .map_err(|source| ArrayError::Codec {
+                context: key,
+                source,
+            })
+    }
+
     /// Reads a region of a `string` (`T = String`) or `variable_length_bytes`
     /// (`T = Vec<u8>`) array; positions of missing chunks read as the fill value.
     ///

@@ -33,12 +33,13 @@ pub struct Storage {
 /// # Errors
 /// The store's.
 pub fn storage(array: &Array, location: &str, list: bool) -> Result<Storage> {
-    let nbytes = array
-        .shape()
-        .iter()
-        .try_fold(array.data_type().size() as u64, |acc, &n| {
-            acc.checked_mul(n)
-        });
+    // (none for variable-size elements, whose decoded size the metadata does not give)
+    let nbytes = array.data_type().fixed_size().and_then(|size| {
+        array
+            .shape()
+            .iter()
+            .try_fold(size as u64, |acc, &n| acc.checked_mul(n))
+    });
     let (chunks_stored, bytes_stored) = if list {
         let stored = array.stored_chunk_sizes().map_err(|e| zarr(location, e))?;
         let bytes = stored.iter().map(|(_, size)| size).sum();

@@ -394,6 +394,41 @@ fn import_export_datetimes_and_timedeltas() {
     assert!(e.contains("unknown data type \"datetime64[0s]\""), "{e}");
 }
 
+#[test]
+fn export_strings_and_byte_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    // zarr-python's string and bytes arrays export to the .npy NumPy saved, byte for byte
+    for name in [
+        "string_default_codecs",
+        "string_fill_missing",
+        "string_1d",
+        "bytes_vlen_default_codecs",
+        "bytes_vlen_fill_missing",
+    ] {
+        let out = dir.path().join(format!("{name}.npy"));
+        ok(&["export", &s(&corpus.join(name)), &s(&out)]);
+        let want = std::fs::read(corpus.join(format!("{name}.npy"))).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), want, "{name}");
+        // every stored chunk decodes
+        assert!(
+            ok(&["validate", &s(&corpus.join(name))]).contains(": ok ("),
+            "{name}"
+        );
+    }
+    let out = dir.path().join("part.npy");
+    ok(&[
+        "export",
+        &s(&corpus.join("string_fill_missing")),
+        &s(&out),
+        "--region",
+        "8:10,0:2",
+    ]);
+    let part = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(part.shape, vec![2, 2]);
+    assert!(part.items.iter().all(|i| i == "fill é".as_bytes()));
+}
+
 /// A `.npy` with a hand-made header (big-endian, Fortran order).
 fn npy_file(descr: &str, fortran: bool, shape: &str, body: &[u8]) -> Vec<u8> {
     let dict = format!(
