@@ -898,6 +898,11 @@ def variable_size_types(c: Corpus):
     c.zp("bytes_vlen_fill_missing", d, "variable_length_bytes with fill_value base64 'AHo=' "
          "(b'\\x00z'); 8 of 9 chunks missing", dtype=VariableLengthBytes(),
          fill_value=b"\x00z", compressors=None)
+    d = _strings(c, SHAPE)
+    d[:8, :] = ""  # the first row of shards: every inner chunk fill, so none stored
+    c.zp("string_sharded", d, "string in 8x8 shards of 4x4 inner chunks (vlen-utf8 + zstd "
+         "inside, crc32c index at the end); partial edge shards, a shard row never stored",
+         chunks=(4, 4), shards=(8, 8), fill_value="")
 
 
 def v2_time_types(c: Corpus):

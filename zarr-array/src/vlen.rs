@@ -5,9 +5,10 @@
 //! Their chunks go through the bytes->bytes codecs and then the `vlen-utf8` / `vlen-bytes`
 //! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
-//! Sharded arrays of these types are refused when opened (`sharding_indexed` takes fixed-size
-//! elements). Chunks are read and written one after the other; a write reads, changes and
-//! stores each chunk it covers in part, with no compare-and-swap.
+//! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is read and written whole,
+//! its inner chunks that are all fill value left out. Chunks are read and written one after
+//! the other; a write reads, changes and stores each chunk it covers in part, with no
+//! compare-and-swap.
 //!
 //! ```
 //! use std::sync::Arc;

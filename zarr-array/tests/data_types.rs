@@ -266,3 +266,32 @@ fn corrupt_string_chunks_are_errors() {
         }
     }
 }
+
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn sharded_strings_round_trip() {
+    let store = Arc::new(MemoryStore::new());
+    let a = ArrayBuilder::new(vec![5, 7], DataType::String)
+        .chunk_shape(vec![2, 2])
+        .shards(vec![4, 4])
+        .serializer(zarr_array::ExtensionDef::with_configuration(
+            "vlen-utf8",
+            Default::default(),
+        ))
+        .create(store.clone(), "s")
+        .unwrap();
+    let whole = Region::whole(&[5, 7]);
+    let items: Vec<String> = (0..35).map(|i| format!("{i}é")).collect();
+    let data = ArrayD::from_shape_vec(IxDyn(&[5, 7]), items).unwrap();
+    a.write_region_vlen(&whole, data.view()).unwrap();
+    assert_eq!(a.read_region_vlen::<String>(&whole).unwrap(), data);
+    // a part of one shard: read, changed and written back whole
+    let part = Region::new(vec![1, 2], vec![2, 3]).unwrap();
+    let new = ArrayD::from_elem(IxDyn(&[2, 3]), String::new());
+    a.write_region_vlen(&part, new.view()).unwrap();
+    let back = a.read_region_vlen::<String>(&whole).unwrap();
+    assert_eq!(back[[1, 2]], "");
+    assert_eq!(back[[0, 0]], "0é");
+    assert_eq!(back[[4, 6]], "34é");
+    assert_eq!(a.stored_chunks().unwrap().len(), 4);
+}

@@ -387,6 +387,7 @@ fn peers_read_our_v2_arrays_and_their_v3_conversions() {
 #[test]
 #[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
 fn zarr_python_reads_our_strings_and_byte_strings() {
+    // plain, with the fill value in missing chunks, and sharded
     use zarr_array::ndarray::{ArrayD, IxDyn};
     use zarr_array::Region;
     let py = zarr_testkit::peers::python();
@@ -422,7 +423,17 @@ fn zarr_python_reads_our_strings_and_byte_strings() {
         ArrayD::from_shape_vec(IxDyn(&[3]), bytes).unwrap().view(),
     )
     .unwrap();
-    for array in [&s, &b] {
+    let sh = ArrayBuilder::new(vec![5, 7], DataType::String)
+        .chunk_shape(vec![2, 2])
+        .shards(vec![4, 4])
+        .serializer(vlen("vlen-utf8"))
+        .create(store.clone(), "sh")
+        .unwrap();
+    let items: Vec<String> = (0..35).map(|i| format!("{i}é")).collect();
+    let data = ArrayD::from_shape_vec(IxDyn(&[5, 7]), items).unwrap();
+    sh.write_region_vlen(&Region::whole(&[5, 7]), data.view())
+        .unwrap();
+    for array in [&s, &b, &sh] {
         let (npy, meta) = peer_read_meta(&py, "zarr-python", &dir.path().join(array.path()))
             .unwrap_or_else(|code| {
                 panic!("zarr-python could not read {} (exit {code})", array.path())

@@ -85,11 +85,12 @@ impl CodecChain {
         let mut a2b_len = len;
         for def in defs {
             // the codecs of this crate that see elements take fixed-size ones, but for the
-            // vlen codecs; an unknown name is refused by name below (or skipped when it may be)
+            // vlen codecs and sharding (whose inner chain is checked the same way); an unknown
+            // name is refused by name below (or skipped when it may be)
             if array_to_bytes.is_none()
                 && current.data_type.is_variable_size()
                 && registry.contains(&def.name)
-                && !is_vlen(&def.name)
+                && !takes_variable_size(&def.name)
             {
                 return Err(CodecError::VariableSizeElements {
                     codec: def.name.clone(),
@@ -351,6 +352,11 @@ impl CodecChain {
     /// [`vlen::MAX_DECODED`](crate::vlen::MAX_DECODED) bound).
     #[cfg(feature = "vlen")]
     pub fn decode_vlen(&self, bytes: &[u8]) -> Result<crate::vlen::VlenChunk> {
+        #[cfg(feature = "sharding")]
+        if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
+            let decoded = self.decode_bytes_codecs(bytes)?;
+            return shard.decode_vlen(decoded.as_slice());
+        }
         let codec = self.vlen_codec("decoding variable-size elements")?;
         let decoded = self.decode_bytes_codecs(bytes)?;
         codec.decode_chunk(decoded.as_slice())
@@ -369,6 +375,11 @@ impl CodecChain {
         I: IntoIterator<Item = &'a [u8]>,
         I::IntoIter: ExactSizeIterator,
     {
+        #[cfg(feature = "sharding")]
+        if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
+            let items: Vec<&[u8]> = items.into_iter().collect();
+            return self.encode_bytes(shard.encode_vlen(&items)?);
+        }
         let codec = self.vlen_codec("encoding variable-size elements")?;
         self.encode_bytes(codec.encode_chunk(items)?)
     }
@@ -379,7 +390,7 @@ impl CodecChain {
             .ok_or_else(|| CodecError::NotApplicable {
                 operation,
                 reason: format!(
-                    "the array -> bytes codec is {:?}, not vlen-utf8 or vlen-bytes",
+                    "the array -> bytes codec is {:?}, not vlen-utf8, vlen-bytes or sharding_indexed over one",
                     self.array_to_bytes.name()
                 ),
             })
@@ -780,9 +791,10 @@ pub(crate) fn check_region(repr: &ChunkRepr, region: &Region, out_len: usize) ->
     Ok(())
 }
 
-/// Whether `name` is one of the codecs of variable-size elements.
-fn is_vlen(name: &str) -> bool {
-    matches!(name, "vlen-utf8" | "vlen-bytes")
+/// Whether codec `name` takes variable-size elements: the vlen codecs, and sharding over
+/// them.
+fn takes_variable_size(name: &str) -> bool {
+    matches!(name, "vlen-utf8" | "vlen-bytes" | "sharding_indexed")
 }
 
 #[cfg(test)]

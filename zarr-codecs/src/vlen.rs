@@ -52,6 +52,19 @@ pub struct VlenChunk {
 }
 
 impl VlenChunk {
+    /// A chunk of these elements, in order.
+    pub fn from_items<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> VlenChunk {
+        let mut chunk = VlenChunk {
+            offsets: vec![0],
+            data: Vec::new(),
+        };
+        for item in items {
+            chunk.data.extend_from_slice(item);
+            chunk.offsets.push(chunk.data.len());
+        }
+        chunk
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
