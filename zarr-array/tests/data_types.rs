@@ -105,6 +105,7 @@ fn variable_size_types_are_refused_by_the_fixed_size_codecs() {
     for t in [DataType::String, DataType::Bytes] {
         let err = ArrayBuilder::new(vec![4], t)
             .chunk_shape(vec![2])
+            .serializer(BytesConfig { endian: None })
             .create(store.clone(), "b")
             .unwrap_err();
         assert!(

@@ -4,7 +4,9 @@
 //! signed and unsigned integers, float16/32/64, complex64/128) plus raw bytes (`|V<n>`, Zarr's
 //! `r<8n>`) and NumPy's datetimes and timedeltas (`<M8[s]`, `<m8[10ms]`: Zarr's
 //! `numpy.datetime64` and `numpy.timedelta64`), either byte order, C or Fortran order. The
-//! `descr` is parsed and written by [`NumpyDtype`], as Zarr v2's `dtype` is. Writes little-endian, C order, version 1.0
+//! `descr` is parsed and written by [`NumpyDtype`], as Zarr v2's `dtype` is. NumPy's
+//! fixed-width strings (`<U<n>`, `|S<n>`), which `zarr export` writes and `zarr import` reads
+//! for Zarr's `string` and `variable_length_bytes` arrays, are [`NpyStrings`]. Writes little-endian, C order, version 1.0
 //! (2.0 when the header needs it). Every header field is checked and a malformed file is an
 //! error, never a panic; nothing is allocated beyond the file's own size.
 //!

@@ -427,6 +427,45 @@ fn export_strings_and_byte_strings() {
     let part = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(part.shape, vec![2, 2]);
     assert!(part.items.iter().all(|i| i == "fill é".as_bytes()));
+    // import into new arrays (vlen-utf8 / vlen-bytes + zstd) and export the same file again
+    for (name, data_type) in [
+        ("string_default_codecs", json!("string")),
+        ("bytes_vlen_default_codecs", json!("variable_length_bytes")),
+    ] {
+        let src = corpus.join(format!("{name}.npy"));
+        let arr = dir.path().join(format!("{name}.zarr"));
+        ok(&["import", &s(&src), &s(&arr), "--chunks", "8,5"]);
+        let i = info(&arr);
+        assert_eq!(i["data_type"], data_type, "{name}");
+        assert_eq!(
+            i["codecs"][0]["name"].as_str().unwrap().get(..5),
+            Some("vlen-")
+        );
+        let again = dir.path().join(format!("{name}.again.npy"));
+        ok(&["export", &s(&arr), &s(&again)]);
+        assert_eq!(
+            std::fs::read(&again).unwrap(),
+            std::fs::read(&src).unwrap(),
+            "{name}"
+        );
+    }
+    let a = dir.path().join("created");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "3",
+        "--chunks",
+        "2",
+        "--dtype",
+        "string",
+        "--fill-value",
+        "\"x\"",
+    ]);
+    let out = dir.path().join("created.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(back.items, vec![b"x".to_vec(); 3]);
 }
 
 /// A `.npy` with a hand-made header (big-endian, Fortran order).
@@ -505,9 +544,14 @@ fn import_errors() {
         ("garbage", b"hello world".to_vec()),
         ("empty", Vec::new()),
         ("truncated", npy_file("<i4", false, "(2, 3)", &[0; 10])),
-        ("unsupported", npy_file("<U4", false, "(2,)", &[0; 32])),
+        ("unsupported", npy_file("|O", false, "(2,)", &[0; 16])),
         ("bad header", npy_file("<i4", false, "(2, ", &[])),
         ("bad bool", npy_file("|b1", false, "(2,)", &[0, 5])),
+        ("short strings", npy_file("<U4", false, "(2,)", &[0; 31])),
+        (
+            "not a code point",
+            npy_file("<U1", false, "(1,)", &[0, 0, 0x11, 0]),
+        ),
     ] {
         std::fs::write(&bad, bytes).unwrap();
         let e = fails(&["import", &s(&bad), &arr], 1);
