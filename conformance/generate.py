@@ -129,6 +129,13 @@ class Corpus:
             if specials and n >= 4:
                 a.flat[:4] = [complex(np.nan, 1), complex(np.inf, -np.inf),
                               complex(-0.0, np.nan), complex(0, -0.0)]
+        elif dt.kind in "Mm":  # datetime64 / timedelta64: int64 counts, NaT is int64 min
+            info = np.iinfo(np.int64)
+            a = self.rng.integers(info.min + 1, info.max, size=shape, dtype=np.int64,
+                                  endpoint=True)
+            if specials and n >= 3:
+                a.flat[:3] = [info.min, info.max, 0]
+            a = a.view(dt)
         else:
             raise ValueError(dtype)
         return np.array(a, order="C")
@@ -139,6 +146,11 @@ class Corpus:
                  "data": None, "why": why}
         if zarr_format is not None:  # (the v3 corpus predates the field: absent means 3)
             entry["zarr_format"] = zarr_format
+        if data is not None and data.dtype.kind in "OT":
+            # variable-size strings and bytes: saved as NumPy's fixed-size 'U' / 'S' (no
+            # pickle); the generator's bytes never end in b"\\0", which 'S' would drop
+            kind = "S" if data.size and isinstance(data.flat[0], bytes) else "U"
+            data = np.array(data.astype(object).tolist(), dtype=kind if data.size else f"{kind}1")
         if data is not None:
             data = np.array(data, order="C")  # (ascontiguousarray would make 0-d 1-d)
             if data.dtype.byteorder == ">":
@@ -158,7 +170,8 @@ class Corpus:
         fill-only regions come out as missing chunks.
         """
         create.setdefault("chunks", CHUNKS if data.ndim == 2 else data.shape)
-        a = zarr.create_array(self.path(name), shape=data.shape, dtype=data.dtype, **create)
+        create.setdefault("dtype", data.dtype)
+        a = zarr.create_array(self.path(name), shape=data.shape, **create)
         if write and data.size:
             a[...] = data
         self.record(name, data, why, "zarr-python", zarr_format=create.get("zarr_format"))
@@ -786,6 +799,125 @@ def metadata_documents(c: Corpus):
           "group with an unknown field marked must_understand false", node="group")
 
 
+def _time(unit="s", scale=1, name="numpy.datetime64"):
+    return {"name": name, "configuration": {"unit": unit, "scale_factor": scale}}
+
+
+TIME_REJECTS = [
+    ("reject_time_unknown_unit", _with(data_type=_time("sec")),
+     "numpy.datetime64 with unit 'sec' (not a NumPy unit)"),
+    ("reject_time_scale_zero", _with(data_type=_time(scale=0)),
+     "numpy.datetime64 with scale_factor 0"),
+    ("reject_time_scale_fraction", _with(data_type=_time(scale=1.5)),
+     "numpy.timedelta64 with scale_factor 1.5"),
+    ("reject_time_scale_too_large", _with(data_type=_time(scale=2 ** 31)),
+     "numpy.datetime64 with scale_factor 2^31 (NumPy's limit is 2^31 - 1)"),
+    ("reject_time_no_configuration", _with(data_type="numpy.timedelta64"),
+     "numpy.timedelta64 without a configuration"),
+    ("reject_time_fill_string", _with(data_type=_time(), fill_value="2020-01-01"),
+     "numpy.datetime64 with a date string as fill_value (only integers and 'NaT')"),
+]
+
+
+def time_types(c: Corpus):
+    """dtype_datetime64_*, dtype_timedelta64_*, fill_*nat*, reject_time_*: NumPy's datetimes
+    and timedeltas (int64 counts of a unit times a scale factor; NaT is int64 min)."""
+    for dt, why in [("datetime64[s]", "seconds"), ("datetime64[10ms]", "scale factor 10"),
+                    ("datetime64[D]", "days"), ("timedelta64[ns]", "nanoseconds"),
+                    ("timedelta64[3h]", "scale factor 3")]:
+        name = "dtype_" + dt.replace("[", "_").rstrip("]")
+        c.zp(name, c.sample(dt, SHAPE), f"data type {dt} ({why}), random counts with NaT, "
+             f"int64 min + 1 and max; default fill NaT; bytes codec only", compressors=None)
+    c.zp("bytes_big_datetime64_us", c.sample("datetime64[us]", SHAPE),
+         "datetime64[us], bytes codec endian=big", serializer=BytesCodec(endian="big"),
+         compressors=None)
+    for name, dt, fill in [
+        ("fill_nat_datetime64", "datetime64[ms]", np.datetime64("NaT")),
+        ("fill_nat_timedelta64", "timedelta64[s]", np.timedelta64("NaT")),
+        ("fill_datetime64_int", "datetime64[s]", np.datetime64(1_600_000_000, "s")),
+        ("fill_timedelta64_int", "timedelta64[10us]", np.timedelta64(-7, "10us")),
+    ]:
+        d = np.full(SHAPE, fill, dtype=dt)
+        d[9:12, 6:9] = c.sample(dt, (3, 3), specials=False)
+        c.zp(name, d, f"fill_value {fill!r} for {dt}; 8 of 9 chunks missing", fill_value=fill)
+    c.zp("fill_nat_string_datetime64", np.full((4, 4), np.datetime64("NaT"), "datetime64[h]"),
+         "fill_value written as the string 'NaT' (zarr-python writes the integer); zarr.json "
+         "hand-edited, no chunks", chunks=(2, 2), write=False)
+    c.edit("fill_nat_string_datetime64", fill_value="NaT")
+    for name, meta, why in TIME_REJECTS:
+        if name == "reject_time_scale_fraction":
+            meta["data_type"]["name"] = "numpy.timedelta64"
+        c.doc(name, meta, "reject", why)
+
+
+ALPHABET = ["a", "b", "z", " ", "é", "ß", "中", "\U0001F600", "\n", "\"", "\\"]
+
+
+def _strings(c: Corpus, shape) -> np.ndarray:
+    """Random strings of 0 to 12 characters over ASCII, Latin, CJK and an emoji."""
+    lengths = c.rng.integers(0, 13, size=shape)
+    picks = c.rng.integers(0, len(ALPHABET), size=int(lengths.sum()))
+    out, i = [], 0
+    for n in lengths.flat:
+        out.append("".join(ALPHABET[k] for k in picks[i:i + n]))
+        i += n
+    return np.array(out, dtype=np.dtypes.StringDType()).reshape(shape)
+
+
+def _byte_strings(c: Corpus, shape) -> np.ndarray:
+    """Random byte strings of 0 to 12 bytes (zeros inside, never at the end)."""
+    out = np.empty(shape, dtype=object)
+    for idx in np.ndindex(*shape):
+        b = bytearray(c.rng.bytes(int(c.rng.integers(0, 13))))
+        if b and b[-1] == 0:
+            b[-1] = 1
+        out[idx] = bytes(b)
+    return out
+
+
+def variable_size_types(c: Corpus):
+    """string_*, bytes_vlen_*: the variable-size data types string (vlen-utf8) and
+    variable_length_bytes (vlen-bytes), as zarr-python 3.1.6 writes them."""
+    from zarr.core.dtype import VariableLengthBytes
+    c.zp("string_default_codecs", _strings(c, SHAPE),
+         "data type string, random unicode strings (empty ones too), zarr-python's default "
+         "codecs (vlen-utf8 + zstd), fill ''")
+    c.zp("string_no_compressor", _strings(c, SHAPE), "data type string, vlen-utf8 alone",
+         compressors=None)
+    d = np.full(SHAPE, "fill é", dtype=np.dtypes.StringDType())
+    d[9:12, 6:9] = _strings(c, (3, 3))
+    c.zp("string_fill_missing", d, "string with fill_value 'fill é'; 8 of 9 chunks missing; "
+         "the edge chunks padded with the fill value", fill_value="fill é")
+    c.zp("string_1d", _strings(c, (7,)), "1-d string array, 3 chunks of 3 (the last partial)",
+         chunks=(3,))
+    c.zp("bytes_vlen_default_codecs", _byte_strings(c, SHAPE),
+         "data type variable_length_bytes (vlen-bytes + zstd), random bytes with zeros inside",
+         dtype=VariableLengthBytes())
+    d = np.full(SHAPE, b"\x00z", dtype=object)
+    d[9:12, 6:9] = _byte_strings(c, (3, 3))
+    c.zp("bytes_vlen_fill_missing", d, "variable_length_bytes with fill_value base64 'AHo=' "
+         "(b'\\x00z'); 8 of 9 chunks missing", dtype=VariableLengthBytes(),
+         fill_value=b"\x00z", compressors=None)
+    d = _strings(c, SHAPE)
+    d[:8, :] = ""  # the first row of shards: every inner chunk fill, so none stored
+    c.zp("string_sharded", d, "string in 8x8 shards of 4x4 inner chunks (vlen-utf8 + zstd "
+         "inside, crc32c index at the end); partial edge shards, a shard row never stored",
+         chunks=(4, 4), shards=(8, 8), fill_value="")
+
+
+def v2_time_types(c: Corpus):
+    """dtype_M8_*, dtype_m8_*, fill_*nat*: NumPy's datetimes and timedeltas in Zarr v2."""
+    # (not the generic "<M8": zarr-python 3.1.6 writes it but cannot read its fill value)
+    for dt in ["<M8[ns]", ">M8[D]", "<m8[10s]"]:
+        name = ("dtype_big_" if dt[0] == ">" else "dtype_") + \
+            dt[1:].replace("[", "_").rstrip("]")
+        c.zp2(name, c.sample(dt, SHAPE), f"dtype {dt!r}, random counts with NaT, no compressor")
+    d = np.full(SHAPE, np.timedelta64("NaT"), "<m8[ms]")
+    d[9:12, 6:9] = c.sample("<m8[ms]", (3, 3), specials=False)
+    c.zp2("fill_nat_m8", d, "fill_value NaT for '<m8[ms]' (written as the integer int64 min); "
+          "8 of 9 chunks missing", fill_value=np.timedelta64("NaT"))
+
+
 def numcodecs_codecs(c: Corpus):
     """numcodecs_*: the codecs zarr-python writes as ``numcodecs.<id>`` (numcodecs 0.16.6),
     with pcodec and zfpy from their Python packages. Lossy codecs (fixedscaleoffset,
@@ -1329,9 +1461,10 @@ def xarray_hierarchies(c: Corpus):
 CORPORA = {
     "v3": [data_types, endianness, transposes, compressors, blosc, sharding, fill_values,
            missing_chunks, shapes, chunk_keys, metadata_fields, groups,
-           tensorstore_fixtures, metadata_documents, numcodecs_codecs],
+           tensorstore_fixtures, metadata_documents, numcodecs_codecs, time_types,
+           variable_size_types],
     "v2": [v2_data_types, v2_order_and_separator, v2_fill_values, v2_compressors, v2_filters,
-           v2_shapes, v2_groups, v2_documents],
+           v2_shapes, v2_groups, v2_documents, v2_time_types],
     "xarray": [xarray_hierarchies],
 }
 
@@ -1363,10 +1496,15 @@ def generate(out: Path, seed: int, kind: str) -> int:
 # ---------------------------------------------------------------------------
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind in "OTUS" and b.dtype.kind in "OTUS":  # variable-size strings and bytes
+        return a.shape == b.shape and a.astype(object).tolist() == b.astype(object).tolist()
     if a.shape != b.shape or a.dtype.newbyteorder("=") != b.dtype.newbyteorder("="):
         return False
     if a.dtype.kind in "fc":
         return bool(np.array_equal(a, b, equal_nan=True))
+    if a.dtype.kind in "Mm":  # NaT never equals NaT: compare the int64 counts
+        return bool(np.array_equal(a.astype(a.dtype.newbyteorder("=")).view(np.int64),
+                                   b.astype(b.dtype.newbyteorder("=")).view(np.int64)))
     return bool(np.array_equal(a, b))
 
 

@@ -103,6 +103,11 @@ def main(argv) -> int:
         print(f"error: {type(e).__name__}: " + " ".join(str(e).split()), file=sys.stderr)
         return 1
     data = np.array(data, order="C")  # keeps 0-d arrays 0-d
+    if data.dtype.kind in "OT":
+        # variable-size strings and bytes: NumPy's fixed-size 'U' / 'S' (no pickle); 'S'
+        # drops trailing NULs, as NumPy does
+        kind = "S" if data.size and isinstance(data.flat[0], bytes) else "U"
+        data = np.array(data.astype(object).tolist(), dtype=kind if data.size else f"{kind}1")
     if data.dtype.byteorder == ">":
         data = data.astype(data.dtype.newbyteorder("<"))
     np.save(out, data, allow_pickle=False)

@@ -634,10 +634,24 @@ impl Array {
         }
     }
 
+    /// The element size of the fixed-size paths (byte buffers, typed [`Element`] data).
+    ///
+    /// # Errors
+    /// [`ArrayError::VariableSizeElements`] for a `string` or `variable_length_bytes` array.
+    pub(crate) fn fixed_element_size(&self) -> Result<usize> {
+        self.meta
+            .data_type
+            .fixed_size()
+            .ok_or(ArrayError::VariableSizeElements {
+                data_type: self.meta.data_type,
+            })
+    }
+
     /// Checks a region against the shape and returns its byte length.
     pub(crate) fn region_byte_len(&self, region: &Region) -> Result<usize> {
+        let elem = self.fixed_element_size()?;
         region.check_inside(&self.meta.shape)?;
-        buffer_len(&region.shape, self.meta.data_type.size()).map_err(|_| ArrayError::TooLarge {
+        buffer_len(&region.shape, elem).map_err(|_| ArrayError::TooLarge {
             what: "a region",
             shape: region.shape.clone(),
         })
@@ -1166,7 +1180,7 @@ impl Array {
     }
 
     pub(crate) fn check_type<T: Element>(&self) -> Result<()> {
-        if T::DATA_TYPE != self.meta.data_type {
+        if !T::holds(self.meta.data_type) {
             return Err(ArrayError::DataTypeMismatch {
                 expected: self.meta.data_type,
                 got: T::NAME,

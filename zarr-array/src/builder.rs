@@ -128,7 +128,8 @@ impl ArrayBuilder {
         self
     }
 
-    /// The array->bytes codec (default `bytes`, little endian): a configuration of zarr-codecs
+    /// The array->bytes codec (default `bytes`, little endian; `vlen-utf8` / `vlen-bytes` for
+    /// `string` / `variable_length_bytes`): a configuration of zarr-codecs
     /// ([`BytesConfig`](zarr_codecs::bytes::BytesConfig),
     /// [`ShardingConfig`](zarr_codecs::sharding::ShardingConfig), ...) or any [`ExtensionDef`].
     #[must_use]
@@ -292,7 +293,15 @@ impl ArrayBuilder {
         c
     }
 
+    /// The default array->bytes codec: `bytes` (little endian where the type has a byte
+    /// order), or for `string` / `variable_length_bytes` `vlen-utf8` / `vlen-bytes`, as
+    /// zarr-python writes them (`"configuration": {}`).
     fn bytes_codec(&self) -> ExtensionDef {
+        match self.data_type {
+            DataType::String => return ExtensionDef::with_configuration("vlen-utf8", Map::new()),
+            DataType::Bytes => return ExtensionDef::with_configuration("vlen-bytes", Map::new()),
+            _ => {}
+        }
         let endian = self
             .data_type
             .endian_component_size()
@@ -397,7 +406,7 @@ impl ArrayBuilder {
             chunk_grid,
             self.fill_value
                 .clone()
-                .unwrap_or_else(|| FillValue::zero(self.data_type)),
+                .unwrap_or_else(|| FillValue::default_for(self.data_type)),
             codecs,
         );
         if let Some(k) = &self.key_encoding {

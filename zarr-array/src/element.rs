@@ -6,16 +6,28 @@ use zarr_meta::DataType;
 /// A Rust type that an array's elements can be read into and written from.
 ///
 /// Implemented for `bool`, the integer types, [`half::f16`], `f32`, `f64`, and
-/// [`Complex32`] / [`Complex64`]. Reads and writes check the array's data type at run time.
+/// [`Complex32`] / [`Complex64`]. Reads and writes check the array's data type at run time
+/// ([`Element::holds`]).
+///
+/// Datetimes and timedeltas (`numpy.datetime64`, `numpy.timedelta64`) are read and written as
+/// `i64`: the count of the array's [`TimeScale`](zarr_meta::data_type::TimeScale) since the
+/// Unix epoch (datetimes) or elapsed (timedeltas), with `i64::MIN` for `NaT`, as NumPy holds
+/// them. The unit is the array's (`array.data_type()`); nothing is converted.
 /// All-zero bytes are a value of each (`Zeroable`), so read outputs come zeroed from the
 /// allocator instead of being written twice.
 pub trait Element:
     Copy + Send + Sync + Default + bytemuck::Zeroable + std::fmt::Debug + 'static
 {
-    /// The data type an array must have to hold this type.
+    /// The data type an array of this type gets, and the one it is read from.
     const DATA_TYPE: DataType;
     /// The Rust name, for errors.
     const NAME: &'static str;
+
+    /// Whether an array of `data_type` reads into and writes from this type: its
+    /// [`Element::DATA_TYPE`], and for `i64` also the datetimes and timedeltas.
+    fn holds(data_type: DataType) -> bool {
+        data_type == Self::DATA_TYPE
+    }
 
     /// Views elements as native-order bytes, without copying.
     fn as_bytes(items: &[Self]) -> &[u8];
@@ -37,10 +49,15 @@ pub trait Element:
 pub struct InvalidValue(pub u8);
 
 macro_rules! pod_element {
-    ($($t:ty => $dt:expr),* $(,)?) => {$(
+    ($($t:ty => $dt:expr $(, or [$also:pat])?;)*) => {$(
         impl Element for $t {
             const DATA_TYPE: DataType = $dt;
             const NAME: &'static str = stringify!($t);
+            $(
+                fn holds(data_type: DataType) -> bool {
+                    data_type == $dt || matches!(data_type, $also)
+                }
+            )?
             fn as_bytes(items: &[Self]) -> &[u8] {
                 bytemuck::cast_slice(items)
             }
@@ -56,19 +73,19 @@ macro_rules! pod_element {
 }
 
 pod_element!(
-    i8 => DataType::Int8,
-    i16 => DataType::Int16,
-    i32 => DataType::Int32,
-    i64 => DataType::Int64,
-    u8 => DataType::UInt8,
-    u16 => DataType::UInt16,
-    u32 => DataType::UInt32,
-    u64 => DataType::UInt64,
-    half::f16 => DataType::Float16,
-    f32 => DataType::Float32,
-    f64 => DataType::Float64,
-    Complex32 => DataType::Complex64,
-    Complex64 => DataType::Complex128,
+    i8 => DataType::Int8;
+    i16 => DataType::Int16;
+    i32 => DataType::Int32;
+    i64 => DataType::Int64, or [DataType::DateTime64(_) | DataType::TimeDelta64(_)];
+    u8 => DataType::UInt8;
+    u16 => DataType::UInt16;
+    u32 => DataType::UInt32;
+    u64 => DataType::UInt64;
+    half::f16 => DataType::Float16;
+    f32 => DataType::Float32;
+    f64 => DataType::Float64;
+    Complex32 => DataType::Complex64;
+    Complex64 => DataType::Complex128;
 );
 
 impl Element for bool {
@@ -108,6 +125,19 @@ mod tests {
         check::<half::f16>();
         check::<Complex32>();
         check::<Complex64>();
+    }
+
+    #[test]
+    fn datetimes_and_timedeltas_are_i64() {
+        use zarr_meta::data_type::{TimeScale, TimeUnit};
+        let dt = DataType::DateTime64(TimeScale::of(TimeUnit::Second));
+        let td = DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap());
+        for t in [dt, td, DataType::Int64] {
+            assert!(i64::holds(t), "{t}");
+            assert!(!u64::holds(t) && !f64::holds(t) && !i32::holds(t), "{t}");
+        }
+        assert!(!i64::holds(DataType::UInt64));
+        assert!(f64::holds(DataType::Float64));
     }
 
     #[test]

@@ -94,12 +94,22 @@ pub enum ArrayError {
         reason: &'static str,
     },
     /// The Rust element type does not match the array's data type.
-    #[error("the array holds {expected}, not {got} (read it as {expected})")]
+    #[error(
+        "the array holds {expected}, not {got} (read it as {})",
+        read_as(expected)
+    )]
     DataTypeMismatch {
         /// The array's data type.
         expected: DataType,
         /// The Rust type's name.
         got: &'static str,
+    },
+    /// A byte-buffer or [`Element`](crate::Element) operation on an array whose elements have
+    /// no fixed size.
+    #[error("the array holds {data_type}, whose elements have no fixed size (read and write it with read_region_vlen and write_region_vlen)")]
+    VariableSizeElements {
+        /// The array's data type.
+        data_type: DataType,
     },
     /// Data of the wrong shape for a write, append or prepend.
     #[error("data has shape {got:?} but {expected:?} is needed")]
@@ -304,6 +314,17 @@ pub enum ArrayError {
         /// Why.
         reason: String,
     },
+}
+
+/// What to read an array of `t` as, for [`ArrayError::DataTypeMismatch`]: `i64` for datetimes
+/// and timedeltas (see [`Element`](crate::Element)), else the data type itself.
+fn read_as(t: &DataType) -> String {
+    match t {
+        DataType::DateTime64(_) | DataType::TimeDelta64(_) => "i64".into(),
+        DataType::String => "String, with read_region_vlen".into(),
+        DataType::Bytes => "Vec<u8>, with read_region_vlen".into(),
+        other => other.to_string(),
+    }
 }
 
 /// Why a selection does not fit the array it selects from.

@@ -252,7 +252,7 @@ impl Array {
 
     /// Refuses data whose length is not that of `data_shape`, before anything is written.
     fn check_data_len(&self, data_shape: &[u64], data: &[u8]) -> Result<()> {
-        let len = buffer_len(data_shape, self.data_type().size())?;
+        let len = buffer_len(data_shape, self.fixed_element_size()?)?;
         if data.len() != len {
             return Err(ArrayError::ShapeMismatch {
                 expected: data_shape.to_vec(),
@@ -334,12 +334,7 @@ impl Array {
     }
 
     fn typed_input<T: Element>(&self, data: ArrayViewD<'_, T>) -> Result<(Vec<u64>, Vec<T>)> {
-        if T::DATA_TYPE != self.data_type() {
-            return Err(ArrayError::DataTypeMismatch {
-                expected: self.data_type(),
-                got: T::NAME,
-            });
-        }
+        self.check_type::<T>()?;
         let shape = data.shape().iter().map(|&n| n as u64).collect();
         Ok((shape, data.iter().copied().collect()))
     }

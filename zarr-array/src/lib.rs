@@ -23,6 +23,8 @@ mod source;
 #[cfg(feature = "sparse")]
 mod sparse;
 mod v2;
+#[cfg(feature = "vlen")]
+mod vlen;
 
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
@@ -38,6 +40,8 @@ pub use source::StoreSource;
 #[cfg(feature = "sparse")]
 pub use sparse::{SparseArray, SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 pub use v2::Conversion;
+#[cfg(feature = "vlen")]
+pub use vlen::VlenElement;
 
 pub use zarr_grid::geometry::Region;
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};

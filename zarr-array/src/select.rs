@@ -78,13 +78,13 @@ impl Array {
 
     /// The indexer of `sel` and the byte length of the data it reads.
     fn indexer_and_len(&self, sel: &Selection) -> Result<(Indexer, usize)> {
+        let elem = self.fixed_element_size()?;
         let ix = self.indexer(sel)?;
         let out_shape = ix.output_shape();
-        let len =
-            buffer_len(&out_shape, self.data_type().size()).map_err(|_| ArrayError::TooLarge {
-                what: "a selection",
-                shape: out_shape,
-            })?;
+        let len = buffer_len(&out_shape, elem).map_err(|_| ArrayError::TooLarge {
+            what: "a selection",
+            shape: out_shape,
+        })?;
         Ok((ix, len))
     }
 

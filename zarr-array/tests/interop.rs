@@ -382,3 +382,88 @@ fn peers_read_our_v2_arrays_and_their_v3_conversions() {
         expect_same(&py, &["zarr-python"], &v3, dir.path());
     }
 }
+
+#[cfg(feature = "vlen")]
+#[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
+fn zarr_python_reads_our_strings_and_byte_strings() {
+    // plain, with the fill value in missing chunks, and sharded
+    use zarr_array::ndarray::{ArrayD, IxDyn};
+    use zarr_array::Region;
+    let py = zarr_testkit::peers::python();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(FilesystemStore::open(dir.path()).unwrap());
+    let vlen = |name: &str| ExtensionDef::with_configuration(name, Default::default());
+    // zarr-python's defaults (vlen + zstd 0), partial edge chunks, some chunks left missing
+    let s = ArrayBuilder::new(vec![5, 3], DataType::String)
+        .chunk_shape(vec![2, 2])
+        .serializer(vlen("vlen-utf8"))
+        .fill_value_json(&json!("-"))
+        .unwrap()
+        .create(store.clone(), "s")
+        .unwrap();
+    let items = ["a", "", "héllo", "中文", "\u{1F600}", "x\ny", "\"q\"", "-"];
+    let data = ArrayD::from_shape_vec(
+        IxDyn(&[4, 2]),
+        items.iter().map(|s| s.to_string()).collect(),
+    )
+    .unwrap();
+    s.write_region_vlen(&Region::new(vec![1, 1], vec![4, 2]).unwrap(), data.view())
+        .unwrap();
+    let b = ArrayBuilder::new(vec![4], DataType::Bytes)
+        .chunk_shape(vec![3])
+        .serializer(vlen("vlen-bytes"))
+        .fill_value_json(&json!("AHo="))
+        .unwrap()
+        .create(store.clone(), "b")
+        .unwrap();
+    let bytes: Vec<Vec<u8>> = vec![vec![0, 255, 1], vec![], b"abc".to_vec()];
+    b.write_region_vlen(
+        &Region::new(vec![1], vec![3]).unwrap(),
+        ArrayD::from_shape_vec(IxDyn(&[3]), bytes).unwrap().view(),
+    )
+    .unwrap();
+    let sh = ArrayBuilder::new(vec![5, 7], DataType::String)
+        .chunk_shape(vec![2, 2])
+        .shards(vec![4, 4])
+        .serializer(vlen("vlen-utf8"))
+        .create(store.clone(), "sh")
+        .unwrap();
+    let items: Vec<String> = (0..35).map(|i| format!("{i}é")).collect();
+    let data = ArrayD::from_shape_vec(IxDyn(&[5, 7]), items).unwrap();
+    sh.write_region_vlen(&Region::whole(&[5, 7]), data.view())
+        .unwrap();
+    for array in [&s, &b, &sh] {
+        let (npy, meta) = peer_read_meta(&py, "zarr-python", &dir.path().join(array.path()))
+            .unwrap_or_else(|code| {
+                panic!("zarr-python could not read {} (exit {code})", array.path())
+            });
+        let theirs = zarr_meta::ArrayMetadata::from_slice(meta.trim().as_bytes()).unwrap();
+        assert_eq!(&theirs, array.metadata(), "{}", array.path());
+        let got = common::read_npy(&npy).fixed_width_strings().unwrap();
+        let whole = Region::whole(array.shape());
+        let ours: Vec<Vec<u8>> = if array.data_type() == DataType::String {
+            array
+                .read_region_vlen::<String>(&whole)
+                .unwrap()
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect()
+        } else {
+            array
+                .read_region_vlen::<Vec<u8>>(&whole)
+                .unwrap()
+                .iter()
+                .map(|b| {
+                    // NumPy's 'S' drops trailing NULs
+                    let mut b = b.clone();
+                    while b.last() == Some(&0) {
+                        b.pop();
+                    }
+                    b
+                })
+                .collect()
+        };
+        assert_eq!(got, ours, "zarr-python reads {} differently", array.path());
+    }
+}

@@ -148,7 +148,8 @@ pub struct CreateArgs {
     /// The chunk shape (with --shards, the inner chunk shape), like 4,4
     #[arg(long, value_name = "SHAPE", value_parser = parse_u64_list)]
     pub chunks: Shape,
-    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128
+    /// The data type: bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, r<bits>,
+    /// datetime64[UNIT] or timedelta64[UNIT] (also M8[10ms], m8[s])
     #[arg(long, value_name = "TYPE", value_parser = parse_data_type)]
     pub dtype: DataType,
     /// Layout options.

@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
+use zarr_array::ndarray::{ArrayD, IxDyn};
 use zarr_array::zarr_grid::geometry::Region;
-use zarr_array::Array;
+use zarr_array::{Array, DataType};
 
 use crate::cli::{CreateArgs, ExportArgs, GrowArgs, ImportArgs, ResizeArgs, WriteArgs};
 use crate::error::{zarr, CliError, Result};
 use crate::layout;
-use crate::npy::{Npy, NpyFile};
+use crate::npy::{Npy, NpyError, NpyFile, NpyStrings};
 use crate::progress::outln;
 use crate::store::Ctx;
 use crate::transfer;
@@ -79,13 +80,79 @@ pub fn create(ctx: &Ctx, a: &CreateArgs) -> Result<()> {
 
 /// `zarr import`
 pub fn import(ctx: &Ctx, a: &ImportArgs) -> Result<()> {
-    let mut npy = NpyFile::open(&a.npy)?;
     let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);
+    let mut npy = match NpyFile::open(&a.npy) {
+        Ok(npy) => npy,
+        Err(CliError::Npy {
+            source: NpyError::DataType { descr },
+            ..
+        }) if descr.starts_with("<U") || descr.starts_with("|S") => {
+            return import_strings(ctx, a, budget)
+        }
+        Err(e) => return Err(e),
+    };
     transfer::check_import_budget(&npy, budget)?;
     npy.check_data(budget)?;
     let b = layout::builder(&npy.shape, npy.data_type, a.chunks.as_deref(), &a.opts)?;
     let array = ctx.create_array(&a.path, &b)?;
     transfer::import_npy(&array, &a.path, &mut npy, budget)?;
+    outln(format!(
+        "imported {} into {}: {}",
+        a.npy.display(),
+        a.path,
+        summary(&array)
+    ));
+    Ok(())
+}
+
+/// `zarr import` of NumPy's fixed-width strings (`<U<n>`, `|S<n>`) into a `string` or
+/// `variable_length_bytes` array (codec `vlen-utf8` / `vlen-bytes`), read whole: the file
+/// must fit in the memory budget.
+fn import_strings(ctx: &Ctx, a: &ImportArgs, budget: u64) -> Result<()> {
+    let shown = a.npy.display().to_string();
+    let size = std::fs::metadata(&a.npy)
+        .map_err(|e| CliError::io(&shown, e))?
+        .len();
+    if size > budget {
+        return Err(CliError::OverBudget {
+            what: format!("the strings of {shown}"),
+            needed: size,
+            budget,
+        });
+    }
+    let bytes = std::fs::read(&a.npy).map_err(|e| CliError::io(&shown, e))?;
+    let npy = NpyStrings::parse(&bytes).map_err(|source| CliError::Npy {
+        path: shown.clone(),
+        source,
+    })?;
+    let b = layout::builder(&npy.shape, npy.data_type, a.chunks.as_deref(), &a.opts)?;
+    let array = ctx.create_array(&a.path, &b)?;
+    let dims: Vec<usize> = npy.shape.iter().map(|&n| n as usize).collect();
+    let whole = Region::whole(&npy.shape);
+    let written = if npy.data_type == DataType::String {
+        // the elements of a `U` file are UTF-8 (made from code points)
+        let items: Vec<String> = npy
+            .items
+            .into_iter()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .collect();
+        ArrayD::from_shape_vec(IxDyn(&dims), items)
+            .map_err(|e| CliError::input(format!("{shown}: {e}")))
+            .and_then(|d| {
+                array
+                    .write_region_vlen(&whole, d.view())
+                    .map_err(|e| zarr(&a.path, e))
+            })
+    } else {
+        ArrayD::from_shape_vec(IxDyn(&dims), npy.items)
+            .map_err(|e| CliError::input(format!("{shown}: {e}")))
+            .and_then(|d| {
+                array
+                    .write_region_vlen(&whole, d.view())
+                    .map_err(|e| zarr(&a.path, e))
+            })
+    };
+    written?;
     outln(format!(
         "imported {} into {}: {}",
         a.npy.display(),

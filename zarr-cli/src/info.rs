@@ -33,12 +33,13 @@ pub struct Storage {
 /// # Errors
 /// The store's.
 pub fn storage(array: &Array, location: &str, list: bool) -> Result<Storage> {
-    let nbytes = array
-        .shape()
-        .iter()
-        .try_fold(array.data_type().size() as u64, |acc, &n| {
-            acc.checked_mul(n)
-        });
+    // (none for variable-size elements, whose decoded size the metadata does not give)
+    let nbytes = array.data_type().fixed_size().and_then(|size| {
+        array
+            .shape()
+            .iter()
+            .try_fold(size as u64, |acc, &n| acc.checked_mul(n))
+    });
     let (chunks_stored, bytes_stored) = if list {
         let stored = array.stored_chunk_sizes().map_err(|e| zarr(location, e))?;
         let bytes = stored.iter().map(|(_, size)| size).sum();
@@ -169,7 +170,7 @@ pub fn array_json(array: &Array, location: &str, s: &Storage) -> Value {
         "zarr_format": array.zarr_format(),
         "shape": array.shape(),
         "domain": array.domain().iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
-        "data_type": array.data_type().name(),
+        "data_type": array.data_type().to_def().to_value(),
         "fill_value": array.fill_value().to_json(array.data_type()),
         "chunk_grid": meta.chunk_grid.to_value(),
         "chunk_shape": array.chunk_shape(),
@@ -247,7 +248,7 @@ pub fn info_in(ctx: &Ctx, store: Arc<dyn Store>, a: &InfoArgs) -> Result<()> {
         ("path", a.path.clone()),
         ("node", "array".into()),
         ("zarr format", zarr_format_text(array.zarr_format())),
-        ("data type", array.data_type().name()),
+        ("data type", array.data_type().to_string()),
         ("shape", format!("{:?}", array.shape())),
         ("domain", fmt_domain(&array.domain())),
         ("chunk grid", grid_text(&meta.chunk_grid)),

@@ -5,6 +5,8 @@ use serde_json::{json, Map, Value};
 use zarr_array::zarr_codecs::crc32c::Crc32cConfig;
 use zarr_array::zarr_codecs::gzip::GzipConfig;
 use zarr_array::zarr_codecs::zstd::ZstdConfig;
+use zarr_array::zarr_meta::numpy::NumpyDtype;
+use zarr_array::zarr_meta::DataKind;
 use zarr_array::{ArrayBuilder, DataType, ExtensionDef, FillValue};
 
 use crate::error::{CliError, Result};
@@ -74,15 +76,23 @@ pub fn parse_i64_list(s: &str) -> Result<Vec<i64>, String> {
         .collect()
 }
 
-/// A core data type name (`int32`) or raw bits (`r16`).
+/// A core data type name (`int32`), raw bits (`r16`), or a NumPy datetime or timedelta
+/// (`datetime64[s]`, `M8[10ms]`, `timedelta64[ns]`).
 ///
 /// # Errors
 /// An unknown name, listing the known ones.
 pub fn parse_data_type(s: &str) -> Result<DataType, String> {
-    DataType::from_name(s).ok_or_else(|| {
+    let time = || {
+        NumpyDtype::parse(s)
+            .ok()
+            .map(|t| t.data_type)
+            .filter(|t| matches!(t.kind(), DataKind::DateTime | DataKind::TimeDelta))
+    };
+    DataType::from_name(s).or_else(time).ok_or_else(|| {
         format!(
             "unknown data type {s:?} (expected one of: bool, int8, int16, int32, int64, uint8, \
-             uint16, uint32, uint64, float16, float32, float64, complex64, complex128, r<bits>)"
+             uint16, uint32, uint64, float16, float32, float64, complex64, complex128, r<bits>, \
+             or a NumPy datetime or timedelta such as datetime64[s] or m8[10ms])"
         )
     })
 }

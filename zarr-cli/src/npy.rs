@@ -2,7 +2,11 @@
 //!
 //! Reads versions 1.0, 2.0 and 3.0, every data type Zarr v3 has a core type for (bool,
 //! signed and unsigned integers, float16/32/64, complex64/128) plus raw bytes (`|V<n>`, Zarr's
-//! `r<8n>`), either byte order, C or Fortran order. Writes little-endian, C order, version 1.0
+//! `r<8n>`) and NumPy's datetimes and timedeltas (`<M8[s]`, `<m8[10ms]`: Zarr's
+//! `numpy.datetime64` and `numpy.timedelta64`), either byte order, C or Fortran order. The
+//! `descr` is parsed and written by [`NumpyDtype`], as Zarr v2's `dtype` is. NumPy's
+//! fixed-width strings (`<U<n>`, `|S<n>`), which `zarr export` writes and `zarr import` reads
+//! for Zarr's `string` and `variable_length_bytes` arrays, are [`NpyStrings`]. Writes little-endian, C order, version 1.0
 //! (2.0 when the header needs it). Every header field is checked and a malformed file is an
 //! error, never a panic; nothing is allocated beyond the file's own size.
 //!
@@ -19,8 +23,8 @@
 //! ```
 
 use std::io::Write;
-use std::num::NonZeroUsize;
 
+use zarr_array::zarr_meta::numpy::{self, NumpyDtype};
 use zarr_array::DataType;
 
 use crate::error::CliError;
@@ -51,8 +55,8 @@ pub enum NpyError {
         /// What is wrong.
         reason: String,
     },
-    /// A data type without a Zarr equivalent (structured, object, strings, dates...).
-    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>)")]
+    /// A data type without a Zarr equivalent (structured, object, strings...).
+    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>, datetime64 M8[unit], timedelta64 m8[unit])")]
     DataType {
         /// The `descr` field.
         descr: String,
@@ -353,29 +357,24 @@ pub fn to_bytes(data_type: DataType, shape: &[u64], data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The `descr` NumPy writes for a data type, little-endian.
+/// The `descr` NumPy writes for a data type, little-endian (`<i4`, `|u1`, `|V3`, `<M8[s]`).
 pub fn descr(data_type: DataType) -> String {
-    match data_type {
-        DataType::Bool => "|b1".into(),
-        DataType::Int8 => "|i1".into(),
-        DataType::UInt8 => "|u1".into(),
-        DataType::Int16 => "<i2".into(),
-        DataType::Int32 => "<i4".into(),
-        DataType::Int64 => "<i8".into(),
-        DataType::UInt16 => "<u2".into(),
-        DataType::UInt32 => "<u4".into(),
-        DataType::UInt64 => "<u8".into(),
-        DataType::Float16 => "<f2".into(),
-        DataType::Float32 => "<f4".into(),
-        DataType::Float64 => "<f8".into(),
-        DataType::Complex64 => "<c8".into(),
-        DataType::Complex128 => "<c16".into(),
-        other => format!("|V{}", other.size()),
+    NumpyDtype {
+        data_type,
+        byte_order: data_type
+            .endian_component_size()
+            .map(|_| numpy::ByteOrder::Little),
     }
+    .to_numpy_str()
 }
 
 /// The header (magic, version, length, dictionary, padding) of a little-endian C-order file.
 pub fn header(data_type: DataType, shape: &[u64]) -> Vec<u8> {
+    header_of(&descr(data_type), shape)
+}
+
+/// [`header`] with the `descr` given.
+fn header_of(descr: &str, shape: &[u64]) -> Vec<u8> {
     let shape_text = match shape {
         [] => "()".to_string(),
         [n] => format!("({n},)"),
@@ -388,10 +387,7 @@ pub fn header(data_type: DataType, shape: &[u64]) -> Vec<u8> {
                 .join(", ")
         ),
     };
-    let dict = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape_text}, }}",
-        descr(data_type)
-    );
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
     // total length (magic + version + length field + dict + padding + '\n') a multiple of 64
     let pad = |prefix: usize| {
         let unpadded = prefix + dict.len() + 1;
@@ -417,6 +413,138 @@ pub fn header(data_type: DataType, shape: &[u64]) -> Vec<u8> {
     out.extend(std::iter::repeat_n(b' ', padding));
     out.push(b'\n');
     out
+}
+
+/// A `.npy` file of NumPy's fixed-width strings: `<U<n>` (UTF-32, for Zarr `string`
+/// arrays) or `|S<n>` (bytes, for `variable_length_bytes` arrays). NumPy drops the trailing
+/// NULs of each element, and so does [`NpyStrings::parse`]; a written element that ends in
+/// NUL reads back without them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpyStrings {
+    /// [`DataType::String`] (`U`) or [`DataType::Bytes`] (`S`).
+    pub data_type: DataType,
+    /// The shape (empty for a 0-d array).
+    pub shape: Vec<u64>,
+    /// The elements in C order: UTF-8 for `U`, as stored for `S`.
+    pub items: Vec<Vec<u8>>,
+}
+
+impl NpyStrings {
+    /// Parses a whole `.npy` file of `<U<n>` or `|S<n>` elements.
+    ///
+    /// # Errors
+    /// Another data type ([`NpyError::DataType`]), a malformed file, a `U` element that is
+    /// not a Unicode code point.
+    pub fn parse(bytes: &[u8]) -> Result<NpyStrings, NpyError> {
+        let (header, start) = split_header(bytes)?;
+        let fields = parse_header(header)?;
+        let bad = || NpyError::DataType {
+            descr: fields.descr.clone(),
+        };
+        let (data_type, unit) = match fields.descr.get(..2) {
+            Some("<U") => (DataType::String, 4usize),
+            Some("|S") => (DataType::Bytes, 1),
+            _ => return Err(bad()),
+        };
+        let width: usize = fields.descr[2..].parse().map_err(|_| bad())?;
+        let size = width.checked_mul(unit).filter(|&n| n > 0).ok_or_else(bad)?;
+        let body = &bytes[start..];
+        let count = fields
+            .shape
+            .iter()
+            .try_fold(1u128, |acc, &n| acc.checked_mul(u128::from(n)));
+        let expected = count.and_then(|c| c.checked_mul(size as u128));
+        if expected != Some(body.len() as u128) {
+            return Err(NpyError::Length {
+                shape: fields.shape,
+                data_type,
+                expected: expected.unwrap_or(u128::MAX),
+                got: body.len(),
+            });
+        }
+        let mut items = Vec::with_capacity(body.len() / size);
+        for item in body.chunks_exact(size) {
+            let mut out = Vec::new();
+            if unit == 4 {
+                for c in item.chunks_exact(4) {
+                    let code = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    let ch = char::from_u32(code).ok_or_else(|| NpyError::Header {
+                        reason: format!(
+                            "element {} holds {code:#x}, not a code point",
+                            items.len()
+                        ),
+                    })?;
+                    out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                }
+            } else {
+                out.extend_from_slice(item);
+            }
+            while out.last() == Some(&0) {
+                out.pop();
+            }
+            items.push(out);
+        }
+        if fields.fortran_order && fields.shape.len() > 1 {
+            let index: Vec<u8> = (0..items.len() as u64).flat_map(u64::to_ne_bytes).collect();
+            let order = fortran_to_c(&index, &fields.shape, 8);
+            items = order
+                .chunks_exact(8)
+                .map(|c| {
+                    let i = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                    std::mem::take(&mut items[i as usize])
+                })
+                .collect();
+        }
+        Ok(NpyStrings {
+            data_type,
+            shape: fields.shape,
+            items,
+        })
+    }
+
+    /// The file NumPy's `np.save` writes for these elements: `<U<n>` or `|S<n>` with `n` the
+    /// longest element (in characters for `U`), at least 1.
+    ///
+    /// # Errors
+    /// A `U` element that is not UTF-8 (the input of a `string` array always is).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, std::str::Utf8Error> {
+        let strings: Vec<&str> = if self.data_type == DataType::String {
+            self.items
+                .iter()
+                .map(|b| std::str::from_utf8(b))
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        let (descr, width) = if self.data_type == DataType::String {
+            let w = strings
+                .iter()
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(1);
+            (format!("<U{w}"), w)
+        } else {
+            let w = self.items.iter().map(Vec::len).max().unwrap_or(0).max(1);
+            (format!("|S{w}"), w)
+        };
+        let mut out = header_of(&descr, &self.shape);
+        if self.data_type == DataType::String {
+            for s in &strings {
+                let n = s.chars().count();
+                for c in s.chars() {
+                    out.extend_from_slice(&u32::from(c).to_le_bytes());
+                }
+                out.extend(std::iter::repeat_n(0u8, 4 * (width - n)));
+            }
+        } else {
+            for b in &self.items {
+                out.extend_from_slice(b);
+                out.extend(std::iter::repeat_n(0u8, width - b.len()));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Writes native-order data to `w` as little-endian (the `.npy` body), in pieces.
@@ -715,43 +843,16 @@ fn parse_descr(descr: &str) -> Result<(DataType, ByteOrder), NpyError> {
     let bad = || NpyError::DataType {
         descr: descr.to_string(),
     };
-    // NumPy also writes the one-character code '?' for bool
-    let (order, code) = match descr.as_bytes().first() {
-        Some(b'<' | b'>' | b'|' | b'=') => descr.split_at(1),
-        _ => ("", descr),
-    };
-    let data_type = match code {
-        "b1" | "?" => DataType::Bool,
-        "i1" => DataType::Int8,
-        "i2" => DataType::Int16,
-        "i4" => DataType::Int32,
-        "i8" => DataType::Int64,
-        "u1" => DataType::UInt8,
-        "u2" => DataType::UInt16,
-        "u4" => DataType::UInt32,
-        "u8" => DataType::UInt64,
-        "f2" => DataType::Float16,
-        "f4" => DataType::Float32,
-        "f8" => DataType::Float64,
-        "c8" => DataType::Complex64,
-        "c16" => DataType::Complex128,
-        v if v.starts_with('V') => {
-            let n: usize = v[1..].parse().map_err(|_| bad())?;
-            DataType::RawBits(NonZeroUsize::new(n).ok_or_else(bad)?)
-        }
-        _ => return Err(bad()),
-    };
-    let multi_byte = data_type.endian_component_size().is_some();
-    let little_host = cfg!(target_endian = "little");
-    let byte_order = match order {
-        "<" if multi_byte && !little_host => ByteOrder::Swapped,
-        ">" if multi_byte && little_host => ByteOrder::Swapped,
-        "<" | ">" | "=" | "" => ByteOrder::Native,
-        // '|' (not applicable) is only right for single-byte types
-        _ if multi_byte => return Err(bad()),
+    let parsed = NumpyDtype::parse(descr).map_err(|_| bad())?;
+    // '|' (not applicable) is only right for types without a byte order
+    if descr.starts_with('|') && parsed.data_type.endian_component_size().is_some() {
+        return Err(bad());
+    }
+    let byte_order = match parsed.byte_order {
+        Some(order) if order != numpy::ByteOrder::native() => ByteOrder::Swapped,
         _ => ByteOrder::Native,
     };
-    Ok((data_type, byte_order))
+    Ok((parsed.data_type, byte_order))
 }
 
 /// Reorders Fortran-order elements into C order.
@@ -823,6 +924,96 @@ mod tests {
         let raw = DataType::from_name("r24").unwrap();
         let back = Npy::parse(&to_bytes(raw, &[2], &[1, 2, 3, 4, 5, 6])).unwrap();
         assert_eq!(back.data_type, raw);
+    }
+
+    #[test]
+    fn fixed_width_strings() {
+        let items: Vec<Vec<u8>> = ["a", "", "héllo", "\u{1F600}"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let s = NpyStrings {
+            data_type: DataType::String,
+            shape: vec![2, 2],
+            items: items.clone(),
+        };
+        let bytes = s.to_bytes().unwrap();
+        assert!(String::from_utf8_lossy(&bytes[..64]).contains("'descr': '<U5'"));
+        assert_eq!(NpyStrings::parse(&bytes).unwrap(), s);
+        let b = NpyStrings {
+            data_type: DataType::Bytes,
+            shape: vec![3],
+            items: vec![vec![0, 1], vec![], vec![255]],
+        };
+        let bytes = b.to_bytes().unwrap();
+        assert!(String::from_utf8_lossy(&bytes[..64]).contains("'descr': '|S2'"));
+        assert_eq!(NpyStrings::parse(&bytes).unwrap(), b);
+        // Fortran order, and NumPy's dropping of trailing NULs
+        let f = file("|S2", true, "(2, 2)", b"a\0c\0b\0d\0");
+        let got = NpyStrings::parse(&f).unwrap();
+        assert_eq!(
+            got.items,
+            [b"a".to_vec(), b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]
+        );
+        for (bad, want) in [
+            (
+                file("<i4", false, "(1,)", &[0; 4]),
+                "unsupported .npy data type",
+            ),
+            (
+                file("<U0", false, "(1,)", &[]),
+                "unsupported .npy data type",
+            ),
+            (file("<U1", false, "(2,)", &[0; 4]), "needs 8"),
+            (
+                file("<U1", false, "(1,)", &[0, 0, 0x11, 0]),
+                "not a code point",
+            ),
+        ] {
+            let err = zarr_testkit::report(&NpyStrings::parse(&bad).unwrap_err());
+            assert!(err.contains(want), "{err}");
+        }
+    }
+
+    #[test]
+    fn datetimes_and_timedeltas() {
+        use zarr_array::zarr_meta::data_type::{TimeScale, TimeUnit};
+        let data: Vec<u8> = [i64::MIN, 0, 1_600_000_000]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        for (t, text) in [
+            (
+                DataType::DateTime64(TimeScale::of(TimeUnit::Second)),
+                "<M8[s]",
+            ),
+            (
+                DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap()),
+                "<m8[10ms]",
+            ),
+            (
+                DataType::DateTime64(TimeScale::of(TimeUnit::Generic)),
+                "<M8",
+            ),
+        ] {
+            assert_eq!(descr(t), text);
+            let back = Npy::parse(&to_bytes(t, &[3], &data)).unwrap();
+            assert_eq!((back.data_type, back.data.clone()), (t, data.clone()));
+        }
+        // big-endian timedeltas as NumPy writes them with '>'
+        let body: Vec<u8> = [3i64, -1].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let back = Npy::parse(&file(">m8[h]", false, "(2,)", &body)).unwrap();
+        assert_eq!(
+            back.data_type,
+            DataType::TimeDelta64(TimeScale::of(TimeUnit::Hour))
+        );
+        let want: Vec<u8> = [3i64, -1].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(back.data, want);
+        for bad in ["|M8[s]", "<M8[0s]", "<M8[xs]"] {
+            let err =
+                zarr_testkit::report(&Npy::parse(&file(bad, false, "(1,)", &[0; 8])).unwrap_err());
+            assert!(err.contains("unsupported .npy data type"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 
 use zarr_array::zarr_grid::geometry::{linear_index, Region};
 use zarr_array::zarr_grid::ChunkGrid;
-use zarr_array::Array;
+use zarr_array::{Array, DataType};
 
 use crate::error::{try_alloc, zarr, CliError, Result};
 use crate::npy;
@@ -175,6 +175,55 @@ fn check_space(path: &str, needed: u64) -> Result<()> {
     Ok(())
 }
 
+/// [`export_npy`] of a `string` or `variable_length_bytes` array: NumPy's fixed-width
+/// `<U<n>` or `|S<n>` ([`npy::NpyStrings`]), read whole (its elements, counted at 32 bytes
+/// each plus their text, must fit in `budget`).
+fn export_strings(
+    array: &Array,
+    location: &str,
+    region: &Region,
+    out_shape: &[u64],
+    out_path: &str,
+    budget: u64,
+) -> Result<()> {
+    let count = region
+        .shape
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+        .unwrap_or(u64::MAX);
+    if count.saturating_mul(32) > budget {
+        return Err(CliError::OverBudget {
+            what: format!("the {count} strings of the export"),
+            needed: count.saturating_mul(32),
+            budget,
+        });
+    }
+    let items: Vec<Vec<u8>> = match array.data_type() {
+        DataType::String => array
+            .read_region_vlen::<String>(region)
+            .map_err(|e| zarr(location, e))?
+            .into_iter()
+            .map(String::into_bytes)
+            .collect(),
+        _ => array
+            .read_region_vlen::<Vec<u8>>(region)
+            .map_err(|e| zarr(location, e))?
+            .into_iter()
+            .collect(),
+    };
+    let file = npy::NpyStrings {
+        data_type: array.data_type(),
+        shape: out_shape.to_vec(),
+        items,
+    };
+    // the elements of a string array are UTF-8 (checked when decoded)
+    let bytes = file
+        .to_bytes()
+        .map_err(|e| CliError::input(format!("{location}: {e}")))?;
+    check_space(out_path, bytes.len() as u64)?;
+    std::fs::write(out_path, bytes).map_err(|e| CliError::io(out_path, e))
+}
+
 /// Reads `region` of `array` and writes it to the `.npy` file `out_path` with the shape
 /// `out_shape` (the region's, less the axes selected by a single index), holding at most
 /// `budget` bytes of the array at a time: whole chunk rows when one fits, else chunk by
@@ -193,6 +242,9 @@ pub fn export_npy(
     budget: u64,
 ) -> Result<()> {
     let t = array.data_type();
+    if t.is_variable_size() {
+        return export_strings(array, location, region, out_shape, out_path, budget);
+    }
     let elem = t.size();
     let total = region
         .shape

@@ -276,6 +276,20 @@ fn chunks(ctx: &Ctx, array: &Array, path: &NodePath, report: &mut Report) -> Res
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some((key, idx)) = todo.get(i) else { break };
+                if array.data_type().is_variable_size() {
+                    let problem = match array.read_chunk_vlen(idx) {
+                        Err(e) => Some(format!("{key}: {}", explain(&e, &[key.as_str()]))),
+                        Ok(None) => Some(format!("{key}: listed but could not be read")),
+                        Ok(Some(_)) => None,
+                    };
+                    if let Some(p) = problem {
+                        if let Ok(mut v) = problems.lock() {
+                            v.push((i, p));
+                        }
+                    }
+                    progress.inc(1);
+                    continue;
+                }
                 let problem = match array.read_chunk_bytes(idx) {
                     Err(e) => Some(format!("{key}: {}", explain(&e, &[key.as_str()]))),
                     Ok(None) => Some(format!("{key}: listed but could not be read")),

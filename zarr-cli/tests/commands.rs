@@ -311,6 +311,163 @@ fn import_export_every_data_type() {
     assert_eq!(read_npy(&out).shape, vec![0, 3]);
 }
 
+#[test]
+fn import_export_datetimes_and_timedeltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    // zarr-python's arrays export to the .npy NumPy saved, byte for byte
+    for (name, descr, config) in [
+        (
+            "dtype_datetime64_10ms",
+            "<M8[10ms]",
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "ms", "scale_factor": 10}}),
+        ),
+        (
+            "dtype_timedelta64_3h",
+            "<m8[3h]",
+            json!({"name": "numpy.timedelta64", "configuration": {"unit": "h", "scale_factor": 3}}),
+        ),
+        (
+            "bytes_big_datetime64_us",
+            "<M8[us]",
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "us", "scale_factor": 1}}),
+        ),
+        (
+            "fill_nat_timedelta64",
+            "<m8[s]",
+            json!({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 1}}),
+        ),
+    ] {
+        let out = dir.path().join(format!("{name}.npy"));
+        ok(&["export", &s(&corpus.join(name)), &s(&out)]);
+        let want = std::fs::read(corpus.join(format!("{name}.npy"))).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), want, "{name}");
+        assert!(
+            String::from_utf8_lossy(&want[..128]).contains(&format!("'descr': '{descr}'")),
+            "{name}"
+        );
+        // and import back: the same data type, NaT as the fill value, the same file again
+        let arr = dir.path().join(format!("{name}.zarr"));
+        ok(&["import", &s(&out), &s(&arr), "--chunks", "8,5"]);
+        let i = info(&arr);
+        assert_eq!(i["data_type"], config, "{name}");
+        assert_eq!(i["fill_value"], json!(i64::MIN), "{name}");
+        let again = dir.path().join(format!("{name}.again.npy"));
+        ok(&["export", &s(&arr), &s(&again)]);
+        assert_eq!(std::fs::read(&again).unwrap(), want, "{name}");
+    }
+    // create by NumPy's spelling, with a NaT or integer fill value
+    let a = dir.path().join("created");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "3",
+        "--chunks",
+        "2",
+        "--dtype",
+        "timedelta64[ns]",
+        "--fill-value",
+        "NaT",
+    ]);
+    let i = info(&a);
+    assert_eq!(i["data_type"]["configuration"]["unit"], "ns");
+    assert_eq!(i["fill_value"], json!(i64::MIN));
+    let out = dir.path().join("created.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = read_npy(&out);
+    assert_eq!(back.data, [i64::MIN; 3].map(i64::to_ne_bytes).concat());
+    assert!(ok(&["info", &s(&a)]).contains("numpy.timedelta64[ns]"));
+    let e = fails(
+        &[
+            "create",
+            &s(&dir.path().join("bad")),
+            "--shape",
+            "3",
+            "--chunks",
+            "2",
+            "--dtype",
+            "datetime64[0s]",
+        ],
+        2,
+    );
+    assert!(e.contains("unknown data type \"datetime64[0s]\""), "{e}");
+}
+
+#[test]
+fn export_strings_and_byte_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/v3");
+    // zarr-python's string and bytes arrays export to the .npy NumPy saved, byte for byte
+    for name in [
+        "string_default_codecs",
+        "string_fill_missing",
+        "string_1d",
+        "bytes_vlen_default_codecs",
+        "bytes_vlen_fill_missing",
+    ] {
+        let out = dir.path().join(format!("{name}.npy"));
+        ok(&["export", &s(&corpus.join(name)), &s(&out)]);
+        let want = std::fs::read(corpus.join(format!("{name}.npy"))).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), want, "{name}");
+        // every stored chunk decodes
+        assert!(
+            ok(&["validate", &s(&corpus.join(name))]).contains(": ok ("),
+            "{name}"
+        );
+    }
+    let out = dir.path().join("part.npy");
+    ok(&[
+        "export",
+        &s(&corpus.join("string_fill_missing")),
+        &s(&out),
+        "--region",
+        "8:10,0:2",
+    ]);
+    let part = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(part.shape, vec![2, 2]);
+    assert!(part.items.iter().all(|i| i == "fill é".as_bytes()));
+    // import into new arrays (vlen-utf8 / vlen-bytes + zstd) and export the same file again
+    for (name, data_type) in [
+        ("string_default_codecs", json!("string")),
+        ("bytes_vlen_default_codecs", json!("variable_length_bytes")),
+    ] {
+        let src = corpus.join(format!("{name}.npy"));
+        let arr = dir.path().join(format!("{name}.zarr"));
+        ok(&["import", &s(&src), &s(&arr), "--chunks", "8,5"]);
+        let i = info(&arr);
+        assert_eq!(i["data_type"], data_type, "{name}");
+        assert_eq!(
+            i["codecs"][0]["name"].as_str().unwrap().get(..5),
+            Some("vlen-")
+        );
+        let again = dir.path().join(format!("{name}.again.npy"));
+        ok(&["export", &s(&arr), &s(&again)]);
+        assert_eq!(
+            std::fs::read(&again).unwrap(),
+            std::fs::read(&src).unwrap(),
+            "{name}"
+        );
+    }
+    let a = dir.path().join("created");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "3",
+        "--chunks",
+        "2",
+        "--dtype",
+        "string",
+        "--fill-value",
+        "\"x\"",
+    ]);
+    let out = dir.path().join("created.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(back.items, vec![b"x".to_vec(); 3]);
+}
+
 /// A `.npy` with a hand-made header (big-endian, Fortran order).
 fn npy_file(descr: &str, fortran: bool, shape: &str, body: &[u8]) -> Vec<u8> {
     let dict = format!(
@@ -387,9 +544,14 @@ fn import_errors() {
         ("garbage", b"hello world".to_vec()),
         ("empty", Vec::new()),
         ("truncated", npy_file("<i4", false, "(2, 3)", &[0; 10])),
-        ("unsupported", npy_file("<U4", false, "(2,)", &[0; 32])),
+        ("unsupported", npy_file("|O", false, "(2,)", &[0; 16])),
         ("bad header", npy_file("<i4", false, "(2, ", &[])),
         ("bad bool", npy_file("|b1", false, "(2,)", &[0, 5])),
+        ("short strings", npy_file("<U4", false, "(2,)", &[0; 31])),
+        (
+            "not a code point",
+            npy_file("<U1", false, "(1,)", &[0, 0, 0x11, 0]),
+        ),
     ] {
         std::fs::write(&bad, bytes).unwrap();
         let e = fails(&["import", &s(&bad), &arr], 1);

@@ -86,6 +86,19 @@ impl CodecChain {
         let mut bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>> = Vec::new();
         let mut a2b_len = len;
         for def in defs {
+            // the codecs of this crate that see elements take fixed-size ones, but for the
+            // vlen codecs and sharding (whose inner chain is checked the same way); an unknown
+            // name is refused by name below (or skipped when it may be)
+            if array_to_bytes.is_none()
+                && current.data_type.is_variable_size()
+                && registry.contains(&def.name)
+                && !takes_variable_size(&def.name)
+            {
+                return Err(CodecError::VariableSizeElements {
+                    codec: def.name.clone(),
+                    data_type: current.data_type.to_string(),
+                });
+            }
             let Some(codec) = build_codec(def, &current, registry)? else {
                 continue;
             };
@@ -335,6 +348,59 @@ impl CodecChain {
             owned = Some(out);
         }
         Ok(owned)
+    }
+
+    /// Decodes a stored chunk of a `string` or `variable_length_bytes` array: the
+    /// bytes->bytes decoders, then the vlen format (every element of the chunk shape).
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] for a chain whose array->bytes codec is not a vlen codec;
+    /// corrupt, truncated or oversized data (no allocation beyond what the stored bytes and
+    /// [`vlen::MAX_DECODED`](crate::vlen::MAX_DECODED) bound).
+    #[cfg(feature = "vlen")]
+    pub fn decode_vlen(&self, bytes: &[u8]) -> Result<crate::vlen::VlenChunk> {
+        #[cfg(feature = "sharding")]
+        if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
+            let decoded = self.decode_bytes_codecs(bytes)?;
+            return shard.decode_vlen(decoded.as_slice());
+        }
+        let codec = self.vlen_codec("decoding variable-size elements")?;
+        let decoded = self.decode_bytes_codecs(bytes)?;
+        codec.decode_chunk(decoded.as_slice())
+    }
+
+    /// Encodes the elements of a chunk of a `string` or `variable_length_bytes` array (C
+    /// order, every element of the chunk shape): the vlen format, then the bytes->bytes
+    /// encoders.
+    ///
+    /// # Errors
+    /// As [`CodecChain::decode_vlen`], another number of elements, an element too large for
+    /// the format.
+    #[cfg(feature = "vlen")]
+    pub fn encode_vlen<'a, I>(&self, items: I) -> Result<Vec<u8>>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        #[cfg(feature = "sharding")]
+        if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
+            let items: Vec<&[u8]> = items.into_iter().collect();
+            return self.encode_bytes(shard.encode_vlen(&items)?);
+        }
+        let codec = self.vlen_codec("encoding variable-size elements")?;
+        self.encode_bytes(codec.encode_chunk(items)?)
+    }
+
+    #[cfg(feature = "vlen")]
+    fn vlen_codec(&self, operation: &'static str) -> Result<&crate::vlen::VlenCodec> {
+        self.array_to_bytes_as::<crate::vlen::VlenCodec>()
+            .ok_or_else(|| CodecError::NotApplicable {
+                operation,
+                reason: format!(
+                    "the array -> bytes codec is {:?}, not vlen-utf8, vlen-bytes or sharding_indexed over one",
+                    self.array_to_bytes.name()
+                ),
+            })
     }
 
     fn encode_bytes(&self, mut bytes: Vec<u8>) -> Result<Vec<u8>> {
@@ -758,6 +824,12 @@ pub(crate) fn check_region(repr: &ChunkRepr, region: &Region, out_len: usize) ->
     Ok(())
 }
 
+/// Whether codec `name` takes variable-size elements: the vlen codecs, and sharding over
+/// them.
+fn takes_variable_size(name: &str) -> bool {
+    matches!(name, "vlen-utf8" | "vlen-bytes" | "sharding_indexed")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -770,6 +842,31 @@ mod tests {
 
     fn chain(json: &str, r: &ChunkRepr) -> Result<CodecChain> {
         CodecChain::from_json(json, r, &default_registry())
+    }
+
+    #[test]
+    fn variable_size_types_are_refused_by_fixed_size_codecs() {
+        for t in [DataType::String, DataType::Bytes] {
+            let r = repr(t, vec![4]);
+            for json in [
+                r#"[{"name":"bytes","configuration":{"endian":"little"}}]"#,
+                r#"[{"name":"transpose","configuration":{"order":[0]}},{"name":"bytes"}]"#,
+            ] {
+                let err = chain(json, &r).unwrap_err();
+                assert!(
+                    matches!(err, CodecError::VariableSizeElements { .. }),
+                    "{json}: {err}"
+                );
+            }
+            let err = chain(r#"[{"name":"bytes"}]"#, &r).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("codec \"bytes\" takes fixed-size elements, not the variable-size elements of data type {t} (string arrays need the codec \"vlen-utf8\", variable_length_bytes arrays \"vlen-bytes\")")
+            );
+            // a codec this build lacks is refused by its name
+            let err = chain(r#"[{"name":"vlen-utf16"}]"#, &r).unwrap_err();
+            assert_eq!(err.to_string(), "unknown codec \"vlen-utf16\"");
+        }
     }
 
     #[cfg(feature = "crc32c")]

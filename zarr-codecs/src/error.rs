@@ -23,6 +23,16 @@ pub enum CodecError {
         reason: String,
     },
 
+    /// A codec that takes fixed-size elements given a data type whose elements have no fixed
+    /// size (`string`, `variable_length_bytes`).
+    #[error("codec {codec:?} takes fixed-size elements, not the variable-size elements of data type {data_type} (string arrays need the codec \"vlen-utf8\", variable_length_bytes arrays \"vlen-bytes\")")]
+    VariableSizeElements {
+        /// The codec.
+        codec: String,
+        /// The data type.
+        data_type: String,
+    },
+
     /// A chunk whose size does not fit in memory.
     #[error("a chunk of shape {shape:?} and {element_size}-byte elements is too large")]
     ChunkTooLarge {

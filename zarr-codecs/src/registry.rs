@@ -63,6 +63,7 @@ pub type CodecRegistry = Registry<CodecFactory>;
 /// | `crc32c` | `crc32c` |
 /// | `sharding_indexed` | `sharding` (which enables `crc32c`) |
 /// | `sparse_layout` | `sparse` |
+/// | `vlen-utf8`, `vlen-bytes` | `vlen` |
 /// | `numcodecs.<id>`, `pcodec`, `zfp`, `zfpy` | one per codec (see [`crate::numcodecs`]) |
 ///
 /// # Errors
@@ -102,6 +103,17 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     #[cfg(not(feature = "sharding"))]
     registry.register_compiled_out("sharding_indexed", "sharding");
 
+    #[cfg(feature = "vlen")]
+    {
+        use crate::vlen::{factory_bytes, factory_utf8, VLEN_BYTES, VLEN_UTF8};
+        registry.register(VLEN_UTF8, CodecFactory(factory_utf8))?;
+        registry.register(VLEN_BYTES, CodecFactory(factory_bytes))?;
+    }
+    #[cfg(not(feature = "vlen"))]
+    {
+        registry.register_compiled_out("vlen-utf8", "vlen");
+        registry.register_compiled_out("vlen-bytes", "vlen");
+    }
     #[cfg(feature = "sparse")]
     registry.register(
         crate::sparse_layout::NAME,

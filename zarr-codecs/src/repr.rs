@@ -71,8 +71,12 @@ impl ChunkRepr {
     }
 
     /// Checks that the fill value fits the data type and that the chunk fits in memory;
-    /// returns the decoded size in bytes.
+    /// returns the decoded size in bytes (0 for a variable-size data type, which has no
+    /// fixed-size buffer and any fill value length).
     pub(crate) fn validate(&self) -> Result<usize> {
+        if self.data_type.is_variable_size() {
+            return Ok(0);
+        }
         if self.fill_value.as_bytes().len() != self.element_size() {
             return Err(CodecError::BufferLength {
                 what: "the fill value",

@@ -3,8 +3,15 @@
 //! element count, then per element (C order) a `u32` little-endian byte length and the
 //! element's bytes (UTF-8 for `vlen-utf8`).
 //!
-//! This module holds the format only (encoding and bounded decoding); the codecs themselves
-//! need the variable-size data types of zarr-meta and are not registered yet.
+//! The codecs are [`VlenCodec`]: `vlen-utf8` for `string` arrays and `vlen-bytes` for
+//! `variable_length_bytes` arrays, each with an empty configuration, as zarr-python writes
+//! `{"name": "vlen-utf8", "configuration": {}}`. Their chunks have no fixed-size form, so a
+//! chain with one decodes and encodes them through
+//! [`CodecChain::decode_vlen`](crate::CodecChain::decode_vlen) and
+//! [`CodecChain::encode_vlen`](crate::CodecChain::encode_vlen); the byte-buffer methods of
+//! [`ArrayToBytesCodec`] refuse them ([`CodecError::NotApplicable`]). A chunk holds every
+//! element of the chunk shape (edge chunks padded with the fill value), and decodes to at
+//! most [`MAX_DECODED`] bytes, the limit handed to the bytes->bytes codecs before it.
 //!
 //! A decoded chunk is held as one byte buffer and `count + 1` offsets ([`VlenChunk`]), not as
 //! one allocation per element: both allocations are bounded by the stored chunk's length
@@ -20,7 +27,13 @@
 //! # Ok::<(), zarr_codecs::CodecError>(())
 //! ```
 
+use serde::Deserialize;
+use zarr_meta::{DataKind, ExtensionDef, ExtensionPoint};
+
+use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
+use crate::registry::CodecRegistry;
+use crate::repr::ChunkRepr;
 
 /// The name of the UTF-8 codec.
 pub const VLEN_UTF8: &str = "vlen-utf8";
@@ -39,6 +52,19 @@ pub struct VlenChunk {
 }
 
 impl VlenChunk {
+    /// A chunk of these elements, in order.
+    pub fn from_items<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> VlenChunk {
+        let mut chunk = VlenChunk {
+            offsets: vec![0],
+            data: Vec::new(),
+        };
+        for item in items {
+            chunk.data.extend_from_slice(item);
+            chunk.offsets.push(chunk.data.len());
+        }
+        chunk
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
@@ -176,6 +202,174 @@ pub fn decode(bytes: &[u8], expected: u64, codec: &'static str) -> Result<VlenCh
     Ok(VlenChunk { offsets, data })
 }
 
+/// The largest stored chunk (after the bytes->bytes codecs) of the vlen codecs: 1 GiB more
+/// than the count header and one length prefix per element.
+pub const MAX_DECODED: u64 = 1 << 30;
+
+/// The `vlen-utf8` or `vlen-bytes` array->bytes codec, built for one chunk representation.
+#[derive(Debug, Clone)]
+pub struct VlenCodec {
+    name: &'static str,
+    repr: ChunkRepr,
+    count: u64,
+}
+
+/// The configuration of both codecs: empty.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VlenConfig {}
+
+impl VlenCodec {
+    /// The codec `name` ([`VLEN_UTF8`] or [`VLEN_BYTES`]) for chunks of `repr`.
+    ///
+    /// # Errors
+    /// A data type the codec does not encode (`vlen-utf8` takes `string`, `vlen-bytes`
+    /// `variable_length_bytes`), or a chunk whose element count overflows.
+    pub fn new(name: &'static str, repr: &ChunkRepr) -> Result<Self> {
+        let wanted = if name == VLEN_UTF8 {
+            DataKind::String
+        } else {
+            DataKind::Bytes
+        };
+        if repr.data_type.kind() != wanted {
+            let takes = if name == VLEN_UTF8 {
+                "string"
+            } else {
+                "variable_length_bytes"
+            };
+            return Err(ExtensionDef::new(name)
+                .invalid_configuration(
+                    ExtensionPoint::Codec,
+                    format!("it encodes data type {takes}, not {}", repr.data_type),
+                )
+                .into());
+        }
+        let count = repr
+            .num_elements()
+            .ok_or_else(|| CodecError::ChunkTooLarge {
+                shape: repr.shape.clone(),
+                element_size: PREFIX,
+            })?;
+        Ok(VlenCodec {
+            name,
+            repr: repr.clone(),
+            count,
+        })
+    }
+
+    /// The number of elements of a chunk (of the full chunk shape).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Decodes a chunk (after the bytes->bytes codecs); for `vlen-utf8`, every element is
+    /// checked to be UTF-8.
+    ///
+    /// # Errors
+    /// As [`decode`], and [`CodecError::Corrupt`] for an element of `vlen-utf8` that is not
+    /// UTF-8.
+    pub fn decode_chunk(&self, bytes: &[u8]) -> Result<VlenChunk> {
+        let chunk = decode(bytes, self.count, self.name)?;
+        if self.name == VLEN_UTF8 {
+            if let Some((i, e)) = chunk
+                .iter()
+                .enumerate()
+                .find_map(|(i, b)| std::str::from_utf8(b).err().map(|e| (i, e)))
+            {
+                return Err(CodecError::Corrupt {
+                    codec: self.name,
+                    reason: format!("element {i} is not UTF-8 ({e})"),
+                });
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// Encodes the elements of a chunk (C order, exactly [`VlenCodec::count`] of them).
+    ///
+    /// # Errors
+    /// Another number of elements, or as [`encode`].
+    pub fn encode_chunk<'a, I>(&self, items: I) -> Result<Vec<u8>>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let items = items.into_iter();
+        if items.len() as u64 != self.count {
+            return Err(CodecError::BufferLength {
+                what: "the chunk's elements",
+                expected: self.count,
+                got: items.len() as u64,
+            });
+        }
+        encode(items, self.name)
+    }
+
+    fn not_fixed(&self, operation: &'static str) -> CodecError {
+        CodecError::NotApplicable {
+            operation,
+            reason: format!(
+                "{} chunks hold variable-size elements, which have no fixed-size buffer",
+                self.name
+            ),
+        }
+    }
+}
+
+fn factory(name: &'static str, def: &ExtensionDef, repr: &ChunkRepr) -> Result<Codec> {
+    let _: VlenConfig = def.parse_configuration(ExtensionPoint::Codec)?;
+    Ok(Codec::ArrayToBytes(Box::new(VlenCodec::new(name, repr)?)))
+}
+
+pub(crate) fn factory_utf8(
+    def: &ExtensionDef,
+    repr: &ChunkRepr,
+    _: &CodecRegistry,
+) -> Result<Codec> {
+    factory(VLEN_UTF8, def, repr)
+}
+
+pub(crate) fn factory_bytes(
+    def: &ExtensionDef,
+    repr: &ChunkRepr,
+    _: &CodecRegistry,
+) -> Result<Codec> {
+    factory(VLEN_BYTES, def, repr)
+}
+
+impl ArrayToBytesCodec for VlenCodec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn to_def(&self) -> ExtensionDef {
+        ExtensionDef::with_configuration(self.name, serde_json::Map::new())
+    }
+
+    fn decoded_repr(&self) -> &ChunkRepr {
+        &self.repr
+    }
+
+    fn encoded_size_bound(&self) -> u64 {
+        self.count
+            .saturating_add(1)
+            .saturating_mul(PREFIX as u64)
+            .saturating_add(MAX_DECODED)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn encode(&self, _: &[u8]) -> Result<Vec<u8>> {
+        Err(self.not_fixed("encoding a byte buffer"))
+    }
+
+    fn decode_into(&self, _: &[u8], _: &mut [u8]) -> Result<()> {
+        Err(self.not_fixed("decoding into a byte buffer"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +381,133 @@ mod tests {
 
     fn hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    fn repr(t: zarr_meta::DataType, shape: Vec<u64>, fill: &str) -> ChunkRepr {
+        let fill = zarr_meta::FillValue::from_json(&serde_json::json!(fill), t).unwrap();
+        ChunkRepr::new(shape, t, fill)
+    }
+
+    fn chain(json: &str, r: &ChunkRepr) -> Result<crate::CodecChain> {
+        crate::CodecChain::from_json(json, r, &crate::default_registry())
+    }
+
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn chains_round_trip_through_the_bytes_codecs() {
+        use zarr_meta::DataType;
+        let r = repr(DataType::String, vec![2, 2], "");
+        let c = chain(
+            r#"[{"name":"vlen-utf8","configuration":{}},{"name":"zstd","configuration":{"level":0,"checksum":false}}]"#,
+            &r,
+        )
+        .unwrap();
+        let items = ["a", "", "héllo", "\u{1F600}"];
+        let stored = c.encode_vlen(items.iter().map(|s| s.as_bytes())).unwrap();
+        assert_eq!(
+            c.decode_vlen(&stored)
+                .unwrap()
+                .to_strings(VLEN_UTF8)
+                .unwrap(),
+            items
+        );
+        assert_eq!(
+            serde_json::to_string(&c.to_defs()).unwrap(),
+            r#"[{"name":"vlen-utf8","configuration":{}},{"name":"zstd","configuration":{"level":0,"checksum":false}}]"#
+        );
+        // another number of elements than the chunk shape holds
+        let err = c.encode_vlen([&b"a"[..]]).unwrap_err();
+        assert!(matches!(err, CodecError::BufferLength { .. }), "{err}");
+        // the fixed-size paths refuse clearly
+        let err = c.decode(&stored).unwrap_err();
+        assert!(err.to_string().contains("variable-size elements"), "{err}");
+        let b = repr(DataType::Bytes, vec![3], "AHo=");
+        let c = chain(r#"[{"name":"vlen-bytes"}]"#, &b).unwrap();
+        let items: [&[u8]; 3] = [b"\0\xff", b"", b"z"];
+        let stored = c.encode_vlen(items).unwrap();
+        assert_eq!(stored, encode(items, VLEN_BYTES).unwrap());
+        assert_eq!(
+            c.decode_vlen(&stored).unwrap().to_byte_vecs(),
+            items.map(<[u8]>::to_vec)
+        );
+    }
+
+    #[test]
+    fn codecs_take_only_their_data_type() {
+        use zarr_meta::DataType;
+        let cases = [
+            (
+                DataType::Bytes,
+                r#"[{"name":"vlen-utf8"}]"#,
+                "it encodes data type string, not variable_length_bytes",
+            ),
+            (
+                DataType::String,
+                r#"[{"name":"vlen-bytes"}]"#,
+                "it encodes data type variable_length_bytes, not string",
+            ),
+            (
+                DataType::Int32,
+                r#"[{"name":"vlen-utf8"}]"#,
+                "it encodes data type string, not int32",
+            ),
+        ];
+        for (t, json, want) in cases {
+            let r = if t == DataType::Int32 {
+                ChunkRepr::new(vec![2], t, zarr_meta::FillValue::zero(t))
+            } else {
+                repr(t, vec![2], "")
+            };
+            let err = chain(json, &r).unwrap_err().to_string();
+            assert!(err.contains(want), "{json}: {err}");
+        }
+        let r = repr(DataType::String, vec![2], "");
+        let err = chain(r#"[{"name":"vlen-utf8","configuration":{"x":1}}]"#, &r).unwrap_err();
+        assert!(
+            zarr_testkit::report(&err).contains("unknown field `x`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn corrupt_chunks_are_errors() {
+        use zarr_meta::DataType;
+        let r = repr(DataType::String, vec![3], "");
+        let c = chain(r#"[{"name":"vlen-utf8"}]"#, &r).unwrap();
+        let good = encode(["ab", "c", ""].iter().map(|s| s.as_bytes()), VLEN_UTF8).unwrap();
+        assert!(c.decode_vlen(&good).is_ok());
+        // every truncation is an error, never a panic
+        for n in 0..good.len() - 4 {
+            assert!(c.decode_vlen(&good[..n]).is_err(), "{n}");
+        }
+        // a count that is not the chunk's, a huge count or length in a short input
+        let mut wrong = good.clone();
+        wrong[0] = 2;
+        assert!(c
+            .decode_vlen(&wrong)
+            .unwrap_err()
+            .to_string()
+            .contains("holds 2 elements, expected 3"));
+        let mut huge = good.clone();
+        huge[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            c.decode_vlen(&huge).unwrap_err(),
+            CodecError::Truncated { .. }
+        ));
+        // not UTF-8
+        let bad = encode([&b"\xff"[..], b"", b""], VLEN_UTF8).unwrap();
+        assert_eq!(
+            c.decode_vlen(&bad).unwrap_err().to_string(),
+            "vlen-utf8 data is corrupt: element 0 is not UTF-8 (invalid utf-8 sequence of 1 bytes from index 0)"
+        );
+        // every single-byte corruption is handled
+        for i in 0..good.len() {
+            for b in [0u8, 1, 0x7f, 0xff] {
+                let mut x = good.clone();
+                x[i] = b;
+                let _ = c.decode_vlen(&x);
+            }
+        }
     }
 
     #[test]

@@ -189,7 +189,7 @@ impl ArrayMetadata {
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("shape".into(), Value::from(self.shape.clone()));
-        m.insert("data_type".into(), Value::String(self.data_type.name()));
+        m.insert("data_type".into(), self.data_type.to_def().to_value());
         m.insert("chunk_grid".into(), self.chunk_grid.to_value());
         m.insert(
             "chunk_key_encoding".into(),

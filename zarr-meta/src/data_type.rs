@@ -1,4 +1,5 @@
-//! The core data types of Zarr v3 and the comparison "equal to the fill value".
+//! The data types of Zarr v3 (the core types, raw bits, NumPy's datetimes and timedeltas)
+//! and the comparison "equal to the fill value".
 
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -6,10 +7,20 @@ use std::num::NonZeroUsize;
 use crate::error::{MetaError, Result};
 use crate::ext::{ExtensionDef, ExtensionPoint, Registry};
 
-/// A Zarr v3 core data type.
+mod time;
+pub use time::{
+    TimeScale, TimeScaleError, TimeUnit, DATETIME64, MAX_SCALE_FACTOR, NAT, TIMEDELTA64, TIME_UNITS,
+};
+
+/// A Zarr v3 data type: a core type, raw bits, or an extension type this crate knows.
 ///
 /// In memory, elements are held in the machine's native byte order (the `bytes` codec
-/// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs.
+/// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs;
+/// datetimes and timedeltas are `i64` counts of their [`TimeScale`] (`i64::MIN` is `NaT`).
+///
+/// [`DataType::String`] and [`DataType::Bytes`] have elements of variable size
+/// ([`DataType::fixed_size`] is `None`): they have no fixed-size in-memory form, so the
+/// fixed-size paths (the `bytes` codec, byte buffers of whole chunks) refuse them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {
@@ -43,6 +54,15 @@ pub enum DataType {
     Complex128,
     /// `r<N>`: raw bits, N a positive multiple of 8; the value is the byte count N/8.
     RawBits(NonZeroUsize),
+    /// `numpy.datetime64`: a signed 64-bit count of the scale since the Unix epoch.
+    DateTime64(TimeScale),
+    /// `numpy.timedelta64`: a signed 64-bit count of the scale.
+    TimeDelta64(TimeScale),
+    /// `string`: UTF-8 strings of any length (variable size).
+    String,
+    /// `variable_length_bytes` (also read as `bytes`): byte strings of any length (variable
+    /// size).
+    Bytes,
 }
 
 /// The broad kind of a data type, for code that dispatches on it.
@@ -61,6 +81,14 @@ pub enum DataKind {
     Complex,
     /// raw bits
     Raw,
+    /// `numpy.datetime64`
+    DateTime,
+    /// `numpy.timedelta64`
+    TimeDelta,
+    /// `string` (variable size)
+    String,
+    /// `variable_length_bytes` (variable size)
+    Bytes,
 }
 
 /// The core data type names, in the order of the spec.
@@ -82,11 +110,24 @@ pub const CORE_DATA_TYPES: [DataType; 14] = [
 ];
 
 impl DataType {
-    /// The name written in metadata (`"int32"`, `"r16"`).
+    /// The name written in metadata (`"int32"`, `"r16"`, `"numpy.datetime64"`).
     pub fn name(&self) -> String {
         match self {
             DataType::RawBits(n) => format!("r{}", n.get() * 8),
+            DataType::DateTime64(_) => DATETIME64.to_string(),
+            DataType::TimeDelta64(_) => TIMEDELTA64.to_string(),
             other => other.static_name().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// The definition written in metadata's `data_type`: the short form `"int32"` for the
+    /// core types and raw bits, an object with a configuration for the others.
+    pub fn to_def(&self) -> ExtensionDef {
+        match self {
+            DataType::DateTime64(scale) | DataType::TimeDelta64(scale) => {
+                ExtensionDef::with_configuration(self.name(), scale.to_configuration())
+            }
+            _ => ExtensionDef::short(self.name()),
         }
     }
 
@@ -106,17 +147,28 @@ impl DataType {
             DataType::Float64 => "float64",
             DataType::Complex64 => "complex64",
             DataType::Complex128 => "complex128",
-            DataType::RawBits(_) => return None,
+            DataType::String => STRING,
+            DataType::Bytes => VARIABLE_LENGTH_BYTES,
+            DataType::RawBits(_) | DataType::DateTime64(_) | DataType::TimeDelta64(_) => {
+                return None
+            }
         })
     }
 
-    /// Parses a core name or `r<N>`; `None` for anything else.
+    /// Parses a core name, `r<N>`, `string`, `variable_length_bytes` or `bytes`; `None` for
+    /// anything else (types with a configuration have no name alone: see
+    /// [`DataType::from_def`]).
     pub fn from_name(name: &str) -> Option<DataType> {
         if let Some(t) = CORE_DATA_TYPES
             .iter()
             .find(|t| t.static_name() == Some(name))
         {
             return Some(*t);
+        }
+        match name {
+            STRING => return Some(DataType::String),
+            VARIABLE_LENGTH_BYTES | BYTES_ALIAS => return Some(DataType::Bytes),
+            _ => {}
         }
         let bits = name.strip_prefix('r')?;
         if bits.is_empty() || bits.starts_with('0') || !bits.bytes().all(|b| b.is_ascii_digit()) {
@@ -129,13 +181,36 @@ impl DataType {
         NonZeroUsize::new(bits / 8).map(DataType::RawBits)
     }
 
-    /// Size of one element in bytes.
+    /// The size of one element in bytes, `None` for the variable-size types (`string`,
+    /// `variable_length_bytes`).
+    pub fn fixed_size(&self) -> Option<usize> {
+        match self {
+            DataType::String | DataType::Bytes => None,
+            other => Some(other.size()),
+        }
+    }
+
+    /// Whether elements have no fixed size (`string`, `variable_length_bytes`).
+    pub fn is_variable_size(&self) -> bool {
+        self.fixed_size().is_none()
+    }
+
+    /// The size of one element in bytes, for the fixed-size paths: [`DataType::fixed_size`]
+    /// of a fixed-size type, and 0 for a variable-size one. A variable-size type never reaches
+    /// those paths (a codec chain refuses it unless its array->bytes codec takes variable-size
+    /// elements); code that can meet one asks [`DataType::fixed_size`].
     pub fn size(&self) -> usize {
         match self {
+            DataType::String | DataType::Bytes => 0,
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
-            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Int64
+            | DataType::UInt64
+            | DataType::Float64
+            | DataType::Complex64
+            | DataType::DateTime64(_)
+            | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::RawBits(n) => n.get(),
         }
@@ -145,7 +220,12 @@ impl DataType {
     /// (`None` for types of one byte and for raw bits, which have no byte order).
     pub fn endian_component_size(&self) -> Option<usize> {
         match self {
-            DataType::Bool | DataType::Int8 | DataType::UInt8 | DataType::RawBits(_) => None,
+            DataType::Bool
+            | DataType::Int8
+            | DataType::UInt8
+            | DataType::RawBits(_)
+            | DataType::String
+            | DataType::Bytes => None,
             DataType::Complex64 => Some(4),
             DataType::Complex128 => Some(8),
             other => Some(other.size()),
@@ -163,6 +243,10 @@ impl DataType {
             DataType::Float16 | DataType::Float32 | DataType::Float64 => DataKind::Float,
             DataType::Complex64 | DataType::Complex128 => DataKind::Complex,
             DataType::RawBits(_) => DataKind::Raw,
+            DataType::DateTime64(_) => DataKind::DateTime,
+            DataType::TimeDelta64(_) => DataKind::TimeDelta,
+            DataType::String => DataKind::String,
+            DataType::Bytes => DataKind::Bytes,
         }
     }
 
@@ -194,9 +278,12 @@ impl DataType {
 
     /// Whether every element of `chunk` (native byte order) equals `fill`, in the sense of
     /// [`DataType::elements_equal`]. A chunk whose length is not a multiple of the element
-    /// size is never all fill.
+    /// size is never all fill, nor is a buffer of a variable-size type (it has no fixed-size
+    /// elements to compare).
     pub fn all_equal(&self, chunk: &[u8], fill: &[u8]) -> bool {
-        let size = self.size();
+        let Some(size) = self.fixed_size() else {
+            return false;
+        };
         if fill.len() != size || !chunk.len().is_multiple_of(size) {
             return false;
         }
@@ -215,7 +302,8 @@ impl DataType {
     /// Resolves a `data_type` definition through a data type registry.
     ///
     /// # Errors
-    /// Unknown names, a `must_understand` field, or a configuration on a core type.
+    /// Unknown names, a `must_understand` field, a configuration on a core type, or a bad
+    /// configuration of a type that takes one.
     pub fn from_def(def: &ExtensionDef, registry: &Registry<DataTypeFactory>) -> Result<DataType> {
         // r<N> is a family of names; it resolves through the entry "r*".
         let factory = match registry.resolve_required(def) {
@@ -242,6 +330,13 @@ impl DataType {
 /// The registry entry that stands for the whole `r<N>` family.
 pub const RAW_BITS_ENTRY: &str = "r*";
 
+/// The metadata name of [`DataType::String`].
+pub const STRING: &str = "string";
+/// The metadata name of [`DataType::Bytes`], as zarr-python 3.1.6 writes it.
+pub const VARIABLE_LENGTH_BYTES: &str = "variable_length_bytes";
+/// Another name of [`DataType::Bytes`] (zarr-extensions' `bytes`), read but not written.
+pub const BYTES_ALIAS: &str = "bytes";
+
 /// Builds a data type from its definition.
 pub type DataTypeFactory = fn(&ExtensionDef) -> Result<DataType>;
 
@@ -249,7 +344,7 @@ fn core_factory(def: &ExtensionDef) -> Result<DataType> {
     if def.configuration.as_ref().is_some_and(|c| !c.is_empty()) {
         return Err(def.invalid_configuration(
             ExtensionPoint::DataType,
-            "core data types take no configuration",
+            "this data type takes no configuration",
         ));
     }
     DataType::from_name(&def.name).ok_or_else(|| MetaError::UnknownExtension {
@@ -258,7 +353,16 @@ fn core_factory(def: &ExtensionDef) -> Result<DataType> {
     })
 }
 
-/// Registers the core data types and the `r<N>` family.
+fn datetime_factory(def: &ExtensionDef) -> Result<DataType> {
+    TimeScale::from_def(def).map(DataType::DateTime64)
+}
+
+fn timedelta_factory(def: &ExtensionDef) -> Result<DataType> {
+    TimeScale::from_def(def).map(DataType::TimeDelta64)
+}
+
+/// Registers the core data types, the `r<N>` family, `numpy.datetime64`,
+/// `numpy.timedelta64`, `string` and `variable_length_bytes` (also `bytes`).
 ///
 /// # Errors
 /// If one of the names is already registered.
@@ -266,7 +370,12 @@ pub fn register_defaults(registry: &mut Registry<DataTypeFactory>) -> Result<()>
     for t in CORE_DATA_TYPES {
         registry.register(t.name(), core_factory as DataTypeFactory)?;
     }
-    registry.register(RAW_BITS_ENTRY, core_factory as DataTypeFactory)
+    registry.register(RAW_BITS_ENTRY, core_factory as DataTypeFactory)?;
+    for name in [STRING, VARIABLE_LENGTH_BYTES, BYTES_ALIAS] {
+        registry.register(name, core_factory as DataTypeFactory)?;
+    }
+    registry.register(DATETIME64, datetime_factory as DataTypeFactory)?;
+    registry.register(TIMEDELTA64, timedelta_factory as DataTypeFactory)
 }
 
 /// A registry holding every data type of this crate.
@@ -277,9 +386,16 @@ pub fn default_registry() -> Registry<DataTypeFactory> {
     r
 }
 
+/// The name, and for the time types the scale in NumPy's brackets:
+/// `numpy.datetime64[10ms]`.
 impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
+        match self {
+            DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
+                write!(f, "{}[{s}]", self.name())
+            }
+            _ => f.write_str(&self.name()),
+        }
     }
 }
 
@@ -371,6 +487,149 @@ mod tests {
         let c = |a: f64, b: f64| [a.to_ne_bytes(), b.to_ne_bytes()].concat();
         assert!(DataType::Complex128.elements_equal(&c(f64::NAN, 1.0), &c(-f64::NAN, 1.0)));
         assert!(!DataType::Complex128.elements_equal(&c(f64::NAN, 1.0), &c(f64::NAN, 2.0)));
+    }
+
+    fn resolve(doc: serde_json::Value) -> Result<DataType> {
+        let def = ExtensionDef::from_value(&doc, "data_type")?;
+        DataType::from_def(&def, &default_registry())
+    }
+
+    #[test]
+    fn time_types_parse_and_write_back_exactly() {
+        use serde_json::json;
+        for (doc, t) in [
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}),
+                DataType::DateTime64(TimeScale::of(TimeUnit::Second)),
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "ms", "scale_factor": 10}}),
+                DataType::DateTime64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap()),
+            ),
+            (
+                json!({"name": "numpy.timedelta64", "configuration": {"unit": "h", "scale_factor": 3}}),
+                DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Hour, 3).unwrap()),
+            ),
+            (
+                json!({"name": "numpy.timedelta64", "configuration": {"unit": "μs", "scale_factor": 2147483647}}),
+                DataType::TimeDelta64(
+                    TimeScale::try_new(TimeUnit::MicrosecondMicroSign, 2147483647).unwrap(),
+                ),
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "generic", "scale_factor": 1}}),
+                DataType::DateTime64(TimeScale::of(TimeUnit::Generic)),
+            ),
+        ] {
+            assert_eq!(resolve(doc.clone()).unwrap(), t, "{doc}");
+            assert_eq!(t.to_def().to_value(), doc);
+            assert_eq!(t.size(), 8);
+            assert_eq!(t.endian_component_size(), Some(8));
+        }
+        for unit in TIME_UNITS {
+            assert_eq!(TimeUnit::from_str_exact(unit.as_str()), Some(unit));
+        }
+        assert_eq!(
+            DataType::DateTime64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap())
+                .to_string(),
+            "numpy.datetime64[10ms]"
+        );
+        assert_eq!(
+            DataType::TimeDelta64(TimeScale::of(TimeUnit::Day)).kind(),
+            DataKind::TimeDelta
+        );
+    }
+
+    #[test]
+    fn bad_time_configurations_are_metadata_errors() {
+        use serde_json::json;
+        let dt = |c: serde_json::Value| json!({"name": "numpy.datetime64", "configuration": c});
+        for (doc, message) in [
+            (
+                dt(json!({"unit": "sec", "scale_factor": 1})),
+                "invalid configuration for data type \"numpy.datetime64\": unknown unit \"sec\" (expected one of Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, generic)",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": 0})),
+                "invalid configuration for data type \"numpy.datetime64\": scale_factor 0 is out of range (expected 1 to 2147483647)",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": 2147483648u64})),
+                "scale_factor 2147483648 is out of range (expected 1 to 2147483647)",
+            ),
+            (
+                dt(json!({"unit": "generic", "scale_factor": 2})),
+                "the unit \"generic\" takes scale_factor 1, got 2",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": 1.5})),
+                "invalid configuration for data type \"numpy.datetime64\": invalid type: floating point `1.5`, expected u64",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": "1"})),
+                "invalid type: string \"1\", expected u64",
+            ),
+            (
+                dt(json!({"unit": "s", "scale_factor": -1})),
+                "invalid value: integer `-1`, expected u64",
+            ),
+            (dt(json!({"unit": "s"})), "missing field `scale_factor`"),
+            (
+                dt(json!({"unit": "s", "scale_factor": 1, "tz": "UTC"})),
+                "unknown field `tz`",
+            ),
+            (
+                json!("numpy.timedelta64"),
+                "invalid configuration for data type \"numpy.timedelta64\": missing field `unit`",
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}, "must_understand": true}),
+                "must not carry \"must_understand\"",
+            ),
+        ] {
+            let err = zarr_testkit::report(&resolve(doc.clone()).unwrap_err());
+            assert!(err.contains(message), "{doc}: {err}");
+        }
+    }
+
+    #[test]
+    fn variable_size_types() {
+        use serde_json::json;
+        for (doc, t, back) in [
+            (json!("string"), DataType::String, json!("string")),
+            (
+                json!("variable_length_bytes"),
+                DataType::Bytes,
+                json!("variable_length_bytes"),
+            ),
+            (
+                json!("bytes"),
+                DataType::Bytes,
+                json!("variable_length_bytes"),
+            ),
+            (
+                json!({"name": "string", "configuration": {}}),
+                DataType::String,
+                json!("string"),
+            ),
+        ] {
+            assert_eq!(resolve(doc.clone()).unwrap(), t, "{doc}");
+            assert_eq!(t.to_def().to_value(), back);
+            assert_eq!(t.fixed_size(), None);
+            assert!(t.is_variable_size());
+            assert_eq!(t.endian_component_size(), None);
+            // no fixed-size elements to compare, so never "all fill"
+            assert!(!t.all_equal(&[], &[]));
+            assert!(!t.all_equal(b"abab", b"ab"));
+        }
+        assert_eq!(DataType::String.kind(), DataKind::String);
+        assert_eq!(DataType::Int32.fixed_size(), Some(4));
+        assert!(!DataType::Float64.is_variable_size());
+        let err = resolve(json!({"name": "string", "configuration": {"length": 3}})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid configuration for data type \"string\": this data type takes no configuration"
+        );
     }
 
     #[test]

@@ -2,15 +2,18 @@
 
 use serde_json::{Number, Value};
 
-use crate::data_type::{DataKind, DataType};
+use crate::data_type::{DataKind, DataType, NAT};
 use crate::error::{MetaError, Result};
+use crate::v2::{base64_decode, base64_encode};
 
 /// A fill value: one element of the array's data type, in native byte order.
 ///
 /// It reads every JSON form the spec allows: integers exact over the whole range of
 /// `int64`/`uint64`; floats as numbers, `"NaN"`, `"Infinity"`, `"-Infinity"` or a hex bit
 /// pattern (`"0x7fc00000"`); complex numbers as `[re, im]`; `bool` as `true`/`false`;
-/// `r<N>` as an array of N/8 byte values.
+/// `r<N>` as an array of N/8 byte values; datetimes and timedeltas as an `int64` or `"NaT"`;
+/// `string` as a JSON string (held as its UTF-8 bytes); `variable_length_bytes` as a base64
+/// string (held as the decoded bytes).
 ///
 /// ```
 /// use zarr_meta::{DataType, FillValue};
@@ -32,9 +35,26 @@ impl FillValue {
     /// A fill value from an element's native-order bytes.
     ///
     /// # Errors
-    /// If the length is not the data type's size.
+    /// If the length is not the data type's size (any length for the variable-size types;
+    /// UTF-8 for `string`).
     pub fn from_ne_bytes(data_type: DataType, bytes: impl Into<Vec<u8>>) -> Result<Self> {
         let bytes = bytes.into();
+        match data_type.kind() {
+            DataKind::Bytes => return Ok(FillValue { bytes }),
+            DataKind::String => {
+                return match String::from_utf8(bytes) {
+                    Ok(s) => Ok(FillValue {
+                        bytes: s.into_bytes(),
+                    }),
+                    Err(e) => Err(MetaError::InvalidFillValue {
+                        data_type: data_type.name(),
+                        value: format!("{:?}", e.as_bytes()),
+                        reason: "a string fill value must be UTF-8".into(),
+                    }),
+                }
+            }
+            _ => {}
+        }
         if bytes.len() != data_type.size() {
             return Err(MetaError::InvalidFillValue {
                 data_type: data_type.name(),
@@ -45,10 +65,22 @@ impl FillValue {
         Ok(FillValue { bytes })
     }
 
-    /// The all-zero fill value (`false`, `0`, `0.0`, zero bytes).
+    /// The all-zero fill value (`false`, `0`, `0.0`, zero bytes; the empty string or byte
+    /// string for the variable-size types).
     pub fn zero(data_type: DataType) -> Self {
         FillValue {
             bytes: vec![0; data_type.size()],
+        }
+    }
+
+    /// The fill value a new array gets when none is given, as zarr-python gives it: `NaT` for
+    /// datetimes and timedeltas, [`FillValue::zero`] for every other type.
+    pub fn default_for(data_type: DataType) -> Self {
+        match data_type.kind() {
+            DataKind::DateTime | DataKind::TimeDelta => FillValue {
+                bytes: NAT.to_ne_bytes().to_vec(),
+            },
+            _ => FillValue::zero(data_type),
         }
     }
 
@@ -115,16 +147,33 @@ impl FillValue {
                     .collect::<Result<Vec<u8>>>()?,
                 _ => return Err(err("expected an array with one value per byte")),
             },
+            DataKind::String => match value {
+                Value::String(s) => s.as_bytes().to_vec(),
+                _ => return Err(err("expected a string")),
+            },
+            DataKind::Bytes => match value {
+                Value::String(s) => base64_decode(s).ok_or_else(|| err("not a base64 string"))?,
+                _ => return Err(err("expected a base64 string")),
+            },
+            DataKind::DateTime | DataKind::TimeDelta => match value {
+                Value::String(s) if s == "NaT" => NAT.to_ne_bytes().to_vec(),
+                _ => value
+                    .as_i64()
+                    .ok_or_else(|| err("expected a 64-bit integer or \"NaT\""))?
+                    .to_ne_bytes()
+                    .to_vec(),
+            },
         };
         Ok(FillValue { bytes })
     }
 
-    /// The JSON form zarr-python writes for this fill value.
+    /// The JSON form zarr-python writes for this fill value (`NaT` as the integer
+    /// `-9223372036854775808`, as zarr-python 3.1.6 writes it).
     pub fn to_json(&self, data_type: DataType) -> Value {
         let b = &self.bytes;
         match data_type.kind() {
             DataKind::Bool => Value::Bool(b.first().is_some_and(|&x| x != 0)),
-            DataKind::Int => {
+            DataKind::Int | DataKind::DateTime | DataKind::TimeDelta => {
                 let mut w = [0u8; 8];
                 let n = b.len().min(8);
                 w[..n].copy_from_slice(&b[..n]);
@@ -144,6 +193,9 @@ impl FillValue {
                 Value::Array(vec![float_to_json(&b[..h]), float_to_json(&b[h..])])
             }
             DataKind::Raw => Value::Array(b.iter().map(|&x| Value::from(x)).collect()),
+            // held as UTF-8 (checked when made)
+            DataKind::String => Value::String(String::from_utf8_lossy(b).into_owned()),
+            DataKind::Bytes => Value::String(base64_encode(b)),
         }
     }
 }
@@ -307,6 +359,65 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn time_fill_values() {
+        use crate::data_type::{TimeScale, TimeUnit};
+        let t = DataType::DateTime64(TimeScale::of(TimeUnit::Second));
+        let d = DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap());
+        for ty in [t, d] {
+            assert_eq!(rt(json!("NaT"), ty), json!(i64::MIN));
+            assert_eq!(rt(json!(i64::MIN), ty), json!(i64::MIN));
+            assert_eq!(rt(json!(i64::MAX), ty), json!(i64::MAX));
+            assert_eq!(rt(json!(-5), ty), json!(-5));
+            let f = FillValue::from_json(&json!(1_600_000_000), ty).unwrap();
+            assert_eq!(f.as_bytes(), 1_600_000_000i64.to_ne_bytes());
+            for bad in [
+                json!("nat"),
+                json!("2020-01-01"),
+                json!(1.5),
+                json!(u64::MAX),
+                json!(null),
+                json!(true),
+            ] {
+                let err = FillValue::from_json(&bad, ty).unwrap_err().to_string();
+                assert!(
+                    err.contains("expected a 64-bit integer or \"NaT\""),
+                    "{bad}: {err}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn strings_and_bytes() {
+        for v in ["", "ab", "héllo \u{1F600}", "NaN"] {
+            assert_eq!(rt(json!(v), DataType::String), json!(v));
+            let f = FillValue::from_json(&json!(v), DataType::String).unwrap();
+            assert_eq!(f.as_bytes(), v.as_bytes());
+        }
+        assert_eq!(rt(json!("AHo="), DataType::Bytes), json!("AHo="));
+        let f = FillValue::from_json(&json!("AHo="), DataType::Bytes).unwrap();
+        assert_eq!(f.as_bytes(), [0, b'z']);
+        assert_eq!(rt(json!(""), DataType::Bytes), json!(""));
+        for (bad, t) in [
+            (json!(0), DataType::String),
+            (json!(null), DataType::String),
+            (json!(["a"]), DataType::String),
+            (json!("not base64!"), DataType::Bytes),
+            (json!([0, 1]), DataType::Bytes),
+        ] {
+            assert!(FillValue::from_json(&bad, t).is_err(), "{bad} {t}");
+        }
+        assert!(FillValue::from_ne_bytes(DataType::String, vec![0xff]).is_err());
+        assert_eq!(
+            FillValue::from_ne_bytes(DataType::Bytes, vec![0xff, 0, 1])
+                .unwrap()
+                .as_bytes(),
+            [0xff, 0, 1]
+        );
+        assert!(FillValue::zero(DataType::String).as_bytes().is_empty());
     }
 
     #[test]

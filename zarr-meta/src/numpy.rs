@@ -6,7 +6,9 @@
 //! kind letter and a size: `"<i4"`, `">c16"`, `"|b1"`, `"|V2"`), the one-letter codes (`"?"`,
 //! `"b"`, `"B"`, `"h"`, `"H"`, `"i"`, `"I"`, `"l"`, `"L"`, `"q"`, `"Q"`, `"e"`, `"f"`, `"d"`,
 //! `"F"`, `"D"`, with an optional byte order) and the names (`"int32"`, `"float64"`, `"bool"`,
-//! `"half"`, `"double"`, ...). [`NumpyDtype::to_numpy_str`] writes NumPy's `dtype.str` form.
+//! `"half"`, `"double"`, ...), and the datetimes and timedeltas (`"<M8[ns]"`, `">m8[10ms]"`,
+//! `"<M8"` for the generic unit, `"datetime64[s]"`, `"timedelta64"`).
+//! [`NumpyDtype::to_numpy_str`] writes NumPy's `dtype.str` form.
 //!
 //! ```
 //! use zarr_meta::numpy::{ByteOrder, NumpyDtype};
@@ -17,13 +19,14 @@
 //! assert_eq!(t.to_numpy_str(), ">i2");
 //! assert_eq!(NumpyDtype::parse("float64").unwrap().to_numpy_str(), "<f8");
 //! assert_eq!(NumpyDtype::parse("|b1").unwrap().data_type, DataType::Bool);
-//! assert!(NumpyDtype::parse("<U4").is_err()); // not a core data type
+//! assert_eq!(NumpyDtype::parse("datetime64[10ms]").unwrap().to_numpy_str(), "<M8[10ms]");
+//! assert!(NumpyDtype::parse("<U4").is_err()); // not a data type of this crate
 //! ```
 
 use std::fmt;
 use std::num::NonZeroUsize;
 
-use crate::data_type::DataType;
+use crate::data_type::{DataType, TimeScale};
 
 /// The byte order of a multi-byte NumPy data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,7 +48,7 @@ impl ByteOrder {
     }
 }
 
-/// A NumPy data type of one of the core Zarr data types, with its byte order.
+/// A NumPy data type of one of the Zarr data types of this crate, with its byte order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NumpyDtype {
     /// The data type.
@@ -56,7 +59,7 @@ pub struct NumpyDtype {
 
 /// A string that is not a NumPy data type of a core Zarr data type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{text:?} is not a NumPy data type of a core Zarr data type (such as \"<i4\", \"|u1\", \"float64\" or \"bool\")")]
+#[error("{text:?} is not a NumPy data type of a core Zarr data type (such as \"<i4\", \"|u1\", \"float64\" or \"bool\") or a datetime or timedelta (\"<M8[ns]\", \"<m8[10s]\")")]
 pub struct NumpyDtypeError {
     /// The string given.
     pub text: String,
@@ -76,8 +79,8 @@ impl NumpyDtype {
     /// Parses a NumPy data type string.
     ///
     /// # Errors
-    /// [`NumpyDtypeError`] for anything that is not a core data type (strings, datetimes,
-    /// structured types, sizes NumPy does not have).
+    /// [`NumpyDtypeError`] for anything that is not a core data type, a datetime or a
+    /// timedelta (strings, structured types, sizes NumPy does not have, a scale factor of 0).
     pub fn parse(text: &str) -> Result<Self, NumpyDtypeError> {
         let err = || NumpyDtypeError { text: text.into() };
         if let Some(t) = from_name(text) {
@@ -92,6 +95,7 @@ impl NumpyDtype {
         };
         let data_type = from_char(code)
             .or_else(|| from_kind_size(code))
+            .or_else(|| from_time(code))
             .ok_or_else(err)?;
         Ok(NumpyDtype {
             data_type,
@@ -99,7 +103,7 @@ impl NumpyDtype {
         })
     }
 
-    /// NumPy's `dtype.str`: `"<f8"`, `"|u1"`, `"|b1"`, `">c16"`, `"|V3"`.
+    /// NumPy's `dtype.str`: `"<f8"`, `"|u1"`, `"|b1"`, `">c16"`, `"|V3"`, `"<M8[10ms]"`.
     pub fn to_numpy_str(&self) -> String {
         let order = match self.byte_order {
             _ if self.data_type.endian_component_size().is_none() => '|',
@@ -117,6 +121,10 @@ impl NumpyDtype {
             DataType::Float16 | DataType::Float32 | DataType::Float64 => 'f',
             DataType::Complex64 | DataType::Complex128 => 'c',
             DataType::RawBits(_) => 'V',
+            DataType::DateTime64(scale) => return format!("{order}M8{}", scale.numpy_suffix()),
+            DataType::TimeDelta64(scale) => return format!("{order}m8{}", scale.numpy_suffix()),
+            // NumPy holds variable-size strings and bytes as Python objects
+            DataType::String | DataType::Bytes => return "|O".into(),
         };
         format!("{order}{kind}{}", self.data_type.size())
     }
@@ -196,6 +204,29 @@ fn from_kind_size(code: &str) -> Option<DataType> {
     })
 }
 
+/// `M8[10ms]`, `m8`, `M`, `datetime64[s]`, `timedelta64` (the part after the byte order).
+fn from_time(code: &str) -> Option<DataType> {
+    let (datetime, suffix) = [
+        ("M8", true),
+        ("datetime64", true),
+        ("m8", false),
+        ("timedelta64", false),
+    ]
+    .into_iter()
+    .find_map(|(prefix, dt)| code.strip_prefix(prefix).map(|rest| (dt, rest)))
+    .or(match code {
+        "M" => Some((true, "")),
+        "m" => Some((false, "")),
+        _ => None,
+    })?;
+    let scale = TimeScale::from_numpy_suffix(suffix)?;
+    Some(if datetime {
+        DataType::DateTime64(scale)
+    } else {
+        DataType::TimeDelta64(scale)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,10 +277,92 @@ mod tests {
     }
 
     #[test]
+    fn datetimes_and_timedeltas() {
+        use crate::data_type::TimeUnit;
+        let scaled = |u, n| TimeScale::try_new(u, n).unwrap();
+        for (text, t, order, canonical) in [
+            (
+                "<M8[ns]",
+                DataType::DateTime64(scaled(TimeUnit::Nanosecond, 1)),
+                Some(ByteOrder::Little),
+                "<M8[ns]",
+            ),
+            (
+                ">m8[10ms]",
+                DataType::TimeDelta64(scaled(TimeUnit::Millisecond, 10)),
+                Some(ByteOrder::Big),
+                ">m8[10ms]",
+            ),
+            (
+                "<M8",
+                DataType::DateTime64(scaled(TimeUnit::Generic, 1)),
+                Some(ByteOrder::Little),
+                "<M8",
+            ),
+            (
+                "datetime64[D]",
+                DataType::DateTime64(scaled(TimeUnit::Day, 1)),
+                Some(ByteOrder::native()),
+                "<M8[D]",
+            ),
+            (
+                "timedelta64[2147483647s]",
+                DataType::TimeDelta64(scaled(TimeUnit::Second, 2147483647)),
+                Some(ByteOrder::native()),
+                "<m8[2147483647s]",
+            ),
+            (
+                "m",
+                DataType::TimeDelta64(scaled(TimeUnit::Generic, 1)),
+                Some(ByteOrder::native()),
+                "<m8",
+            ),
+            (
+                "<M8[μs]",
+                DataType::DateTime64(scaled(TimeUnit::MicrosecondMicroSign, 1)),
+                Some(ByteOrder::Little),
+                "<M8[us]",
+            ),
+            (
+                "|M8[Y]",
+                DataType::DateTime64(scaled(TimeUnit::Year, 1)),
+                None,
+                "<M8[Y]",
+            ),
+        ] {
+            let got = NumpyDtype::parse(text).unwrap();
+            assert_eq!((got.data_type, got.byte_order), (t, order), "{text}");
+            if cfg!(target_endian = "little") {
+                assert_eq!(got.to_numpy_str(), canonical, "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn others_are_refused() {
         for bad in [
-            "", "<", "<U4", "|S3", "<M8[ns]", "i3", "f16", "<i04", "c4", "V0", "Int32", "object",
-            "O", "<f8 ", "u",
+            "",
+            "<",
+            "<U4",
+            "|S3",
+            "<M8[xs]",
+            "M8[0s]",
+            "M8[01s]",
+            "m8[]",
+            "M8[2generic]",
+            "M8[2147483648s]",
+            "M[ns]",
+            "<M4",
+            "i3",
+            "f16",
+            "<i04",
+            "c4",
+            "V0",
+            "Int32",
+            "object",
+            "O",
+            "<f8 ",
+            "u",
         ] {
             let err = NumpyDtype::parse(bad).unwrap_err();
             assert!(

@@ -42,6 +42,8 @@ fn check_extensions(meta: &ArrayMetadata) -> Result<(), MetaError> {
             "crc32c",
             "sharding_indexed",
             "sparse_layout",
+            "vlen-utf8",
+            "vlen-bytes",
             // the numcodecs codecs zarr-python writes, and zarrs' pcodec / zfp
             "numcodecs.zlib",
             "numcodecs.bz2",

@@ -1,15 +1,29 @@
 //! Property tests: fill values and whole metadata documents round-trip through JSON for
-//! every data type.
+//! every data type (core, raw bits, datetimes and timedeltas of every unit).
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use zarr_meta::data_type::CORE_DATA_TYPES;
+use zarr_meta::data_type::{TimeScale, TimeUnit, CORE_DATA_TYPES, MAX_SCALE_FACTOR, TIME_UNITS};
 use zarr_meta::{ArrayMetadata, DataType, ExtensionDef, FillValue};
 
 fn data_type() -> impl Strategy<Value = DataType> {
     prop_oneof![
         proptest::sample::select(CORE_DATA_TYPES.to_vec()),
         (1usize..5).prop_map(|n| DataType::from_name(&format!("r{}", n * 8)).unwrap()),
+        (
+            proptest::sample::select(TIME_UNITS.to_vec()),
+            1u64..=u64::from(MAX_SCALE_FACTOR),
+            any::<bool>(),
+        )
+            .prop_map(|(unit, n, datetime)| {
+                let n = if unit == TimeUnit::Generic { 1 } else { n };
+                let scale = TimeScale::try_new(unit, n).unwrap();
+                if datetime {
+                    DataType::DateTime64(scale)
+                } else {
+                    DataType::TimeDelta64(scale)
+                }
+            }),
     ]
 }
 

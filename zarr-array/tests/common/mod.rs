@@ -9,6 +9,39 @@ pub struct Npy {
     pub shape: Vec<u64>,
     pub data_type: Option<DataType>,
     pub data: Vec<u8>,
+    /// The `descr` as written (`<i4`, `<U7`, `|S3`).
+    pub descr: String,
+}
+
+impl Npy {
+    /// The elements of a fixed-width NumPy string array (`<U<n>`: UTF-32LE, `|S<n>`: bytes),
+    /// trailing NULs dropped as NumPy drops them; `None` for other data types.
+    pub fn fixed_width_strings(&self) -> Option<Vec<Vec<u8>>> {
+        let (kind, width) = match self.descr.as_bytes() {
+            [b'<', b'U', ..] => ('U', self.descr[2..].parse::<usize>().ok()? * 4),
+            [b'|', b'S', ..] => ('S', self.descr[2..].parse::<usize>().ok()?),
+            _ => return None,
+        };
+        let items = self.data.chunks_exact(width.max(1)).map(|item| {
+            let mut out: Vec<u8> = if kind == 'U' {
+                item.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .take_while(|&c| c != 0)
+                    .filter_map(char::from_u32)
+                    .collect::<String>()
+                    .into_bytes()
+            } else {
+                item.to_vec()
+            };
+            if kind == 'S' {
+                while out.last() == Some(&0) {
+                    out.pop();
+                }
+            }
+            out
+        });
+        Some(items.collect())
+    }
 }
 
 /// Reads a `.npy` file (versions 1-3, C or Fortran order, either byte order).
@@ -45,24 +78,10 @@ pub fn read_npy(bytes: &[u8]) -> Npy {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().unwrap())
         .collect();
-    let (order, code) = descr.split_at(1);
-    let data_type = match code {
-        "b1" => Some(DataType::Bool),
-        "i1" => Some(DataType::Int8),
-        "i2" => Some(DataType::Int16),
-        "i4" => Some(DataType::Int32),
-        "i8" => Some(DataType::Int64),
-        "u1" => Some(DataType::UInt8),
-        "u2" => Some(DataType::UInt16),
-        "u4" => Some(DataType::UInt32),
-        "u8" => Some(DataType::UInt64),
-        "f2" => Some(DataType::Float16),
-        "f4" => Some(DataType::Float32),
-        "f8" => Some(DataType::Float64),
-        "c8" => Some(DataType::Complex64),
-        "c16" => Some(DataType::Complex128),
-        _ => None,
-    };
+    let order = &descr[..1];
+    let data_type = zarr_array::zarr_meta::numpy::NumpyDtype::parse(&descr)
+        .ok()
+        .map(|t| t.data_type);
     let mut data = bytes[start + hlen..].to_vec();
     if let Some(t) = data_type {
         if order == ">" {
@@ -80,6 +99,7 @@ pub fn read_npy(bytes: &[u8]) -> Npy {
         shape,
         data_type,
         data,
+        descr,
     }
 }
 

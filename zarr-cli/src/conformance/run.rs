@@ -17,7 +17,7 @@ use zarr_array::Group;
 use crate::cli::ConformanceRunArgs;
 use crate::error::{chain, explain, CliError, Result};
 use crate::layout::{REGULAR_BOUNDED, SPARSE_CODEC};
-use crate::npy::Npy;
+use crate::npy::{Npy, NpyStrings};
 use crate::progress::{outln, Progress};
 use crate::store::{store_url, Access, Ctx};
 
@@ -242,13 +242,16 @@ fn first_line(path: &Path) -> String {
     line.trim().to_string()
 }
 
-/// Compares what a reader wrote with the expected data.
+/// Compares what a reader wrote with the expected data: NumPy's fixed-width strings
+/// (`<U<n>`, `|S<n>`) element by element, else the elements' bits.
 fn compare(got: &[u8], corpus: &Corpus, expected: &str) -> Outcome {
-    let exp = match corpus
+    let exp_bytes = corpus
         .read(expected)
-        .and_then(|b| b.ok_or_else(|| "no such file".to_string()))
-        .and_then(|b| Npy::parse(&b).map_err(|e| e.to_string()))
-    {
+        .and_then(|b| b.ok_or_else(|| "no such file".to_string()));
+    if let Ok(Ok(exp)) = exp_bytes.as_deref().map(NpyStrings::parse) {
+        return compare_strings(got, &exp);
+    }
+    let exp = match exp_bytes.and_then(|b| Npy::parse(&b).map_err(|e| e.to_string())) {
         Ok(n) => n,
         Err(e) => {
             return Outcome::Wrong(format!(
@@ -286,6 +289,23 @@ fn compare(got: &[u8], corpus: &Corpus, expected: &str) -> Outcome {
             differ.len(),
             got.data.len() / size
         )),
+    }
+}
+
+fn compare_strings(got: &[u8], exp: &NpyStrings) -> Outcome {
+    let got = match NpyStrings::parse(got) {
+        Ok(n) => n,
+        Err(e) => return Outcome::Wrong(format!("the reader's .npy is unreadable: {e}")),
+    };
+    if (got.data_type, &got.shape) != (exp.data_type, &exp.shape) {
+        return Outcome::Wrong(format!(
+            "{} of shape {:?}, expected {} of shape {:?}",
+            got.data_type, got.shape, exp.data_type, exp.shape
+        ));
+    }
+    match got.items.iter().zip(&exp.items).position(|(a, b)| a != b) {
+        None => Outcome::Pass,
+        Some(i) => Outcome::Wrong(format!("element {i} differs (flat index)")),
     }
 }
 

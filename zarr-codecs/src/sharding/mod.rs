@@ -68,6 +68,9 @@ use crate::source::ByteRangeSource;
 
 use index::MISSING;
 
+#[cfg(feature = "vlen")]
+mod vlen;
+
 /// The codec's name.
 pub const NAME: &str = "sharding_indexed";
 
@@ -306,6 +309,20 @@ impl ShardingCodec {
         self.location
     }
 
+    /// Refuses the byte-buffer paths for shards of variable-size elements.
+    fn check_fixed_size(&self, operation: &'static str) -> Result<()> {
+        if self.repr.data_type.is_variable_size() {
+            return Err(CodecError::NotApplicable {
+                operation,
+                reason: format!(
+                    "shards of {} hold variable-size elements, which have no fixed-size buffer",
+                    self.repr.data_type
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The inner chunk grid position of C-order index `lin`.
     fn unravel(&self, lin: usize) -> Vec<u64> {
         let mut idx = vec![0u64; self.chunks_per_shard.len()];
@@ -356,6 +373,7 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
+        self.check_fixed_size("encoding a byte buffer")?;
         match self.encode_shard(input)? {
             Some(shard) => Ok(shard),
             // a shard with every inner chunk missing: just the index
@@ -364,10 +382,12 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn encode_or_skip(&self, input: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_fixed_size("encoding a byte buffer")?;
         self.encode_shard(input)
     }
 
     fn encode_or_skip_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+        self.check_fixed_size("encoding a byte buffer")?;
         src.check_chunk(&self.repr)?;
         let encoded = self.encode_inner(src)?;
         if encoded.iter().all(Option::is_none) {
@@ -387,11 +407,13 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn decode_into_block(&self, input: &[u8], out: &mut Block<'_>) -> Result<()> {
+        self.check_fixed_size("decoding into a byte buffer")?;
         out.check_chunk(&self.repr)?;
         self.decode_shard_block(input, out)
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
+        self.check_fixed_size("decoding into a byte buffer")?;
         self.decode_shard(input, out)
     }
 
@@ -429,6 +451,7 @@ impl ArrayToBytesCodec for ShardingCodec {
         region: &Region,
         out: &mut [u8],
     ) -> Result<bool> {
+        self.check_fixed_size("decoding into a byte buffer")?;
         check_region(&self.repr, region, out.len())?;
         if region.shape == self.repr.shape {
             let Some(bytes) = source.get()? else {
@@ -449,6 +472,7 @@ impl ArrayToBytesCodec for ShardingCodec {
         points: &[Vec<u64>],
         out: &mut [u8],
     ) -> Result<bool> {
+        self.check_fixed_size("decoding into a byte buffer")?;
         self.decode_points_partial(source, points, out)
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Parsing follows the specification where it is strict and zarr-python 3.1.6 where it says
 //! nothing: `dtype` is NumPy's `dtype.str` of a core data type (`"<f8"`, `">i2"`, `"|u1"`,
-//! `"|b1"`, `"<c16"`, raw bytes `"|V3"`), exactly as NumPy spells it, and any other data type is
+//! `"|b1"`, `"<c16"`, raw bytes `"|V3"`) or of a datetime or timedelta (`"<M8[ns]"`,
+//! `">m8[10s]"`, `"<M8"`), exactly as NumPy spells it, and any other data type is
 //! refused by name; `compressor` and every `filters` entry are numcodecs configurations with an
 //! `"id"`, kept as a [`CodecV2`] (id + configuration) for the codecs crate to build; `order` is
 //! `"C"` or `"F"`; `dimension_separator` is `"."` (also when absent) or `"/"`. Other keys of
@@ -504,8 +505,9 @@ fn parse_chunks(v: &Value) -> Result<Vec<NonZeroU64>> {
         .collect()
 }
 
-/// Parses a v2 `dtype`: NumPy's `dtype.str` of a core data type, spelled exactly as NumPy
-/// spells it (`"<f8"`, not `"float64"` or `"f8"`; `"|u1"`, not `"<u1"`).
+/// Parses a v2 `dtype`: NumPy's `dtype.str` of a core data type, a datetime or a timedelta,
+/// spelled exactly as NumPy spells it (`"<f8"`, not `"float64"` or `"f8"`; `"|u1"`, not
+/// `"<u1"`; `"<M8[ns]"`, not `"datetime64[ns]"`).
 ///
 /// # Errors
 /// [`MetaError::UnsupportedDtypeV2`] naming the dtype (strings, datetimes, objects, structured
@@ -551,8 +553,8 @@ fn dtype_kind_name(text: &str) -> &'static str {
     match code.chars().next() {
         Some('S') | Some('a') => "a fixed-length byte string",
         Some('U') => "a fixed-length unicode string",
-        Some('M') => "a datetime64",
-        Some('m') => "a timedelta64",
+        Some('M') => "a datetime64 with a unit or scale factor outside numpy.datetime64",
+        Some('m') => "a timedelta64 with a unit or scale factor outside numpy.timedelta64",
         Some('O') => "an object (variable-length) type",
         _ => "not a NumPy type string of a core data type",
     }
@@ -561,7 +563,8 @@ fn dtype_kind_name(text: &str) -> &'static str {
 /// Parses a v2 `fill_value` for `dtype`: `null`; `true`/`false` for bool; integers (and
 /// integral floats such as `0.0`, which zarr-python reads as integers) for integer types;
 /// numbers, `"NaN"`, `"Infinity"` and `"-Infinity"` for floats; `[re, im]` of those for
-/// complex types; a base64 string of the element's bytes for raw types (`|V<n>`).
+/// complex types; a base64 string of the element's bytes for raw types (`|V<n>`); an integer
+/// or `"NaT"` for datetimes and timedeltas.
 ///
 /// # Errors
 /// [`MetaError::InvalidFillValue`] naming the value, the dtype and what is wrong.
@@ -648,7 +651,7 @@ pub fn fill_value_to_json(fill: Option<&FillValue>, data_type: DataType) -> Valu
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Standard base64 with padding, as Python's `base64.standard_b64encode`.
-fn base64_encode(bytes: &[u8]) -> String {
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for group in bytes.chunks(3) {
         let b = [
@@ -669,7 +672,7 @@ fn base64_encode(bytes: &[u8]) -> String {
 }
 
 /// Decodes standard base64 with padding (the length a multiple of 4); `None` if malformed.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let s = text.as_bytes();
     if !s.len().is_multiple_of(4) {
         return None;

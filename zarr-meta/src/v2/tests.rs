@@ -1,6 +1,7 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::data_type::{TimeScale, TimeUnit};
 use crate::numpy::ByteOrder;
 
 fn base() -> Value {
@@ -56,6 +57,49 @@ fn every_core_dtype_string() {
         assert_eq!(m.dtype.byte_order, order, "{text}");
         assert_eq!(m.to_value()["dtype"], json!(text));
     }
+    for (text, t, order, fill) in [
+        (
+            "<M8[ns]",
+            DataType::DateTime64(TimeScale::of(TimeUnit::Nanosecond)),
+            Some(ByteOrder::Little),
+            json!(null),
+        ),
+        (
+            ">m8[10s]",
+            DataType::TimeDelta64(TimeScale::try_new(TimeUnit::Second, 10).unwrap()),
+            Some(ByteOrder::Big),
+            json!(3),
+        ),
+        (
+            "<M8",
+            DataType::DateTime64(TimeScale::of(TimeUnit::Generic)),
+            Some(ByteOrder::Little),
+            json!(i64::MIN),
+        ),
+    ] {
+        let mut d = with("dtype", json!(text));
+        d["fill_value"] = fill.clone();
+        let m = parse(&d).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(
+            (m.dtype.data_type, m.dtype.byte_order),
+            (t, order),
+            "{text}"
+        );
+        assert_eq!(m.to_value()["dtype"], json!(text));
+        assert_eq!(m.to_value()["fill_value"], fill, "{text}");
+    }
+    // NaT spelled as a string reads as i64::MIN and is written as zarr-python writes it
+    let mut d = with("dtype", json!("<m8[s]"));
+    d["fill_value"] = json!("NaT");
+    let m = parse(&d).unwrap();
+    assert_eq!(
+        m.fill_value.as_ref().unwrap().as_bytes(),
+        i64::MIN.to_ne_bytes()
+    );
+    assert_eq!(m.to_value()["fill_value"], json!(i64::MIN));
+    let mut d = with("dtype", json!("<M8[s]"));
+    d["fill_value"] = json!("2020-01-01");
+    assert!(parse(&d).is_err());
     let mut d = with("dtype", json!("|V3"));
     d["fill_value"] = json!("AAEC");
     let m = parse(&d).unwrap();
@@ -111,8 +155,8 @@ fn documents_refused_with_the_key_and_the_fix() {
         ),
         (with("chunks", json!(4)), "field \"chunks\" is invalid"),
         (
-            with("dtype", json!("<M8[ns]")),
-            "unsupported v2 dtype \"<M8[ns]\" (a datetime64;",
+            with("dtype", json!("<M8[0s]")),
+            "unsupported v2 dtype \"<M8[0s]\" (a datetime64 with a unit or scale factor outside numpy.datetime64;",
         ),
         (
             with("dtype", json!("|S4")),
@@ -126,7 +170,10 @@ fn documents_refused_with_the_key_and_the_fix() {
             with("dtype", json!("|O")),
             "(an object (variable-length) type;",
         ),
-        (with("dtype", json!("<m8[s]")), "(a timedelta64;"),
+        (
+            with("dtype", json!("<m8[xs]")),
+            "(a timedelta64 with a unit or scale factor outside numpy.timedelta64;",
+        ),
         (
             with("dtype", json!("<i3")),
             "unsupported v2 dtype \"<i3\" (not a NumPy type string",

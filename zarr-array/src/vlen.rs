@@ -1,0 +1,297 @@
+//! Regions of the variable-size data types: `string` arrays as `String`s and
+//! `variable_length_bytes` arrays as `Vec<u8>`s ([`Array::read_region_vlen`],
+//! [`Array::write_region_vlen`]).
+//!
+//! Their chunks go through the bytes->bytes codecs and then the `vlen-utf8` / `vlen-bytes`
+//! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
+//! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
+//! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is read and written whole,
+//! its inner chunks that are all fill value left out. Chunks are read and written one after
+//! the other; a write reads, changes and stores each chunk it covers in part, with no
+//! compare-and-swap.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarr_array::ndarray::{arr1, ArrayD};
+//! use zarr_array::zarr_store::MemoryStore;
+//! use zarr_array::{ArrayBuilder, DataType, ExtensionDef, Region};
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let a = ArrayBuilder::new(vec![5], DataType::String)
+//!     .chunk_shape(vec![2])
+//!     .serializer(ExtensionDef::new("vlen-utf8"))
+//!     .fill_value_json(&serde_json::json!("-"))?
+//!     .create(store, "names")?;
+//! let names = arr1(&["ab".to_string(), "é".into()]).into_dyn();
+//! a.write_region_vlen(&Region::new(vec![1], vec![2])?, names.view())?;
+//! let all: ArrayD<String> = a.read_region_vlen(&Region::whole(&[5]))?;
+//! assert_eq!(all.as_slice().unwrap(), ["-", "ab", "é", "-", "-"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use ndarray::{ArrayD, ArrayViewD};
+use zarr_codecs::CodecError;
+use zarr_grid::geometry::{linear_index, Region};
+use zarr_grid::ChunkPart;
+use zarr_meta::DataType;
+
+use crate::array::{to_ndarray, Array};
+use crate::error::{ArrayError, Result};
+
+/// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
+/// `variable_length_bytes` arrays.
+pub trait VlenElement: Clone + Send + Sync + 'static {
+    /// The data type an array must have.
+    const DATA_TYPE: DataType;
+    /// The Rust name, for errors.
+    const NAME: &'static str;
+
+    /// The element from its stored bytes (UTF-8 for `String`, checked when decoded).
+    ///
+    /// # Errors
+    /// Bytes that are not a value of the type (a `String` that is not UTF-8).
+    fn from_stored(bytes: &[u8]) -> std::result::Result<Self, std::str::Utf8Error>;
+
+    /// The bytes the element is stored as.
+    fn as_stored(&self) -> &[u8];
+}
+
+impl VlenElement for String {
+    const DATA_TYPE: DataType = DataType::String;
+    const NAME: &'static str = "String";
+    fn from_stored(bytes: &[u8]) -> std::result::Result<Self, std::str::Utf8Error> {
+        std::str::from_utf8(bytes).map(str::to_owned)
+    }
+    fn as_stored(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl VlenElement for Vec<u8> {
+    const DATA_TYPE: DataType = DataType::Bytes;
+    const NAME: &'static str = "Vec<u8>";
+    fn from_stored(bytes: &[u8]) -> std::result::Result<Self, std::str::Utf8Error> {
+        Ok(bytes.to_vec())
+    }
+    fn as_stored(&self) -> &[u8] {
+        self
+    }
+}
+
+/// Calls `f(position in the chunk, position in the region)` (C-order linear indices) for
+/// every element `part` covers.
+fn for_each_position(
+    part: &ChunkPart,
+    chunk_shape: &[u64],
+    region_shape: &[u64],
+    mut f: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<()> {
+    let shape = &part.in_chunk.shape;
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    let rank = shape.len();
+    let mut p = vec![0u64; rank];
+    let mut in_chunk = vec![0u64; rank];
+    let mut in_region = vec![0u64; rank];
+    loop {
+        for d in 0..rank {
+            in_chunk[d] = part.in_chunk.start[d] + p[d];
+            in_region[d] = part.in_region.start[d] + p[d];
+        }
+        // both lie inside buffers that exist, so they fit in usize
+        f(
+            linear_index(&in_chunk, chunk_shape) as usize,
+            linear_index(&in_region, region_shape) as usize,
+        )?;
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            p[d] += 1;
+            if p[d] < shape[d] {
+                break;
+            }
+            p[d] = 0;
+        }
+    }
+}
+
+fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| ArrayError::OutOfMemory {
+            what,
+            bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        })?;
+    Ok(v)
+}
+
+impl Array {
+    fn check_vlen_type<T: VlenElement>(&self) -> Result<()> {
+        if self.meta.data_type != T::DATA_TYPE {
+            return Err(ArrayError::DataTypeMismatch {
+                expected: self.meta.data_type,
+                got: T::NAME,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads and decodes the stored chunk `chunk` of a `string` or `variable_length_bytes`
+    /// array (`None`: not stored): every element of its chunk shape, edge padding included.
+    ///
+    /// # Errors
+    /// A fixed-size data type, a chunk outside the grid, the store's errors, a corrupt chunk.
+    pub fn read_chunk_vlen(&self, chunk: &[i64]) -> Result<Option<zarr_codecs::vlen::VlenChunk>> {
+        if !self.meta.data_type.is_variable_size() {
+            return Err(ArrayError::DataTypeMismatch {
+                expected: self.meta.data_type,
+                got: "a chunk of variable-size elements",
+            });
+        }
+        let key = self.chunk_key(chunk);
+        let cc = self.chunk_codec(chunk)?;
+        let Some(bytes) = self.store.get(&key)? else {
+            return Ok(None);
+        };
+        cc.chain
+            .decode_vlen(&bytes)
+            .map(Some)
+            .map_err(|source| ArrayError::Codec {
+                context: key,
+                source,
+            })
+    }
+
+    /// Reads a region of a `string` (`T = String`) or `variable_length_bytes`
+    /// (`T = Vec<u8>`) array; positions of missing chunks read as the fill value.
+    ///
+    /// # Errors
+    /// Another data type, a region outside the array, the store's errors, a corrupt chunk
+    /// (truncated, another element count than the chunk shape, an element of a `string`
+    /// array that is not UTF-8).
+    pub fn read_region_vlen<T: VlenElement>(&self, region: &Region) -> Result<ArrayD<T>> {
+        self.check_vlen_type::<T>()?;
+        region.check_inside(&self.meta.shape)?;
+        let too_large = || ArrayError::TooLarge {
+            what: "a region",
+            shape: region.shape.clone(),
+        };
+        let n = region
+            .num_elements()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(too_large)?;
+        let fill =
+            T::from_stored(self.meta.fill_value.as_bytes()).map_err(|e| ArrayError::Codec {
+                context: format!("{}: the fill value", self.path),
+                source: CodecError::Corrupt {
+                    codec: zarr_codecs::vlen::VLEN_UTF8,
+                    reason: e.to_string(),
+                },
+            })?;
+        let mut items = try_vec::<T>(n, "the region read")?;
+        items.resize(n, fill);
+        for part in self.grid.chunks_in_region(region)? {
+            let key = self.chunk_key(&part.chunk);
+            let Some(bytes) = self.store.get(&key)? else {
+                continue;
+            };
+            let codec_err = |source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            };
+            let cc = self.chunk_codec(&part.chunk)?;
+            let chunk = cc.chain.decode_vlen(&bytes).map_err(codec_err)?;
+            for_each_position(&part, &cc.shape, &region.shape, |src, dst| {
+                let stored = chunk.get(src).ok_or_else(|| {
+                    codec_err(CodecError::Corrupt {
+                        codec: cc.chain.array_to_bytes().name(),
+                        reason: format!("no element {src}"),
+                    })
+                })?;
+                items[dst] = T::from_stored(stored).map_err(|e| {
+                    codec_err(CodecError::Corrupt {
+                        codec: cc.chain.array_to_bytes().name(),
+                        reason: format!("element {src} is not UTF-8 ({e})"),
+                    })
+                })?;
+                Ok(())
+            })?;
+        }
+        to_ndarray(&region.shape, items)
+    }
+
+    /// Writes `data` (the region's shape) into a region of a `string` (`T = String`) or
+    /// `variable_length_bytes` (`T = Vec<u8>`) array. A chunk that ends up all fill value is
+    /// deleted unless [`WriteOptions::write_empty_chunks`](crate::WriteOptions) is set.
+    ///
+    /// # Errors
+    /// Another data type, data of another shape, a region outside the array, the store's
+    /// errors, a corrupt chunk the write must read (one it covers in part), an element too
+    /// large for the format (4 GiB).
+    pub fn write_region_vlen<T: VlenElement>(
+        &self,
+        region: &Region,
+        data: ArrayViewD<'_, T>,
+    ) -> Result<()> {
+        self.check_vlen_type::<T>()?;
+        region.check_inside(&self.meta.shape)?;
+        let data_shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        if data_shape != region.shape {
+            return Err(ArrayError::ShapeMismatch {
+                expected: region.shape.clone(),
+                got: data_shape,
+            });
+        }
+        // C order, as the positions of `for_each_position` count
+        let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
+        let fill = self.meta.fill_value.as_bytes();
+        for part in self.grid.chunks_in_region(region)? {
+            let key = self.chunk_key(&part.chunk);
+            let codec_err = |source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            };
+            let cc = self.chunk_codec(&part.chunk)?;
+            let count = zarr_grid::geometry::num_elements(&cc.shape)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| ArrayError::TooLarge {
+                    what: "a chunk",
+                    shape: cc.shape.clone(),
+                })?;
+            let existing = if part.is_whole_chunk(&cc.shape) {
+                None
+            } else {
+                match self.store.get(&key)? {
+                    Some(bytes) => Some(cc.chain.decode_vlen(&bytes).map_err(codec_err)?),
+                    None => None,
+                }
+            };
+            let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
+            match &existing {
+                Some(chunk) => items.extend(chunk.iter()),
+                None => items.resize(count, fill),
+            }
+            if items.len() != count {
+                return Err(codec_err(CodecError::Corrupt {
+                    codec: cc.chain.array_to_bytes().name(),
+                    reason: format!("{} elements for a chunk of {count}", items.len()),
+                }));
+            }
+            for_each_position(&part, &cc.shape, &region.shape, |src, dst| {
+                items[src] = data[dst];
+                Ok(())
+            })?;
+            if !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
+                self.store.delete(&key)?;
+            } else {
+                let encoded = cc.chain.encode_vlen(items).map_err(codec_err)?;
+                self.store.set(&key, &encoded)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,298 @@
+//! Data types beyond the core ones through the typed API: datetimes and timedeltas are read
+//! and written as `i64` counts of their scale; `string` and `variable_length_bytes` arrays
+//! through `read_region_vlen` / `write_region_vlen`.
+// The codecs (cargo features) these tests use; `scripts/check-features` builds them without.
+#![cfg(feature = "zstd")]
+
+use std::sync::Arc;
+
+use serde_json::json;
+use zarr_array::ndarray::{ArrayD, IxDyn};
+use zarr_array::zarr_codecs::bytes::{BytesConfig, Endian};
+use zarr_array::zarr_meta::data_type::{TimeScale, TimeUnit};
+use zarr_array::zarr_store::{MemoryStore, Store};
+use zarr_array::{Array, ArrayBuilder, ArrayError, DataType, Region};
+
+#[test]
+fn datetimes_read_and_write_as_i64() {
+    let store = Arc::new(MemoryStore::new());
+    let t = DataType::DateTime64(TimeScale::try_new(TimeUnit::Millisecond, 10).unwrap());
+    let mut a = ArrayBuilder::new(vec![5], t)
+        .chunk_shape(vec![2])
+        .create(store.clone(), "t")
+        .unwrap();
+    // zarr-python's document: the data type as an object, NaT (int64 min) as the default fill
+    let doc: serde_json::Value =
+        serde_json::from_slice(&store.get("t/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        doc["data_type"],
+        json!({"name": "numpy.datetime64", "configuration": {"unit": "ms", "scale_factor": 10}})
+    );
+    assert_eq!(doc["fill_value"], json!(i64::MIN));
+
+    let data = ArrayD::from_shape_vec(IxDyn(&[2]), vec![160_000_000_000i64, -1]).unwrap();
+    a.write_region(&Region::new(vec![1], vec![2]).unwrap(), data.view())
+        .unwrap();
+    let back = a.read_region::<i64>(&Region::whole(&[5])).unwrap();
+    assert_eq!(
+        back.iter().copied().collect::<Vec<_>>(),
+        [i64::MIN, 160_000_000_000, -1, i64::MIN, i64::MIN]
+    );
+    // the grow path checks the element type the same way
+    let more = ArrayD::from_shape_vec(IxDyn(&[1]), vec![7i64]).unwrap();
+    a.append(more.view(), 0).unwrap();
+    assert_eq!(a.shape(), [6]);
+    assert_eq!(a.read_region::<i64>(&Region::whole(&[6])).unwrap()[5], 7);
+
+    // any other element type is refused, naming the type to read it as
+    let err = a.read_region::<f64>(&Region::whole(&[6])).unwrap_err();
+    assert!(matches!(err, ArrayError::DataTypeMismatch { .. }));
+    assert_eq!(
+        err.to_string(),
+        "the array holds numpy.datetime64[10ms], not f64 (read it as i64)"
+    );
+    let err = a.append(more.mapv(|v| v as u64).view(), 0).unwrap_err();
+    assert!(matches!(err, ArrayError::DataTypeMismatch { .. }));
+
+    // reopened from the store: the same data type
+    let again = Array::open(store, "t").unwrap();
+    assert_eq!(again.data_type(), t);
+}
+
+#[test]
+fn timedeltas_big_endian() {
+    let store = Arc::new(MemoryStore::new());
+    let t = DataType::TimeDelta64(TimeScale::of(TimeUnit::Second));
+    let a = ArrayBuilder::new(vec![3], t)
+        .chunk_shape(vec![3])
+        .serializer(BytesConfig {
+            endian: Some(Endian::Big),
+        })
+        .compressors(Vec::<zarr_array::ExtensionDef>::new())
+        .create(store.clone(), "d")
+        .unwrap();
+    let data = ArrayD::from_shape_vec(IxDyn(&[3]), vec![1i64, -2, i64::MIN]).unwrap();
+    a.write_region(&Region::whole(&[3]), data.view()).unwrap();
+    let stored = store.get("d/c/0").unwrap().unwrap();
+    let want: Vec<u8> = [1i64, -2, i64::MIN]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    assert_eq!(stored, want);
+    assert_eq!(a.read_region::<i64>(&Region::whole(&[3])).unwrap(), data);
+}
+
+#[test]
+fn variable_size_types_are_refused_by_the_fixed_size_codecs() {
+    let store = Arc::new(MemoryStore::new());
+    let doc = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "string",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+        "codecs": [{"name": "bytes"}]
+    });
+    store
+        .set("s/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    let err = Array::open(store.clone(), "s").unwrap_err();
+    assert!(
+        zarr_array::report(&err).contains(
+            "codec \"bytes\" takes fixed-size elements, not the variable-size elements of data type string"
+        ),
+        "{}",
+        zarr_array::report(&err)
+    );
+    for t in [DataType::String, DataType::Bytes] {
+        let err = ArrayBuilder::new(vec![4], t)
+            .chunk_shape(vec![2])
+            .serializer(BytesConfig { endian: None })
+            .create(store.clone(), "b")
+            .unwrap_err();
+        assert!(
+            zarr_array::report(&err).contains("takes fixed-size elements"),
+            "{}",
+            zarr_array::report(&err)
+        );
+    }
+}
+
+#[cfg(feature = "vlen")]
+fn strings(items: &[&str], shape: &[usize]) -> ArrayD<String> {
+    ArrayD::from_shape_vec(IxDyn(shape), items.iter().map(|s| s.to_string()).collect()).unwrap()
+}
+
+#[cfg(feature = "vlen")]
+fn vlen_array(store: Arc<MemoryStore>, t: DataType, codec: &str, fill: serde_json::Value) -> Array {
+    ArrayBuilder::new(vec![5, 3], t)
+        .chunk_shape(vec![2, 2])
+        .serializer(zarr_array::ExtensionDef::with_configuration(
+            codec,
+            Default::default(),
+        ))
+        .fill_value_json(&fill)
+        .unwrap()
+        .create(store, "v")
+        .unwrap()
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn strings_round_trip_with_padded_edge_chunks() {
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!("·"));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&store.get("v/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(doc["data_type"], "string");
+    assert_eq!(doc["fill_value"], "·");
+    assert_eq!(
+        doc["codecs"][0],
+        json!({"name": "vlen-utf8", "configuration": {}})
+    );
+    // a region over four chunks, two of them edge chunks, none whole
+    let region = Region::new(vec![1, 1], vec![4, 2]).unwrap();
+    let data = strings(
+        &["a", "", "héllo", "中", "\u{1F600}", "x y", "\"", "z"],
+        &[4, 2],
+    );
+    a.write_region_vlen(&region, data.view()).unwrap();
+    assert_eq!(a.read_region_vlen::<String>(&region).unwrap(), data);
+    let all = a
+        .read_region_vlen::<String>(&Region::whole(&[5, 3]))
+        .unwrap();
+    assert_eq!(all[[0, 0]], "·");
+    assert_eq!(all[[1, 1]], "a");
+    assert_eq!(all[[4, 2]], "z");
+    // the edge chunk (2, 1) (array rows 4.., columns 2..) holds the full chunk shape,
+    // padded with the fill value
+    let stored = store.get("v/c/2/1").unwrap().unwrap();
+    let chain = a.codecs();
+    let chunk = chain.decode_vlen(&stored).unwrap();
+    assert_eq!(chunk.len(), 4);
+    assert_eq!(chunk.to_strings("vlen-utf8").unwrap(), ["z", "·", "·", "·"]);
+    // writing the fill value back everywhere deletes the chunks
+    let fill = ArrayD::from_elem(IxDyn(&[5, 3]), "·".to_string());
+    a.write_region_vlen(&Region::whole(&[5, 3]), fill.view())
+        .unwrap();
+    assert!(a.stored_chunks().unwrap().is_empty());
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn byte_strings_round_trip() {
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store, DataType::Bytes, "vlen-bytes", json!("AHo="));
+    let items: Vec<Vec<u8>> = vec![vec![0, 255], vec![], b"abc".to_vec()];
+    let data = ArrayD::from_shape_vec(IxDyn(&[1, 3]), items).unwrap();
+    let region = Region::new(vec![4, 0], vec![1, 3]).unwrap();
+    a.write_region_vlen(&region, data.view()).unwrap();
+    assert_eq!(a.read_region_vlen::<Vec<u8>>(&region).unwrap(), data);
+    let corner = a
+        .read_region_vlen::<Vec<u8>>(&Region::new(vec![0, 0], vec![1, 1]).unwrap())
+        .unwrap();
+    assert_eq!(corner[[0, 0]], [0, b'z']);
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn the_other_apis_refuse_variable_size_arrays() {
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!(""));
+    let whole = Region::whole(&[5, 3]);
+    let err = a.read_region_bytes(&whole).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the array holds string, whose elements have no fixed size (read and write it with read_region_vlen and write_region_vlen)"
+    );
+    assert!(matches!(
+        a.write_region_bytes(&whole, &[]).unwrap_err(),
+        ArrayError::VariableSizeElements { .. }
+    ));
+    assert!(matches!(
+        a.read_selection_bytes(&zarr_array::Selection::all())
+            .unwrap_err(),
+        ArrayError::VariableSizeElements { .. }
+    ));
+    let err = a.read_region::<i32>(&whole).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the array holds string, not i32 (read it as String, with read_region_vlen)"
+    );
+    let err = a.read_region_vlen::<Vec<u8>>(&whole).unwrap_err();
+    assert!(matches!(err, ArrayError::DataTypeMismatch { .. }), "{err}");
+    let wrong = strings(&["a"], &[1, 1]);
+    let err = a.write_region_vlen(&whole, wrong.view()).unwrap_err();
+    assert!(matches!(err, ArrayError::ShapeMismatch { .. }), "{err}");
+    // a fixed-size array refuses the vlen API
+    let ints = ArrayBuilder::new(vec![2], DataType::Int32)
+        .chunk_shape(vec![2])
+        .create(store, "i")
+        .unwrap();
+    assert!(matches!(
+        ints.read_region_vlen::<String>(&Region::whole(&[2]))
+            .unwrap_err(),
+        ArrayError::DataTypeMismatch { .. }
+    ));
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn corrupt_string_chunks_are_errors() {
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!(""));
+    let data = strings(&["ab", "c", "", "d"], &[2, 2]);
+    a.write_region_vlen(&Region::new(vec![0, 0], vec![2, 2]).unwrap(), data.view())
+        .unwrap();
+    let good = store.get("v/c/0/0").unwrap().unwrap();
+    let whole = Region::whole(&[5, 3]);
+    let read = |bytes: &[u8]| {
+        store.set("v/c/0/0", bytes).unwrap();
+        a.read_region_vlen::<String>(&whole)
+    };
+    assert!(read(&good).is_ok());
+    for n in 0..good.len() {
+        let err = read(&good[..n]).unwrap_err();
+        assert!(
+            zarr_array::report(&err).starts_with("v/c/0/0"),
+            "{n}: {err}"
+        );
+    }
+    for i in 0..good.len() {
+        for b in [0u8, 0x80, 0xff] {
+            let mut bad = good.clone();
+            bad[i] = b;
+            let _ = read(&bad);
+            // a partial write reads the chunk first, and fails the same way
+            let one = strings(&["q"], &[1, 1]);
+            let _ = a.write_region_vlen(&Region::new(vec![0, 0], vec![1, 1]).unwrap(), one.view());
+        }
+    }
+}
+
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn sharded_strings_round_trip() {
+    let store = Arc::new(MemoryStore::new());
+    let a = ArrayBuilder::new(vec![5, 7], DataType::String)
+        .chunk_shape(vec![2, 2])
+        .shards(vec![4, 4])
+        .serializer(zarr_array::ExtensionDef::with_configuration(
+            "vlen-utf8",
+            Default::default(),
+        ))
+        .create(store.clone(), "s")
+        .unwrap();
+    let whole = Region::whole(&[5, 7]);
+    let items: Vec<String> = (0..35).map(|i| format!("{i}é")).collect();
+    let data = ArrayD::from_shape_vec(IxDyn(&[5, 7]), items).unwrap();
+    a.write_region_vlen(&whole, data.view()).unwrap();
+    assert_eq!(a.read_region_vlen::<String>(&whole).unwrap(), data);
+    // a part of one shard: read, changed and written back whole
+    let part = Region::new(vec![1, 2], vec![2, 3]).unwrap();
+    let new = ArrayD::from_elem(IxDyn(&[2, 3]), String::new());
+    a.write_region_vlen(&part, new.view()).unwrap();
+    let back = a.read_region_vlen::<String>(&whole).unwrap();
+    assert_eq!(back[[1, 2]], "");
+    assert_eq!(back[[0, 0]], "0é");
+    assert_eq!(back[[4, 6]], "34é");
+    assert_eq!(a.stored_chunks().unwrap().len(), 4);
+}
