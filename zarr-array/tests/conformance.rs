@@ -90,56 +90,12 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
         (_, Ok(array)) => {
             let npy_path = dir.join(f["data"].as_str().unwrap());
             let npy = common::read_npy(&std::fs::read(&npy_path).unwrap());
-            if npy.data_type.is_some_and(|t| t != array.data_type()) {
-                tally.failures.push(format!(
-                    "{name}: data type {} vs {:?}",
-                    array.data_type(),
-                    npy.data_type
-                ));
-                return;
-            }
-            if npy.shape != array.shape() {
-                tally.failures.push(format!(
-                    "{name}: shape {:?} vs {:?}",
-                    array.shape(),
-                    npy.shape
-                ));
-                return;
-            }
-            if array.data_type().is_variable_size() {
-                let Some(want) = npy.fixed_width_strings() else {
-                    tally
-                        .failures
-                        .push(format!("{name}: {} is not a NumPy string type", npy.descr));
-                    return;
-                };
-                let whole = zarr_array::Region::whole(array.shape());
-                let got: Result<Vec<Vec<u8>>, _> = match array.data_type() {
-                    zarr_array::DataType::String => array
-                        .read_region_vlen::<String>(&whole)
-                        .map(|a| a.iter().map(|s| s.as_bytes().to_vec()).collect()),
-                    _ => array
-                        .read_region_vlen::<Vec<u8>>(&whole)
-                        .map(|a| a.iter().cloned().collect()),
-                };
-                match got {
-                    Ok(got) if got == want => tally.read += 1,
-                    Ok(_) => tally.failures.push(format!("{name}: data differs")),
-                    Err(e) => tally.failures.push(format!("{name}: read: {e}")),
+            match common::check_whole(&array, &npy) {
+                Ok(()) => {
+                    tally.read += 1;
+                    check_v2_written_back(dir, path, &array, tally);
                 }
-                return;
-            }
-            let sel = zarr_array::Selection::all();
-            match array.read_selection_bytes(&sel) {
-                Ok(bytes) => {
-                    if common::same_elements(array.data_type(), &bytes, &npy.data) {
-                        tally.read += 1;
-                        check_v2_written_back(dir, path, &array, tally);
-                    } else {
-                        tally.failures.push(format!("{name}: data differs"));
-                    }
-                }
-                Err(e) => tally.failures.push(format!("{name}: read: {e}")),
+                Err(why) => tally.failures.push(format!("{name}: {why}")),
             }
         }
     }

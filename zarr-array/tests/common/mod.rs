@@ -1,7 +1,7 @@
 //! Test support: a small `.npy` reader and element-wise comparison with NaN equal to NaN.
 #![allow(dead_code)] // each test binary uses a part of it
 
-use zarr_array::DataType;
+use zarr_array::{Array, DataType};
 
 /// A parsed `.npy` file: shape, data type and the data in C order, native byte order.
 #[derive(Debug)]
@@ -140,4 +140,61 @@ pub fn same_elements(t: DataType, a: &[u8], b: &[u8]) -> bool {
         && a.chunks_exact(t.size())
             .zip(b.chunks_exact(t.size()))
             .all(|(x, y)| t.elements_equal(x, y))
+}
+
+/// Reads `array` whole and compares it with the `.npy` it was written from: data type (when the
+/// `.npy` names a Zarr one), shape and every element, the variable-size types as the NumPy
+/// fixed-width strings zarr-python saves them as. `Err` says what differs.
+pub fn check_whole(array: &Array, npy: &Npy) -> Result<(), String> {
+    if npy.data_type.is_some_and(|t| t != array.data_type()) {
+        return Err(format!(
+            "data type {} vs {:?}",
+            array.data_type(),
+            npy.data_type
+        ));
+    }
+    if npy.shape != array.shape() {
+        return Err(format!("shape {:?} vs {:?}", array.shape(), npy.shape));
+    }
+    if array.data_type().is_variable_size() {
+        return check_whole_vlen(array, npy);
+    }
+    let bytes = array
+        .read_selection_bytes(&zarr_array::Selection::all())
+        .map_err(|e| format!("read: {e}"))?;
+    if same_elements(array.data_type(), &bytes, &npy.data) {
+        Ok(())
+    } else {
+        Err("data differs from the .npy".into())
+    }
+}
+
+#[cfg(feature = "vlen")]
+fn check_whole_vlen(array: &Array, npy: &Npy) -> Result<(), String> {
+    let want = npy
+        .fixed_width_strings()
+        .ok_or_else(|| format!("{} is not a NumPy string type", npy.descr))?;
+    let whole = zarr_array::Region::whole(array.shape());
+    let got: Vec<Vec<u8>> = match array.data_type() {
+        DataType::String => array
+            .read_region_vlen::<String>(&whole)
+            .map(|a| a.iter().map(|s| s.as_bytes().to_vec()).collect()),
+        _ => array
+            .read_region_vlen::<Vec<u8>>(&whole)
+            .map(|a| a.iter().cloned().collect()),
+    }
+    .map_err(|e| format!("read: {e}"))?;
+    if got == want {
+        Ok(())
+    } else {
+        Err("data differs from the .npy".into())
+    }
+}
+
+#[cfg(not(feature = "vlen"))]
+fn check_whole_vlen(array: &Array, _: &Npy) -> Result<(), String> {
+    Err(format!(
+        "{} needs the vlen feature, and should not have opened",
+        array.data_type()
+    ))
 }
