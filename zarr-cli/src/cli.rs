@@ -171,6 +171,11 @@ pub struct ImportArgs {
     /// larger arrays are moved piece by piece [default: 1G]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
+    /// Keep NumPy's fixed-width strings (<U<n>, |S<n>) fixed-width: a fixed_length_utf32 or
+    /// null_terminated_bytes array, as zarr-python stores such a NumPy array [default: a
+    /// string or variable_length_bytes array]
+    #[arg(long)]
+    pub fixed_width: bool,
     /// Layout options.
     #[command(flatten)]
     pub opts: ArrayOpts,

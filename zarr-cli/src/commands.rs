@@ -5,12 +5,13 @@ use std::path::Path;
 
 use zarr_array::ndarray::{ArrayD, IxDyn};
 use zarr_array::zarr_grid::geometry::Region;
+use zarr_array::zarr_meta::DataKind;
 use zarr_array::{Array, DataType};
 
 use crate::cli::{CreateArgs, ExportArgs, GrowArgs, ImportArgs, ResizeArgs, WriteArgs};
 use crate::error::{zarr, CliError, Result};
 use crate::layout;
-use crate::npy::{Npy, NpyError, NpyFile, NpyStrings};
+use crate::npy::{Npy, NpyFile, NpyStrings};
 use crate::progress::outln;
 use crate::store::Ctx;
 use crate::transfer;
@@ -81,16 +82,14 @@ pub fn create(ctx: &Ctx, a: &CreateArgs) -> Result<()> {
 /// `zarr import`
 pub fn import(ctx: &Ctx, a: &ImportArgs) -> Result<()> {
     let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);
-    let mut npy = match NpyFile::open(&a.npy) {
-        Ok(npy) => npy,
-        Err(CliError::Npy {
-            source: NpyError::DataType { descr },
-            ..
-        }) if descr.starts_with("<U") || descr.starts_with("|S") => {
-            return import_strings(ctx, a, budget)
-        }
-        Err(e) => return Err(e),
-    };
+    let mut npy = NpyFile::open(&a.npy)?;
+    if matches!(
+        npy.data_type.kind(),
+        DataKind::FixedLengthUtf32 | DataKind::NullTerminatedBytes
+    ) && !a.fixed_width
+    {
+        return import_strings(ctx, a, budget);
+    }
     transfer::check_import_budget(&npy, budget)?;
     npy.check_data(budget)?;
     let b = layout::builder(&npy.shape, npy.data_type, a.chunks.as_deref(), &a.opts)?;

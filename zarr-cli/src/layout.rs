@@ -76,23 +76,31 @@ pub fn parse_i64_list(s: &str) -> Result<Vec<i64>, String> {
         .collect()
 }
 
-/// A core data type name (`int32`), raw bits (`r16`), or a NumPy datetime or timedelta
-/// (`datetime64[s]`, `M8[10ms]`, `timedelta64[ns]`).
+/// A core data type name (`int32`), raw bits (`r16`), `string`, `variable_length_bytes`, a
+/// NumPy datetime or timedelta (`datetime64[s]`, `M8[10ms]`, `timedelta64[ns]`) or a NumPy
+/// fixed-width string (`U8`, `<U8`: `fixed_length_utf32`; `S4`, `|S4`:
+/// `null_terminated_bytes`).
 ///
 /// # Errors
 /// An unknown name, listing the known ones.
 pub fn parse_data_type(s: &str) -> Result<DataType, String> {
     let time = || {
-        NumpyDtype::parse(s)
-            .ok()
-            .map(|t| t.data_type)
-            .filter(|t| matches!(t.kind(), DataKind::DateTime | DataKind::TimeDelta))
+        NumpyDtype::parse(s).ok().map(|t| t.data_type).filter(|t| {
+            matches!(
+                t.kind(),
+                DataKind::DateTime
+                    | DataKind::TimeDelta
+                    | DataKind::FixedLengthUtf32
+                    | DataKind::NullTerminatedBytes
+            )
+        })
     };
     DataType::from_name(s).or_else(time).ok_or_else(|| {
         format!(
             "unknown data type {s:?} (expected one of: bool, int8, int16, int32, int64, uint8, \
              uint16, uint32, uint64, float16, float32, float64, complex64, complex128, r<bits>, \
-             or a NumPy datetime or timedelta such as datetime64[s] or m8[10ms])"
+             string, variable_length_bytes, a NumPy datetime or timedelta such as datetime64[s] \
+             or m8[10ms], or a NumPy fixed-width string such as U8 or S4)"
         )
     })
 }

@@ -1060,6 +1060,27 @@ mod tests {
     }
 
     #[test]
+    fn fixed_width_strings_are_fixed_size_elements() {
+        use zarr_array::zarr_meta::data_type::fixed_width::utf32_encode;
+        let t = DataType::FixedLengthUtf32(std::num::NonZeroUsize::new(8).unwrap());
+        let data = [utf32_encode("hé", 8).unwrap(), utf32_encode("", 8).unwrap()].concat();
+        let bytes = to_bytes(t, &[2], &data);
+        assert!(String::from_utf8_lossy(&bytes[..64]).contains("'descr': '<U2'"));
+        let back = Npy::parse(&bytes).unwrap();
+        assert_eq!((back.data_type, back.data), (t, data.clone()));
+        // a big-endian file reads into native order
+        let mut be = file(">U2", false, "(2,)", &[]);
+        be.extend(
+            data.chunks(4)
+                .flat_map(|u| u32::from_ne_bytes([u[0], u[1], u[2], u[3]]).to_be_bytes()),
+        );
+        assert_eq!(Npy::parse(&be).unwrap().data, data);
+        let s = DataType::NullTerminatedBytes(std::num::NonZeroUsize::new(3).unwrap());
+        let back = Npy::parse(&to_bytes(s, &[1], b"ab\0")).unwrap();
+        assert_eq!((back.data_type, back.data), (s, b"ab\0".to_vec()));
+    }
+
+    #[test]
     fn bad_files_are_errors() {
         let good = file("<i4", false, "(2,)", &[0; 8]);
         assert!(Npy::parse(&good).is_ok());
@@ -1071,9 +1092,10 @@ mod tests {
             ([good.clone(), vec![0]].concat(), "needs 8"),
             (file("<i4", false, "(2, -1)", &[]), "malformed"),
             (
-                file("<U4", false, "(2,)", &[0; 32]),
+                file("|O", false, "(2,)", &[0; 16]),
                 "unsupported .npy data type",
             ),
+            (file("<U4", false, "(2,)", &[0; 31]), "needs 32"),
             (
                 file("|i4", false, "(2,)", &[0; 8]),
                 "unsupported .npy data type",

@@ -1,5 +1,6 @@
-//! The data types of Zarr v3 (the core types, raw bits, NumPy's datetimes and timedeltas)
-//! and the comparison "equal to the fill value".
+//! The data types of Zarr v3 (the core types, raw bits, NumPy's datetimes and timedeltas,
+//! strings and byte strings of variable and of fixed length) and the comparison "equal to the
+//! fill value".
 
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -7,6 +8,7 @@ use std::num::NonZeroUsize;
 use crate::error::{MetaError, Result};
 use crate::ext::{ExtensionDef, ExtensionPoint, Registry};
 
+pub mod fixed_width;
 mod time;
 pub use time::{
     TimeScale, TimeScaleError, TimeUnit, DATETIME64, MAX_SCALE_FACTOR, NAT, TIMEDELTA64, TIME_UNITS,
@@ -17,6 +19,10 @@ pub use time::{
 /// In memory, elements are held in the machine's native byte order (the `bytes` codec
 /// converts); `bool` is one byte, 0 or 1; complex numbers are (real, imaginary) pairs;
 /// datetimes and timedeltas are `i64` counts of their [`TimeScale`] (`i64::MIN` is `NaT`).
+///
+/// NumPy's fixed-width strings are fixed-size types: [`DataType::FixedLengthUtf32`] (`U<n>`,
+/// n UTF-32 code units in native byte order, NUL-padded) and [`DataType::NullTerminatedBytes`]
+/// (`S<n>`, n bytes, NUL-padded), as zarr-python 3.1.6 writes them.
 ///
 /// [`DataType::String`] and [`DataType::Bytes`] have elements of variable size
 /// ([`DataType::fixed_size`] is `None`): they have no fixed-size in-memory form, so the
@@ -63,6 +69,12 @@ pub enum DataType {
     /// `variable_length_bytes` (also read as `bytes`): byte strings of any length (variable
     /// size).
     Bytes,
+    /// `fixed_length_utf32` (NumPy's `U<n>`): the value is `length_bytes`, four per code unit;
+    /// shorter strings end in NUL code units.
+    FixedLengthUtf32(NonZeroUsize),
+    /// `null_terminated_bytes` (NumPy's `S<n>`): the value is `length_bytes`; shorter byte
+    /// strings end in NUL bytes (which NumPy strips on reading an element).
+    NullTerminatedBytes(NonZeroUsize),
 }
 
 /// The broad kind of a data type, for code that dispatches on it.
@@ -89,6 +101,10 @@ pub enum DataKind {
     String,
     /// `variable_length_bytes` (variable size)
     Bytes,
+    /// `fixed_length_utf32` (NumPy's `U<n>`)
+    FixedLengthUtf32,
+    /// `null_terminated_bytes` (NumPy's `S<n>`)
+    NullTerminatedBytes,
 }
 
 /// The core data type names, in the order of the spec.
@@ -116,6 +132,8 @@ impl DataType {
             DataType::RawBits(n) => format!("r{}", n.get() * 8),
             DataType::DateTime64(_) => DATETIME64.to_string(),
             DataType::TimeDelta64(_) => TIMEDELTA64.to_string(),
+            DataType::FixedLengthUtf32(_) => FIXED_LENGTH_UTF32.to_string(),
+            DataType::NullTerminatedBytes(_) => NULL_TERMINATED_BYTES.to_string(),
             other => other.static_name().unwrap_or_default().to_string(),
         }
     }
@@ -126,6 +144,11 @@ impl DataType {
         match self {
             DataType::DateTime64(scale) | DataType::TimeDelta64(scale) => {
                 ExtensionDef::with_configuration(self.name(), scale.to_configuration())
+            }
+            DataType::FixedLengthUtf32(n) | DataType::NullTerminatedBytes(n) => {
+                let mut c = serde_json::Map::new();
+                c.insert("length_bytes".into(), n.get().into());
+                ExtensionDef::with_configuration(self.name(), c)
             }
             _ => ExtensionDef::short(self.name()),
         }
@@ -149,9 +172,11 @@ impl DataType {
             DataType::Complex128 => "complex128",
             DataType::String => STRING,
             DataType::Bytes => VARIABLE_LENGTH_BYTES,
-            DataType::RawBits(_) | DataType::DateTime64(_) | DataType::TimeDelta64(_) => {
-                return None
-            }
+            DataType::RawBits(_)
+            | DataType::DateTime64(_)
+            | DataType::TimeDelta64(_)
+            | DataType::FixedLengthUtf32(_)
+            | DataType::NullTerminatedBytes(_) => return None,
         })
     }
 
@@ -212,7 +237,9 @@ impl DataType {
             | DataType::DateTime64(_)
             | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
-            DataType::RawBits(n) => n.get(),
+            DataType::RawBits(n)
+            | DataType::FixedLengthUtf32(n)
+            | DataType::NullTerminatedBytes(n) => n.get(),
         }
     }
 
@@ -225,7 +252,10 @@ impl DataType {
             | DataType::UInt8
             | DataType::RawBits(_)
             | DataType::String
-            | DataType::Bytes => None,
+            | DataType::Bytes
+            | DataType::NullTerminatedBytes(_) => None,
+            // each UTF-32 code unit has the byte order
+            DataType::FixedLengthUtf32(_) => Some(4),
             DataType::Complex64 => Some(4),
             DataType::Complex128 => Some(8),
             other => Some(other.size()),
@@ -247,6 +277,8 @@ impl DataType {
             DataType::TimeDelta64(_) => DataKind::TimeDelta,
             DataType::String => DataKind::String,
             DataType::Bytes => DataKind::Bytes,
+            DataType::FixedLengthUtf32(_) => DataKind::FixedLengthUtf32,
+            DataType::NullTerminatedBytes(_) => DataKind::NullTerminatedBytes,
         }
     }
 
@@ -336,6 +368,10 @@ pub const STRING: &str = "string";
 pub const VARIABLE_LENGTH_BYTES: &str = "variable_length_bytes";
 /// Another name of [`DataType::Bytes`] (zarr-extensions' `bytes`), read but not written.
 pub const BYTES_ALIAS: &str = "bytes";
+/// The metadata name of [`DataType::FixedLengthUtf32`].
+pub const FIXED_LENGTH_UTF32: &str = "fixed_length_utf32";
+/// The metadata name of [`DataType::NullTerminatedBytes`].
+pub const NULL_TERMINATED_BYTES: &str = "null_terminated_bytes";
 
 /// Builds a data type from its definition.
 pub type DataTypeFactory = fn(&ExtensionDef) -> Result<DataType>;
@@ -361,8 +397,41 @@ fn timedelta_factory(def: &ExtensionDef) -> Result<DataType> {
     TimeScale::from_def(def).map(DataType::TimeDelta64)
 }
 
+/// The `length_bytes` of a fixed-width string type: positive, a multiple of `unit`.
+fn length_bytes(def: &ExtensionDef, unit: usize) -> Result<NonZeroUsize> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Config {
+        length_bytes: u64,
+    }
+    let point = ExtensionPoint::DataType;
+    let config: Config = def.parse_configuration(point)?;
+    usize::try_from(config.length_bytes)
+        .ok()
+        .filter(|n| n.is_multiple_of(unit))
+        .and_then(NonZeroUsize::new)
+        .ok_or_else(|| {
+            def.invalid_configuration(
+                point,
+                format!(
+                    "length_bytes {} is not a positive multiple of {unit}",
+                    config.length_bytes
+                ),
+            )
+        })
+}
+
+fn fixed_length_utf32_factory(def: &ExtensionDef) -> Result<DataType> {
+    length_bytes(def, 4).map(DataType::FixedLengthUtf32)
+}
+
+fn null_terminated_bytes_factory(def: &ExtensionDef) -> Result<DataType> {
+    length_bytes(def, 1).map(DataType::NullTerminatedBytes)
+}
+
 /// Registers the core data types, the `r<N>` family, `numpy.datetime64`,
-/// `numpy.timedelta64`, `string` and `variable_length_bytes` (also `bytes`).
+/// `numpy.timedelta64`, `string`, `variable_length_bytes` (also `bytes`),
+/// `fixed_length_utf32` and `null_terminated_bytes`.
 ///
 /// # Errors
 /// If one of the names is already registered.
@@ -375,6 +444,14 @@ pub fn register_defaults(registry: &mut Registry<DataTypeFactory>) -> Result<()>
         registry.register(name, core_factory as DataTypeFactory)?;
     }
     registry.register(DATETIME64, datetime_factory as DataTypeFactory)?;
+    registry.register(
+        FIXED_LENGTH_UTF32,
+        fixed_length_utf32_factory as DataTypeFactory,
+    )?;
+    registry.register(
+        NULL_TERMINATED_BYTES,
+        null_terminated_bytes_factory as DataTypeFactory,
+    )?;
     registry.register(TIMEDELTA64, timedelta_factory as DataTypeFactory)
 }
 
@@ -393,6 +470,9 @@ impl fmt::Display for DataType {
         match self {
             DataType::DateTime64(s) | DataType::TimeDelta64(s) => {
                 write!(f, "{}[{s}]", self.name())
+            }
+            DataType::FixedLengthUtf32(n) | DataType::NullTerminatedBytes(n) => {
+                write!(f, "{}[{} bytes]", self.name(), n.get())
             }
             _ => f.write_str(&self.name()),
         }
@@ -630,6 +710,71 @@ mod tests {
             err.to_string(),
             "invalid configuration for data type \"string\": this data type takes no configuration"
         );
+    }
+
+    #[test]
+    fn fixed_width_string_types() {
+        use serde_json::json;
+        let n = |b: usize| NonZeroUsize::new(b).unwrap();
+        for (doc, t, endian) in [
+            (
+                json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 60}}),
+                DataType::FixedLengthUtf32(n(60)),
+                Some(4),
+            ),
+            (
+                json!({"name": "null_terminated_bytes", "configuration": {"length_bytes": 3}}),
+                DataType::NullTerminatedBytes(n(3)),
+                None,
+            ),
+        ] {
+            assert_eq!(resolve(doc.clone()).unwrap(), t, "{doc}");
+            assert_eq!(t.to_def().to_value(), doc);
+            assert_eq!(t.fixed_size(), Some(t.size()));
+            assert_eq!(t.endian_component_size(), endian);
+        }
+        assert_eq!(
+            DataType::FixedLengthUtf32(n(8)).to_string(),
+            "fixed_length_utf32[8 bytes]"
+        );
+        let bad = |name: &str, c: serde_json::Value| {
+            zarr_testkit::report(&resolve(json!({"name": name, "configuration": c})).unwrap_err())
+        };
+        for (name, c, message) in [
+            (
+                "fixed_length_utf32",
+                json!({"length_bytes": 6}),
+                "length_bytes 6 is not a positive multiple of 4",
+            ),
+            (
+                "fixed_length_utf32",
+                json!({"length_bytes": 0}),
+                "length_bytes 0 is not a positive multiple of 4",
+            ),
+            (
+                "null_terminated_bytes",
+                json!({"length_bytes": 0}),
+                "length_bytes 0 is not a positive multiple of 1",
+            ),
+            (
+                "null_terminated_bytes",
+                json!({"length_bytes": -1}),
+                "expected u64",
+            ),
+            (
+                "null_terminated_bytes",
+                json!({"length_bytes": 2, "x": 1}),
+                "unknown field `x`",
+            ),
+            (
+                "fixed_length_utf32",
+                json!({}),
+                "missing field `length_bytes`",
+            ),
+        ] {
+            let e = bad(name, c.clone());
+            assert!(e.contains(message), "{name} {c}: {e}");
+        }
     }
 
     #[test]

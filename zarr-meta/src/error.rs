@@ -152,8 +152,8 @@ pub enum MetaError {
         /// The axis.
         axis: usize,
     },
-    /// A Zarr v2 `dtype` that is not one of the core data types.
-    #[error("unsupported v2 dtype {dtype} ({kind}; the core types are bool \"|b1\", integers such as \"<i4\", floats such as \"<f8\", complex such as \"<c16\" and raw bytes \"|V<n>\")")]
+    /// A Zarr v2 `dtype` that is not one of the data types of this crate.
+    #[error("unsupported v2 dtype {dtype} ({kind}; the types read are bool \"|b1\", integers such as \"<i4\", floats such as \"<f8\", complex such as \"<c16\", raw bytes \"|V<n>\", datetimes such as \"<M8[ns]\", fixed-width strings \"<U<n>\" and \"|S<n>\", and \"|O\" with a vlen-utf8 or vlen-bytes filter)")]
     UnsupportedDtypeV2 {
         /// The dtype as written, as JSON (a quoted string, or a list for structured types).
         dtype: String,

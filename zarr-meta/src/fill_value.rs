@@ -2,6 +2,7 @@
 
 use serde_json::{Number, Value};
 
+use crate::data_type::fixed_width::{trim_nul, utf32_decode, utf32_encode};
 use crate::data_type::{DataKind, DataType, NAT};
 use crate::error::{MetaError, Result};
 use crate::v2::{base64_decode, base64_encode};
@@ -13,7 +14,9 @@ use crate::v2::{base64_decode, base64_encode};
 /// pattern (`"0x7fc00000"`); complex numbers as `[re, im]`; `bool` as `true`/`false`;
 /// `r<N>` as an array of N/8 byte values; datetimes and timedeltas as an `int64` or `"NaT"`;
 /// `string` as a JSON string (held as its UTF-8 bytes); `variable_length_bytes` as a base64
-/// string (held as the decoded bytes).
+/// string (held as the decoded bytes); `fixed_length_utf32` as a JSON string of at most its
+/// length (held as the NUL-padded UTF-32 element) and `null_terminated_bytes` as a base64
+/// string of at most its length (held NUL-padded).
 ///
 /// ```
 /// use zarr_meta::{DataType, FillValue};
@@ -36,7 +39,7 @@ impl FillValue {
     ///
     /// # Errors
     /// If the length is not the data type's size (any length for the variable-size types;
-    /// UTF-8 for `string`).
+    /// UTF-8 for `string`, UTF-32 for `fixed_length_utf32`).
     pub fn from_ne_bytes(data_type: DataType, bytes: impl Into<Vec<u8>>) -> Result<Self> {
         let bytes = bytes.into();
         match data_type.kind() {
@@ -51,6 +54,15 @@ impl FillValue {
                         value: format!("{:?}", e.as_bytes()),
                         reason: "a string fill value must be UTF-8".into(),
                     }),
+                }
+            }
+            DataKind::FixedLengthUtf32 => {
+                if let Err(e) = utf32_decode(&bytes) {
+                    return Err(MetaError::InvalidFillValue {
+                        data_type: data_type.name(),
+                        value: format!("{bytes:?}"),
+                        reason: e.to_string(),
+                    });
                 }
             }
             _ => {}
@@ -155,6 +167,29 @@ impl FillValue {
                 Value::String(s) => base64_decode(s).ok_or_else(|| err("not a base64 string"))?,
                 _ => return Err(err("expected a base64 string")),
             },
+            DataKind::FixedLengthUtf32 => match value {
+                Value::String(s) => utf32_encode(s, data_type.size()).ok_or_else(|| {
+                    err(&format!(
+                        "longer than the {} code units of the type",
+                        data_type.size() / 4
+                    ))
+                })?,
+                _ => return Err(err("expected a string")),
+            },
+            DataKind::NullTerminatedBytes => match value {
+                Value::String(s) => {
+                    let mut b = base64_decode(s).ok_or_else(|| err("not a base64 string"))?;
+                    if b.len() > data_type.size() {
+                        return Err(err(&format!(
+                            "longer than the {} bytes of the type",
+                            data_type.size()
+                        )));
+                    }
+                    b.resize(data_type.size(), 0);
+                    b
+                }
+                _ => return Err(err("expected a base64 string")),
+            },
             DataKind::DateTime | DataKind::TimeDelta => match value {
                 Value::String(s) if s == "NaT" => NAT.to_ne_bytes().to_vec(),
                 _ => value
@@ -196,6 +231,10 @@ impl FillValue {
             // held as UTF-8 (checked when made)
             DataKind::String => Value::String(String::from_utf8_lossy(b).into_owned()),
             DataKind::Bytes => Value::String(base64_encode(b)),
+            // NumPy's reading of the element (trailing NULs dropped), as zarr-python writes it;
+            // held as UTF-32 (checked when made)
+            DataKind::FixedLengthUtf32 => Value::String(utf32_decode(b).unwrap_or_default()),
+            DataKind::NullTerminatedBytes => Value::String(base64_encode(trim_nul(b))),
         }
     }
 }
@@ -418,6 +457,40 @@ mod tests {
             [0xff, 0, 1]
         );
         assert!(FillValue::zero(DataType::String).as_bytes().is_empty());
+    }
+
+    #[test]
+    fn fixed_width_strings() {
+        use std::num::NonZeroUsize;
+        let u4 = DataType::FixedLengthUtf32(NonZeroUsize::new(16).unwrap());
+        let s3 = DataType::NullTerminatedBytes(NonZeroUsize::new(3).unwrap());
+        // as zarr-python 3.1.6 writes them
+        for v in ["", "ab", "héll", "a\u{0}b"] {
+            assert_eq!(rt(json!(v), u4), json!(v));
+        }
+        let f = FillValue::from_json(&json!("ab"), u4).unwrap();
+        assert_eq!(f.as_bytes().len(), 16);
+        assert_eq!(&f.as_bytes()[..4], &u32::from('a').to_ne_bytes());
+        assert_eq!(rt(json!("cQ=="), s3), json!("cQ=="));
+        assert_eq!(
+            FillValue::from_json(&json!("cQ=="), s3).unwrap().as_bytes(),
+            b"q\0\0"
+        );
+        assert_eq!(rt(json!(""), s3), json!(""));
+        for (bad, t, reason) in [
+            (json!("hello"), u4, "longer than the 4 code units"),
+            (json!(1), u4, "expected a string"),
+            (json!("YWJjZA=="), s3, "longer than the 3 bytes"),
+            (json!("not base64!"), s3, "not a base64 string"),
+            (json!(null), s3, "expected a base64 string"),
+        ] {
+            let e = FillValue::from_json(&bad, t).unwrap_err().to_string();
+            assert!(e.contains(reason), "{bad}: {e}");
+        }
+        let surrogate = [0xd800u32.to_ne_bytes(), [0; 4], [0; 4], [0; 4]].concat();
+        assert!(FillValue::from_ne_bytes(u4, surrogate).is_err());
+        assert!(FillValue::from_ne_bytes(s3, vec![1, 2]).is_err());
+        assert_eq!(FillValue::default_for(u4).to_json(u4), json!(""));
     }
 
     #[test]

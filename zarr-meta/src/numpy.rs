@@ -7,7 +7,8 @@
 //! `"b"`, `"B"`, `"h"`, `"H"`, `"i"`, `"I"`, `"l"`, `"L"`, `"q"`, `"Q"`, `"e"`, `"f"`, `"d"`,
 //! `"F"`, `"D"`, with an optional byte order) and the names (`"int32"`, `"float64"`, `"bool"`,
 //! `"half"`, `"double"`, ...), and the datetimes and timedeltas (`"<M8[ns]"`, `">m8[10ms]"`,
-//! `"<M8"` for the generic unit, `"datetime64[s]"`, `"timedelta64"`).
+//! `"<M8"` for the generic unit, `"datetime64[s]"`, `"timedelta64"`), and the fixed-width
+//! strings (`"<U4"`: `fixed_length_utf32` of 16 bytes; `"|S3"`: `null_terminated_bytes`).
 //! [`NumpyDtype::to_numpy_str`] writes NumPy's `dtype.str` form.
 //!
 //! ```
@@ -20,7 +21,8 @@
 //! assert_eq!(NumpyDtype::parse("float64").unwrap().to_numpy_str(), "<f8");
 //! assert_eq!(NumpyDtype::parse("|b1").unwrap().data_type, DataType::Bool);
 //! assert_eq!(NumpyDtype::parse("datetime64[10ms]").unwrap().to_numpy_str(), "<M8[10ms]");
-//! assert!(NumpyDtype::parse("<U4").is_err()); // not a data type of this crate
+//! assert_eq!(NumpyDtype::parse(">U4").unwrap().to_numpy_str(), ">U4");
+//! assert!(NumpyDtype::parse("|O").is_err()); // objects: no data type of their own
 //! ```
 
 use std::fmt;
@@ -59,7 +61,7 @@ pub struct NumpyDtype {
 
 /// A string that is not a NumPy data type of a core Zarr data type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{text:?} is not a NumPy data type of a core Zarr data type (such as \"<i4\", \"|u1\", \"float64\" or \"bool\") or a datetime or timedelta (\"<M8[ns]\", \"<m8[10s]\")")]
+#[error("{text:?} is not a NumPy data type of a core Zarr data type (such as \"<i4\", \"|u1\", \"float64\" or \"bool\"), a datetime or timedelta (\"<M8[ns]\", \"<m8[10s]\") or a fixed-width string (\"<U8\", \"|S4\")")]
 pub struct NumpyDtypeError {
     /// The string given.
     pub text: String,
@@ -79,8 +81,9 @@ impl NumpyDtype {
     /// Parses a NumPy data type string.
     ///
     /// # Errors
-    /// [`NumpyDtypeError`] for anything that is not a core data type, a datetime or a
-    /// timedelta (strings, structured types, sizes NumPy does not have, a scale factor of 0).
+    /// [`NumpyDtypeError`] for anything that is not a core data type, a datetime, a
+    /// timedelta or a fixed-width string (objects, structured types, sizes NumPy does not
+    /// have, a scale factor of 0, `U0`).
     pub fn parse(text: &str) -> Result<Self, NumpyDtypeError> {
         let err = || NumpyDtypeError { text: text.into() };
         if let Some(t) = from_name(text) {
@@ -125,6 +128,9 @@ impl NumpyDtype {
             DataType::TimeDelta64(scale) => return format!("{order}m8{}", scale.numpy_suffix()),
             // NumPy holds variable-size strings and bytes as Python objects
             DataType::String | DataType::Bytes => return "|O".into(),
+            // NumPy counts code units, not bytes
+            DataType::FixedLengthUtf32(n) => return format!("{order}U{}", n.get() / 4),
+            DataType::NullTerminatedBytes(n) => return format!("|S{}", n.get()),
         };
         format!("{order}{kind}{}", self.data_type.size())
     }
@@ -200,6 +206,8 @@ fn from_kind_size(code: &str) -> Option<DataType> {
         ('c', 8) => DataType::Complex64,
         ('c', 16) => DataType::Complex128,
         ('V', n) => DataType::RawBits(NonZeroUsize::new(n)?),
+        ('U', n) => DataType::FixedLengthUtf32(NonZeroUsize::new(n.checked_mul(4)?)?),
+        ('S', n) => DataType::NullTerminatedBytes(NonZeroUsize::new(n)?),
         _ => return None,
     })
 }
@@ -339,12 +347,40 @@ mod tests {
     }
 
     #[test]
+    fn fixed_width_strings() {
+        let n = |b: usize| NonZeroUsize::new(b).unwrap();
+        for (text, t, order, canonical) in [
+            (
+                "<U4",
+                DataType::FixedLengthUtf32(n(16)),
+                Some(ByteOrder::Little),
+                "<U4",
+            ),
+            (
+                ">U1",
+                DataType::FixedLengthUtf32(n(4)),
+                Some(ByteOrder::Big),
+                ">U1",
+            ),
+            ("|S3", DataType::NullTerminatedBytes(n(3)), None, "|S3"),
+            ("<S3", DataType::NullTerminatedBytes(n(3)), None, "|S3"),
+        ] {
+            let got = NumpyDtype::parse(text).unwrap();
+            assert_eq!((got.data_type, got.byte_order), (t, order), "{text}");
+            assert_eq!(got.to_numpy_str(), canonical, "{text}");
+        }
+    }
+
+    #[test]
     fn others_are_refused() {
         for bad in [
             "",
             "<",
-            "<U4",
-            "|S3",
+            "<U0",
+            "|S0",
+            "U04",
+            "<U4611686018427387904",
+            "|O",
             "<M8[xs]",
             "M8[0s]",
             "M8[01s]",

@@ -149,6 +149,13 @@ impl ArrayCore {
         engine::data_type_name(&self.inner)
     }
 
+    /// NumPy's `dtype.str` (native byte order); `None` for `string` and
+    /// `variable_length_bytes`.
+    #[getter]
+    fn numpy_dtype(&self) -> Option<String> {
+        engine::numpy_dtype(&self.inner)
+    }
+
     #[getter]
     fn item_size(&self) -> usize {
         engine::item_size(&self.inner)

@@ -157,14 +157,24 @@ fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
     }
 }
 
-/// A data type by its Zarr name.
+/// A data type by its Zarr name, or by NumPy's `dtype.str` for the types with a configuration
+/// (`<M8[s]`, `<U8`, `|S4`).
 pub(crate) fn data_type(name: &str) -> Result<DataType> {
-    DataType::from_name(name).ok_or_else(|| {
-        invalid(
-            "data type",
-            format!("{name:?} is not a Zarr v3 data type (bool, int8..uint64, float16..complex128, r<N>)"),
-        )
-    })
+    DataType::from_name(name)
+        .or_else(|| {
+            zarr_array::zarr_meta::numpy::NumpyDtype::parse(name)
+                .ok()
+                .map(|t| t.data_type)
+        })
+        .ok_or_else(|| {
+            invalid(
+                "data type",
+                format!(
+                    "{name:?} is not a Zarr v3 data type (bool, int8..uint64, \
+                     float16..complex128, r<N>, a NumPy datetime64 / timedelta64, U<n>, S<n>)"
+                ),
+            )
+        })
 }
 
 fn builder(spec: &ArraySpec) -> Result<ArrayBuilder> {
@@ -298,6 +308,14 @@ pub(crate) fn domain(a: &Array) -> Vec<(i64, i64)> {
 
 pub(crate) fn data_type_name(a: &Array) -> String {
     a.data_type().name()
+}
+
+/// NumPy's `dtype.str` of the data type in native byte order; `None` for the variable-size
+/// types.
+pub(crate) fn numpy_dtype(a: &Array) -> Option<String> {
+    let t = a.data_type();
+    t.fixed_size()
+        .map(|_| zarr_array::zarr_meta::numpy::NumpyDtype::native(t).to_numpy_str())
 }
 
 pub(crate) fn item_size(a: &Array) -> usize {

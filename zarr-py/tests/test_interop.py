@@ -47,6 +47,40 @@ def test_zarr_rs_reads_what_zarr_python_writes(tmp_path, rng):
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "theirs.zarr"), path="x", mode="r")[...], data)
 
 
+def test_fixed_width_strings_and_datetimes_both_ways(tmp_path):
+    import zarr
+
+    labels = np.array(["x", "héllo", "", "wxyz", "ab"], dtype="<U5")
+    codes = np.array([b"a", b"abc", b"", b"a\x00b", b"q"], dtype="|S3")
+    times = np.array(["2020-01-01", "NaT", "1969-12-31", "2026-12-03", "2000-02-29"],
+                     dtype="<M8[D]")
+    theirs = zarr.open_group(str(tmp_path / "theirs.zarr"), mode="w", zarr_format=3)
+    for name, data, fill in [("u", labels, "ab"), ("s", codes, b"q"), ("t", times, None)]:
+        z = theirs.create_array(name, shape=data.shape, chunks=(2,), dtype=data.dtype,
+                                fill_value=fill)
+        z[:4] = data[:4]
+    for name, data in [("u", labels), ("s", codes), ("t", times)]:
+        a = zarr_rs.open(str(tmp_path / "theirs.zarr" / name), mode="r")
+        assert a.dtype == data.dtype, name
+        np.testing.assert_array_equal(a[...], zarr.open_array(str(tmp_path / "theirs.zarr" / name))[...])
+    assert zarr_rs.open(str(tmp_path / "theirs.zarr" / "u"), mode="r").fill_value == "ab"
+
+    for name, data, fill in [("u", labels, "zz"), ("s", codes, b"q"), ("t", times, "NaT")]:
+        path = str(tmp_path / f"ours_{name}.zarr")
+        a = zarr_rs.create_array(path, shape=data.shape, chunks=(2,), dtype=data.dtype,
+                                 fill_value=fill)
+        a[:4] = data[:4]
+        z = zarr.open_array(path, mode="r")
+        assert z.dtype == data.dtype, name
+        got = z[...]
+        np.testing.assert_array_equal(got[:4], data[:4])
+        assert str(got[4]) == str(np.asarray(fill, dtype=data.dtype)[()]), (name, got[4])
+    # strings narrower than the array's width are padded; wider ones are cut, as in NumPy
+    a = zarr_rs.open(str(tmp_path / "ours_u.zarr"), mode="r+")
+    a[0:2] = np.array(["toolongvalue", "q"])
+    assert list(a[0:2]) == ["toolo", "q"]
+
+
 def test_zarr_python_refuses_prepended_arrays_and_reads_the_regular_copy(tmp_path):
     import zarr
 

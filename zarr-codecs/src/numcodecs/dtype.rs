@@ -2,7 +2,7 @@
 //! against the chunk representation a codec sees.
 
 use zarr_meta::numpy::NumpyDtype;
-use zarr_meta::DataType;
+use zarr_meta::{DataKind, DataType};
 
 use crate::error::Result;
 
@@ -17,11 +17,17 @@ use super::invalid;
 /// An invalid configuration naming the field, for anything but a core data type.
 pub(crate) fn parse(name: &str, field: &str, text: &str) -> Result<DataType> {
     match NumpyDtype::parse(text) {
-        Ok(t) if t.data_type.kind() != zarr_meta::DataKind::Raw => Ok(t.data_type),
-        Ok(_) => Err(invalid(
-            name,
-            format!("{field} {text:?} is raw bytes, which have no values"),
-        )),
+        Ok(t) => match t.data_type.kind() {
+            DataKind::Raw => Err(invalid(
+                name,
+                format!("{field} {text:?} is raw bytes, which have no values"),
+            )),
+            DataKind::FixedLengthUtf32 | DataKind::NullTerminatedBytes => Err(invalid(
+                name,
+                format!("{field} {text:?} is a fixed-width string, which has no numeric values"),
+            )),
+            _ => Ok(t.data_type),
+        },
         Err(e) => Err(invalid(name, format!("{field}: {e}"))),
     }
 }
@@ -40,5 +46,30 @@ pub(crate) fn check_matches(
             name,
             format!("{field} is {configured} but the codec receives {seen} data"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_types_with_values() {
+        assert_eq!(parse("delta", "dtype", "<i4").unwrap(), DataType::Int32);
+        for (text, why) in [
+            ("|V2", "is raw bytes, which have no values"),
+            (
+                "<U3",
+                "is a fixed-width string, which has no numeric values",
+            ),
+            (
+                "|S3",
+                "is a fixed-width string, which has no numeric values",
+            ),
+            ("|O", "is not a NumPy data type"),
+        ] {
+            let e = zarr_testkit::report(&parse("delta", "dtype", text).unwrap_err());
+            assert!(e.contains(why), "{text}: {e}");
+        }
     }
 }

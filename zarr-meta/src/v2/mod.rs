@@ -551,8 +551,8 @@ pub fn parse_dtype(value: &Value) -> Result<NumpyDtype> {
 fn dtype_kind_name(text: &str) -> &'static str {
     let code = text.trim_start_matches(['<', '>', '|', '=']);
     match code.chars().next() {
-        Some('S') | Some('a') => "a fixed-length byte string",
-        Some('U') => "a fixed-length unicode string",
+        Some('S') | Some('a') => "a fixed-length byte string not spelled |S<n> with n >= 1",
+        Some('U') => "a fixed-length unicode string not spelled <U<n> with n >= 1",
         Some('M') => "a datetime64 with a unit or scale factor outside numpy.datetime64",
         Some('m') => "a timedelta64 with a unit or scale factor outside numpy.timedelta64",
         Some('O') => "an object (variable-length) type",

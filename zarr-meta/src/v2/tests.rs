@@ -159,12 +159,16 @@ fn documents_refused_with_the_key_and_the_fix() {
             "unsupported v2 dtype \"<M8[0s]\" (a datetime64 with a unit or scale factor outside numpy.datetime64;",
         ),
         (
-            with("dtype", json!("|S4")),
-            "unsupported v2 dtype \"|S4\" (a fixed-length byte string;",
+            with("dtype", json!("|S0")),
+            "unsupported v2 dtype \"|S0\" (a fixed-length byte string not spelled |S<n>",
         ),
         (
-            with("dtype", json!("<U3")),
-            "(a fixed-length unicode string;",
+            with("dtype", json!("a4")),
+            "unsupported v2 dtype \"a4\" (a fixed-length byte string not spelled |S<n>",
+        ),
+        (
+            with("dtype", json!("<U0")),
+            "(a fixed-length unicode string not spelled <U<n> with n >= 1;",
         ),
         (
             with("dtype", json!("|O")),
@@ -363,9 +367,22 @@ fn fill_values_in_every_v2_form() {
         ("<c8", json!(["-Infinity", 2]), json!(["-Infinity", 2.0])),
         ("|V1", json!("/w=="), json!("/w==")),
         ("|V4", json!("AAAAAA=="), json!("AAAAAA==")),
+        // the fixed-width strings, as zarr-python 3.1.6 writes them
+        ("<U4", json!("ab"), json!("ab")),
+        (">U2", json!(""), json!("")),
+        ("|S3", json!("cQ=="), json!("cQ==")),
+        ("|S3", json!(null), json!(null)),
     ] {
         assert_eq!(rt(dtype, fill.clone()), back, "{dtype} {fill}");
     }
+    let d = |dtype: &str, fill: Value| {
+        let mut d = with("dtype", json!(dtype));
+        d["fill_value"] = fill;
+        parse(&d).unwrap_err().to_string()
+    };
+    assert!(d("|S4", json!(0))
+        .contains("fill_value 0 is invalid for data type |S4: expected a base64 string"));
+    assert!(d("<U2", json!("abc")).contains("longer than the 2 code units"));
     // a NaN with a payload has no v2 spelling but "NaN"
     let payload =
         FillValue::from_ne_bytes(DataType::Float32, 0x7fc0_0001u32.to_ne_bytes()).unwrap();
@@ -488,7 +505,7 @@ fn consolidated_documents() {
         ".zattrs": {"title": "t"}, ".zgroup": {"zarr_format": 2},
         "a/.zattrs": {}, "a/.zarray": base(),
         "g/.zattrs": {}, "g/.zgroup": {"zarr_format": 2},
-        "g/b/.zattrs": {}, "g/b/.zarray": with("dtype", json!("<U3")),
+        "g/b/.zattrs": {}, "g/b/.zarray": with("dtype", json!("<U0")),
     }, "zarr_consolidated_format": 1});
     let mut c = ConsolidatedMetadataV2::from_value(&doc).unwrap();
     assert_eq!(c.node_paths().collect::<Vec<_>>(), ["", "a", "g", "g/b"]);
@@ -499,9 +516,11 @@ fn consolidated_documents() {
     let err = c.array("g/b").unwrap().unwrap_err();
     assert_eq!(
         zarr_testkit::report(&err),
-        "consolidated metadata entry \"g/b/.zarray\" is invalid: unsupported v2 dtype \"<U3\" \
-         (a fixed-length unicode string; the core types are bool \"|b1\", integers such as \
-         \"<i4\", floats such as \"<f8\", complex such as \"<c16\" and raw bytes \"|V<n>\")"
+        "consolidated metadata entry \"g/b/.zarray\" is invalid: unsupported v2 dtype \"<U0\" \
+         (a fixed-length unicode string not spelled <U<n> with n >= 1; the types read are bool \
+         \"|b1\", integers such as \"<i4\", floats such as \"<f8\", complex such as \"<c16\", \
+         raw bytes \"|V<n>\", datetimes such as \"<M8[ns]\", fixed-width strings \"<U<n>\" and \
+         \"|S<n>\", and \"|O\" with a vlen-utf8 or vlen-bytes filter)"
     );
     assert_eq!(ConsolidatedMetadataV2::from_slice(&c.to_vec()).unwrap(), c);
     let mut m = c.array("a").unwrap().unwrap();

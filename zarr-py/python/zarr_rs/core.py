@@ -3,6 +3,7 @@ them, with zarr-python's semantics on top of the Rust engine (:mod:`zarr_rs._cor
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, Literal, Sequence
@@ -17,11 +18,22 @@ Mode = Literal["r", "r+", "a", "w", "w-"]
 _DEFAULT_COMPRESSORS = object()
 
 
-def _np_dtype(zarr_name: str) -> np.dtype:
-    """The NumPy dtype (native byte order) of a Zarr data type."""
-    if zarr_name.startswith("r") and zarr_name[1:].isdigit():
-        return np.dtype(f"V{int(zarr_name[1:]) // 8}")
-    return np.dtype(zarr_name)
+def _np_dtype(core: Any) -> np.dtype:
+    """The NumPy dtype (native byte order) of an array's Zarr data type."""
+    if core.numpy_dtype is None:
+        raise DataTypeError(
+            f"the array holds {core.data_type}, whose elements have no fixed size; zarr_rs "
+            "reads and writes fixed-size data types only (read it with zarr-python, or export "
+            "it with the zarr command, which writes NumPy fixed-width strings)"
+        )
+    return np.dtype(core.numpy_dtype)
+
+
+def _np_dtype_named(zdt: str) -> np.dtype:
+    """The NumPy dtype of what ``_zarr_dtype`` returns."""
+    if zdt.startswith("r") and zdt[1:].isdigit():
+        return np.dtype(f"V{int(zdt[1:]) // 8}")
+    return np.dtype(zdt)
 
 
 def _zarr_dtype(dtype: Any) -> str:
@@ -38,8 +50,12 @@ def _zarr_dtype(dtype: Any) -> str:
         return f"r{dt.itemsize * 8}"
     if dt.kind in "biufc":
         return dt.newbyteorder("=").name
+    if dt.kind in "MmUS":
+        # numpy.datetime64 / numpy.timedelta64, fixed_length_utf32, null_terminated_bytes
+        return dt.str
     raise DataTypeError(
-        f"{dt} has no Zarr v3 core data type (bool, int8..uint64, float16..complex128, r<N>)"
+        f"{dt} has no Zarr v3 data type (bool, int8..uint64, float16..complex128, r<N>, "
+        "datetime64, timedelta64, U<n>, S<n>)"
     )
 
 
@@ -58,6 +74,9 @@ def _as_data(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
             if arr.dtype.itemsize != dtype.itemsize or arr.dtype.kind != dtype.kind:
                 raise DataTypeError(f"cannot write {arr.dtype} data to an array of {dtype}")
             arr = arr.view(dtype)
+        elif dtype.kind in "MmUS" and arr.dtype.kind == dtype.kind:
+            # another unit or width of the same kind: NumPy's assignment (strings cut to width)
+            arr = arr.astype(dtype)
         elif _KIND_RANK.get(arr.dtype.kind, 9) > _KIND_RANK.get(dtype.kind, -1):
             raise DataTypeError(
                 f"cannot write {arr.dtype} data to an array of {dtype} (convert it first, "
@@ -157,7 +176,7 @@ class Array:
         self._core = core
         self._location = location
         self._path = path
-        self._dtype = _np_dtype(core.data_type)
+        self._dtype = _np_dtype(core)
         self._meta: dict | None = None
 
     # ---- pickling: the location and path, never the data ----
@@ -867,7 +886,7 @@ def _spec(
     if compressors is not _DEFAULT_COMPRESSORS:
         spec["compressors"] = json.dumps(_codec_list(compressors))
     if fill_value is not None:
-        spec["fill_value"] = json.dumps(_fill_json(fill_value, _np_dtype(zdt)))
+        spec["fill_value"] = json.dumps(_fill_json(fill_value, _np_dtype_named(zdt)))
     return spec
 
 
@@ -906,6 +925,13 @@ def _fill_json(v: Any, dt: np.dtype) -> Any:
     """A fill value in its Zarr JSON form."""
     if dt.kind == "V":
         return list(bytes(np.asarray(v, dtype=dt).tobytes()))
+    if dt.kind in "Mm":
+        t = np.asarray(v).astype(dt)
+        return "NaT" if np.isnat(t) else int(t.view("i8"))
+    if dt.kind == "S":
+        return base64.standard_b64encode(np.asarray(v, dtype=dt).item()).decode()
+    if dt.kind == "U":
+        return str(np.asarray(v, dtype=dt).item())
     x = np.asarray(v).astype(dt).item() if not isinstance(v, str) else v
     def f(z: float) -> Any:
         if np.isnan(z):
