@@ -1386,7 +1386,7 @@ def _record_hierarchy(c: Corpus, name: str, fmt: int, why: str, writer: str):
 
 
 def xarray_hierarchies(c: Corpus):
-    """weather_v*, packed_v*: xarray datasets; nested_v*: zarr-python's consolidated
+    """weather_v*, packed_v*, labels_v*: xarray datasets; nested_v*: zarr-python's consolidated
     metadata over nested groups, for comparison."""
     import pandas as pd
     import xarray as xr
@@ -1439,6 +1439,30 @@ def xarray_hierarchies(c: Corpus):
         _record_hierarchy(c, name, fmt, "xarray Dataset.to_zarr (consolidated): float64 "
                           "packed as int16 (scale_factor, add_offset, _FillValue), bool, "
                           "timedelta as int32 hours, time coordinate, zstd", "xarray")
+
+        # string coordinates as real datasets have them: NumPy '<U' (station ids), '|S'
+        # (byte codes), pandas/object strings (names; v2 '|O' + vlen-utf8, v3 'string'), with
+        # a CF time axis
+        stations = np.array(["KSEA", "KPDX", "Zürich-Kloten", "KSFO"])
+        codes = np.array([b"A1", b"B", b"C33", b""], dtype="S3")
+        names = pd.Index(["Seattle", "Portland", "Zürich", ""], dtype=object)
+        time = pd.date_range("2021-06-01", periods=5, freq="6h")
+        # (its own generator, so that the fixtures written after it keep their data)
+        obs = (np.random.default_rng(fmt).standard_normal((5, 4)) * 3 + 15).astype("float32")
+        ds = xr.Dataset(
+            {"obs": (("time", "station"), obs, {"units": "degC"}),
+             "code": (("station",), codes),
+             "name": (("station",), names.to_numpy())},
+            coords={"time": time, "station": ("station", stations, {"long_name": "station id"})},
+            attrs={"title": "synthetic station observations"})
+        encoding = {"obs": {"chunks": (2, 4)},
+                    "time": {"units": "hours since 2021-06-01", "dtype": "int64"}}
+        name = f"labels_v{fmt}"
+        ds.to_zarr(c.path(name), zarr_format=fmt, consolidated=True, mode="w",
+                   encoding=encoding)
+        _record_hierarchy(c, name, fmt, "xarray Dataset.to_zarr (consolidated): a NumPy '<U' "
+                          "string coordinate, '|S' byte strings, object strings, CF-encoded "
+                          "time (hours since 2021-06-01), float32", "xarray")
 
         name = f"nested_v{fmt}"
         root = zarr.open_group(c.path(name), mode="w", zarr_format=fmt,

@@ -265,6 +265,6 @@ fn xarray_v2_hierarchies_consolidate_to_their_own_zmetadata() -> TestResult {
         );
         checked += 1;
     }
-    assert_eq!(checked, 3, "nested_v2, packed_v2, weather_v2");
+    assert_eq!(checked, 4, "labels_v2, nested_v2, packed_v2, weather_v2");
     Ok(())
 }

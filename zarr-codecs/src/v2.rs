@@ -82,6 +82,12 @@ pub fn register_v2_defaults(registry: &mut V2CodecRegistry) -> Result<(), MetaEr
     registry.register("gzip", same_config as V2CodecFactory)?;
     #[cfg(not(feature = "gzip"))]
     registry.register_compiled_out("gzip", "gzip");
+    for id in VLEN_FILTERS {
+        #[cfg(feature = "vlen")]
+        registry.register(id, vlen as V2CodecFactory)?;
+        #[cfg(not(feature = "vlen"))]
+        registry.register_compiled_out(id, "vlen");
+    }
     for c in NUMCODECS {
         if crate::numcodecs::is_enabled(c.id) {
             let factory = match c.id {
@@ -102,6 +108,24 @@ pub fn default_v2_registry() -> V2CodecRegistry {
     // cannot fail: the registry is new and the ids are distinct
     let _ = register_v2_defaults(&mut registry);
     registry
+}
+
+/// numcodecs' `VLenUTF8` and `VLenBytes`: the v2 filters of `|O` arrays, which are the
+/// array -> bytes codecs of the same name in v3.
+const VLEN_FILTERS: [&str; 2] = ["vlen-utf8", "vlen-bytes"];
+
+/// `vlen-utf8`, `vlen-bytes` (no configuration).
+#[cfg(feature = "vlen")]
+fn vlen(codec: &CodecV2, _: &ChunkRepr) -> Result<ExtensionDef> {
+    if let Some(key) = codec.configuration.keys().next() {
+        return Err(ExtensionDef::new(&codec.id)
+            .invalid_configuration(ExtensionPoint::Codec, format!("unknown field {key:?}"))
+            .into());
+    }
+    Ok(ExtensionDef::with_configuration(
+        codec.id.clone(),
+        Map::new(),
+    ))
 }
 
 /// `zstd`, `gzip`: the v3 codec of the same name takes numcodecs' configuration as it is.
@@ -248,6 +272,21 @@ pub fn v3_codecs(
     let steps = meta.filters.iter().flatten().chain(meta.compressor.iter());
     for codec in steps {
         let factory = v2.resolve_required(&ExtensionDef::new(codec.id.clone()))?;
+        if VLEN_FILTERS.contains(&codec.id.as_str()) {
+            // the serializer of a `|O` array; what follows acts on the bytes it gives
+            if let Some(before) = bytes_filters.first().or(serializer.as_ref()) {
+                return Err(CodecError::InvalidChain {
+                    reason: format!(
+                        "{:?} encodes the typed array but comes after {before:?}, which gives \
+                         bytes",
+                        codec.id
+                    ),
+                });
+            }
+            defs.push(factory(codec, &current)?);
+            bytes_filters.push(codec.id.clone());
+            continue;
+        }
         let kind = kind_of(&codec.id);
         if kind == CodecKind::ArrayToArray && bytes_filters.is_empty() && serializer.is_none() {
             let def = factory(codec, &current)?;
@@ -445,6 +484,10 @@ pub fn v2_codecs(defs: &[ExtensionDef], rank: usize) -> Result<V2Codecs> {
                 );
                 compressors.push(CodecV2::new("blosc", c));
             }
+            id if VLEN_FILTERS.contains(&id) => {
+                filters.push(CodecV2::new(id, Map::new()));
+                seen_bytes = true;
+            }
             "zstd" | "gzip" => {
                 let mut config = config;
                 // numcodecs' Zstd writes `checksum` only when it is on
@@ -639,6 +682,65 @@ mod tests {
         let m = zarray("<i4", "C", r#"{"id": "blosc", "shuffle": 7}"#, "null");
         let err = v3_codecs(&m, &v2, &v3).unwrap_err();
         assert!(err.to_string().contains("shuffle"), "{err}");
+    }
+
+    /// `|O` arrays: the vlen filter is the array -> bytes codec, what follows sees bytes.
+    #[cfg(all(feature = "vlen", feature = "zstd", feature = "blosc"))]
+    #[test]
+    fn object_arrays_of_strings_and_bytes() {
+        let v2 = default_v2_registry();
+        let v3 = default_registry();
+        let doc = |filters: &str, compressor: &str, fill: &str| {
+            meta(&format!(
+                r#"{{"zarr_format": 2, "shape": [20, 13], "chunks": [8, 5], "dtype": "|O",
+                "compressor": {compressor}, "fill_value": {fill}, "order": "C",
+                "filters": {filters}}}"#
+            ))
+        };
+        let blosc = r#"{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}"#;
+        for (m, want) in [
+            (
+                doc(
+                    r#"[{"id": "vlen-utf8"}]"#,
+                    r#"{"id": "zstd", "level": 0}"#,
+                    "\"\"",
+                ),
+                vec!["vlen-utf8", "zstd"],
+            ),
+            (
+                doc(r#"[{"id": "vlen-bytes"}]"#, "null", "\"cQ==\""),
+                vec!["vlen-bytes"],
+            ),
+            (
+                doc(r#"[{"id": "vlen-utf8"}]"#, blosc, "null"),
+                vec!["vlen-utf8", "blosc"],
+            ),
+        ] {
+            let defs = v3_codecs(&m, &v2, &v3).unwrap();
+            let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(names, want);
+            let t = m.dtype.data_type;
+            let fill = m.fill_value.clone().unwrap_or_else(|| FillValue::zero(t));
+            let repr = ChunkRepr::new(vec![8, 5], t, fill);
+            let chain = crate::CodecChain::from_defs(&defs, &repr, &v3).unwrap();
+            let items: Vec<&[u8]> = (0..40).map(|_| b"ab".as_slice()).collect();
+            let encoded = chain.encode_vlen(items).unwrap();
+            assert_eq!(
+                chain.decode_vlen(&encoded).unwrap().get(39),
+                Some(&b"ab"[..])
+            );
+            if want.contains(&"blosc") {
+                // numcodecs compresses the bytes of the vlen encoding: item size 1
+                assert_eq!(defs[1].configuration.as_ref().unwrap()["typesize"], 1);
+            }
+            let back = v2_codecs(&defs, 2).unwrap();
+            assert_eq!(back.filters, m.filters);
+            assert_eq!(back.compressor, m.compressor);
+            assert_eq!(back.byte_order, None);
+        }
+        let bad = doc(r#"[{"id": "vlen-utf8", "x": 1}]"#, "null", "\"\"");
+        let err = v3_codecs(&bad, &v2, &v3).unwrap_err();
+        assert!(err.to_string().contains("unknown field \"x\""), "{err}");
     }
 
     #[test]

@@ -274,8 +274,8 @@ fn xarray_corpus_round_trips() {
     }
     assert!(v2 > 30 && v3 >= 3, "{v2} v2 and {v3} v3 documents");
     assert_eq!(
-        zmetadata, 3,
-        "weather_v2, packed_v2 and nested_v2 are consolidated"
+        zmetadata, 4,
+        "weather_v2, packed_v2, labels_v2 and nested_v2 are consolidated"
     );
 }
 

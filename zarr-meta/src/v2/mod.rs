@@ -233,7 +233,10 @@ impl ArrayMetadataV2 {
                 got: chunks.len(),
             });
         }
-        let dtype = parse_dtype(required(obj, "dtype")?)?;
+        let dtype = match required(obj, "dtype")? {
+            Value::String(s) if s == "|O" => object_dtype(obj.get("filters"))?,
+            other => parse_dtype(other)?,
+        };
         let compressor = match required(obj, "compressor")? {
             Value::Null => None,
             v => Some(CodecV2::from_value(v, "compressor")?),
@@ -545,6 +548,30 @@ pub fn parse_dtype(value: &Value) -> Result<NumpyDtype> {
             kind: dtype_kind_name(text),
         }),
     }
+}
+
+/// The data type of a `|O` array, which its first filter gives: `vlen-utf8` strings or
+/// `vlen-bytes` byte strings (numcodecs' `VLenUTF8`, `VLenBytes`), as zarr-python writes them.
+fn object_dtype(filters: Option<&Value>) -> Result<NumpyDtype> {
+    let first = filters
+        .and_then(Value::as_array)
+        .and_then(|f| f.first())
+        .and_then(|f| f.get("id"))
+        .and_then(Value::as_str);
+    let data_type = match first {
+        Some("vlen-utf8") => DataType::String,
+        Some("vlen-bytes") => DataType::Bytes,
+        _ => {
+            return Err(MetaError::UnsupportedDtypeV2 {
+                dtype: "\"|O\"".into(),
+                kind: "an object type whose first filter is not vlen-utf8 or vlen-bytes",
+            })
+        }
+    };
+    Ok(NumpyDtype {
+        data_type,
+        byte_order: None,
+    })
 }
 
 /// What a v2 dtype string that is not a core data type is, for the error message.

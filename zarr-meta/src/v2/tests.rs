@@ -172,6 +172,18 @@ fn documents_refused_with_the_key_and_the_fix() {
         ),
         (
             with("dtype", json!("|O")),
+            "unsupported v2 dtype \"|O\" (an object type whose first filter is not vlen-utf8 or vlen-bytes;",
+        ),
+        (
+            {
+                let mut d = with("dtype", json!("|O"));
+                d["filters"] = json!([{"id": "vlen-array", "dtype": "<i4"}]);
+                d
+            },
+            "(an object type whose first filter is not vlen-utf8 or vlen-bytes;",
+        ),
+        (
+            with("dtype", json!("O")),
             "(an object (variable-length) type;",
         ),
         (
@@ -389,6 +401,32 @@ fn fill_values_in_every_v2_form() {
     assert_eq!(
         fill_value_to_json(Some(&payload), DataType::Float32),
         json!("NaN")
+    );
+}
+
+#[test]
+fn object_arrays_of_strings_and_bytes() {
+    // as zarr-python 3.1.6 writes them
+    for (filter, fill, t) in [
+        ("vlen-utf8", json!(""), DataType::String),
+        ("vlen-utf8", json!("zz"), DataType::String),
+        ("vlen-bytes", json!("cQ=="), DataType::Bytes),
+        ("vlen-utf8", json!(null), DataType::String),
+    ] {
+        let doc = json!({"shape": [3], "chunks": [2], "dtype": "|O", "fill_value": fill,
+            "order": "C", "filters": [{"id": filter}], "dimension_separator": ".",
+            "compressor": {"id": "zstd", "level": 0}, "zarr_format": 2});
+        let m = parse(&doc).unwrap_or_else(|e| panic!("{filter} {fill}: {e}"));
+        assert_eq!(m.data_type(), t);
+        assert_eq!(m.to_value(), doc);
+    }
+    let mut doc = with("dtype", json!("|O"));
+    doc["filters"] = json!([{"id": "vlen-utf8"}]);
+    doc["fill_value"] = json!(0);
+    let e = parse(&doc).unwrap_err().to_string();
+    assert!(
+        e.contains("fill_value 0 is invalid for data type |O: expected a string"),
+        "{e}"
     );
 }
 
