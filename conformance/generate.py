@@ -903,6 +903,24 @@ def variable_size_types(c: Corpus):
     c.zp("string_sharded", d, "string in 8x8 shards of 4x4 inner chunks (vlen-utf8 + zstd "
          "inside, crc32c index at the end); partial edge shards, a shard row never stored",
          chunks=(4, 4), shards=(8, 8), fill_value="")
+    # NumPy's fixed-width strings (data made here, not drawn: the fixtures after these keep
+    # their random data)
+    words = np.array([f"{'é' * (i % 3)}w{i % 97}"[:6] for i in range(SHAPE[0] * SHAPE[1])],
+                     dtype="<U6").reshape(SHAPE)
+    c.zp("fixed_utf32", words, "fixed_length_utf32 (NumPy '<U6', length_bytes 24), bytes "
+         "little + zstd, non-ASCII code points, strings shorter than the width")
+    d = np.full(SHAPE, "zz", dtype="<U3")
+    d[9:12, 6:9] = words[9:12, 6:9].astype("<U3")
+    c.zp("fixed_utf32_fill_big_endian", d, "fixed_length_utf32 (<U3) with fill_value 'zz', "
+         "bytes codec big endian (each UTF-32 code unit swapped); 8 of 9 chunks missing",
+         fill_value="zz", serializer=BytesCodec(endian="big"), compressors=None)
+    raw = np.array([bytes([65 + i % 26]) * (i % 5) for i in range(SHAPE[0] * SHAPE[1])],
+                   dtype="|S4").reshape(SHAPE)
+    raw[0, 0] = b"a\x00b"  # a NUL inside is kept (only trailing ones are padding)
+    raw[5:8, :] = b"q"
+    c.zp("null_terminated_bytes", raw, "null_terminated_bytes (NumPy '|S4'), fill_value "
+         "base64 'cQ==' (b'q'), empty and NUL-containing elements, a chunk row all fill",
+         fill_value=b"q")
 
 
 def v2_time_types(c: Corpus):
