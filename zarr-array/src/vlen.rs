@@ -6,8 +6,10 @@
 //! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
 //! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is read and written whole,
-//! its inner chunks that are all fill value left out. Chunks are read and written one after
-//! the other; a write reads, changes and stores each chunk it covers in part, with no
+//! its inner chunks that are all fill value left out. Chunks are read, decoded, encoded and
+//! written in parallel (rayon), a read's chunks fetched in batches through `Store::get_many`
+//! when the store serves more requests at once than there are threads, as fixed-size reads
+//! do; a write reads, changes and stores each chunk it covers in part, with no
 //! compare-and-swap.
 //!
 //! ```
@@ -30,6 +32,7 @@
 //! ```
 
 use ndarray::{ArrayD, ArrayViewD};
+use rayon::prelude::*;
 use zarr_codecs::CodecError;
 use zarr_grid::geometry::{linear_index, Region};
 use zarr_grid::ChunkPart;
@@ -119,6 +122,9 @@ fn for_each_position(
     }
 }
 
+/// A part's chunk shape and its elements, in the C order of the part.
+type VlenPart<T> = (Vec<u64>, Vec<T>);
+
 fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -166,6 +172,57 @@ impl Array {
             })
     }
 
+    /// The chunk shape and the elements of `part` (the C order of the part) from its stored
+    /// chunk, `None` when the chunk is not stored; `fetched` is the chunk's value when a batch fetched it.
+    fn decode_vlen_part<T: VlenElement>(
+        &self,
+        part: &ChunkPart,
+        region_shape: &[u64],
+        fetched: Option<Option<Vec<u8>>>,
+    ) -> Result<Option<VlenPart<T>>> {
+        let key = self.chunk_key(&part.chunk);
+        let value = match fetched {
+            Some(value) => value,
+            None => self.store.get(&key)?,
+        };
+        let Some(bytes) = value else {
+            return Ok(None);
+        };
+        let codec_err = |source| ArrayError::Codec {
+            context: key.clone(),
+            source,
+        };
+        let cc = self.chunk_codec(&part.chunk)?;
+        let chunk = cc.chain.decode_vlen(&bytes).map_err(codec_err)?;
+        drop(bytes);
+        // the part lies inside the chunk, whose elements the decoded chunk holds (checked
+        // below, element by element), so its count fits in usize
+        let count = zarr_grid::geometry::num_elements(&part.in_chunk.shape).unwrap_or(0) as usize;
+        let mut elements = try_vec::<T>(count.min(chunk.len()), "a chunk's elements")?;
+        let whole_part = part.is_whole_chunk(&cc.shape);
+        let mut convert = |src: usize| -> Result<()> {
+            let stored = chunk.get(src).ok_or_else(|| {
+                codec_err(CodecError::Corrupt {
+                    codec: cc.chain.array_to_bytes().name(),
+                    reason: format!("no element {src}"),
+                })
+            })?;
+            elements.push(T::from_stored(stored).map_err(|e| {
+                codec_err(CodecError::Corrupt {
+                    codec: cc.chain.array_to_bytes().name(),
+                    reason: format!("element {src} is not UTF-8 ({e})"),
+                })
+            })?);
+            Ok(())
+        };
+        if whole_part {
+            (0..count).try_for_each(&mut convert)?;
+        } else {
+            for_each_position(part, &cc.shape, region_shape, |src, _| convert(src))?;
+        }
+        Ok(Some((cc.shape, elements)))
+    }
+
     /// Reads a region of a `string` (`T = String`) or `variable_length_bytes`
     /// (`T = Vec<u8>`) array; positions of missing chunks read as the fill value.
     ///
@@ -192,32 +249,51 @@ impl Array {
                     reason: e.to_string(),
                 },
             })?;
+        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        // Each part's elements are decoded in parallel (rayon), in the C order of the part,
+        // then moved into their places: no element is copied twice.
+        let decoded: Vec<Option<VlenPart<T>>> = if parts.len() <= 1 {
+            parts
+                .iter()
+                .map(|part| self.decode_vlen_part::<T>(part, &region.shape, None))
+                .collect::<Result<_>>()?
+        } else if self.store.fetch_concurrency() <= rayon::current_num_threads() {
+            parts
+                .par_iter()
+                .map(|part| self.decode_vlen_part::<T>(part, &region.shape, None))
+                .collect::<Result<_>>()?
+        } else {
+            // a store that serves more requests at once than there are threads (an object
+            // store): fetch a batch of chunks together, then decode them in parallel
+            let batch_len = 2 * self.store.fetch_concurrency();
+            let mut decoded = try_vec(parts.len(), "the region's chunks")?;
+            for batch in parts.chunks(batch_len) {
+                let keys: Vec<String> = batch.iter().map(|p| self.chunk_key(&p.chunk)).collect();
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let values = self.store.get_many(&keys)?;
+                let mut out: Vec<Option<VlenPart<T>>> = batch
+                    .par_iter()
+                    .zip(values)
+                    .map(|(part, value)| {
+                        self.decode_vlen_part::<T>(part, &region.shape, Some(value))
+                    })
+                    .collect::<Result<_>>()?;
+                decoded.append(&mut out);
+            }
+            decoded
+        };
         let mut items = try_vec::<T>(n, "the region read")?;
         items.resize(n, fill);
-        for part in self.grid.chunks_in_region(region)? {
-            let key = self.chunk_key(&part.chunk);
-            let Some(bytes) = self.store.get(&key)? else {
+        for (part, decoded) in parts.iter().zip(decoded) {
+            let Some((chunk_shape, elements)) = decoded else {
                 continue;
             };
-            let codec_err = |source| ArrayError::Codec {
-                context: key.clone(),
-                source,
-            };
-            let cc = self.chunk_codec(&part.chunk)?;
-            let chunk = cc.chain.decode_vlen(&bytes).map_err(codec_err)?;
-            for_each_position(&part, &cc.shape, &region.shape, |src, dst| {
-                let stored = chunk.get(src).ok_or_else(|| {
-                    codec_err(CodecError::Corrupt {
-                        codec: cc.chain.array_to_bytes().name(),
-                        reason: format!("no element {src}"),
-                    })
-                })?;
-                items[dst] = T::from_stored(stored).map_err(|e| {
-                    codec_err(CodecError::Corrupt {
-                        codec: cc.chain.array_to_bytes().name(),
-                        reason: format!("element {src} is not UTF-8 ({e})"),
-                    })
-                })?;
+            let mut elements = elements.into_iter();
+            for_each_position(part, &chunk_shape, &region.shape, |_, dst| {
+                // `decode_vlen_part` gave one element per position of the part
+                if let Some(e) = elements.next() {
+                    items[dst] = e;
+                }
                 Ok(())
             })?;
         }
@@ -249,7 +325,9 @@ impl Array {
         // C order, as the positions of `for_each_position` count
         let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
         let fill = self.meta.fill_value.as_bytes();
-        for part in self.grid.chunks_in_region(region)? {
+        // each chunk is read (when covered in part), changed, encoded and stored on its own,
+        // in parallel (rayon)
+        let write_part = |part: &ChunkPart| -> Result<()> {
             let key = self.chunk_key(&part.chunk);
             let codec_err = |source| ArrayError::Codec {
                 context: key.clone(),
@@ -281,7 +359,7 @@ impl Array {
                     reason: format!("{} elements for a chunk of {count}", items.len()),
                 }));
             }
-            for_each_position(&part, &cc.shape, &region.shape, |src, dst| {
+            for_each_position(part, &cc.shape, &region.shape, |src, dst| {
                 items[src] = data[dst];
                 Ok(())
             })?;
@@ -291,7 +369,13 @@ impl Array {
                 let encoded = cc.chain.encode_vlen(items).map_err(codec_err)?;
                 self.store.set(&key, &encoded)?;
             }
+            Ok(())
+        };
+        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        if let [part] = parts.as_slice() {
+            // one chunk: on this thread, with no hand-over to the pool and back
+            return write_part(part);
         }
-        Ok(())
+        parts.par_iter().try_for_each(write_part)
     }
 }
