@@ -378,4 +378,40 @@ impl Array {
         }
         parts.par_iter().try_for_each(write_part)
     }
+
+    /// Appends `data` after the end of `axis` of a `string` (`T = String`) or
+    /// `variable_length_bytes` (`T = Vec<u8>`) array (its other axes match the array's):
+    /// the grown shape is reserved by compare-and-swap as [`Array::append_bytes`] does, then
+    /// the data is written with [`Array::write_region_vlen`] (a chunk shared with a
+    /// concurrent append is not updated by compare-and-swap).
+    ///
+    /// # Errors
+    /// As [`Array::append_bytes`] and [`Array::write_region_vlen`].
+    pub fn append_vlen<T: VlenElement>(
+        &mut self,
+        data: ArrayViewD<'_, T>,
+        axis: usize,
+    ) -> Result<()> {
+        let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        self.append_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
+            next.write_region_vlen(region, data.view())
+        })
+    }
+
+    /// Prepends `data` before position 0 of `axis` of a `string` or `variable_length_bytes`
+    /// array, as [`Array::prepend_bytes`] does (the grid becomes `regular_bounded`), the data
+    /// written with [`Array::write_region_vlen`].
+    ///
+    /// # Errors
+    /// As [`Array::prepend_bytes`] and [`Array::write_region_vlen`].
+    pub fn prepend_vlen<T: VlenElement>(
+        &mut self,
+        data: ArrayViewD<'_, T>,
+        axis: usize,
+    ) -> Result<()> {
+        let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        self.prepend_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
+            next.write_region_vlen(region, data.view())
+        })
+    }
 }

@@ -296,3 +296,42 @@ fn sharded_strings_round_trip() {
     assert_eq!(back[[4, 6]], "34é");
     assert_eq!(a.stored_chunks().unwrap().len(), 4);
 }
+
+#[cfg(feature = "vlen")]
+#[test]
+fn strings_append_and_prepend() {
+    let store = Arc::new(MemoryStore::new());
+    let mut a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!("·"));
+    let first = strings(&["a", "b", "c", "d", "e", "f"], &[2, 3]);
+    a.write_region_vlen(&Region::new(vec![0, 0], vec![2, 3]).unwrap(), first.view())
+        .unwrap();
+    // three rows after the five: across the edge chunk and into new ones
+    let after = strings(&["g", "h", "i", "j", "k", "l", "m", "n", "é"], &[3, 3]);
+    a.append_vlen(after.view(), 0).unwrap();
+    assert_eq!(a.shape(), &[8, 3]);
+    // one row in front
+    let before = strings(&["x", "", "z"], &[1, 3]);
+    a.prepend_vlen(before.view(), 0).unwrap();
+    assert_eq!(a.shape(), &[9, 3]);
+    // reopened from the store, the same array
+    let a = Array::open(store, "v").unwrap();
+    let all = a
+        .read_region_vlen::<String>(&Region::whole(&[9, 3]))
+        .unwrap();
+    let mut want = vec!["x", "", "z", "a", "b", "c", "d", "e", "f"];
+    want.extend(["·"; 9]);
+    want.extend(["g", "h", "i", "j", "k", "l", "m", "n", "é"]);
+    assert_eq!(all, strings(&want, &[9, 3]));
+    // a wrong shape or type changes nothing
+    let mut a = a;
+    assert!(matches!(
+        a.append_vlen(strings(&["q"], &[1, 1]).view(), 0),
+        Err(ArrayError::ShapeMismatch { .. })
+    ));
+    let bytes = ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![vec![1u8]; 3]).unwrap();
+    assert!(matches!(
+        a.append_vlen(bytes.view(), 0),
+        Err(ArrayError::DataTypeMismatch { .. })
+    ));
+    assert_eq!(a.shape(), &[9, 3]);
+}
