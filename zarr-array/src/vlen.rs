@@ -40,6 +40,7 @@ use zarr_meta::DataType;
 
 use crate::array::{to_ndarray, Array};
 use crate::error::{ArrayError, Result};
+use crate::selection::Selection;
 
 /// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
 /// `variable_length_bytes` arrays.
@@ -122,6 +123,23 @@ fn for_each_position(
     }
 }
 
+/// Element `src` of a decoded chunk stored under `key`, as `T`.
+fn element_of<T: VlenElement>(
+    chunk: &zarr_codecs::vlen::VlenChunk,
+    src: usize,
+    codec: &'static str,
+    key: &str,
+) -> Result<T> {
+    let codec_err = |reason| ArrayError::Codec {
+        context: key.to_string(),
+        source: CodecError::Corrupt { codec, reason },
+    };
+    let stored = chunk
+        .get(src)
+        .ok_or_else(|| codec_err(format!("no element {src}")))?;
+    T::from_stored(stored).map_err(|e| codec_err(format!("element {src} is not UTF-8 ({e})")))
+}
+
 /// A part's chunk shape and its elements, in the C order of the part.
 type VlenPart<T> = (Vec<u64>, Vec<T>);
 
@@ -136,6 +154,17 @@ fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
 }
 
 impl Array {
+    /// The fill value as an element.
+    fn vlen_fill<T: VlenElement>(&self) -> Result<T> {
+        T::from_stored(self.meta.fill_value.as_bytes()).map_err(|e| ArrayError::Codec {
+            context: format!("{}: the fill value", self.path),
+            source: CodecError::Corrupt {
+                codec: zarr_codecs::vlen::VLEN_UTF8,
+                reason: e.to_string(),
+            },
+        })
+    }
+
     fn check_vlen_type<T: VlenElement>(&self) -> Result<()> {
         if self.meta.data_type != T::DATA_TYPE {
             return Err(ArrayError::DataTypeMismatch {
@@ -200,19 +229,9 @@ impl Array {
         let count = zarr_grid::geometry::num_elements(&part.in_chunk.shape).unwrap_or(0) as usize;
         let mut elements = try_vec::<T>(count.min(chunk.len()), "a chunk's elements")?;
         let whole_part = part.is_whole_chunk(&cc.shape);
+        let codec = cc.chain.array_to_bytes().name();
         let mut convert = |src: usize| -> Result<()> {
-            let stored = chunk.get(src).ok_or_else(|| {
-                codec_err(CodecError::Corrupt {
-                    codec: cc.chain.array_to_bytes().name(),
-                    reason: format!("no element {src}"),
-                })
-            })?;
-            elements.push(T::from_stored(stored).map_err(|e| {
-                codec_err(CodecError::Corrupt {
-                    codec: cc.chain.array_to_bytes().name(),
-                    reason: format!("element {src} is not UTF-8 ({e})"),
-                })
-            })?);
+            elements.push(element_of::<T>(&chunk, src, codec, &key)?);
             Ok(())
         };
         if whole_part {
@@ -241,14 +260,7 @@ impl Array {
             .num_elements()
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(too_large)?;
-        let fill =
-            T::from_stored(self.meta.fill_value.as_bytes()).map_err(|e| ArrayError::Codec {
-                context: format!("{}: the fill value", self.path),
-                source: CodecError::Corrupt {
-                    codec: zarr_codecs::vlen::VLEN_UTF8,
-                    reason: e.to_string(),
-                },
-            })?;
+        let fill = self.vlen_fill::<T>()?;
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         // Each part's elements are decoded in parallel (rayon), in the C order of the part,
         // then moved into their places: no element is copied twice.
@@ -413,5 +425,52 @@ impl Array {
         self.prepend_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
             next.write_region_vlen(region, data.view())
         })
+    }
+
+    /// Reads a selection ([`Selection`]: NumPy semantics, as [`Array::read_selection`]) of a
+    /// `string` (`T = String`) or `variable_length_bytes` (`T = Vec<u8>`) array, of the
+    /// shape [`Array::selection_shape`] gives; positions of missing chunks read as the fill
+    /// value. Each chunk the selection meets is decoded once, in parallel.
+    ///
+    /// # Errors
+    /// Another data type, a selection that does not fit, the store's errors, a corrupt chunk
+    /// (as [`Array::read_region_vlen`]).
+    pub fn read_selection_vlen<T: VlenElement>(&self, sel: &Selection) -> Result<ArrayD<T>> {
+        self.check_vlen_type::<T>()?;
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let n = zarr_grid::geometry::num_elements(&out_shape)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| ArrayError::TooLarge {
+                what: "a selection",
+                shape: out_shape.clone(),
+            })?;
+        let fill = self.vlen_fill::<T>()?;
+        let work = self.selected_by_chunk(&ix)?;
+        let decoded: Vec<Option<Vec<T>>> = work
+            .par_iter()
+            .map(|(chunk, pairs)| {
+                let Some(stored) = self.read_chunk_vlen(chunk)? else {
+                    return Ok(None);
+                };
+                let key = self.chunk_key(chunk);
+                let codec = self.chunk_codec(chunk)?.chain.array_to_bytes().name();
+                pairs
+                    .iter()
+                    .map(|&(src, _)| element_of::<T>(&stored, src, codec, &key))
+                    .collect::<Result<Vec<T>>>()
+                    .map(Some)
+            })
+            .collect::<Result<_>>()?;
+        let mut items = try_vec::<T>(n, "the selection read")?;
+        items.resize(n, fill);
+        for ((_, pairs), elements) in work.iter().zip(decoded) {
+            for (&(_, dst), e) in pairs.iter().zip(elements.into_iter().flatten()) {
+                if let Some(slot) = items.get_mut(dst) {
+                    *slot = e;
+                }
+            }
+        }
+        to_ndarray(&out_shape, items)
     }
 }

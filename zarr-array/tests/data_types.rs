@@ -335,3 +335,75 @@ fn strings_append_and_prepend() {
     ));
     assert_eq!(a.shape(), &[9, 3]);
 }
+
+#[cfg(feature = "vlen")]
+#[test]
+fn string_selections_agree_with_the_whole_array() {
+    use zarr_array::selection::{AxisSelection, BasicItem, Selection, Slice};
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!("·"));
+    // rows 0..2 and 4 written; rows 2..4 (chunk row 1) stay missing, the fill value
+    let cell = |i: usize, j: usize| format!("{i}é{j}");
+    for rows in [0..2, 4..5] {
+        let start = rows.start;
+        let items: Vec<String> = rows
+            .clone()
+            .flat_map(|i| (0..3).map(move |j| cell(i, j)))
+            .collect();
+        let data = ArrayD::from_shape_vec(IxDyn(&[rows.len(), 3]), items).unwrap();
+        let region = Region::new(vec![start as u64, 0], vec![rows.len() as u64, 3]).unwrap();
+        a.write_region_vlen(&region, data.view()).unwrap();
+    }
+    let whole = a
+        .read_region_vlen::<String>(&Region::whole(&[5, 3]))
+        .unwrap();
+    assert_eq!(whole[[1, 2]], cell(1, 2));
+    assert_eq!(whole[[3, 0]], "·");
+    let at = |i: usize, j: usize| whole[[i, j]].clone();
+    let cases: Vec<(Selection, ArrayD<String>)> = vec![
+        (
+            Selection::Basic(vec![
+                BasicItem::Slice(Slice::with_step(0, 5, 2)),
+                BasicItem::Index(1),
+            ]),
+            ArrayD::from_shape_vec(IxDyn(&[3]), vec![at(0, 1), at(2, 1), at(4, 1)]).unwrap(),
+        ),
+        (
+            Selection::Orthogonal(vec![
+                AxisSelection::Indices(vec![4, 0, 3]),
+                AxisSelection::Mask(vec![true, false, true]),
+            ]),
+            ArrayD::from_shape_vec(
+                IxDyn(&[3, 2]),
+                vec![at(4, 0), at(4, 2), at(0, 0), at(0, 2), at(3, 0), at(3, 2)],
+            )
+            .unwrap(),
+        ),
+        (
+            Selection::Points(vec![vec![4, 2], vec![0, 0], vec![3, 1], vec![0, 0]]),
+            ArrayD::from_shape_vec(IxDyn(&[4]), vec![at(4, 2), at(0, 0), at(3, 1), at(0, 0)])
+                .unwrap(),
+        ),
+        (Selection::all(), whole.clone()),
+    ];
+    for (sel, want) in &cases {
+        let got = a.read_selection_vlen::<String>(sel).unwrap();
+        assert_eq!(&got, want, "{sel:?}");
+        let dims: Vec<u64> = got.shape().iter().map(|&n| n as u64).collect();
+        assert_eq!(dims, a.selection_shape(sel).unwrap(), "{sel:?}");
+    }
+    // a selection out of bounds and the wrong type are errors
+    assert!(a
+        .read_selection_vlen::<String>(&Selection::Points(vec![vec![5, 0]]))
+        .is_err());
+    assert!(matches!(
+        a.read_selection_vlen::<Vec<u8>>(&Selection::all()),
+        Err(ArrayError::DataTypeMismatch { .. })
+    ));
+    // a corrupt chunk is an error naming its key, not a panic
+    store.set("v/c/0/0", &[9, 9, 9]).unwrap();
+    match a.read_selection_vlen::<String>(&Selection::Points(vec![vec![1, 1]])) {
+        Err(ArrayError::Codec { context, .. }) => assert_eq!(context, "v/c/0/0"),
+        other => panic!("expected a codec error, got {other:?}"),
+    }
+}
