@@ -33,6 +33,7 @@
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
+use zarr_codecs::vlen::VlenChunk;
 use zarr_codecs::CodecError;
 use zarr_grid::geometry::{linear_index, Region};
 use zarr_grid::ChunkPart;
@@ -154,6 +155,47 @@ fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
 }
 
 impl Array {
+    /// Stores a chunk of these elements under `key`, or deletes it when they are all the
+    /// fill value (unless [`WriteOptions::write_empty_chunks`](crate::WriteOptions) is set).
+    fn store_vlen_chunk(
+        &self,
+        key: &str,
+        chain: &zarr_codecs::CodecChain,
+        items: Vec<&[u8]>,
+    ) -> Result<()> {
+        let fill = self.meta.fill_value.as_bytes();
+        if !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
+            self.store.delete(key)?;
+        } else {
+            let encoded = chain
+                .encode_vlen(items)
+                .map_err(|source| ArrayError::Codec {
+                    context: key.to_string(),
+                    source,
+                })?;
+            self.store.set(key, &encoded)?;
+        }
+        Ok(())
+    }
+
+    /// The elements of the stored chunk `chunk` (every element of its chunk shape), or the
+    /// fill value for each when it is not stored.
+    fn vlen_chunk_or_fill(&self, chunk: &[i64], count: usize) -> Result<Option<VlenChunk>> {
+        let stored = self.read_chunk_vlen(chunk)?;
+        if let Some(c) = &stored {
+            if c.len() != count {
+                return Err(ArrayError::Codec {
+                    context: self.chunk_key(chunk),
+                    source: CodecError::Corrupt {
+                        codec: self.chunk_codec(chunk)?.chain.array_to_bytes().name(),
+                        reason: format!("{} elements for a chunk of {count}", c.len()),
+                    },
+                });
+            }
+        }
+        Ok(stored)
+    }
+
     /// The fill value as an element.
     fn vlen_fill<T: VlenElement>(&self) -> Result<T> {
         T::from_stored(self.meta.fill_value.as_bytes()).map_err(|e| ArrayError::Codec {
@@ -375,13 +417,7 @@ impl Array {
                 items[src] = data[dst];
                 Ok(())
             })?;
-            if !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
-                self.store.delete(&key)?;
-            } else {
-                let encoded = cc.chain.encode_vlen(items).map_err(codec_err)?;
-                self.store.set(&key, &encoded)?;
-            }
-            Ok(())
+            self.store_vlen_chunk(&key, &cc.chain, items)
         };
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         if let [part] = parts.as_slice() {
@@ -472,5 +508,57 @@ impl Array {
             }
         }
         to_ndarray(&out_shape, items)
+    }
+
+    /// Writes `data` (the shape [`Array::selection_shape`] gives) through a selection of a
+    /// `string` (`T = String`) or `variable_length_bytes` (`T = Vec<u8>`) array, as
+    /// [`Array::write_selection`]: repeated positions take the last value, as NumPy. Each
+    /// chunk the selection meets is read, changed, encoded and stored once, in parallel.
+    ///
+    /// # Errors
+    /// Another data type, a selection that does not fit, data of another shape, the store's
+    /// errors, a corrupt chunk the write must read, an element too large for the format.
+    pub fn write_selection_vlen<T: VlenElement>(
+        &self,
+        sel: &Selection,
+        data: ArrayViewD<'_, T>,
+    ) -> Result<()> {
+        self.check_vlen_type::<T>()?;
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let data_shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        if data_shape != out_shape {
+            return Err(ArrayError::ShapeMismatch {
+                expected: out_shape,
+                got: data_shape,
+            });
+        }
+        // C order, as the output positions count
+        let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
+        let fill = self.meta.fill_value.as_bytes();
+        let work = self.selected_by_chunk(&ix)?;
+        work.par_iter()
+            .try_for_each(|(chunk, pairs)| -> Result<()> {
+                let cc = self.chunk_codec(chunk)?;
+                let count = zarr_grid::geometry::num_elements(&cc.shape)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| ArrayError::TooLarge {
+                        what: "a chunk",
+                        shape: cc.shape.clone(),
+                    })?;
+                let existing = self.vlen_chunk_or_fill(chunk, count)?;
+                let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
+                match &existing {
+                    Some(c) => items.extend(c.iter()),
+                    None => items.resize(count, fill),
+                }
+                for &(src, dst) in pairs {
+                    // both positions come from the checked selection: inside the chunk and the data
+                    if let (Some(slot), Some(&value)) = (items.get_mut(src), data.get(dst)) {
+                        *slot = value;
+                    }
+                }
+                self.store_vlen_chunk(&self.chunk_key(chunk), &cc.chain, items)
+            })
     }
 }

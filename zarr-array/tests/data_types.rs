@@ -407,3 +407,40 @@ fn string_selections_agree_with_the_whole_array() {
         other => panic!("expected a codec error, got {other:?}"),
     }
 }
+
+#[cfg(feature = "vlen")]
+#[test]
+fn string_selection_writes() {
+    use zarr_array::selection::{AxisSelection, Selection};
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store, DataType::String, "vlen-utf8", json!("·"));
+    // orthogonal: rows 4 and 0, columns 0 and 2 (into missing chunks)
+    let sel = Selection::Orthogonal(vec![
+        AxisSelection::Indices(vec![4, 0]),
+        AxisSelection::Mask(vec![true, false, true]),
+    ]);
+    a.write_selection_vlen(&sel, strings(&["a", "b", "c", "d"], &[2, 2]).view())
+        .unwrap();
+    // points, one repeated: the last value wins, as NumPy
+    let pts = Selection::Points(vec![vec![2, 1], vec![0, 0], vec![2, 1]]);
+    a.write_selection_vlen(&pts, strings(&["x", "é", "y"], &[3]).view())
+        .unwrap();
+    let all = a
+        .read_region_vlen::<String>(&Region::whole(&[5, 3]))
+        .unwrap();
+    let mut want = vec!["·"; 15];
+    for (i, j, v) in [
+        (4, 0, "a"),
+        (4, 2, "b"),
+        (0, 0, "é"),
+        (0, 2, "d"),
+        (2, 1, "y"),
+    ] {
+        want[i * 3 + j] = v;
+    }
+    assert_eq!(all, strings(&want, &[5, 3]));
+    assert!(matches!(
+        a.write_selection_vlen(&pts, strings(&["x"], &[1]).view()),
+        Err(ArrayError::ShapeMismatch { .. })
+    ));
+}
