@@ -61,3 +61,37 @@ fn prepend_table_prints_a_row_per_grid() {
         .unwrap_or_else(|| panic!("no row for 8 chunks in {stdout}"));
     assert_eq!(row.matches('|').count(), 8, "{row}");
 }
+
+#[test]
+fn string_bench_reads_and_writes_a_string_array() {
+    use std::sync::Arc;
+    use zarr_array::ndarray::arr1;
+    use zarr_array::zarr_grid::geometry::Region;
+    use zarr_array::zarr_store::FilesystemStore;
+    use zarr_array::{ArrayBuilder, DataType};
+
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.zarr");
+    let dst = dir.path().join("dst.zarr");
+    let a = ArrayBuilder::new(vec![3], DataType::String)
+        .chunk_shape(vec![2])
+        .create(Arc::new(FilesystemStore::create(&src).unwrap()), "")
+        .unwrap();
+    let items = arr1(&["ab".to_string(), "é".into(), String::new()]).into_dyn();
+    a.write_region_vlen(&Region::whole(&[3]), items.view())
+        .unwrap();
+    // 4 UTF-8 bytes, byte sum 97 + 98 + 0xC3 + 0xA9 = 559, weighted lengths 0*2 + 1*2 + 2*0
+    let want = 4 * 1_000_003 + 559 * 10_007 + 2;
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_string-bench"))
+            .args(args)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&last_line(&out)).unwrap();
+        v["checksum"].as_u64()
+    };
+    let (src, dst) = (src.to_str().unwrap(), dst.to_str().unwrap());
+    assert_eq!(run(&["read", src]), Some(want));
+    assert_eq!(run(&["write", src, dst]), Some(want));
+    assert_eq!(run(&["read", dst]), Some(want));
+}

@@ -232,11 +232,28 @@ impl Array {
     /// A shape mismatch (nothing changes; checked again against the metadata in the store),
     /// an overflow, store or codec errors; [`ArrayError::Contended`].
     pub fn append_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
+        self.append_with(
+            data_shape,
+            axis,
+            |a| a.check_data_len(data_shape, data),
+            |next, region| next.write_region_in(region, data, true),
+        )
+    }
+
+    /// The protocol of [`Array::append_bytes`], for data of `data_shape` that `check`
+    /// validates before anything changes and `write` writes into the reserved region.
+    pub(crate) fn append_with(
+        &mut self,
+        data_shape: &[u64],
+        axis: usize,
+        check: impl FnOnce(&Array) -> Result<()>,
+        write: impl FnOnce(&Array, &Region) -> Result<()>,
+    ) -> Result<()> {
         let k = self.check_grow_shape(data_shape, axis)?;
         if k == 0 {
             return Ok(());
         }
-        self.check_data_len(data_shape, data)?;
+        check(self)?;
         let (next, old_len) = self.update_metadata(|fresh| {
             let k = fresh.check_grow_shape(data_shape, axis)?;
             let r = zarr_grid::append(&*fresh.grid, axis, k)?;
@@ -245,7 +262,7 @@ impl Array {
         })?;
         let mut start = vec![0; next.rank()];
         start[axis] = old_len;
-        next.write_region_in(&Region::new(start, data_shape.to_vec())?, data, true)?;
+        write(&next, &Region::new(start, data_shape.to_vec())?)?;
         *self = next;
         Ok(())
     }
@@ -280,6 +297,23 @@ impl Array {
     /// position 0, so chunks in front would rename every stored chunk of the axis; it would
     /// need a lower bound in the grid, as `regular_bounded` has (or a copy into a new array).
     pub fn prepend_bytes(&mut self, data_shape: &[u64], data: &[u8], axis: usize) -> Result<()> {
+        self.prepend_with(
+            data_shape,
+            axis,
+            |a| a.check_data_len(data_shape, data),
+            |next, region| next.write_region_in(region, data, true),
+        )
+    }
+
+    /// The protocol of [`Array::prepend_bytes`], for data of `data_shape` that `check`
+    /// validates before anything changes and `write` writes into the reserved region.
+    pub(crate) fn prepend_with(
+        &mut self,
+        data_shape: &[u64],
+        axis: usize,
+        check: impl FnOnce(&Array) -> Result<()>,
+        write: impl FnOnce(&Array, &Region) -> Result<()>,
+    ) -> Result<()> {
         self.check_not_v2("prepend", "v2 chunk keys cannot be negative")?;
         if self.meta.chunk_grid.name == "rectilinear" {
             return Err(zarr_grid::GridError::RectilinearPrepend.into());
@@ -288,7 +322,7 @@ impl Array {
         if k == 0 {
             return Ok(());
         }
-        self.check_data_len(data_shape, data)?;
+        check(self)?;
         if !self
             .extensions
             .chunk_grids
@@ -310,7 +344,7 @@ impl Array {
             Ok((fresh.with_grid(new_shape, grid), ()))
         })?;
         let start = vec![0; next.rank()];
-        next.write_region_in(&Region::new(start, data_shape.to_vec())?, data, true)?;
+        write(&next, &Region::new(start, data_shape.to_vec())?)?;
         *self = next;
         Ok(())
     }

@@ -32,6 +32,9 @@ struct ChunkPoints {
     outputs: Vec<u64>,
 }
 
+/// A chunk and the (buffer, output) linear positions of its selected elements.
+pub(crate) type ChunkSelection = (Vec<i64>, Vec<(usize, usize)>);
+
 /// For one axis: the chunks it touches (grid index along the axis), each with its positions.
 type AxisGroups = Vec<(i64, AxisGroup)>;
 
@@ -185,6 +188,80 @@ impl Array {
             })
     }
 
+    /// Groups points by chunk: each chunk (in grid order) with its points' positions in the
+    /// chunk buffer and their output indices.
+    fn points_by_chunk(&self, points: &[Vec<u64>]) -> Result<Vec<(Vec<i64>, ChunkPoints)>> {
+        let mut by_chunk: BTreeMap<Vec<i64>, ChunkPoints> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            let (chunk, offset) = self.grid.chunk_of(p)?;
+            let entry = by_chunk.entry(chunk).or_default();
+            entry.offsets.push(offset);
+            entry.outputs.push(i as u64);
+        }
+        Ok(by_chunk.into_iter().collect())
+    }
+
+    /// What `ix` selects, chunk by chunk: each chunk with the (C-order linear) positions in
+    /// its buffer and in the output of its selected elements, in the same order; the
+    /// mapping of the fixed-size reads (the per-axis groups of an orthogonal selection, the
+    /// points grouped by chunk), for the variable-size types.
+    pub(crate) fn selected_by_chunk(&self, ix: &Indexer) -> Result<Vec<ChunkSelection>> {
+        let mut work = Vec::new();
+        match ix {
+            Indexer::Orthogonal(axes) => {
+                let full_shape: Vec<u64> = axes.iter().map(AxisIndex::len).collect();
+                let groups: Vec<AxisGroups> = axes
+                    .iter()
+                    .enumerate()
+                    .map(|(d, a)| self.axis_groups(d, a))
+                    .collect::<Result<_>>()?;
+                let counts: Vec<u64> = groups.iter().map(|g| g.len() as u64).collect();
+                for combo in indices(&counts) {
+                    let chunk: Vec<i64> = combo
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &i)| groups[d][i as usize].0)
+                        .collect();
+                    let parts: Vec<&AxisGroup> = combo
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &i)| &groups[d][i as usize].1)
+                        .collect();
+                    let chunk_shape = self.chunk_codec(&chunk)?.shape;
+                    let lens: Vec<u64> = parts.iter().map(|g| g.offsets.len() as u64).collect();
+                    let mut pairs = Vec::new();
+                    let (mut src, mut dst) = (vec![0u64; lens.len()], vec![0u64; lens.len()]);
+                    for pos in indices(&lens) {
+                        for (d, &p) in pos.iter().enumerate() {
+                            src[d] = parts[d].offsets[p as usize];
+                            dst[d] = parts[d].outputs[p as usize];
+                        }
+                        // positions inside the chunk and inside the output, buffers whose
+                        // sizes were checked, so they fit in usize
+                        pairs.push((
+                            linear_index(&src, &chunk_shape) as usize,
+                            linear_index(&dst, &full_shape) as usize,
+                        ));
+                    }
+                    work.push((chunk, pairs));
+                }
+            }
+            Indexer::Points(points) => {
+                for (chunk, in_chunk) in self.points_by_chunk(points)? {
+                    let chunk_shape = self.chunk_codec(&chunk)?.shape;
+                    let pairs = in_chunk
+                        .offsets
+                        .iter()
+                        .zip(&in_chunk.outputs)
+                        .map(|(p, &o)| (linear_index(p, &chunk_shape) as usize, o as usize))
+                        .collect();
+                    work.push((chunk, pairs));
+                }
+            }
+        }
+        Ok(work)
+    }
+
     /// Reads points: grouped by chunk, each chunk fetched and decoded once, as far as its
     /// points need ([`CodecChain::decode_points`]: a shard's index and the inner chunks they
     /// fall in, `[bytes]`'s element spans, a compressed chunk's prefix), the chunks in
@@ -194,15 +271,8 @@ impl Array {
     /// [`CodecChain::decode_points`]: zarr_codecs::CodecChain::decode_points
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8]) -> Result<()> {
         let elem = self.data_type().size();
-        let mut by_chunk: BTreeMap<Vec<i64>, ChunkPoints> = BTreeMap::new();
-        for (i, p) in points.iter().enumerate() {
-            let (chunk, offset) = self.grid.chunk_of(p)?;
-            let entry = by_chunk.entry(chunk).or_default();
-            entry.offsets.push(offset);
-            entry.outputs.push(i as u64);
-        }
         let fill = self.fill_value().as_bytes();
-        let work: Vec<_> = by_chunk.into_iter().collect();
+        let work = self.points_by_chunk(points)?;
         // one chunk's points, in the order of its list
         let read_one = |(chunk, in_chunk): &(Vec<i64>, ChunkPoints)| -> Result<Vec<u8>> {
             let key = self.chunk_key(chunk);

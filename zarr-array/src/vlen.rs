@@ -6,8 +6,10 @@
 //! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
 //! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is read and written whole,
-//! its inner chunks that are all fill value left out. Chunks are read and written one after
-//! the other; a write reads, changes and stores each chunk it covers in part, with no
+//! its inner chunks that are all fill value left out. Chunks are read, decoded, encoded and
+//! written in parallel (rayon), a read's chunks fetched in batches through `Store::get_many`
+//! when the store serves more requests at once than there are threads, as fixed-size reads
+//! do; a write reads, changes and stores each chunk it covers in part, with no
 //! compare-and-swap.
 //!
 //! ```
@@ -30,6 +32,8 @@
 //! ```
 
 use ndarray::{ArrayD, ArrayViewD};
+use rayon::prelude::*;
+use zarr_codecs::vlen::VlenChunk;
 use zarr_codecs::CodecError;
 use zarr_grid::geometry::{linear_index, Region};
 use zarr_grid::ChunkPart;
@@ -37,6 +41,7 @@ use zarr_meta::DataType;
 
 use crate::array::{to_ndarray, Array};
 use crate::error::{ArrayError, Result};
+use crate::selection::Selection;
 
 /// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
 /// `variable_length_bytes` arrays.
@@ -119,6 +124,26 @@ fn for_each_position(
     }
 }
 
+/// Element `src` of a decoded chunk stored under `key`, as `T`.
+fn element_of<T: VlenElement>(
+    chunk: &zarr_codecs::vlen::VlenChunk,
+    src: usize,
+    codec: &'static str,
+    key: &str,
+) -> Result<T> {
+    let codec_err = |reason| ArrayError::Codec {
+        context: key.to_string(),
+        source: CodecError::Corrupt { codec, reason },
+    };
+    let stored = chunk
+        .get(src)
+        .ok_or_else(|| codec_err(format!("no element {src}")))?;
+    T::from_stored(stored).map_err(|e| codec_err(format!("element {src} is not UTF-8 ({e})")))
+}
+
+/// A part's chunk shape and its elements, in the C order of the part.
+type VlenPart<T> = (Vec<u64>, Vec<T>);
+
 fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -130,6 +155,58 @@ fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
 }
 
 impl Array {
+    /// Stores a chunk of these elements under `key`, or deletes it when they are all the
+    /// fill value (unless [`WriteOptions::write_empty_chunks`](crate::WriteOptions) is set).
+    fn store_vlen_chunk(
+        &self,
+        key: &str,
+        chain: &zarr_codecs::CodecChain,
+        items: Vec<&[u8]>,
+    ) -> Result<()> {
+        let fill = self.meta.fill_value.as_bytes();
+        if !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
+            self.store.delete(key)?;
+        } else {
+            let encoded = chain
+                .encode_vlen(items)
+                .map_err(|source| ArrayError::Codec {
+                    context: key.to_string(),
+                    source,
+                })?;
+            self.store.set(key, &encoded)?;
+        }
+        Ok(())
+    }
+
+    /// The elements of the stored chunk `chunk` (every element of its chunk shape), or the
+    /// fill value for each when it is not stored.
+    fn vlen_chunk_or_fill(&self, chunk: &[i64], count: usize) -> Result<Option<VlenChunk>> {
+        let stored = self.read_chunk_vlen(chunk)?;
+        if let Some(c) = &stored {
+            if c.len() != count {
+                return Err(ArrayError::Codec {
+                    context: self.chunk_key(chunk),
+                    source: CodecError::Corrupt {
+                        codec: self.chunk_codec(chunk)?.chain.array_to_bytes().name(),
+                        reason: format!("{} elements for a chunk of {count}", c.len()),
+                    },
+                });
+            }
+        }
+        Ok(stored)
+    }
+
+    /// The fill value as an element.
+    fn vlen_fill<T: VlenElement>(&self) -> Result<T> {
+        T::from_stored(self.meta.fill_value.as_bytes()).map_err(|e| ArrayError::Codec {
+            context: format!("{}: the fill value", self.path),
+            source: CodecError::Corrupt {
+                codec: zarr_codecs::vlen::VLEN_UTF8,
+                reason: e.to_string(),
+            },
+        })
+    }
+
     fn check_vlen_type<T: VlenElement>(&self) -> Result<()> {
         if self.meta.data_type != T::DATA_TYPE {
             return Err(ArrayError::DataTypeMismatch {
@@ -166,6 +243,47 @@ impl Array {
             })
     }
 
+    /// The chunk shape and the elements of `part` (the C order of the part) from its stored
+    /// chunk, `None` when the chunk is not stored; `fetched` is the chunk's value when a batch fetched it.
+    fn decode_vlen_part<T: VlenElement>(
+        &self,
+        part: &ChunkPart,
+        region_shape: &[u64],
+        fetched: Option<Option<Vec<u8>>>,
+    ) -> Result<Option<VlenPart<T>>> {
+        let key = self.chunk_key(&part.chunk);
+        let value = match fetched {
+            Some(value) => value,
+            None => self.store.get(&key)?,
+        };
+        let Some(bytes) = value else {
+            return Ok(None);
+        };
+        let codec_err = |source| ArrayError::Codec {
+            context: key.clone(),
+            source,
+        };
+        let cc = self.chunk_codec(&part.chunk)?;
+        let chunk = cc.chain.decode_vlen(&bytes).map_err(codec_err)?;
+        drop(bytes);
+        // the part lies inside the chunk, whose elements the decoded chunk holds (checked
+        // below, element by element), so its count fits in usize
+        let count = zarr_grid::geometry::num_elements(&part.in_chunk.shape).unwrap_or(0) as usize;
+        let mut elements = try_vec::<T>(count.min(chunk.len()), "a chunk's elements")?;
+        let whole_part = part.is_whole_chunk(&cc.shape);
+        let codec = cc.chain.array_to_bytes().name();
+        let mut convert = |src: usize| -> Result<()> {
+            elements.push(element_of::<T>(&chunk, src, codec, &key)?);
+            Ok(())
+        };
+        if whole_part {
+            (0..count).try_for_each(&mut convert)?;
+        } else {
+            for_each_position(part, &cc.shape, region_shape, |src, _| convert(src))?;
+        }
+        Ok(Some((cc.shape, elements)))
+    }
+
     /// Reads a region of a `string` (`T = String`) or `variable_length_bytes`
     /// (`T = Vec<u8>`) array; positions of missing chunks read as the fill value.
     ///
@@ -184,40 +302,52 @@ impl Array {
             .num_elements()
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(too_large)?;
-        let fill =
-            T::from_stored(self.meta.fill_value.as_bytes()).map_err(|e| ArrayError::Codec {
-                context: format!("{}: the fill value", self.path),
-                source: CodecError::Corrupt {
-                    codec: zarr_codecs::vlen::VLEN_UTF8,
-                    reason: e.to_string(),
-                },
-            })?;
+        let fill = self.vlen_fill::<T>()?;
+        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        // Each part's elements are decoded in parallel (rayon), in the C order of the part,
+        // then moved into their places: no element is copied twice.
+        let decoded: Vec<Option<VlenPart<T>>> = if parts.len() <= 1 {
+            parts
+                .iter()
+                .map(|part| self.decode_vlen_part::<T>(part, &region.shape, None))
+                .collect::<Result<_>>()?
+        } else if self.store.fetch_concurrency() <= rayon::current_num_threads() {
+            parts
+                .par_iter()
+                .map(|part| self.decode_vlen_part::<T>(part, &region.shape, None))
+                .collect::<Result<_>>()?
+        } else {
+            // a store that serves more requests at once than there are threads (an object
+            // store): fetch a batch of chunks together, then decode them in parallel
+            let batch_len = 2 * self.store.fetch_concurrency();
+            let mut decoded = try_vec(parts.len(), "the region's chunks")?;
+            for batch in parts.chunks(batch_len) {
+                let keys: Vec<String> = batch.iter().map(|p| self.chunk_key(&p.chunk)).collect();
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let values = self.store.get_many(&keys)?;
+                let mut out: Vec<Option<VlenPart<T>>> = batch
+                    .par_iter()
+                    .zip(values)
+                    .map(|(part, value)| {
+                        self.decode_vlen_part::<T>(part, &region.shape, Some(value))
+                    })
+                    .collect::<Result<_>>()?;
+                decoded.append(&mut out);
+            }
+            decoded
+        };
         let mut items = try_vec::<T>(n, "the region read")?;
         items.resize(n, fill);
-        for part in self.grid.chunks_in_region(region)? {
-            let key = self.chunk_key(&part.chunk);
-            let Some(bytes) = self.store.get(&key)? else {
+        for (part, decoded) in parts.iter().zip(decoded) {
+            let Some((chunk_shape, elements)) = decoded else {
                 continue;
             };
-            let codec_err = |source| ArrayError::Codec {
-                context: key.clone(),
-                source,
-            };
-            let cc = self.chunk_codec(&part.chunk)?;
-            let chunk = cc.chain.decode_vlen(&bytes).map_err(codec_err)?;
-            for_each_position(&part, &cc.shape, &region.shape, |src, dst| {
-                let stored = chunk.get(src).ok_or_else(|| {
-                    codec_err(CodecError::Corrupt {
-                        codec: cc.chain.array_to_bytes().name(),
-                        reason: format!("no element {src}"),
-                    })
-                })?;
-                items[dst] = T::from_stored(stored).map_err(|e| {
-                    codec_err(CodecError::Corrupt {
-                        codec: cc.chain.array_to_bytes().name(),
-                        reason: format!("element {src} is not UTF-8 ({e})"),
-                    })
-                })?;
+            let mut elements = elements.into_iter();
+            for_each_position(part, &chunk_shape, &region.shape, |_, dst| {
+                // `decode_vlen_part` gave one element per position of the part
+                if let Some(e) = elements.next() {
+                    items[dst] = e;
+                }
                 Ok(())
             })?;
         }
@@ -249,7 +379,9 @@ impl Array {
         // C order, as the positions of `for_each_position` count
         let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
         let fill = self.meta.fill_value.as_bytes();
-        for part in self.grid.chunks_in_region(region)? {
+        // each chunk is read (when covered in part), changed, encoded and stored on its own,
+        // in parallel (rayon)
+        let write_part = |part: &ChunkPart| -> Result<()> {
             let key = self.chunk_key(&part.chunk);
             let codec_err = |source| ArrayError::Codec {
                 context: key.clone(),
@@ -281,17 +413,152 @@ impl Array {
                     reason: format!("{} elements for a chunk of {count}", items.len()),
                 }));
             }
-            for_each_position(&part, &cc.shape, &region.shape, |src, dst| {
+            for_each_position(part, &cc.shape, &region.shape, |src, dst| {
                 items[src] = data[dst];
                 Ok(())
             })?;
-            if !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
-                self.store.delete(&key)?;
-            } else {
-                let encoded = cc.chain.encode_vlen(items).map_err(codec_err)?;
-                self.store.set(&key, &encoded)?;
+            self.store_vlen_chunk(&key, &cc.chain, items)
+        };
+        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        if let [part] = parts.as_slice() {
+            // one chunk: on this thread, with no hand-over to the pool and back
+            return write_part(part);
+        }
+        parts.par_iter().try_for_each(write_part)
+    }
+
+    /// Appends `data` after the end of `axis` of a `string` (`T = String`) or
+    /// `variable_length_bytes` (`T = Vec<u8>`) array (its other axes match the array's):
+    /// the grown shape is reserved by compare-and-swap as [`Array::append_bytes`] does, then
+    /// the data is written with [`Array::write_region_vlen`] (a chunk shared with a
+    /// concurrent append is not updated by compare-and-swap).
+    ///
+    /// # Errors
+    /// As [`Array::append_bytes`] and [`Array::write_region_vlen`].
+    pub fn append_vlen<T: VlenElement>(
+        &mut self,
+        data: ArrayViewD<'_, T>,
+        axis: usize,
+    ) -> Result<()> {
+        let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        self.append_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
+            next.write_region_vlen(region, data.view())
+        })
+    }
+
+    /// Prepends `data` before position 0 of `axis` of a `string` or `variable_length_bytes`
+    /// array, as [`Array::prepend_bytes`] does (the grid becomes `regular_bounded`), the data
+    /// written with [`Array::write_region_vlen`].
+    ///
+    /// # Errors
+    /// As [`Array::prepend_bytes`] and [`Array::write_region_vlen`].
+    pub fn prepend_vlen<T: VlenElement>(
+        &mut self,
+        data: ArrayViewD<'_, T>,
+        axis: usize,
+    ) -> Result<()> {
+        let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        self.prepend_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
+            next.write_region_vlen(region, data.view())
+        })
+    }
+
+    /// Reads a selection ([`Selection`]: NumPy semantics, as [`Array::read_selection`]) of a
+    /// `string` (`T = String`) or `variable_length_bytes` (`T = Vec<u8>`) array, of the
+    /// shape [`Array::selection_shape`] gives; positions of missing chunks read as the fill
+    /// value. Each chunk the selection meets is decoded once, in parallel.
+    ///
+    /// # Errors
+    /// Another data type, a selection that does not fit, the store's errors, a corrupt chunk
+    /// (as [`Array::read_region_vlen`]).
+    pub fn read_selection_vlen<T: VlenElement>(&self, sel: &Selection) -> Result<ArrayD<T>> {
+        self.check_vlen_type::<T>()?;
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let n = zarr_grid::geometry::num_elements(&out_shape)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| ArrayError::TooLarge {
+                what: "a selection",
+                shape: out_shape.clone(),
+            })?;
+        let fill = self.vlen_fill::<T>()?;
+        let work = self.selected_by_chunk(&ix)?;
+        let decoded: Vec<Option<Vec<T>>> = work
+            .par_iter()
+            .map(|(chunk, pairs)| {
+                let Some(stored) = self.read_chunk_vlen(chunk)? else {
+                    return Ok(None);
+                };
+                let key = self.chunk_key(chunk);
+                let codec = self.chunk_codec(chunk)?.chain.array_to_bytes().name();
+                pairs
+                    .iter()
+                    .map(|&(src, _)| element_of::<T>(&stored, src, codec, &key))
+                    .collect::<Result<Vec<T>>>()
+                    .map(Some)
+            })
+            .collect::<Result<_>>()?;
+        let mut items = try_vec::<T>(n, "the selection read")?;
+        items.resize(n, fill);
+        for ((_, pairs), elements) in work.iter().zip(decoded) {
+            for (&(_, dst), e) in pairs.iter().zip(elements.into_iter().flatten()) {
+                if let Some(slot) = items.get_mut(dst) {
+                    *slot = e;
+                }
             }
         }
-        Ok(())
+        to_ndarray(&out_shape, items)
+    }
+
+    /// Writes `data` (the shape [`Array::selection_shape`] gives) through a selection of a
+    /// `string` (`T = String`) or `variable_length_bytes` (`T = Vec<u8>`) array, as
+    /// [`Array::write_selection`]: repeated positions take the last value, as NumPy. Each
+    /// chunk the selection meets is read, changed, encoded and stored once, in parallel.
+    ///
+    /// # Errors
+    /// Another data type, a selection that does not fit, data of another shape, the store's
+    /// errors, a corrupt chunk the write must read, an element too large for the format.
+    pub fn write_selection_vlen<T: VlenElement>(
+        &self,
+        sel: &Selection,
+        data: ArrayViewD<'_, T>,
+    ) -> Result<()> {
+        self.check_vlen_type::<T>()?;
+        let ix = self.indexer(sel)?;
+        let out_shape = ix.output_shape();
+        let data_shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        if data_shape != out_shape {
+            return Err(ArrayError::ShapeMismatch {
+                expected: out_shape,
+                got: data_shape,
+            });
+        }
+        // C order, as the output positions count
+        let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
+        let fill = self.meta.fill_value.as_bytes();
+        let work = self.selected_by_chunk(&ix)?;
+        work.par_iter()
+            .try_for_each(|(chunk, pairs)| -> Result<()> {
+                let cc = self.chunk_codec(chunk)?;
+                let count = zarr_grid::geometry::num_elements(&cc.shape)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| ArrayError::TooLarge {
+                        what: "a chunk",
+                        shape: cc.shape.clone(),
+                    })?;
+                let existing = self.vlen_chunk_or_fill(chunk, count)?;
+                let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
+                match &existing {
+                    Some(c) => items.extend(c.iter()),
+                    None => items.resize(count, fill),
+                }
+                for &(src, dst) in pairs {
+                    // both positions come from the checked selection: inside the chunk and the data
+                    if let (Some(slot), Some(&value)) = (items.get_mut(src), data.get(dst)) {
+                        *slot = value;
+                    }
+                }
+                self.store_vlen_chunk(&self.chunk_key(chunk), &cc.chain, items)
+            })
     }
 }

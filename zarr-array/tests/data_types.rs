@@ -296,3 +296,151 @@ fn sharded_strings_round_trip() {
     assert_eq!(back[[4, 6]], "34é");
     assert_eq!(a.stored_chunks().unwrap().len(), 4);
 }
+
+#[cfg(feature = "vlen")]
+#[test]
+fn strings_append_and_prepend() {
+    let store = Arc::new(MemoryStore::new());
+    let mut a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!("·"));
+    let first = strings(&["a", "b", "c", "d", "e", "f"], &[2, 3]);
+    a.write_region_vlen(&Region::new(vec![0, 0], vec![2, 3]).unwrap(), first.view())
+        .unwrap();
+    // three rows after the five: across the edge chunk and into new ones
+    let after = strings(&["g", "h", "i", "j", "k", "l", "m", "n", "é"], &[3, 3]);
+    a.append_vlen(after.view(), 0).unwrap();
+    assert_eq!(a.shape(), &[8, 3]);
+    // one row in front
+    let before = strings(&["x", "", "z"], &[1, 3]);
+    a.prepend_vlen(before.view(), 0).unwrap();
+    assert_eq!(a.shape(), &[9, 3]);
+    // reopened from the store, the same array
+    let a = Array::open(store, "v").unwrap();
+    let all = a
+        .read_region_vlen::<String>(&Region::whole(&[9, 3]))
+        .unwrap();
+    let mut want = vec!["x", "", "z", "a", "b", "c", "d", "e", "f"];
+    want.extend(["·"; 9]);
+    want.extend(["g", "h", "i", "j", "k", "l", "m", "n", "é"]);
+    assert_eq!(all, strings(&want, &[9, 3]));
+    // a wrong shape or type changes nothing
+    let mut a = a;
+    assert!(matches!(
+        a.append_vlen(strings(&["q"], &[1, 1]).view(), 0),
+        Err(ArrayError::ShapeMismatch { .. })
+    ));
+    let bytes = ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![vec![1u8]; 3]).unwrap();
+    assert!(matches!(
+        a.append_vlen(bytes.view(), 0),
+        Err(ArrayError::DataTypeMismatch { .. })
+    ));
+    assert_eq!(a.shape(), &[9, 3]);
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn string_selections_agree_with_the_whole_array() {
+    use zarr_array::selection::{AxisSelection, BasicItem, Selection, Slice};
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store.clone(), DataType::String, "vlen-utf8", json!("·"));
+    // rows 0..2 and 4 written; rows 2..4 (chunk row 1) stay missing, the fill value
+    let cell = |i: usize, j: usize| format!("{i}é{j}");
+    for rows in [0..2, 4..5] {
+        let start = rows.start;
+        let items: Vec<String> = rows
+            .clone()
+            .flat_map(|i| (0..3).map(move |j| cell(i, j)))
+            .collect();
+        let data = ArrayD::from_shape_vec(IxDyn(&[rows.len(), 3]), items).unwrap();
+        let region = Region::new(vec![start as u64, 0], vec![rows.len() as u64, 3]).unwrap();
+        a.write_region_vlen(&region, data.view()).unwrap();
+    }
+    let whole = a
+        .read_region_vlen::<String>(&Region::whole(&[5, 3]))
+        .unwrap();
+    assert_eq!(whole[[1, 2]], cell(1, 2));
+    assert_eq!(whole[[3, 0]], "·");
+    let at = |i: usize, j: usize| whole[[i, j]].clone();
+    let cases: Vec<(Selection, ArrayD<String>)> = vec![
+        (
+            Selection::Basic(vec![
+                BasicItem::Slice(Slice::with_step(0, 5, 2)),
+                BasicItem::Index(1),
+            ]),
+            ArrayD::from_shape_vec(IxDyn(&[3]), vec![at(0, 1), at(2, 1), at(4, 1)]).unwrap(),
+        ),
+        (
+            Selection::Orthogonal(vec![
+                AxisSelection::Indices(vec![4, 0, 3]),
+                AxisSelection::Mask(vec![true, false, true]),
+            ]),
+            ArrayD::from_shape_vec(
+                IxDyn(&[3, 2]),
+                vec![at(4, 0), at(4, 2), at(0, 0), at(0, 2), at(3, 0), at(3, 2)],
+            )
+            .unwrap(),
+        ),
+        (
+            Selection::Points(vec![vec![4, 2], vec![0, 0], vec![3, 1], vec![0, 0]]),
+            ArrayD::from_shape_vec(IxDyn(&[4]), vec![at(4, 2), at(0, 0), at(3, 1), at(0, 0)])
+                .unwrap(),
+        ),
+        (Selection::all(), whole.clone()),
+    ];
+    for (sel, want) in &cases {
+        let got = a.read_selection_vlen::<String>(sel).unwrap();
+        assert_eq!(&got, want, "{sel:?}");
+        let dims: Vec<u64> = got.shape().iter().map(|&n| n as u64).collect();
+        assert_eq!(dims, a.selection_shape(sel).unwrap(), "{sel:?}");
+    }
+    // a selection out of bounds and the wrong type are errors
+    assert!(a
+        .read_selection_vlen::<String>(&Selection::Points(vec![vec![5, 0]]))
+        .is_err());
+    assert!(matches!(
+        a.read_selection_vlen::<Vec<u8>>(&Selection::all()),
+        Err(ArrayError::DataTypeMismatch { .. })
+    ));
+    // a corrupt chunk is an error naming its key, not a panic
+    store.set("v/c/0/0", &[9, 9, 9]).unwrap();
+    match a.read_selection_vlen::<String>(&Selection::Points(vec![vec![1, 1]])) {
+        Err(ArrayError::Codec { context, .. }) => assert_eq!(context, "v/c/0/0"),
+        other => panic!("expected a codec error, got {other:?}"),
+    }
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn string_selection_writes() {
+    use zarr_array::selection::{AxisSelection, Selection};
+    let store = Arc::new(MemoryStore::new());
+    let a = vlen_array(store, DataType::String, "vlen-utf8", json!("·"));
+    // orthogonal: rows 4 and 0, columns 0 and 2 (into missing chunks)
+    let sel = Selection::Orthogonal(vec![
+        AxisSelection::Indices(vec![4, 0]),
+        AxisSelection::Mask(vec![true, false, true]),
+    ]);
+    a.write_selection_vlen(&sel, strings(&["a", "b", "c", "d"], &[2, 2]).view())
+        .unwrap();
+    // points, one repeated: the last value wins, as NumPy
+    let pts = Selection::Points(vec![vec![2, 1], vec![0, 0], vec![2, 1]]);
+    a.write_selection_vlen(&pts, strings(&["x", "é", "y"], &[3]).view())
+        .unwrap();
+    let all = a
+        .read_region_vlen::<String>(&Region::whole(&[5, 3]))
+        .unwrap();
+    let mut want = vec!["·"; 15];
+    for (i, j, v) in [
+        (4, 0, "a"),
+        (4, 2, "b"),
+        (0, 0, "é"),
+        (0, 2, "d"),
+        (2, 1, "y"),
+    ] {
+        want[i * 3 + j] = v;
+    }
+    assert_eq!(all, strings(&want, &[5, 3]));
+    assert!(matches!(
+        a.write_selection_vlen(&pts, strings(&["x"], &[1]).view()),
+        Err(ArrayError::ShapeMismatch { .. })
+    ));
+}
