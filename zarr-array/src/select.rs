@@ -204,7 +204,7 @@ impl Array {
     /// What `ix` selects, chunk by chunk: each chunk with the (C-order linear) positions in
     /// its buffer and in the output of its selected elements, in the same order; the
     /// mapping of the fixed-size reads (the per-axis groups of an orthogonal selection, the
-    /// points grouped by chunk), for the variable-size types.
+    /// points grouped by chunk), for the selection writes and the variable-size types.
     pub(crate) fn selected_by_chunk(&self, ix: &Indexer) -> Result<Vec<ChunkSelection>> {
         let mut work = Vec::new();
         match ix {
@@ -384,61 +384,14 @@ impl Array {
         if len == 0 {
             return Ok(());
         }
-        // (chunk) -> [(offset in chunk buffer, index into data)]
-        let mut by_chunk: BTreeMap<Vec<i64>, Vec<(usize, usize)>> = BTreeMap::new();
-        match &ix {
-            Indexer::Orthogonal(axes) => {
-                if let Some(region) = contiguous_region(axes) {
-                    return self.write_region_bytes(&region, data);
-                }
-                let full_shape: Vec<u64> = axes.iter().map(AxisIndex::len).collect();
-                let groups: Vec<AxisGroups> = axes
-                    .iter()
-                    .enumerate()
-                    .map(|(d, a)| self.axis_groups(d, a))
-                    .collect::<Result<_>>()?;
-                let counts: Vec<u64> = groups.iter().map(|g| g.len() as u64).collect();
-                for combo in indices(&counts) {
-                    let chunk: Vec<i64> = combo
-                        .iter()
-                        .enumerate()
-                        .map(|(d, &i)| groups[d][i as usize].0)
-                        .collect();
-                    let per_axis: Vec<&AxisGroup> = combo
-                        .iter()
-                        .enumerate()
-                        .map(|(d, &i)| &groups[d][i as usize].1)
-                        .collect();
-                    let lens: Vec<u64> = per_axis.iter().map(|g| g.offsets.len() as u64).collect();
-                    let chunk_shape = self.chunk_codec(&chunk)?.shape;
-                    let entry = by_chunk.entry(chunk).or_default();
-                    for pos in indices(&lens) {
-                        let mut src = 0usize;
-                        let mut dst = 0usize;
-                        for d in 0..pos.len() {
-                            let (off, o) = (
-                                per_axis[d].offsets[pos[d] as usize],
-                                per_axis[d].outputs[pos[d] as usize],
-                            );
-                            dst = dst * chunk_shape[d] as usize + off as usize;
-                            src = src * full_shape[d] as usize + o as usize;
-                        }
-                        entry.push((dst, src));
-                    }
-                }
-            }
-            Indexer::Points(points) => {
-                for (i, p) in points.iter().enumerate() {
-                    let (chunk, offset) = self.grid.chunk_of(p)?;
-                    let at = match self.grid.chunk_shape() {
-                        Some(_) => linear_index(&offset, &self.chain.repr().shape),
-                        None => linear_index(&offset, &self.chunk_codec(&chunk)?.shape),
-                    };
-                    by_chunk.entry(chunk).or_default().push((at as usize, i));
-                }
+        if let Indexer::Orthogonal(axes) = &ix {
+            if let Some(region) = contiguous_region(axes) {
+                return self.write_region_bytes(&region, data);
             }
         }
-        let work: Vec<_> = by_chunk.into_iter().collect();
+        // (chunk) -> [(offset in chunk buffer, index into data)], the points of a chunk in
+        // their order, so that a repeated point takes its last value
+        let work = self.selected_by_chunk(&ix)?;
         work.par_iter()
             .try_for_each(|(chunk, entries)| -> Result<()> {
                 let key = self.chunk_key(chunk);
