@@ -81,6 +81,47 @@ pub enum NpyError {
         /// The byte.
         value: u8,
     },
+    /// A `U` element with a code unit that is no Unicode scalar value.
+    #[error("element {index} of the <U strings: {source}")]
+    InvalidCodeUnit {
+        /// Element index (C order of the file).
+        index: usize,
+        /// The code unit.
+        source: zarr_array::zarr_meta::data_type::fixed_width::InvalidCodeUnit,
+    },
+}
+
+/// Checks what only the data can show: a `bool` element other than 0 or 1, a `U` element
+/// that is not UTF-32; `first` is the index of the first element of `data` in the file.
+fn check_elements(data_type: DataType, data: &[u8], first: usize) -> Result<(), NpyError> {
+    use zarr_array::zarr_meta::data_type::fixed_width::utf32_decode;
+    match data_type {
+        DataType::Bool => match data.iter().position(|&b| b > 1) {
+            Some(index) => Err(NpyError::InvalidBool {
+                index: first.saturating_add(index),
+                value: data[index],
+            }),
+            None => Ok(()),
+        },
+        DataType::FixedLengthUtf32(n) => {
+            data.chunks_exact(n.get())
+                .enumerate()
+                .try_for_each(|(i, e)| {
+                    utf32_decode(e)
+                        .map(drop)
+                        .map_err(|source| NpyError::InvalidCodeUnit {
+                            index: first.saturating_add(i),
+                            source,
+                        })
+                })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether [`check_elements`] has anything to check for elements of `data_type`.
+fn has_element_checks(data_type: DataType) -> bool {
+    matches!(data_type, DataType::Bool | DataType::FixedLengthUtf32(_))
 }
 
 /// A parsed `.npy` file: data in C order and native byte order.
@@ -123,14 +164,7 @@ impl Npy {
                 swap_bytes(&mut data, w);
             }
         }
-        if data_type == DataType::Bool {
-            if let Some(index) = data.iter().position(|&b| b > 1) {
-                return Err(NpyError::InvalidBool {
-                    index,
-                    value: data[index],
-                });
-            }
-        }
+        check_elements(data_type, &data, 0)?;
         if fields.fortran_order && fields.shape.len() > 1 {
             data = fortran_to_c(&data, &fields.shape, data_type.size());
         }
@@ -273,13 +307,14 @@ impl NpyFile {
     }
 
     /// Reads the whole file once, `budget` bytes at a time, checking what only the data can
-    /// show (a `bool` element other than 0 or 1), so that nothing is written from a file
-    /// that turns out bad halfway. A no-op for every other data type.
+    /// show (a `bool` element other than 0 or 1, a `U` element that is not UTF-32), so that
+    /// nothing is written from a file that turns out bad halfway. A no-op for every other
+    /// data type.
     ///
     /// # Errors
     /// As [`NpyFile::read_slab`].
     pub fn check_data(&mut self, budget: u64) -> Result<(), CliError> {
-        if self.data_type != DataType::Bool || self.shape.is_empty() {
+        if !has_element_checks(self.data_type) || self.shape.is_empty() {
             return Ok(());
         }
         let len = self.shape[self.slow_axis()];
@@ -298,7 +333,8 @@ impl NpyFile {
     /// the size.
     ///
     /// # Errors
-    /// I/O errors, an allocation that fails, a `bool` element that is neither 0 nor 1.
+    /// I/O errors, an allocation that fails, a `bool` element that is neither 0 nor 1, a `U`
+    /// element that is not UTF-32.
     pub fn read_slab(&mut self, a: u64, b: u64) -> Result<Vec<u8>, CliError> {
         use std::io::{Read, Seek, SeekFrom};
         let per = self.slab_row_bytes();
@@ -325,19 +361,11 @@ impl NpyFile {
                 swap_bytes(&mut data, w);
             }
         }
-        if self.data_type == DataType::Bool {
-            if let Some(index) = data.iter().position(|&b| b > 1) {
-                return Err(CliError::Npy {
-                    path: self.path.clone(),
-                    source: NpyError::InvalidBool {
-                        index: usize::try_from(a * (per / self.data_type.size() as u64))
-                            .unwrap_or(usize::MAX)
-                            .saturating_add(index),
-                        value: data[index],
-                    },
-                });
-            }
-        }
+        let first = usize::try_from(a * (per / self.data_type.size() as u64)).unwrap_or(usize::MAX);
+        check_elements(self.data_type, &data, first).map_err(|source| CliError::Npy {
+            path: self.path.clone(),
+            source,
+        })?;
         if self.fortran_order {
             let mut shape = self.shape.clone();
             let slow = self.slow_axis();

@@ -466,6 +466,44 @@ fn export_strings_and_byte_strings() {
     ok(&["export", &s(&a), &s(&out)]);
     let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(back.items, vec![b"x".to_vec(); 3]);
+    // NumPy's fixed-width strings kept fixed-width: fixed_length_utf32 / null_terminated_bytes
+    for (name, data_type) in [
+        ("fixed_utf32", "fixed_length_utf32"),
+        ("fixed_utf32_fill_big_endian", "fixed_length_utf32"),
+        ("null_terminated_bytes", "null_terminated_bytes"),
+    ] {
+        let src = corpus.join(format!("{name}.npy"));
+        let out = dir.path().join(format!("{name}.npy"));
+        ok(&["export", &s(&corpus.join(name)), &s(&out)]);
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&src).unwrap());
+        let arr = dir.path().join(format!("{name}.zarr"));
+        ok(&["import", &s(&src), &s(&arr), "--fixed-width"]);
+        assert_eq!(info(&arr)["data_type"]["name"], data_type, "{name}");
+        let again = dir.path().join(format!("{name}.again.npy"));
+        ok(&["export", &s(&arr), &s(&again)]);
+        assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&src).unwrap());
+    }
+    let a = dir.path().join("created_u");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "3",
+        "--chunks",
+        "2",
+        "--dtype",
+        "U2",
+        "--fill-value",
+        "\"é\"",
+    ]);
+    assert_eq!(
+        info(&a)["data_type"],
+        json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}})
+    );
+    let out = dir.path().join("created_u.npy");
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(back.items, vec!["é".as_bytes().to_vec(); 3]);
 }
 
 /// A `.npy` with a hand-made header (big-endian, Fortran order).
@@ -561,6 +599,15 @@ fn import_errors() {
     assert!(e.contains("no such file"), "{e}");
     let e = fails(&["import", &s(dir.path()), &arr], 1);
     assert!(e.contains(&s(dir.path())), "{e}");
+    assert!(!dir.path().join("a").exists());
+    // kept fixed-width, a U element that is not UTF-32 is refused before anything is written
+    std::fs::write(
+        &bad,
+        npy_file("<U1", false, "(2,)", &[97, 0, 0, 0, 0, 0, 0x11, 0]),
+    )
+    .unwrap();
+    let e = fails(&["import", &s(&bad), &arr, "--fixed-width"], 1);
+    assert!(e.contains("element 1 of the <U strings"), "{e}");
     assert!(!dir.path().join("a").exists());
     // shards need --chunks
     write_npy(&bad, DataType::Int8, &[4], &[1, 2, 3, 4]);
