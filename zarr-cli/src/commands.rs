@@ -21,18 +21,98 @@ use crate::transfer;
 /// # Errors
 /// A missing or unreadable file, or a malformed one.
 pub fn read_npy(path: &Path) -> Result<Npy> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
+    Npy::parse(&read_file(path)?).map_err(|source| CliError::Npy {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        let shown = path.display().to_string();
         if e.kind() == std::io::ErrorKind::NotFound {
             CliError::input(format!("{shown}: no such file"))
         } else {
             CliError::io(&shown, e)
         }
-    })?;
-    Npy::parse(&bytes).map_err(|source| CliError::Npy {
-        path: shown,
-        source,
     })
+}
+
+/// A block of data to write into an array: fixed-size elements, or the strings / byte strings
+/// of a `string` / `variable_length_bytes` array.
+enum Block {
+    Fixed(Npy),
+    Strings(ArrayD<String>),
+    Bytes(ArrayD<Vec<u8>>),
+}
+
+impl Block {
+    fn shape(&self) -> Vec<u64> {
+        let dims = |d: &[usize]| d.iter().map(|&n| n as u64).collect();
+        match self {
+            Block::Fixed(npy) => npy.shape.clone(),
+            Block::Strings(d) => dims(d.shape()),
+            Block::Bytes(d) => dims(d.shape()),
+        }
+    }
+
+    /// Writes the block into `region` of `array` (the block's shape), in memory at once.
+    fn write_into(&self, array: &Array, region: &Region) -> zarr_array::Result<()> {
+        match self {
+            Block::Fixed(npy) => array.write_region_bytes(region, &npy.data),
+            Block::Strings(d) => array.write_region_vlen(region, d.view()),
+            Block::Bytes(d) => array.write_region_vlen(region, d.view()),
+        }
+    }
+
+    /// NumPy's fixed-width strings as the elements of a variable-size array.
+    fn from_strings(npy: NpyStrings, shown: &str) -> Result<Block> {
+        let dims: Vec<usize> = npy.shape.iter().map(|&n| n as usize).collect();
+        let bad = |e: zarr_array::ndarray::ShapeError| CliError::input(format!("{shown}: {e}"));
+        if npy.data_type == DataType::String {
+            // the elements of a `U` file are UTF-8 (made from code points)
+            let items: Vec<String> = npy
+                .items
+                .into_iter()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .collect();
+            ArrayD::from_shape_vec(IxDyn(&dims), items)
+                .map(Block::Strings)
+                .map_err(bad)
+        } else {
+            ArrayD::from_shape_vec(IxDyn(&dims), npy.items)
+                .map(Block::Bytes)
+                .map_err(bad)
+        }
+    }
+}
+
+/// The `.npy` at `npy_path` as a block for `array`: of its data type, or for a `string` /
+/// `variable_length_bytes` array NumPy's `<U<n>` / `|S<n>` (read whole).
+fn read_block(npy_path: &Path, array: &Array, location: &str) -> Result<Block> {
+    if !array.data_type().is_variable_size() {
+        let npy = read_npy(npy_path)?;
+        check_dtype(&npy, npy_path, array, location)?;
+        return Ok(Block::Fixed(npy));
+    }
+    let shown = npy_path.display().to_string();
+    let npy = NpyStrings::parse(&read_file(npy_path)?).map_err(|source| CliError::Npy {
+        path: shown.clone(),
+        source,
+    })?;
+    if npy.data_type != array.data_type() {
+        return Err(CliError::input(format!(
+            "{shown} holds {} but the array at {location} holds {} (strings go into string \
+             arrays as <U<n>, byte strings into variable_length_bytes arrays as |S<n>)",
+            if npy.data_type == DataType::String {
+                "strings (<U)"
+            } else {
+                "byte strings (|S)"
+            },
+            array.data_type()
+        )));
+    }
+    Block::from_strings(npy, &shown)
 }
 
 /// `[a, b) x [c, d)`
@@ -126,32 +206,10 @@ fn import_strings(ctx: &Ctx, a: &ImportArgs, budget: u64) -> Result<()> {
     })?;
     let b = layout::builder(&npy.shape, npy.data_type, a.chunks.as_deref(), &a.opts)?;
     let array = ctx.create_array(&a.path, &b)?;
-    let dims: Vec<usize> = npy.shape.iter().map(|&n| n as usize).collect();
     let whole = Region::whole(&npy.shape);
-    let written = if npy.data_type == DataType::String {
-        // the elements of a `U` file are UTF-8 (made from code points)
-        let items: Vec<String> = npy
-            .items
-            .into_iter()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .collect();
-        ArrayD::from_shape_vec(IxDyn(&dims), items)
-            .map_err(|e| CliError::input(format!("{shown}: {e}")))
-            .and_then(|d| {
-                array
-                    .write_region_vlen(&whole, d.view())
-                    .map_err(|e| zarr(&a.path, e))
-            })
-    } else {
-        ArrayD::from_shape_vec(IxDyn(&dims), npy.items)
-            .map_err(|e| CliError::input(format!("{shown}: {e}")))
-            .and_then(|d| {
-                array
-                    .write_region_vlen(&whole, d.view())
-                    .map_err(|e| zarr(&a.path, e))
-            })
-    };
-    written?;
+    Block::from_strings(npy, &shown)?
+        .write_into(&array, &whole)
+        .map_err(|e| zarr(&a.path, e))?;
     outln(format!(
         "imported {} into {}: {}",
         a.npy.display(),
@@ -258,15 +316,15 @@ pub fn export(ctx: &Ctx, a: &ExportArgs) -> Result<()> {
 /// `zarr write`
 pub fn write(ctx: &Ctx, a: &WriteArgs) -> Result<()> {
     let array = ctx.open_array(&a.path)?;
-    let npy = read_npy(&a.npy)?;
-    check_dtype(&npy, &a.npy, &array, &a.path)?;
+    let block = read_block(&a.npy, &array, &a.path)?;
+    let block_shape = block.shape();
     let rank = array.rank();
-    if npy.shape.len() != rank {
+    if block_shape.len() != rank {
         return Err(CliError::input(format!(
             "{} has {} dimensions (shape {:?}) but the array has {rank} (shape {:?})",
             a.npy.display(),
-            npy.shape.len(),
-            npy.shape,
+            block_shape.len(),
+            block_shape,
             array.shape()
         )));
     }
@@ -279,27 +337,38 @@ pub fn write(ctx: &Ctx, a: &WriteArgs) -> Result<()> {
     }
     let fits = (0..rank).all(|d| {
         at[d]
-            .checked_add(npy.shape[d])
+            .checked_add(block_shape[d])
             .is_some_and(|end| end <= array.shape()[d])
     });
     if !fits {
         return Err(CliError::input(format!(
             "a block of shape {:?} at {at:?} does not fit the array of shape {:?} (grow it first \
              with `zarr resize` or `zarr append`)",
-            npy.shape,
+            block_shape,
             array.shape()
         )));
     }
-    transfer::write_block(&array, &a.path, &at, &npy.shape, &npy.data, "write")?;
-    outln(format!("wrote {:?} at {at:?} into {}", npy.shape, a.path));
+    match &block {
+        Block::Fixed(npy) => {
+            transfer::write_block(&array, &a.path, &at, &block_shape, &npy.data, "write")?
+        }
+        vlen => vlen
+            .write_into(
+                &array,
+                &Region::new(at.clone(), block_shape.clone())
+                    .map_err(|e| CliError::input(e.to_string()))?,
+            )
+            .map_err(|e| zarr(&a.path, e))?,
+    }
+    outln(format!("wrote {:?} at {at:?} into {}", block_shape, a.path));
     Ok(())
 }
 
 /// `zarr append` (`front = false`) and `zarr prepend` (`front = true`).
 pub fn grow(ctx: &Ctx, a: &GrowArgs, front: bool) -> Result<()> {
     let mut array = ctx.open_array_for_update(&a.path)?;
-    let npy = read_npy(&a.npy)?;
-    check_dtype(&npy, &a.npy, &array, &a.path)?;
+    let block = read_block(&a.npy, &array, &a.path)?;
+    let block_shape = block.shape();
     let rank = array.rank();
     let verb = if front { "prepend" } else { "append" };
     if rank == 0 {
@@ -321,31 +390,34 @@ pub fn grow(ctx: &Ctx, a: &GrowArgs, front: bool) -> Result<()> {
         )));
     }
     let mut expected = array.shape().to_vec();
-    if npy.shape.len() == rank {
-        expected[a.axis] = npy.shape[a.axis];
+    if block_shape.len() == rank {
+        expected[a.axis] = block_shape[a.axis];
     }
-    if npy.shape != expected {
+    if block_shape != expected {
         return Err(CliError::input(format!(
             "{} has shape {:?} but {} on axis {} needs shape {} (the array's shape {:?} on \
              every other axis)",
             a.npy.display(),
-            npy.shape,
+            block_shape,
             verb,
             a.axis,
             fmt_wildcard(array.shape(), a.axis),
             array.shape(),
         )));
     }
-    let result = if front {
-        array.prepend_bytes(&npy.shape, &npy.data, a.axis)
-    } else {
-        array.append_bytes(&npy.shape, &npy.data, a.axis)
+    let result = match (&block, front) {
+        (Block::Fixed(npy), true) => array.prepend_bytes(&block_shape, &npy.data, a.axis),
+        (Block::Fixed(npy), false) => array.append_bytes(&block_shape, &npy.data, a.axis),
+        (Block::Strings(d), true) => array.prepend_vlen(d.view(), a.axis),
+        (Block::Strings(d), false) => array.append_vlen(d.view(), a.axis),
+        (Block::Bytes(d), true) => array.prepend_vlen(d.view(), a.axis),
+        (Block::Bytes(d), false) => array.append_vlen(d.view(), a.axis),
     };
     result.map_err(|e| zarr(&a.path, e))?;
     outln(format!(
         "{} {} positions on axis {}: {}",
         if front { "prepended" } else { "appended" },
-        npy.shape.get(a.axis).copied().unwrap_or(0),
+        block_shape.get(a.axis).copied().unwrap_or(0),
         a.axis,
         summary(&array)
     ));

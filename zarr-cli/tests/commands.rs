@@ -466,6 +466,40 @@ fn export_strings_and_byte_strings() {
     ok(&["export", &s(&a), &s(&out)]);
     let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(back.items, vec![b"x".to_vec(); 3]);
+    // write, append and prepend blocks of strings (NumPy's <U) into the string array
+    let block = dir.path().join("block.npy");
+    let strings = |items: &[&str]| npy::NpyStrings {
+        data_type: DataType::String,
+        shape: vec![items.len() as u64],
+        items: items.iter().map(|i| i.as_bytes().to_vec()).collect(),
+    };
+    std::fs::write(&block, strings(&["é", "yz"]).to_bytes().unwrap()).unwrap();
+    ok(&["write", &s(&a), &s(&block), "--at", "1"]);
+    ok(&["append", &s(&a), &s(&block), "--axis", "0"]);
+    std::fs::write(&block, strings(&["front"]).to_bytes().unwrap()).unwrap();
+    ok(&["prepend", &s(&a), &s(&block), "--axis", "0"]);
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let want: Vec<Vec<u8>> = ["front", "x", "é", "yz", "é", "yz"]
+        .iter()
+        .map(|i| i.as_bytes().to_vec())
+        .collect();
+    assert_eq!(back.items, want);
+    // byte strings into a string array, a block that does not fit: refused, nothing changes
+    let bytes = npy::NpyStrings {
+        data_type: DataType::Bytes,
+        shape: vec![1],
+        items: vec![b"b".to_vec()],
+    };
+    std::fs::write(&block, bytes.to_bytes().unwrap()).unwrap();
+    let e = fails(&["write", &s(&a), &s(&block)], 1);
+    assert!(e.contains("holds byte strings (|S) but the array"), "{e}");
+    std::fs::write(&block, strings(&["a", "b"]).to_bytes().unwrap()).unwrap();
+    let e = fails(&["write", &s(&a), &s(&block), "--at", "5"], 1);
+    assert!(e.contains("does not fit"), "{e}");
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(back.items, want);
     // NumPy's fixed-width strings kept fixed-width: fixed_length_utf32 / null_terminated_bytes
     for (name, data_type) in [
         ("fixed_utf32", "fixed_length_utf32"),
