@@ -144,6 +144,31 @@ fn element_of<T: VlenElement>(
 /// A part's chunk shape and its elements, in the C order of the part.
 type VlenPart<T> = (Vec<u64>, Vec<T>);
 
+/// The number of elements of a chunk of `shape`.
+fn chunk_count(shape: &[u64]) -> Result<usize> {
+    zarr_grid::geometry::num_elements(shape)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| ArrayError::TooLarge {
+            what: "a chunk",
+            shape: shape.to_vec(),
+        })
+}
+
+/// The `count` elements a chunk write starts from: those of the stored chunk (its count
+/// checked by [`Array::vlen_chunk_or_fill`]), or the fill value for each.
+fn chunk_items<'a>(
+    stored: Option<&'a VlenChunk>,
+    count: usize,
+    fill: &'a [u8],
+) -> Result<Vec<&'a [u8]>> {
+    let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
+    match stored {
+        Some(c) => items.extend(c.iter()),
+        None => items.resize(count, fill),
+    }
+    Ok(items)
+}
+
 fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -383,36 +408,14 @@ impl Array {
         // in parallel (rayon)
         let write_part = |part: &ChunkPart| -> Result<()> {
             let key = self.chunk_key(&part.chunk);
-            let codec_err = |source| ArrayError::Codec {
-                context: key.clone(),
-                source,
-            };
             let cc = self.chunk_codec(&part.chunk)?;
-            let count = zarr_grid::geometry::num_elements(&cc.shape)
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| ArrayError::TooLarge {
-                    what: "a chunk",
-                    shape: cc.shape.clone(),
-                })?;
+            let count = chunk_count(&cc.shape)?;
             let existing = if part.is_whole_chunk(&cc.shape) {
                 None
             } else {
-                match self.store.get(&key)? {
-                    Some(bytes) => Some(cc.chain.decode_vlen(&bytes).map_err(codec_err)?),
-                    None => None,
-                }
+                self.vlen_chunk_or_fill(&part.chunk, count)?
             };
-            let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
-            match &existing {
-                Some(chunk) => items.extend(chunk.iter()),
-                None => items.resize(count, fill),
-            }
-            if items.len() != count {
-                return Err(codec_err(CodecError::Corrupt {
-                    codec: cc.chain.array_to_bytes().name(),
-                    reason: format!("{} elements for a chunk of {count}", items.len()),
-                }));
-            }
+            let mut items = chunk_items(existing.as_ref(), count, fill)?;
             for_each_position(part, &cc.shape, &region.shape, |src, dst| {
                 items[src] = data[dst];
                 Ok(())
@@ -540,18 +543,9 @@ impl Array {
         work.par_iter()
             .try_for_each(|(chunk, pairs)| -> Result<()> {
                 let cc = self.chunk_codec(chunk)?;
-                let count = zarr_grid::geometry::num_elements(&cc.shape)
-                    .and_then(|n| usize::try_from(n).ok())
-                    .ok_or_else(|| ArrayError::TooLarge {
-                        what: "a chunk",
-                        shape: cc.shape.clone(),
-                    })?;
+                let count = chunk_count(&cc.shape)?;
                 let existing = self.vlen_chunk_or_fill(chunk, count)?;
-                let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
-                match &existing {
-                    Some(c) => items.extend(c.iter()),
-                    None => items.resize(count, fill),
-                }
+                let mut items = chunk_items(existing.as_ref(), count, fill)?;
                 for &(src, dst) in pairs {
                     // both positions come from the checked selection: inside the chunk and the data
                     if let (Some(slot), Some(&value)) = (items.get_mut(src), data.get(dst)) {
