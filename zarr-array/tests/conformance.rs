@@ -1,6 +1,6 @@
 //! One table-driven test over the conformance corpora: the project's own `conformance/v3`,
-//! `conformance/v2` (Zarr v2 by zarr-python 3.1.6) and `conformance/xarray` (xarray's
-//! hierarchies, v2 and v3), and the `v3` and `extensions` sets of a shared corpus when `ZARR_CONFORMANCE_DIR` names one
+//! `conformance/v2` (Zarr v2 by zarr-python 3.1.6), `conformance/xarray` (xarray's
+//! hierarchies, v2 and v3) and `conformance/zarrs` (rectilinear arrays by zarrs), and the `v3` and `extensions` sets of a shared corpus when `ZARR_CONFORMANCE_DIR` names one
 //! (`zarr_testkit::corpus::conformance_corpora`). Every
 //! `read` fixture decodes exactly to its `.npy`; every `reject` fixture is refused with an
 //! error; every group opens with its attributes and children.
@@ -14,6 +14,7 @@
     feature = "sparse",
     feature = "numcodecs",
     feature = "regular-bounded",
+    feature = "rectilinear",
     feature = "vlen"
 ))]
 
@@ -27,7 +28,10 @@ use zarr_array::{Array, Group};
 use zarr_store::{FilesystemStore, Store};
 
 fn corpora() -> Vec<PathBuf> {
-    zarr_testkit::corpus::conformance_corpora_of(&["v3", "v2", "xarray"], &["v3", "extensions"])
+    zarr_testkit::corpus::conformance_corpora_of(
+        &["v3", "v2", "xarray", "zarrs"],
+        &["v3", "extensions"],
+    )
 }
 
 #[derive(Default, Debug)]

@@ -218,7 +218,8 @@ fn runs_on_the_committed_corpus() {
     // the project's corpora of other writers' fixtures (no "requires" field): read by zarr
     // export, Zarr v2 (zarr-python's zarr_format=2) and xarray's hierarchies included, each
     // array exactly as zarr-python reads it (its .npy)
-    for set in ["v3", "v2", "xarray"] {
+    // and zarrs' rectilinear arrays; each set with the fewest arrays it holds
+    for (set, arrays) in [("v3", 150), ("v2", 100), ("xarray", 20), ("zarrs", 4)] {
         let corpus = repo().join("conformance").join(set);
         assert!(
             corpus.join("manifest.json").is_file(),
@@ -235,7 +236,7 @@ fn runs_on_the_committed_corpus() {
             .values()
             .filter(|f| f["node"] == "array" && f["expect"] == "read")
             .count();
-        assert!(read > 20, "{set}: {read} arrays read");
+        assert!(read >= arrays, "{set}: {read} arrays read");
     }
 }
 
