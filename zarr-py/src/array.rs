@@ -7,12 +7,12 @@
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 use zarr_array::selection::{AxisSelection, Selection, Slice};
 use zarr_array::Array;
 
-use crate::engine::{self, Error};
+use crate::engine::{self, Error, VlenItems};
 use crate::error::{raise, IntoPy};
 use crate::sparse;
 
@@ -109,6 +109,60 @@ fn selection(sel: &Bound<'_, PyTuple>) -> PyResult<Selection> {
         other => Err(raise(
             "InvalidArgumentError",
             format!("unknown selection kind {other:?}"),
+        )),
+    }
+}
+
+/// Elements read from a `string` / `variable_length_bytes` array as a list of `str` /
+/// `bytes` (C order).
+fn vlen_list<'py>(py: Python<'py>, items: VlenItems) -> PyResult<Bound<'py, PyList>> {
+    match items {
+        VlenItems::Strings(v) => PyList::new(py, v.iter().map(|s| PyString::new(py, s))),
+        VlenItems::Bytes(v) => PyList::new(py, v.iter().map(|b| PyBytes::new(py, b))),
+    }
+}
+
+/// A list of `str` (a `string` array) or `bytes` (a `variable_length_bytes` array) as the
+/// elements to write; any other element is a `DataTypeError` naming its position.
+fn vlen_items(a: &Array, list: &Bound<'_, PyList>) -> PyResult<VlenItems> {
+    let wrong = |k: usize, item: &Bound<'_, PyAny>, want: &str| {
+        let got = item
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string());
+        raise(
+            "DataTypeError",
+            format!(
+                "element {k} is a {got}, not {want}: an array of {} holds {want} only",
+                engine::data_type_name(a)
+            ),
+        )
+    };
+    match engine::vlen_kind(a) {
+        Some(true) => list
+            .iter()
+            .enumerate()
+            .map(|(k, item)| match item.cast::<PyString>() {
+                Ok(s) => Ok(s.to_str()?.to_owned()),
+                Err(_) => Err(wrong(k, &item, "str")),
+            })
+            .collect::<PyResult<_>>()
+            .map(VlenItems::Strings),
+        Some(false) => list
+            .iter()
+            .enumerate()
+            .map(|(k, item)| match item.cast::<PyBytes>() {
+                Ok(b) => Ok(b.as_bytes().to_vec()),
+                Err(_) => Err(wrong(k, &item, "bytes")),
+            })
+            .collect::<PyResult<_>>()
+            .map(VlenItems::Bytes),
+        None => Err(raise(
+            "DataTypeError",
+            format!(
+                "the array holds {}, whose elements have a fixed size (write a NumPy buffer)",
+                engine::data_type_name(a)
+            ),
         )),
     }
 }
@@ -296,6 +350,100 @@ impl ArrayCore {
         let src = bytes(&data)?;
         let a = &self.inner;
         py.detach(|| engine::write_selection_bytes(a, &sel, src))
+            .py_err()
+    }
+
+    /// Reads the region `start`/`shape` of a `string` / `variable_length_bytes` array: a
+    /// list of `str` / `bytes` in C order. The GIL is released while chunks are read.
+    fn read_vlen_region<'py>(
+        &self,
+        py: Python<'py>,
+        start: Vec<u64>,
+        shape: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let region = engine::region(start, shape).py_err()?;
+        let a = &self.inner;
+        let items = py
+            .detach(|| engine::read_vlen_region(a, &region))
+            .py_err()?;
+        vlen_list(py, items)
+    }
+
+    /// Reads a selection of a `string` / `variable_length_bytes` array: `(shape, list)`.
+    fn read_vlen_selection<'py>(
+        &self,
+        py: Python<'py>,
+        sel: &Bound<'py, PyTuple>,
+    ) -> PyResult<(Vec<u64>, Bound<'py, PyList>)> {
+        let sel = selection(sel)?;
+        let a = &self.inner;
+        let (shape, items) = py
+            .detach(|| engine::read_vlen_selection(a, &sel))
+            .py_err()?;
+        Ok((shape, vlen_list(py, items)?))
+    }
+
+    /// Writes `items` (a list of `str` / `bytes`, C order) into the region `start`/`shape`.
+    fn write_vlen_region(
+        &self,
+        py: Python<'_>,
+        start: Vec<u64>,
+        shape: Vec<u64>,
+        items: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let region = engine::region(start, shape).py_err()?;
+        let a = &self.inner;
+        let items = vlen_items(a, items)?;
+        py.detach(|| engine::write_vlen_region(a, &region, items))
+            .py_err()
+    }
+
+    /// Writes `items` (a list of `str` / `bytes`, C order, the selection's shape) through a
+    /// selection.
+    fn write_vlen_selection(
+        &self,
+        py: Python<'_>,
+        sel: &Bound<'_, PyTuple>,
+        items: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let sel = selection(sel)?;
+        let a = &self.inner;
+        let items = vlen_items(a, items)?;
+        py.detach(|| engine::write_vlen_selection(a, &sel, items))
+            .py_err()
+    }
+
+    /// Appends `items` (a list of `str` / `bytes`, C order) of `shape` after the end of
+    /// `axis`.
+    fn append_vlen(
+        &mut self,
+        py: Python<'_>,
+        shape: Vec<u64>,
+        items: &Bound<'_, PyList>,
+        axis: usize,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let items = vlen_items(&self.inner, items)?;
+        let a = &mut self.inner;
+        py.detach(|| engine::append_vlen(a, &shape, items, axis))
+            .py_err()
+    }
+
+    /// Prepends `items` (a list of `str` / `bytes`, C order) of `shape` before position 0
+    /// of `axis` (`regular_bounded`).
+    fn prepend_vlen(
+        &mut self,
+        py: Python<'_>,
+        shape: Vec<u64>,
+        items: &Bound<'_, PyList>,
+        axis: usize,
+    ) -> PyResult<()> {
+        self.writable()?;
+        let items = vlen_items(&self.inner, items)?;
+        let a = &mut self.inner;
+        py.detach(|| engine::prepend_vlen(a, &shape, items, axis))
             .py_err()
     }
 

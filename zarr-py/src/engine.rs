@@ -408,6 +408,121 @@ pub(crate) fn selection_shape(a: &Array, sel: &Selection) -> Result<Vec<u64>> {
     a.selection_shape(sel)
 }
 
+// ---- arrays of variable-size elements (`string`, `variable_length_bytes`) ----
+
+/// Elements of a `string` (UTF-8 text) or `variable_length_bytes` array, in C order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum VlenItems {
+    Strings(Vec<String>),
+    Bytes(Vec<Vec<u8>>),
+}
+
+/// Whether the array holds variable-size elements: `Some(true)` for `string`, `Some(false)`
+/// for `variable_length_bytes`, `None` for the fixed-size types.
+pub(crate) fn vlen_kind(a: &Array) -> Option<bool> {
+    match a.data_type() {
+        DataType::String => Some(true),
+        DataType::Bytes => Some(false),
+        _ => None,
+    }
+}
+
+fn not_vlen(a: &Array) -> Error {
+    invalid(
+        "data type",
+        format!(
+            "the array holds {}, not string or variable_length_bytes",
+            a.data_type().name()
+        ),
+    )
+}
+
+/// The elements of an owned array in C order, without copying them.
+fn c_order<T>(a: zarr_array::ndarray::ArrayD<T>) -> Vec<T> {
+    if a.is_standard_layout() {
+        a.into_raw_vec_and_offset().0
+    } else {
+        a.into_iter().collect()
+    }
+}
+
+/// An owned array of `shape` over `items` (C order), or a shape mismatch.
+fn shaped<T>(shape: &[u64], items: Vec<T>) -> Result<zarr_array::ndarray::ArrayD<T>> {
+    let got = vec![items.len() as u64];
+    let dims = shape
+        .iter()
+        .map(|&n| usize::try_from(n).ok())
+        .collect::<Option<Vec<usize>>>();
+    dims.and_then(|d| zarr_array::ndarray::ArrayD::from_shape_vec(d, items).ok())
+        .ok_or(Error::ShapeMismatch {
+            expected: shape.to_vec(),
+            got,
+        })
+}
+
+/// Reads a region of a `string` / `variable_length_bytes` array.
+pub(crate) fn read_vlen_region(a: &Array, region: &Region) -> Result<VlenItems> {
+    match vlen_kind(a) {
+        Some(true) => Ok(VlenItems::Strings(c_order(a.read_region_vlen(region)?))),
+        Some(false) => Ok(VlenItems::Bytes(c_order(a.read_region_vlen(region)?))),
+        None => Err(not_vlen(a)),
+    }
+}
+
+/// Reads a selection of a `string` / `variable_length_bytes` array: its shape and elements.
+pub(crate) fn read_vlen_selection(a: &Array, sel: &Selection) -> Result<(Vec<u64>, VlenItems)> {
+    let shape = a.selection_shape(sel)?;
+    let items = match vlen_kind(a) {
+        Some(true) => VlenItems::Strings(c_order(a.read_selection_vlen(sel)?)),
+        Some(false) => VlenItems::Bytes(c_order(a.read_selection_vlen(sel)?)),
+        None => return Err(not_vlen(a)),
+    };
+    Ok((shape, items))
+}
+
+/// Writes `items` (C order, the region's shape) into a region.
+pub(crate) fn write_vlen_region(a: &Array, region: &Region, items: VlenItems) -> Result<()> {
+    match items {
+        VlenItems::Strings(v) => a.write_region_vlen(region, shaped(&region.shape, v)?.view()),
+        VlenItems::Bytes(v) => a.write_region_vlen(region, shaped(&region.shape, v)?.view()),
+    }
+}
+
+/// Writes `items` (C order, the selection's shape) through a selection.
+pub(crate) fn write_vlen_selection(a: &Array, sel: &Selection, items: VlenItems) -> Result<()> {
+    let shape = a.selection_shape(sel)?;
+    match items {
+        VlenItems::Strings(v) => a.write_selection_vlen(sel, shaped(&shape, v)?.view()),
+        VlenItems::Bytes(v) => a.write_selection_vlen(sel, shaped(&shape, v)?.view()),
+    }
+}
+
+/// Appends `items` of `shape` after the end of `axis`.
+pub(crate) fn append_vlen(
+    a: &mut Array,
+    shape: &[u64],
+    items: VlenItems,
+    axis: usize,
+) -> Result<()> {
+    match items {
+        VlenItems::Strings(v) => a.append_vlen(shaped(shape, v)?.view(), axis),
+        VlenItems::Bytes(v) => a.append_vlen(shaped(shape, v)?.view(), axis),
+    }
+}
+
+/// Prepends `items` of `shape` before position 0 of `axis` (`regular_bounded`).
+pub(crate) fn prepend_vlen(
+    a: &mut Array,
+    shape: &[u64],
+    items: VlenItems,
+    axis: usize,
+) -> Result<()> {
+    match items {
+        VlenItems::Strings(v) => a.prepend_vlen(shaped(shape, v)?.view(), axis),
+        VlenItems::Bytes(v) => a.prepend_vlen(shaped(shape, v)?.view(), axis),
+    }
+}
+
 // ---- growth ----
 
 pub(crate) fn resize(a: &mut Array, shape: &[u64]) -> Result<()> {

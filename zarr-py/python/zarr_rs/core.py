@@ -18,19 +18,25 @@ Mode = Literal["r", "r+", "a", "w", "w-"]
 _DEFAULT_COMPRESSORS = object()
 
 
+# The variable-size data types: read as NumPy object arrays of str / bytes, as zarr-python
+# reads them with NumPy 1 (and as xarray and pandas hold text).
+_VLEN_TYPES = {"string": str, "variable_length_bytes": bytes}
+
+
 def _np_dtype(core: Any) -> np.dtype:
-    """The NumPy dtype (native byte order) of an array's Zarr data type."""
+    """The NumPy dtype (native byte order) of an array's Zarr data type; ``object`` for
+    ``string`` and ``variable_length_bytes``."""
     if core.numpy_dtype is None:
-        raise DataTypeError(
-            f"the array holds {core.data_type}, whose elements have no fixed size; zarr_rs "
-            "reads and writes fixed-size data types only (read it with zarr-python, or export "
-            "it with the zarr command, which writes NumPy fixed-width strings)"
-        )
+        if core.data_type in _VLEN_TYPES:
+            return np.dtype(object)
+        raise DataTypeError(f"the array holds {core.data_type}, which zarr_rs cannot map to NumPy")
     return np.dtype(core.numpy_dtype)
 
 
 def _np_dtype_named(zdt: str) -> np.dtype:
     """The NumPy dtype of what ``_zarr_dtype`` returns."""
+    if zdt in _VLEN_TYPES:
+        return np.dtype(object)
     if zdt.startswith("r") and zdt[1:].isdigit():
         return np.dtype(f"V{int(zdt[1:]) // 8}")
     return np.dtype(zdt)
@@ -42,10 +48,22 @@ def _zarr_dtype(dtype: Any) -> str:
         return dtype
     if isinstance(dtype, str) and dtype.startswith("r") and dtype[1:].isdigit():
         return dtype
+    # text and byte strings of any length: the variable-size types (NumPy's StringDType too)
+    if dtype is str or (isinstance(dtype, str) and dtype in ("string", "str", "T")):
+        return "string"
+    if dtype is bytes or dtype == "variable_length_bytes":
+        return "variable_length_bytes"
+    if getattr(np.dtype(dtype) if _is_dtype_like(dtype) else None, "kind", None) == "T":
+        return "string"
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
         raise DataTypeError(f"{dtype!r} is not a data type: {e}") from None
+    if dt.kind == "O":
+        raise DataTypeError(
+            "object arrays have no one Zarr data type: give dtype=str (string) or bytes "
+            "(variable_length_bytes)"
+        )
     if dt.kind == "V" and dt.fields is None:
         return f"r{dt.itemsize * 8}"
     if dt.kind in "biufc":
@@ -55,8 +73,45 @@ def _zarr_dtype(dtype: Any) -> str:
         return dt.str
     raise DataTypeError(
         f"{dt} has no Zarr v3 data type (bool, int8..uint64, float16..complex128, r<N>, "
-        "datetime64, timedelta64, U<n>, S<n>)"
+        "datetime64, timedelta64, U<n>, S<n>, str, bytes)"
     )
+
+
+def _is_dtype_like(dtype: Any) -> bool:
+    try:
+        np.dtype(dtype)
+    except TypeError:
+        return False
+    return True
+
+
+def _vlen_items(value: Any, kind: type, shape: tuple[int, ...]) -> list:
+    """``value`` broadcast to ``shape`` as a flat list (C order) of ``kind`` (str or bytes)
+    elements, for an array of variable-size elements. NumPy ``U`` / ``S`` / StringDType
+    arrays are converted; anything else of another type is refused by the engine."""
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    if arr.dtype.kind in "UT" and kind is str or arr.dtype.kind == "S" and kind is bytes:
+        arr = arr.astype(object)
+    elif arr.dtype != object:
+        raise DataTypeError(
+            f"cannot write {arr.dtype} data to an array of {kind.__name__} elements"
+        )
+    if arr.shape != tuple(shape):
+        try:
+            arr = np.broadcast_to(arr, shape)
+        except ValueError:
+            raise ShapeError(
+                f"could not broadcast data of shape {arr.shape} to the selection's shape "
+                f"{tuple(shape)}"
+            ) from None
+    return arr.ravel().tolist()
+
+
+def _object_array(items: list, shape: Sequence[int]) -> np.ndarray:
+    """A NumPy object array of ``shape`` holding ``items`` (C order)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(tuple(shape))
 
 
 # Writes cast from a lower or equal kind (bool < integers, signed or not < floats < complex),
@@ -177,6 +232,8 @@ class Array:
         self._location = location
         self._path = path
         self._dtype = _np_dtype(core)
+        # str or bytes for the variable-size types, else None
+        self._vlen = _VLEN_TYPES.get(core.data_type) if core.numpy_dtype is None else None
         self._meta: dict | None = None
 
     # ---- pickling: the location and path, never the data ----
@@ -236,7 +293,8 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype:
-        """The NumPy dtype (native byte order)."""
+        """The NumPy dtype (native byte order); ``object`` for ``string`` (elements are
+        ``str``) and ``variable_length_bytes`` (``bytes``) arrays."""
         return self._dtype
 
     @property
@@ -273,7 +331,12 @@ class Array:
 
     @property
     def fill_value(self) -> Any:
-        """The fill value, a NumPy scalar of the array's dtype."""
+        """The fill value, a NumPy scalar of the array's dtype (a ``str`` or ``bytes`` for
+        the variable-size types)."""
+        if self._vlen is str:
+            return json.loads(self._core.fill_value_json())
+        if self._vlen is bytes:
+            return bytes(self._core.fill_bytes())
         return np.frombuffer(bytes(self._core.fill_bytes()), dtype=self._dtype)[0]
 
     @property
@@ -328,22 +391,36 @@ class Array:
 
     # ---- dense reads and writes ----
     def _read_region(self, r: _indexing.Region) -> np.ndarray:
+        if self._vlen is not None:
+            out = _object_array(self._core.read_vlen_region(r.start, r.count), r.count)
+            return out.reshape(r.out_shape) if r.drop else out
         out = np.zeros(r.count, dtype=self._dtype)
         if out.size:
             self._core.read_into(r.start, r.count, _flat_bytes(out))
         return out.reshape(r.out_shape) if r.drop else out
 
     def _write_region(self, r: _indexing.Region, value: Any) -> None:
+        if self._vlen is not None:
+            items = _vlen_items(value, self._vlen, r.out_shape)
+            if items:
+                self._core.write_vlen_region(r.start, r.count, items)
+            return
         data = _as_data(value, self._dtype, r.out_shape)
         if data.size:
             self._core.write_from(r.start, r.count, _flat_bytes(data))
 
     def _read_sel(self, sel: tuple, out_shape: tuple[int, ...] | None = None) -> np.ndarray:
+        if self._vlen is not None:
+            shape, items = self._core.read_vlen_selection(sel)
+            return _object_array(items, shape if out_shape is None else out_shape)
         shape, buf = self._core.read_selection(sel)
         arr = buf.view(self._dtype).reshape(shape if out_shape is None else out_shape)
         return arr
 
     def _write_sel(self, sel: tuple, value: Any, shape: tuple[int, ...]) -> None:
+        if self._vlen is not None:
+            self._core.write_vlen_selection(sel, _vlen_items(value, self._vlen, shape))
+            return
         data = _as_data(value, self._dtype, shape)
         self._core.write_selection(sel, _flat_bytes(data))
 
@@ -371,6 +448,9 @@ class Array:
             sel = _indexing.orthogonal(key, shape)
         elif kind == "points":
             sel, out_shape = _indexing.points(key, shape)
+            if self._vlen is not None:
+                self._core.write_vlen_selection(sel, _vlen_items(value, self._vlen, out_shape))
+                return None
             data = _as_data(value, self._dtype, out_shape).reshape(-1)
             self._core.write_selection(sel, _flat_bytes(np.ascontiguousarray(data)))
             return None
@@ -459,11 +539,16 @@ class Array:
 
     # ---- growth ----
     def _grow_data(self, data: Any, axis: int) -> np.ndarray:
-        arr = np.asarray(data)
+        if self._vlen is not None and not isinstance(data, np.ndarray):
+            arr = np.asarray(data, dtype=object)
+        else:
+            arr = np.asarray(data)
         if arr.ndim != self.ndim:
             raise ShapeError(
                 f"data has {arr.ndim} dimensions but the array has {self.ndim}"
             )
+        if self._vlen is not None:
+            return arr
         return _as_data(arr, self._dtype, arr.shape)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
@@ -471,7 +556,10 @@ class Array:
         new chunks are written first, the metadata last. Returns the new shape."""
         axis = self._axis(axis)
         arr = self._grow_data(data, axis)
-        self._core.append(list(arr.shape), _flat_bytes(arr), axis)
+        if self._vlen is not None:
+            self._core.append_vlen(list(arr.shape), _vlen_items(arr, self._vlen, arr.shape), axis)
+        else:
+            self._core.append(list(arr.shape), _flat_bytes(arr), axis)
         self._changed()
         return self.shape
 
@@ -483,7 +571,10 @@ class Array:
         shape."""
         axis = self._axis(axis)
         arr = self._grow_data(data, axis)
-        self._core.prepend(list(arr.shape), _flat_bytes(arr), axis)
+        if self._vlen is not None:
+            self._core.prepend_vlen(list(arr.shape), _vlen_items(arr, self._vlen, arr.shape), axis)
+        else:
+            self._core.prepend(list(arr.shape), _flat_bytes(arr), axis)
         self._changed()
         return self.shape
 
@@ -652,13 +743,13 @@ class ArrayInfo:
         self.fields = {
             "Type": "Array",
             "Zarr format": 3,
-            "Data type": a.dtype.name,
+            "Data type": a._core.data_type if a._vlen is not None else a.dtype.name,
             "Shape": a.shape,
             "Domain": a.domain,
             "Chunk shape": a.chunks,
             "Shard shape": a.shards,
             "Sparse": a.sparse_format,
-            "Fill value": a.fill_value.item() if a.dtype.kind != "V" else a.fill_value,
+            "Fill value": a.fill_value.item() if a.dtype.kind not in "VO" else a.fill_value,
             "Codecs": [c.get("name") for c in a.metadata.get("codecs", [])],
             "No. bytes": a.nbytes,
             "No. bytes stored": stored,
@@ -923,6 +1014,13 @@ def _plain(v: Any) -> Any:
 
 def _fill_json(v: Any, dt: np.dtype) -> Any:
     """A fill value in its Zarr JSON form."""
+    if dt.kind == "O":
+        # string / variable_length_bytes: the text itself, bytes as base64 (zarr-python's form)
+        if isinstance(v, (bytes, bytearray, np.bytes_)):
+            return base64.standard_b64encode(bytes(v)).decode()
+        if not isinstance(v, str):
+            raise DataTypeError(f"the fill value of a str or bytes array must be one, not {v!r}")
+        return v
     if dt.kind == "V":
         return list(bytes(np.asarray(v, dtype=dt).tobytes()))
     if dt.kind in "Mm":

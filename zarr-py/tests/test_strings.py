@@ -1,0 +1,147 @@
+"""Arrays of variable-size elements: ``string`` (read and written as NumPy object arrays of
+``str``) and ``variable_length_bytes`` (of ``bytes``), against NumPy, zarr-python 3.1.6 and
+xarray."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+import zarr
+
+import zarr_rs
+from zarr_rs import errors
+
+CORPUS = pathlib.Path(__file__).resolve().parents[2] / "conformance"
+
+
+def _words(rng, n):
+    alphabet = list("abcdeé中 ")
+    return np.array(
+        ["".join(rng.choice(alphabet, size=int(k))) for k in rng.integers(0, 9, size=n)],
+        dtype=object,
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["string_1d", "string_fill_missing", "string_sharded", "string_default_codecs",
+             "bytes_vlen_fill_missing", "bytes_vlen_default_codecs"]
+)
+def test_reads_what_zarr_python_wrote(name):
+    path = str(CORPUS / "v3" / name)
+    a = zarr_rs.open(path)
+    want = zarr.open_array(path, mode="r")[...]
+    assert a.dtype == np.dtype(object)
+    got = a[...]
+    assert got.shape == want.shape
+    assert [x for x in got.ravel()] == [x if isinstance(x, bytes) else str(x) for x in np.asarray(want, dtype=object).ravel()]
+    # a selection of every kind agrees with NumPy on the whole
+    if a.ndim == 2:
+        np.testing.assert_array_equal(a[1:, ::2], got[1:, ::2])
+        np.testing.assert_array_equal(a.oindex[[0, -1], [1, 0]], got[[0, -1]][:, [1, 0]])
+        np.testing.assert_array_equal(a.vindex[[0, 1], [1, 0]], got[[0, 1], [1, 0]])
+    else:
+        np.testing.assert_array_equal(a[::3], got[::3])
+        np.testing.assert_array_equal(a[[2, 0]], got[[2, 0]])
+
+
+def test_create_write_read_select(tmp_path, rng):
+    a = zarr_rs.create_array(str(tmp_path / "s"), shape=(7, 5), chunks=(3, 2), dtype=str,
+                             fill_value="-")
+    assert a.dtype == np.dtype(object) and a.fill_value == "-"
+    assert a.metadata["data_type"] == "string"
+    want = np.full((7, 5), "-", dtype=object)
+    np.testing.assert_array_equal(a[...], want)
+    block = _words(rng, 12).reshape(3, 4)
+    a[2:5, 1:] = block
+    want[2:5, 1:] = block
+    np.testing.assert_array_equal(a[...], want)
+    # NumPy U and StringDType data, a scalar broadcast, a mask, points, orthogonal writes
+    a[0] = np.array(["u", "vv", "www", "x", "y"])
+    want[0] = ["u", "vv", "www", "x", "y"]
+    a[6, :] = "z"
+    want[6, :] = "z"
+    mask = np.zeros((7, 5), dtype=bool)
+    mask[[1, 3], [0, 4]] = True
+    a[mask] = ["m1", "m2"]
+    want[mask] = ["m1", "m2"]
+    a.vindex[[5, 4], [0, 1]] = ["p", "q"]
+    want[[5, 4], [0, 1]] = ["p", "q"]
+    a.oindex[[1, 2], [2, 3]] = np.array([["a", "b"], ["c", "d"]], dtype=np.dtypes.StringDType())
+    want[np.ix_([1, 2], [2, 3])] = [["a", "b"], ["c", "d"]]
+    np.testing.assert_array_equal(a[...], want)
+    np.testing.assert_array_equal(a[mask], want[mask])
+    assert a[3, 4] == want[3, 4] and a[-1, -1] == "z"
+    # zarr-python reads it the same
+    z = zarr.open_array(str(tmp_path / "s"), mode="r")
+    assert np.asarray(z[...], dtype=object).tolist() == want.tolist()
+
+
+def test_bytes_arrays(tmp_path):
+    a = zarr_rs.create_array(str(tmp_path / "b"), shape=(5,), chunks=(2,), dtype=bytes,
+                             fill_value=b"\x00z")
+    assert a.metadata["data_type"] == "variable_length_bytes"
+    assert a.fill_value == b"\x00z"
+    a[1:4] = [b"", b"\xff\x00", b"abc"]
+    assert a[...].tolist() == [b"\x00z", b"", b"\xff\x00", b"abc", b"\x00z"]
+    a[0] = np.array(b"np", dtype="S2")
+    assert a[0] == b"np"
+    z = zarr.open_array(str(tmp_path / "b"), mode="r")
+    assert list(z[...]) == [b"np", b"", b"\xff\x00", b"abc", b"\x00z"]
+
+
+def test_append_and_prepend(tmp_path):
+    a = zarr_rs.create_array(str(tmp_path / "g"), shape=(2, 2), chunks=(2, 2), dtype=str)
+    a[...] = [["a", "b"], ["c", "d"]]
+    assert a.append([["e", "f"]]) == (3, 2)
+    assert a.append(np.array([["g"], ["h"], ["i"]]), axis=1) == (3, 3)
+    assert a.prepend([["0", "1", "2"], ["3", "4", "5"]]) == (5, 3)
+    assert a.domain == ((-2, 3), (0, 3))
+    assert a[...].tolist() == [["0", "1", "2"], ["3", "4", "5"], ["a", "b", "g"],
+                               ["c", "d", "h"], ["e", "f", "i"]]
+    b = zarr_rs.open(str(tmp_path / "g"))
+    assert b[...].tolist() == a[...].tolist()
+
+
+def test_bad_input_leaves_the_array_unchanged(tmp_path):
+    a = zarr_rs.create_array(str(tmp_path / "e"), shape=(4,), chunks=(2,), dtype=str)
+    a[...] = ["w", "x", "y", "z"]
+    with pytest.raises(errors.DataTypeError) as e:
+        a[1:3] = [1, 2]
+    assert "element 0 is a int, not str" in str(e.value)
+    with pytest.raises(errors.DataTypeError):
+        a[0] = b"bytes"
+    with pytest.raises(errors.DataTypeError):
+        a[:2] = np.arange(2)
+    with pytest.raises(errors.ShapeError):
+        a[:2] = ["only", "three", "values"]
+    with pytest.raises(IndexError):
+        a[7]
+    with pytest.raises(ValueError):
+        a.append([["2-d"]])
+    assert a[...].tolist() == ["w", "x", "y", "z"] and a.shape == (4,)
+    with pytest.raises(errors.DataTypeError):
+        zarr_rs.create_array(str(tmp_path / "o"), shape=(2,), dtype=object)
+    with pytest.raises(errors.DataTypeError):
+        zarr_rs.create_array(str(tmp_path / "f"), shape=(2,), dtype=str, fill_value=3)
+
+
+def test_corrupt_string_chunk_is_an_error(tmp_path):
+    a = zarr_rs.create_array(str(tmp_path / "c"), shape=(4,), chunks=(2,), dtype=str,
+                             compressors=[])
+    a[...] = ["ab", "cd", "ef", "gh"]
+    chunk = tmp_path / "c" / "c" / "0"
+    chunk.write_bytes(chunk.read_bytes()[:-1])
+    with pytest.raises(errors.ChunkError):
+        a[...]
+    assert a[2:].tolist() == ["ef", "gh"]
+
+
+@pytest.mark.parametrize("fixture", ["labels_v3", "labels_v2"])
+def test_xarray_opens_string_coordinates(fixture):
+    xr = pytest.importorskip("xarray")
+    path = str(CORPUS / "xarray" / fixture)
+    got = xr.open_dataset(path, engine="zarr_rs")
+    want = xr.open_dataset(path, engine="zarr", consolidated=True)
+    xr.testing.assert_identical(got.load(), want.load())
