@@ -96,15 +96,7 @@ def _vlen_items(value: Any, kind: type, shape: tuple[int, ...]) -> list:
         raise DataTypeError(
             f"cannot write {arr.dtype} data to an array of {kind.__name__} elements"
         )
-    if arr.shape != tuple(shape):
-        try:
-            arr = np.broadcast_to(arr, shape)
-        except ValueError:
-            raise ShapeError(
-                f"could not broadcast data of shape {arr.shape} to the selection's shape "
-                f"{tuple(shape)}"
-            ) from None
-    return arr.ravel().tolist()
+    return _broadcast(arr, shape).ravel().tolist()
 
 
 def _object_array(items: list, shape: Sequence[int]) -> np.ndarray:
@@ -139,15 +131,20 @@ def _as_data(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
             )
         else:
             arr = arr.astype(dtype)
-    if arr.shape != tuple(shape):
-        try:
-            arr = np.broadcast_to(arr, shape)
-        except ValueError:
-            raise ShapeError(
-                f"could not broadcast data of shape {arr.shape} to the selection's shape "
-                f"{tuple(shape)}"
-            ) from None
-    return np.ascontiguousarray(arr)
+    return np.ascontiguousarray(_broadcast(arr, shape))
+
+
+def _broadcast(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``arr`` broadcast to ``shape`` (a view), or a ShapeError."""
+    if arr.shape == tuple(shape):
+        return arr
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ShapeError(
+            f"could not broadcast data of shape {arr.shape} to the selection's shape "
+            f"{tuple(shape)}"
+        ) from None
 
 
 def _flat_bytes(arr: np.ndarray) -> np.ndarray:
