@@ -254,33 +254,73 @@ impl Array {
                 got: "a chunk of variable-size elements",
             });
         }
-        let key = self.chunk_key(chunk);
-        let cc = self.chunk_codec(chunk)?;
-        let Some(bytes) = self.store.get(&key)? else {
+        let value = self.store.get(&self.chunk_key(chunk))?;
+        self.decode_chunk_vlen(chunk, value)
+    }
+
+    /// Decodes `value`, the stored value of the chunk `chunk` (`None`: not stored).
+    fn decode_chunk_vlen(
+        &self,
+        chunk: &[i64],
+        value: Option<Vec<u8>>,
+    ) -> Result<Option<VlenChunk>> {
+        let Some(bytes) = value else {
             return Ok(None);
         };
-        cc.chain
+        self.chunk_codec(chunk)?
+            .chain
             .decode_vlen(&bytes)
             .map(Some)
             .map_err(|source| ArrayError::Codec {
-                context: key,
+                context: self.chunk_key(chunk),
                 source,
             })
     }
 
+    /// `decode(item, value)` for every item of `work`, in order, with `value` the stored
+    /// value of the item's chunk (`chunk_of`), in parallel (rayon). On a store that serves
+    /// more requests at once than there are threads (an object store), the values of a
+    /// batch of chunks are fetched together (`Store::get_many`), then decoded in parallel.
+    fn map_stored_chunks<W: Sync, R: Send>(
+        &self,
+        work: &[W],
+        chunk_of: impl Fn(&W) -> &[i64] + Sync,
+        decode: impl Fn(&W, Option<Vec<u8>>) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        let fetch_and_decode =
+            |item: &W| decode(item, self.store.get(&self.chunk_key(chunk_of(item)))?);
+        if let [one] = work {
+            // one chunk: on this thread, with no hand-over to the pool and back
+            return Ok(vec![fetch_and_decode(one)?]);
+        }
+        let concurrency = self.store.fetch_concurrency();
+        if concurrency <= rayon::current_num_threads() {
+            return work.par_iter().map(fetch_and_decode).collect();
+        }
+        let mut out = try_vec(work.len(), "the chunks read")?;
+        for batch in work.chunks(2 * concurrency) {
+            let keys: Vec<String> = batch.iter().map(|w| self.chunk_key(chunk_of(w))).collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let values = self.store.get_many(&keys)?;
+            let mut decoded: Vec<R> = batch
+                .par_iter()
+                .zip(values)
+                .map(|(item, value)| decode(item, value))
+                .collect::<Result<_>>()?;
+            out.append(&mut decoded);
+        }
+        Ok(out)
+    }
+
     /// The chunk shape and the elements of `part` (the C order of the part) from its stored
-    /// chunk, `None` when the chunk is not stored; `fetched` is the chunk's value when a batch fetched it.
+    /// chunk's stored value, `value` (`None` when the chunk is not stored).
     fn decode_vlen_part<T: VlenElement>(
         &self,
         part: &ChunkPart,
         region_shape: &[u64],
-        fetched: Option<Option<Vec<u8>>>,
+        value: Option<Vec<u8>>,
     ) -> Result<Option<VlenPart<T>>> {
         let key = self.chunk_key(&part.chunk);
-        let value = match fetched {
-            Some(value) => value,
-            None => self.store.get(&key)?,
-        };
         let Some(bytes) = value else {
             return Ok(None);
         };
@@ -331,36 +371,11 @@ impl Array {
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         // Each part's elements are decoded in parallel (rayon), in the C order of the part,
         // then moved into their places: no element is copied twice.
-        let decoded: Vec<Option<VlenPart<T>>> = if parts.len() <= 1 {
-            parts
-                .iter()
-                .map(|part| self.decode_vlen_part::<T>(part, &region.shape, None))
-                .collect::<Result<_>>()?
-        } else if self.store.fetch_concurrency() <= rayon::current_num_threads() {
-            parts
-                .par_iter()
-                .map(|part| self.decode_vlen_part::<T>(part, &region.shape, None))
-                .collect::<Result<_>>()?
-        } else {
-            // a store that serves more requests at once than there are threads (an object
-            // store): fetch a batch of chunks together, then decode them in parallel
-            let batch_len = 2 * self.store.fetch_concurrency();
-            let mut decoded = try_vec(parts.len(), "the region's chunks")?;
-            for batch in parts.chunks(batch_len) {
-                let keys: Vec<String> = batch.iter().map(|p| self.chunk_key(&p.chunk)).collect();
-                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                let values = self.store.get_many(&keys)?;
-                let mut out: Vec<Option<VlenPart<T>>> = batch
-                    .par_iter()
-                    .zip(values)
-                    .map(|(part, value)| {
-                        self.decode_vlen_part::<T>(part, &region.shape, Some(value))
-                    })
-                    .collect::<Result<_>>()?;
-                decoded.append(&mut out);
-            }
-            decoded
-        };
+        let decoded = self.map_stored_chunks(
+            &parts,
+            |part| &part.chunk,
+            |part, value| self.decode_vlen_part::<T>(part, &region.shape, value),
+        )?;
         let mut items = try_vec::<T>(n, "the region read")?;
         items.resize(n, fill);
         for (part, decoded) in parts.iter().zip(decoded) {
@@ -486,10 +501,11 @@ impl Array {
             })?;
         let fill = self.vlen_fill::<T>()?;
         let work = self.selected_by_chunk(&ix)?;
-        let decoded: Vec<Option<Vec<T>>> = work
-            .par_iter()
-            .map(|(chunk, pairs)| {
-                let Some(stored) = self.read_chunk_vlen(chunk)? else {
+        let decoded: Vec<Option<Vec<T>>> = self.map_stored_chunks(
+            &work,
+            |(chunk, _)| chunk,
+            |(chunk, pairs), value| {
+                let Some(stored) = self.decode_chunk_vlen(chunk, value)? else {
                     return Ok(None);
                 };
                 let key = self.chunk_key(chunk);
@@ -499,8 +515,8 @@ impl Array {
                     .map(|&(src, _)| element_of::<T>(&stored, src, codec, &key))
                     .collect::<Result<Vec<T>>>()
                     .map(Some)
-            })
-            .collect::<Result<_>>()?;
+            },
+        )?;
         let mut items = try_vec::<T>(n, "the selection read")?;
         items.resize(n, fill);
         for ((_, pairs), elements) in work.iter().zip(decoded) {

@@ -34,6 +34,8 @@ use crate::store::{Condition, ListDir, Outcome, Piece, Store, StoredValue, Versi
 pub struct CountingStore<S> {
     inner: S,
     counters: Counters,
+    /// What `fetch_concurrency` reports, when not the inner store's.
+    fetch_concurrency: Option<usize>,
 }
 
 /// A snapshot of the counts of a [`CountingStore`].
@@ -42,6 +44,8 @@ pub struct CountingStore<S> {
 pub struct StoreCounts {
     /// Calls of [`Store::get`].
     pub get: u64,
+    /// Calls of [`Store::get_many`] (each of their keys also counts as a `get`).
+    pub get_many: u64,
     /// Calls of [`Store::get_ranges`] (and so of `StoreExt::get_range`).
     pub get_ranges: u64,
     /// Byte ranges asked for in all `get_ranges` calls.
@@ -100,6 +104,7 @@ impl StoreCounts {
 #[derive(Debug, Default)]
 struct Counters {
     get: AtomicU64,
+    get_many: AtomicU64,
     get_ranges: AtomicU64,
     ranges: AtomicU64,
     size: AtomicU64,
@@ -124,7 +129,17 @@ impl<S> CountingStore<S> {
         Self {
             inner,
             counters: Counters::default(),
+            fetch_concurrency: None,
         }
+    }
+
+    /// Makes the wrapper report `n` as its [`Store::fetch_concurrency`] instead of the inner
+    /// store's, so that a test can take the batched read paths of an object store (values
+    /// fetched together through [`Store::get_many`]) on a local store.
+    #[must_use]
+    pub fn with_fetch_concurrency(mut self, n: usize) -> Self {
+        self.fetch_concurrency = Some(n.max(1));
+        self
     }
 
     /// The wrapped store.
@@ -143,6 +158,7 @@ impl<S> CountingStore<S> {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         StoreCounts {
             get: load(&c.get),
+            get_many: load(&c.get_many),
             get_ranges: load(&c.get_ranges),
             ranges: load(&c.ranges),
             size: load(&c.size),
@@ -163,6 +179,7 @@ impl<S> CountingStore<S> {
         let c = &self.counters;
         for counter in [
             &c.get,
+            &c.get_many,
             &c.get_ranges,
             &c.ranges,
             &c.size,
@@ -193,6 +210,7 @@ impl<S: Store> Store for CountingStore<S> {
 
     fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
         // counted as one `get` per key, as the default would, but fetched by the inner store
+        bump(&self.counters.get_many, 1);
         bump(&self.counters.get, keys.len() as u64);
         let values = self.inner.get_many(keys)?;
         let read: u64 = values.iter().flatten().map(|v| v.len() as u64).sum();
@@ -201,7 +219,8 @@ impl<S: Store> Store for CountingStore<S> {
     }
 
     fn fetch_concurrency(&self) -> usize {
-        self.inner.fetch_concurrency()
+        self.fetch_concurrency
+            .unwrap_or_else(|| self.inner.fetch_concurrency())
     }
 
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
