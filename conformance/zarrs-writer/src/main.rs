@@ -4,6 +4,10 @@
 //!
 //! Every array is read back with zarrs and compared with its data before the `.npy` is written.
 //! The data is a fixed formula of the element's position, so a rerun writes the same tree.
+//!
+//! `zarrs-writer --check-project NEW_DIR` checks the other direction: this project writes
+//! rectilinear arrays (created, appended to, resized) and zarrs must read them exactly
+//! (`project.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -125,12 +129,21 @@ fn write<T: Element>(out: &Path, store: &Arc<FilesystemStore>, f: &Fixture, fill
            "data": name, "why": f.why})
 }
 
+mod project;
+
 fn main() {
-    let out = PathBuf::from(
-        std::env::args()
-            .nth(1)
-            .expect("usage: zarrs-writer OUT_DIR"),
-    );
+    let usage = "usage: zarrs-writer OUT_DIR | zarrs-writer --check-project NEW_DIR";
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, dir] = args.as_slice() {
+        if flag == "--check-project" {
+            if let Err(e) = project::check(Path::new(dir)) {
+                eprintln!("zarrs-writer --check-project: {e}");
+                std::process::exit(1);
+            }
+            return;
+        }
+    }
+    let out = PathBuf::from(args.first().expect(usage));
     assert!(
         !out.exists(),
         "{} exists: give a new directory",
