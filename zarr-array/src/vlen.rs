@@ -5,8 +5,9 @@
 //! Their chunks go through the bytes->bytes codecs and then the `vlen-utf8` / `vlen-bytes`
 //! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
-//! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is read and written whole,
-//! its inner chunks that are all fill value left out. Chunks are read, decoded, encoded and
+//! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is written whole, its inner
+//! chunks that are all fill value left out; a region read that covers a shard in part reads
+//! only the shard's index and the inner chunks it meets (two requests). Chunks are read, decoded, encoded and
 //! written in parallel (rayon), a read's chunks fetched in batches through `Store::get_many`
 //! when the store serves more requests at once than there are threads, as fixed-size reads
 //! do; a write reads, changes and stores each chunk it covers in part, with no
@@ -42,6 +43,7 @@ use zarr_meta::DataType;
 use crate::array::{to_ndarray, Array};
 use crate::error::{ArrayError, Result};
 use crate::selection::Selection;
+use crate::source::StoreSource;
 
 /// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
 /// `variable_length_bytes` arrays.
@@ -277,6 +279,33 @@ impl Array {
             })
     }
 
+    /// As [`Array::decode_vlen_part`] for `part` of a shard that it covers in part: only the
+    /// shard's index and the inner chunks the part meets are read (two requests,
+    /// `CodecChain::decode_vlen_region`).
+    fn decode_vlen_shard_part<T: VlenElement>(
+        &self,
+        part: &ChunkPart,
+    ) -> Result<Option<VlenPart<T>>> {
+        let key = self.chunk_key(&part.chunk);
+        let cc = self.chunk_codec(&part.chunk)?;
+        let source = StoreSource::new(&*self.store, &key);
+        let decoded = cc
+            .chain
+            .decode_vlen_region(&source, &part.in_chunk)
+            .map_err(|source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            })?;
+        let Some(chunk) = decoded else {
+            return Ok(None);
+        };
+        let codec = cc.chain.array_to_bytes().name();
+        let elements = (0..chunk.len())
+            .map(|i| element_of::<T>(&chunk, i, codec, &key))
+            .collect::<Result<Vec<T>>>()?;
+        Ok(Some((cc.shape, elements)))
+    }
+
     /// `decode(item, value)` for every item of `work`, in order, with `value` the stored
     /// value of the item's chunk (`chunk_of`), in parallel (rayon). On a store that serves
     /// more requests at once than there are threads (an object store), the values of a
@@ -371,11 +400,35 @@ impl Array {
         let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
         // Each part's elements are decoded in parallel (rayon), in the C order of the part,
         // then moved into their places: no element is copied twice.
-        let decoded = self.map_stored_chunks(
-            &parts,
-            |part| &part.chunk,
-            |part, value| self.decode_vlen_part::<T>(part, &region.shape, value),
-        )?;
+        let in_part = |part: &ChunkPart| {
+            self.grid.chunk_buffer_shape(&part.chunk).as_ref() != Some(&part.in_chunk.shape)
+        };
+        let shards = match parts.first() {
+            Some(part) => self.chunk_codec(&part.chunk)?.chain.reads_vlen_regions(),
+            None => false,
+        };
+        let decoded = if shards && parts.iter().any(in_part) {
+            // a shard the region covers in part: its index and the inner chunks it meets
+            let one = |part: &ChunkPart| {
+                if in_part(part) {
+                    self.decode_vlen_shard_part::<T>(part)
+                } else {
+                    let value = self.store.get(&self.chunk_key(&part.chunk))?;
+                    self.decode_vlen_part::<T>(part, &region.shape, value)
+                }
+            };
+            if parts.len() <= 1 {
+                parts.iter().map(one).collect::<Result<Vec<_>>>()?
+            } else {
+                parts.par_iter().map(one).collect::<Result<Vec<_>>>()?
+            }
+        } else {
+            self.map_stored_chunks(
+                &parts,
+                |part| &part.chunk,
+                |part, value| self.decode_vlen_part::<T>(part, &region.shape, value),
+            )?
+        };
         let mut items = try_vec::<T>(n, "the region read")?;
         items.resize(n, fill);
         for (part, decoded) in parts.iter().zip(decoded) {

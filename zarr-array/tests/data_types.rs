@@ -297,6 +297,84 @@ fn sharded_strings_round_trip() {
     assert_eq!(a.stored_chunks().unwrap().len(), 4);
 }
 
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn string_shards_read_in_part_fetch_only_the_inner_chunks_needed() {
+    use zarr_array::ndarray::s;
+    use zarr_array::zarr_store::testing::CountingStore;
+    let store = Arc::new(CountingStore::new(MemoryStore::new()));
+    let a = ArrayBuilder::new(vec![8, 12], DataType::String)
+        .chunk_shape(vec![2, 2])
+        .shards(vec![4, 4])
+        .serializer(zarr_array::ExtensionDef::with_configuration(
+            "vlen-utf8",
+            Default::default(),
+        ))
+        .fill_value_json(&json!("·"))
+        .unwrap()
+        .create(store.clone(), "s")
+        .unwrap();
+    // columns 0..8 written (shards of columns 8..12 missing), then the inner chunk of rows
+    // 2..4, columns 2..4 set back to the fill value, so that the shard leaves it out
+    let cell = |i: usize, j: usize| {
+        if j < 8 {
+            format!("{i}é{j}")
+        } else {
+            "·".into()
+        }
+    };
+    let mut want = ArrayD::from_shape_fn(IxDyn(&[8, 12]), |ix| cell(ix[0], ix[1]));
+    let written = Region::new(vec![0, 0], vec![8, 8]).unwrap();
+    let block = want.slice(s![0..8, 0..8]).to_owned().into_dyn();
+    a.write_region_vlen(&written, block.view()).unwrap();
+    let hole = Region::new(vec![2, 2], vec![2, 2]).unwrap();
+    let fill = ArrayD::from_elem(IxDyn(&[2, 2]), "·".to_string());
+    a.write_region_vlen(&hole, fill.view()).unwrap();
+    want.slice_mut(s![2..4, 2..4]).fill("·".into());
+    let region = |r: [u64; 4]| Region::new(vec![r[0], r[1]], vec![r[2], r[3]]).unwrap();
+    let expect = |r: [u64; 4]| {
+        let [i, j, h, w] = r.map(|v| v as usize);
+        want.slice(s![i..i + h, j..j + w]).to_owned().into_dyn()
+    };
+    for (r, requests) in [
+        // one shard in part: the index, then its inner chunks in one request
+        ([1, 1, 2, 2], 2),
+        // the missing inner chunk and its neighbours
+        ([2, 1, 2, 3], 2),
+        // four shards in part; the part of shard (0, 0) is the missing inner chunk alone, so
+        // its index is all that shard costs
+        ([2, 2, 4, 4], 7),
+        // a shard that is not stored: the index request finds nothing
+        ([1, 9, 2, 2], 1),
+    ] {
+        store.reset();
+        let got = a.read_region_vlen::<String>(&region(r)).unwrap();
+        assert_eq!(got, expect(r), "{r:?}");
+        let c = store.counts();
+        assert_eq!((c.get, c.get_ranges), (0, requests), "{r:?}: {c:?}");
+    }
+    // whole shards are one get each; every region agrees with the whole array
+    store.reset();
+    let back = a.read_region_vlen::<String>(&region([0, 0, 8, 8])).unwrap();
+    assert_eq!(back, expect([0, 0, 8, 8]));
+    assert_eq!((store.counts().get, store.counts().get_ranges), (4, 0));
+    for i in 0..7 {
+        for j in 0..11 {
+            let r = [i, j, 2, 2];
+            assert_eq!(a.read_region_vlen::<String>(&region(r)).unwrap(), expect(r));
+        }
+    }
+    // a corrupt inner chunk is an error naming the shard, not a panic
+    let shard = store.get("s/c/0/0").unwrap().unwrap();
+    let mut bad = shard.clone();
+    bad[..8].copy_from_slice(&[0xff; 8]);
+    store.set("s/c/0/0", &bad).unwrap();
+    match a.read_region_vlen::<String>(&region([0, 0, 1, 1])) {
+        Err(ArrayError::Codec { context, .. }) => assert_eq!(context, "s/c/0/0"),
+        other => panic!("expected a codec error, got {other:?}"),
+    }
+}
+
 #[cfg(feature = "vlen")]
 #[test]
 fn strings_append_and_prepend() {

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use zarr_grid::geometry::{copy_region, linear_index, Region};
+use zarr_grid::geometry::{copy_region, linear_index, unravel_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
 use crate::block::{Block, SourceBlock};
@@ -367,6 +367,58 @@ impl CodecChain {
         let codec = self.vlen_codec("decoding variable-size elements")?;
         let decoded = self.decode_bytes_codecs(bytes)?;
         codec.decode_chunk(decoded.as_slice())
+    }
+
+    /// Whether [`CodecChain::decode_vlen_region`] reads only part of a stored chunk: a
+    /// sharded chain of variable-size elements (`[sharding_indexed]` alone).
+    pub fn reads_vlen_regions(&self) -> bool {
+        self.bytes_to_bytes.is_empty() && self.array_to_bytes.name() == "sharding_indexed"
+    }
+
+    /// The elements of `region` (of the chunk; C order of the region) of a stored chunk of a
+    /// `string` or `variable_length_bytes` array read through `source`, `None` when it is not
+    /// stored. A sharded chain (`[sharding_indexed]` alone) reads the shard index and then
+    /// only the inner chunks the region meets (two requests); any other chain reads and
+    /// decodes the whole chunk ([`CodecChain::decode_vlen`]).
+    ///
+    /// # Errors
+    /// As [`CodecChain::decode_vlen`]; [`CodecError::RegionOutOfBounds`].
+    #[cfg(feature = "vlen")]
+    pub fn decode_vlen_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+    ) -> Result<Option<crate::vlen::VlenChunk>> {
+        check_inside(&self.repr, region)?;
+        #[cfg(feature = "sharding")]
+        if self.bytes_to_bytes.is_empty() {
+            if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
+                return shard.decode_vlen_region(source, region);
+            }
+        }
+        let Some(bytes) = source.get()? else {
+            return Ok(None);
+        };
+        let chunk = self.decode_vlen(&bytes)?;
+        if region.shape == self.repr.shape {
+            return Ok(Some(chunk));
+        }
+        let n = zarr_grid::geometry::num_elements(&region.shape).unwrap_or(0);
+        let rank = region.rank();
+        let (mut at, mut pos) = (vec![0u64; rank], vec![0u64; rank]);
+        let items = (0..n).map(|e| {
+            unravel_index(e, &region.shape, &mut at);
+            for d in 0..rank {
+                pos[d] = region.start[d] + at[d];
+            }
+            // inside the chunk (checked above), whose every element the decoder checked
+            chunk
+                .get(linear_index(&pos, &self.repr.shape) as usize)
+                .unwrap_or_default()
+        });
+        Ok(Some(crate::vlen::VlenChunk::from_items(
+            items.collect::<Vec<_>>(),
+        )))
     }
 
     /// Encodes the elements of a chunk of a `string` or `variable_length_bytes` array (C
@@ -806,13 +858,7 @@ fn order_error(codec: &str, kind: &str, a2b: &str) -> CodecError {
 
 /// Checks that `region` lies inside the chunk and that `out_len` is its byte length.
 pub(crate) fn check_region(repr: &ChunkRepr, region: &Region, out_len: usize) -> Result<()> {
-    region
-        .check_inside(&repr.shape)
-        .map_err(|_| CodecError::RegionOutOfBounds {
-            start: region.start.clone(),
-            shape: region.shape.clone(),
-            chunk_shape: repr.shape.clone(),
-        })?;
+    check_inside(repr, region)?;
     let expected = repr.with_shape(region.shape.clone()).byte_len()?;
     if out_len != expected {
         return Err(CodecError::BufferLength {
@@ -822,6 +868,17 @@ pub(crate) fn check_region(repr: &ChunkRepr, region: &Region, out_len: usize) ->
         });
     }
     Ok(())
+}
+
+/// [`CodecError::RegionOutOfBounds`] unless `region` lies inside the chunk.
+fn check_inside(repr: &ChunkRepr, region: &Region) -> Result<()> {
+    region
+        .check_inside(&repr.shape)
+        .map_err(|_| CodecError::RegionOutOfBounds {
+            start: region.start.clone(),
+            shape: region.shape.clone(),
+            chunk_shape: repr.shape.clone(),
+        })
 }
 
 /// Whether codec `name` takes variable-size elements: the vlen codecs, and sharding over

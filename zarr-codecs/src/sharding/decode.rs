@@ -120,7 +120,7 @@ impl ShardingCodec {
 
     /// Reads the stored inner chunks of `spans` (their `(offset, nbytes)` in the shard) with
     /// one request, byte ranges that touch or overlap coalesced; `None` when the shard is gone.
-    fn fetch_spans(
+    pub(super) fn fetch_spans(
         source: &dyn ByteRangeSource,
         spans: &[Option<(u64, u64)>],
     ) -> Result<Option<Fetched>> {
@@ -295,7 +295,7 @@ type InnerPoints = (Vec<Vec<u64>>, Vec<usize>);
 
 /// The inner chunks one request fetched: the coalesced byte ranges and where each wanted span
 /// lies in them.
-struct Fetched {
+pub(super) struct Fetched {
     bytes: Vec<Vec<u8>>,
     groups: Vec<(u64, u64)>,
     /// For each span, the range that holds it (`None`: not stored).
@@ -305,7 +305,7 @@ struct Fetched {
 
 impl Fetched {
     /// The stored bytes of span `i`, if it is stored.
-    fn get(&self, i: usize) -> Option<&[u8]> {
+    pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
         let (offset, nbytes) = self.spans[i]?;
         let g = self.at[i]?;
         let from = (offset - self.groups[g].0) as usize;

@@ -1,10 +1,12 @@
 //! Shards of variable-size elements (`string`, `variable_length_bytes`): each inner chunk
 //! through the inner chain's vlen codec, the index as for any shard.
 
-use zarr_grid::geometry::{linear_index, unravel_index};
+use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
+use zarr_grid::ChunkPart;
 
 use super::ShardingCodec;
 use crate::error::{CodecError, Result};
+use crate::source::ByteRangeSource;
 use crate::vlen::VlenChunk;
 
 /// The elements of a whole shard or inner chunk, C order.
@@ -71,6 +73,73 @@ impl ShardingCodec {
             }
         }
         Ok(VlenChunk::from_items(items))
+    }
+
+    /// The elements of `region` (of the shard; C order of the region) of the shard read
+    /// through `source`: the index (one request), then, in one more, only the inner chunks
+    /// the region meets; elements of missing inner chunks are the fill value. `None` when the
+    /// shard is not stored.
+    pub(crate) fn decode_vlen_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+    ) -> Result<Option<VlenChunk>> {
+        let Some(index) = self.read_index(source)? else {
+            return Ok(None);
+        };
+        let words = index.as_words();
+        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
+        let spans = parts
+            .iter()
+            .map(|part| self.entry(words, self.ravel(&part.chunk), None))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+            return Ok(None);
+        };
+        let inner = (0..parts.len())
+            .map(|i| {
+                fetched
+                    .get(i)
+                    .map(|b| {
+                        self.inner
+                            .decode_vlen(b)
+                            .map_err(|e| CodecError::InnerChunk {
+                                chunk: parts[i].chunk.iter().map(|&g| g as u64).collect(),
+                                source: Box::new(e),
+                            })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let n = count(&region.shape)?;
+        let fill = self.repr.fill_value.as_bytes();
+        let mut items: Vec<&[u8]> = try_vec(n, &region.shape)?;
+        items.resize(n, fill);
+        let rank = region.rank();
+        let mut at = vec![0u64; rank];
+        let mut in_inner = vec![0u64; rank];
+        let mut in_region = vec![0u64; rank];
+        for (part, chunk) in parts.iter().zip(&inner) {
+            let Some(chunk) = chunk else {
+                continue;
+            };
+            // the part lies inside its inner chunk and the region: both indices are in bounds
+            let n = zarr_grid::geometry::num_elements(&part.in_chunk.shape).unwrap_or(0);
+            for e in 0..n {
+                unravel_index(e, &part.in_chunk.shape, &mut at);
+                for d in 0..rank {
+                    in_inner[d] = part.in_chunk.start[d] + at[d];
+                    in_region[d] = part.in_region.start[d] + at[d];
+                }
+                let src = linear_index(&in_inner, &self.inner_shape) as usize;
+                let dst = linear_index(&in_region, &region.shape) as usize;
+                // the inner chain checked the element count
+                if let (Some(b), Some(slot)) = (chunk.get(src), items.get_mut(dst)) {
+                    *slot = b;
+                }
+            }
+        }
+        Ok(Some(VlenChunk::from_items(items)))
     }
 
     /// Encodes the elements of a shard (C order, every element of the shard shape): inner
@@ -172,6 +241,54 @@ mod tests {
         ));
         let err = c.encode_vlen(items(&fill[..3])).unwrap_err();
         assert!(matches!(err, CodecError::BufferLength { .. }), "{err}");
+    }
+
+    #[test]
+    fn regions_of_shards_and_chunks_agree_with_the_whole() {
+        use zarr_grid::geometry::Region;
+        let sharded = chain("-");
+        let fill = FillValue::from_json(&serde_json::json!("-"), DataType::String).unwrap();
+        let repr = ChunkRepr::new(vec![4, 4], DataType::String, fill);
+        let plain = CodecChain::from_json(
+            r#"[{"name":"vlen-utf8","configuration":{}},{"name":"gzip","configuration":{"level":1}}]"#,
+            &repr,
+            &default_registry(),
+        )
+        .unwrap();
+        let mut v: Vec<String> = (0..16).map(|i| format!("é{i}")).collect();
+        for i in [8, 9, 12, 13] {
+            v[i] = "-".into();
+        }
+        for c in [&sharded, &plain] {
+            let stored = c.encode_vlen(items(&v)).unwrap();
+            for (start, shape) in [
+                ([0, 0], [4, 4]),
+                ([1, 1], [2, 3]),
+                ([2, 0], [2, 2]),
+                ([3, 3], [1, 1]),
+            ] {
+                let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
+                let got = c.decode_vlen_region(&stored, &region).unwrap().unwrap();
+                let want: Vec<String> = (0..shape[0])
+                    .flat_map(|i| (0..shape[1]).map(move |j| (start[0] + i) * 4 + start[1] + j))
+                    .map(|k| v[k as usize].clone())
+                    .collect();
+                assert_eq!(got.to_strings(VLEN_UTF8).unwrap(), want, "{region:?}");
+            }
+            assert!(c
+                .decode_vlen_region(&None::<&[u8]>, &Region::whole(&[4, 4]))
+                .unwrap()
+                .is_none());
+            let outside = Region::new(vec![3, 0], vec![2, 1]).unwrap();
+            assert!(matches!(
+                c.decode_vlen_region(&stored, &outside),
+                Err(CodecError::RegionOutOfBounds { .. })
+            ));
+            // truncated: an error, never a panic
+            for n in 0..stored.len() {
+                let _ = c.decode_vlen_region(&stored[..n].to_vec(), &Region::whole(&[2, 2]));
+            }
+        }
     }
 
     #[test]
