@@ -29,7 +29,7 @@ def test_dense_blocks_follow_chunks(tmp_path, rng):
     data = rng.random((50, 30)).astype("float64")
     a = zarr_rs.create_array(str(tmp_path / "d.zarr"), shape=data.shape, chunks=(20, 16), dtype="float64")
     a[...] = data
-    x = a.to_dask()
+    x = a.to_dask(blocks="shards")
     assert x.chunks == ((20, 20, 10), (16, 14))
     assert type(x._meta) is np.ndarray
     with dask.config.set(scheduler="threads"):
@@ -41,7 +41,12 @@ def test_shards_and_inner_chunks(tmp_path, rng):
     data = rng.random((40, 40)).astype("float32")
     a = zarr_rs.create_array(str(tmp_path / "s.zarr"), shape=data.shape, chunks=(10, 10), shards=(20, 40), dtype="float32")
     a[...] = data
-    assert a.to_dask().chunks == ((20, 20), (40,))
+    assert a.to_dask(blocks="shards").chunks == ((20, 20), (40,))
+    assert a.to_dask(blocks=(40, 40)).chunks == ((40,), (40,))
+    with pytest.raises(errors.InvalidArgumentError, match="whole multiples of the shard shape"):
+        a.to_dask(blocks=(10, 40))
+    with pytest.raises(errors.InvalidArgumentError):
+        a.to_dask(blocks="rows")
     x = a.to_dask(blocks="chunks")
     assert x.chunks == ((10,) * 4, (10,) * 4)
     np.testing.assert_array_equal(x.compute(scheduler="sync"), data)
@@ -51,21 +56,54 @@ def test_prepended_array_blocks(tmp_path):
     a = zarr_rs.create_array(str(tmp_path / "p.zarr"), shape=(6,), chunks=(4,), dtype="int32")
     a[...] = np.arange(6, dtype="int32")
     a.prepend(np.full(3, -1, "int32"))
-    x = a.to_dask()
+    x = a.to_dask(blocks="shards")
     assert x.chunks == ((3, 4, 2),)  # the partly filled first chunk is its own block
     np.testing.assert_array_equal(x.compute(scheduler="sync"), a[...])
+    x = a.to_dask()  # auto: the three chunks are one small block
+    assert x.chunks == ((9,),)
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), a[...])
+
+
+def test_auto_blocks_follow_dask_chunk_size(tmp_path, rng):
+    data = rng.random((50, 30)).astype("float64")
+    a = zarr_rs.create_array(str(tmp_path / "d.zarr"), shape=data.shape, chunks=(10, 10), dtype="float64")
+    a[...] = data
+    assert a.to_dask().chunks == ((50,), (30,))  # 12 KB: one block
+    # a chunk is 800 bytes dense: 2 KiB holds 2 of them, along the first axis
+    with dask.config.set({"array.chunk-size": "2KiB"}):
+        x = a.to_dask()
+        assert x.chunks == ((20, 20, 10), (10, 10, 10))
+    # 8 KiB: all 5 chunks of the first axis (4000 bytes), then 2 of the second
+    with dask.config.set({"array.chunk-size": "8KiB"}):
+        x = a.to_dask()
+        assert x.chunks == ((50,), (20, 10))
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), data)
+    # a sparse chunk counts about 4x its stored bytes, far below its dense size
+    s, m = sparse_array(str(tmp_path / "s.zarr"), rng, shape=(400, 300), chunks=(100, 100))
+    stored = [n for _, n in s._core.stored_chunk_sizes()]
+    per_chunk = 4 * sum(stored) // len(stored)
+    assert per_chunk < 100 * 100 * 4
+    with dask.config.set({"array.chunk-size": 2 * per_chunk + 1}):
+        x = s.to_dask()
+        assert x.chunks == ((200, 200), (100, 100, 100))
+        assert isinstance(x._meta, sp.csr_array)
+        with dask.config.set(scheduler="sync"):
+            np.testing.assert_allclose((x @ np.ones(300, "float32")).compute(), m @ np.ones(300, "float32"), rtol=1e-4)
+    # 12 of them: every chunk in one block
+    with dask.config.set({"array.chunk-size": 12 * per_chunk}):
+        assert s.to_dask().chunks == ((400,), (300,))
 
 
 def test_graph_pickles_small(tmp_path, rng):
     a, _ = sparse_array(str(tmp_path / "g.zarr"), rng)
-    x = a.to_dask()
+    x = a.to_dask(blocks="shards")
     size = len(pickle.dumps(dict(x.__dask_graph__())))
     assert size < 600 * x.npartitions  # location, path, metadata token per task; no data
 
 
 def test_sparse_blocks_never_densify(tmp_path, rng):
     a, m = sparse_array(str(tmp_path / "sp.zarr"), rng)
-    x = a.to_dask()
+    x = a.to_dask(blocks="shards")
     assert isinstance(x._meta, sp.csr_array)
     blocks = []
     x.map_blocks(lambda b: blocks.append(type(b)) or b, meta=x._meta).compute(scheduler="sync")
@@ -83,7 +121,7 @@ def test_sparse_blocks_never_densify(tmp_path, rng):
 
 def test_pydata_blocks(tmp_path, rng):
     a, m = sparse_array(str(tmp_path / "pd.zarr"), rng)
-    x = a.to_dask(sparse="pydata")
+    x = a.to_dask(sparse="pydata", blocks="shards")
     assert isinstance(x._meta, sparse.COO)
     with dask.config.set(scheduler="sync"):
         assert np.isclose(float(x.sum().compute()), m.sum(), rtol=1e-5)
@@ -120,7 +158,7 @@ def _cluster_checks(location, rng):
     v = rng.random(300).astype("float32")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None, protocol="tcp") as cluster, Client(cluster) as client:
-        x = a.to_dask()
+        x = a.to_dask(blocks="shards")
         total, col, prod = dask.compute(x.sum(), x.sum(axis=0), x @ v)
         assert np.isclose(total, m.sum(), rtol=1e-5)
         np.testing.assert_allclose(col, m.sum(axis=0), rtol=1e-5)

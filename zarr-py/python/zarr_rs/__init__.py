@@ -17,7 +17,7 @@
 - :meth:`Array.read_csr` / :meth:`Array.read_coo` / :meth:`Array.write_sparse` and
   :meth:`Array.nnz` / :meth:`Array.sum` / :meth:`Array.spmv`: ``sparse_layout`` arrays as
   SciPy and pydata/sparse objects, never densified;
-- :meth:`Array.to_dask` and :func:`from_dask`: Dask arrays whose blocks are the chunks
+- :meth:`Array.to_dask` and :func:`from_dask`: Dask arrays whose blocks are whole chunks
   (sparse blocks for sparse arrays), graphs that run on ``dask.distributed``;
 - ``xr.open_dataset(path, engine="zarr_rs")`` and ``xr.open_datatree(...)``;
 - :mod:`zarr_rs.errors`: the exceptions.

@@ -710,8 +710,9 @@ class Array:
 
     # ---- dask ----
     def to_dask(self, **kwargs: Any) -> Any:
-        """A ``dask.array.Array`` whose blocks are this array's chunks (shards of a sharded
-        array); see :func:`zarr_rs.dask.to_dask`."""
+        """A ``dask.array.Array`` whose blocks are whole chunks (shards of a sharded array),
+        grouped to about Dask's ``array.chunk-size`` by default; see
+        :func:`zarr_rs.dask.to_dask`."""
         from .dask import to_dask
 
         return to_dask(self, **kwargs)

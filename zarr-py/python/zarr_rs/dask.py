@@ -2,7 +2,8 @@
 
 :func:`to_dask` builds a graph whose tasks name the array by location and path (plus the
 block's region), never by its data, so it pickles small and runs on a ``dask.distributed``
-cluster whose workers open the array themselves (each worker process opens it once). For a
+cluster whose workers open the array themselves (each worker process opens it once). Blocks
+group whole chunks up to Dask's ``array.chunk-size`` of expected memory (``blocks=``). For a
 ``sparse_layout`` array the blocks stay sparse:
 
 - ``sparse="scipy"`` (the default for 2-d sparse arrays): each block is a
@@ -123,30 +124,94 @@ def _read_coo(src: _Source, start: tuple[int, ...], count: tuple[int, ...]) -> A
     return src.array().read_coo(_block_slices(start, count))
 
 
-def _spans(a: Array, blocks: str) -> list[list[tuple[int, int]]]:
-    spans = a._spans()
-    if blocks == "shards" or a.shards is None:
-        return spans
-    if blocks != "chunks":
-        raise InvalidArgumentError(f"blocks={blocks!r} (use \"shards\" or \"chunks\")")
+# The in-memory bytes of a sparse chunk, estimated from its stored bytes: SciPy's int64
+# indices and pointers are wider than the stored ones, and the stored bytes are compressed.
+_SPARSE_EXPANSION = 4
+
+
+def _chunk_memory(a: Array, spans: list[list[tuple[int, int]]]) -> int:
+    """The expected bytes of one chunk (shard) in memory: its dense size, or for a sparse
+    array the mean stored chunk's bytes times ``_SPARSE_EXPANSION`` (at most the dense size)."""
+    dense = int(np.prod([max(n for _, n in s) for s in spans])) * a.dtype.itemsize
+    if not a.is_sparse:
+        return max(dense, 1)
+    sizes = [n for _, n in a._core.stored_chunk_sizes()]
+    if not sizes:
+        return 1
+    return max(1, min(dense, _SPARSE_EXPANSION * sum(sizes) // len(sizes)))
+
+
+def _merge(spans: list[list[tuple[int, int]]], per_block: list[int]) -> list[list[tuple[int, int]]]:
+    """The spans of blocks of ``per_block[d]`` consecutive chunks along each axis ``d``."""
     out = []
-    for sp, inner in zip(spans, a.chunks):
-        axis = []
-        for s, n in sp:
-            axis.extend((s + k, min(inner, n - k)) for k in range(0, n, inner))
-        out.append(axis)
+    for sp, k in zip(spans, per_block):
+        out.append([(sp[i][0], sum(n for _, n in sp[i:i + k])) for i in range(0, len(sp), k)])
     return out
+
+
+def _spans(a: Array, blocks: Any) -> list[list[tuple[int, int]]]:
+    spans = a._spans()
+    if blocks == "chunks" and a.shards is not None:
+        out = []
+        for sp, inner in zip(spans, a.chunks):
+            axis = []
+            for s, n in sp:
+                axis.extend((s + k, min(inner, n - k)) for k in range(0, n, inner))
+            out.append(axis)
+        return out
+    if blocks in ("shards", "chunks"):
+        return spans
+    if blocks == "auto":
+        import dask
+        from dask.utils import parse_bytes
+
+        limit = dask.config.get("array.chunk-size", "128MiB")
+        limit = parse_bytes(limit) if isinstance(limit, str) else int(limit)
+        # whole chunks (shards) per block, filling the first axis first (row bands), then the
+        # next, while a block's expected memory stays within Dask's array.chunk-size
+        budget = max(1, limit // _chunk_memory(a, spans))
+        per_block = []
+        for sp in spans:
+            k = max(1, min(len(sp), budget))
+            per_block.append(k)
+            budget = max(1, budget // k)
+        return _merge(spans, per_block)
+    if isinstance(blocks, (tuple, list)) and len(blocks) == a.ndim:
+        grid = a.shards or a.chunks
+        if all(isinstance(b, (int, np.integer)) and b > 0 and b % c == 0 for b, c in zip(blocks, grid)):
+            return _merge(spans, [int(b) // c for b, c in zip(blocks, grid)])
+        raise InvalidArgumentError(
+            f"blocks={tuple(blocks)!r}: a block shape must be whole multiples of the "
+            f"{'shard' if a.shards else 'chunk'} shape {grid}"
+        )
+    raise InvalidArgumentError(
+        f"blocks={blocks!r} (use \"auto\", \"shards\", \"chunks\" or a block shape of whole chunks)"
+    )
 
 
 def to_dask(
     array: Array,
     *,
     sparse: Literal["scipy", "pydata"] | bool | None = None,
-    blocks: Literal["shards", "chunks"] = "shards",
+    blocks: Literal["auto", "shards", "chunks"] | tuple[int, ...] = "auto",
     name: str | None = None,
 ) -> Any:
-    """A ``dask.array.Array`` over ``array``, one block per chunk (per shard of a sharded
-    array; ``blocks="chunks"`` for the inner chunks), each read by the Rust engine.
+    """A ``dask.array.Array`` over ``array`` whose blocks are whole chunks (shards of a
+    sharded array), each read by the Rust engine.
+
+    ``blocks``:
+
+    - ``"auto"`` (the default): consecutive chunks (shards) grouped into blocks whose expected
+      size in memory is about Dask's ``array.chunk-size`` (128 MiB unless configured), the
+      first axis filled first (row bands), as ``dask.array.from_array(chunks="auto")`` sizes
+      them. A dense chunk counts its dense bytes; a sparse chunk its mean stored bytes times
+      4 (wider SciPy indices, no compression), since its dense size overstates it by the
+      inverse of its density (one listing of the stored chunks). Each task costs the
+      scheduler milliseconds, so small sparse chunks one per block leave a
+      ``dask.distributed`` cluster mostly scheduling.
+    - ``"shards"``: one block per shard (per chunk of an unsharded array);
+    - ``"chunks"``: one block per inner chunk of a sharded array;
+    - a block shape: whole multiples of the shard (chunk) shape along every axis.
 
     ``sparse``: None picks sparse blocks for ``sparse_layout`` arrays (``"scipy"`` for 2-d,
     ``"pydata"`` otherwise) and dense ones for others; see the module docs.
