@@ -7,11 +7,11 @@
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
 //! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is written whole, its inner
 //! chunks that are all fill value left out; a region read that covers a shard in part reads
-//! only the shard's index and the inner chunks it meets (two requests). Chunks are read, decoded, encoded and
-//! written in parallel (rayon), a read's chunks fetched in batches through `Store::get_many`
-//! when the store serves more requests at once than there are threads, as fixed-size reads
-//! do; a write reads, changes and stores each chunk it covers in part, with no
-//! compare-and-swap.
+//! only the shard's index and the inner chunks it meets (two requests). Chunks are read,
+//! decoded, encoded and written in parallel (rayon), a read's chunks fetched in batches
+//! through `Store::get_many` when the store serves more requests at once than there are
+//! threads, as fixed-size reads do; a write reads, changes and stores each chunk it covers in
+//! part, with no compare-and-swap.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -72,6 +72,54 @@ fn vlen_corpus_replays_cleanly() {
     assert!(ran >= 6, "{ran} inputs");
 }
 
+/// The `shard_vlen` corpus: seeded with shards of strings each fixed chain encodes (some inner
+/// chunks all fill, so left out; the ignored `generate_shard_vlen_seeds`), grown by libFuzzer.
+#[cfg(feature = "vlen")]
+#[test]
+fn shard_vlen_corpus_replays_cleanly() {
+    let ran = replay_fuzz_target(
+        "shard_vlen",
+        Inputs::Fixed,
+        zarr_codecs::fuzzing::vlen::run_shard,
+    );
+    assert!(ran >= 6, "{ran} inputs");
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+#[ignore = "writes fuzz/corpus/shard_vlen"]
+fn generate_shard_vlen_seeds() {
+    use zarr_codecs::fuzzing::vlen::{shard_chain, shard_chains};
+    let dir = zarr_testkit::repo_root().join("fuzz/corpus/shard_vlen");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..shard_chains().len() {
+        let chain = shard_chain(i);
+        for (k, items) in [
+            (0..16).map(|e| format!("é{e}")).collect::<Vec<_>>(),
+            (0..16)
+                .map(|e| {
+                    if e % 4 < 2 && e < 8 {
+                        "-".into()
+                    } else {
+                        "x".repeat(e)
+                    }
+                })
+                .collect(),
+            vec!["-".to_string(); 16],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let stored = chain
+                .encode_vlen(items.iter().map(|s| s.as_bytes()))
+                .unwrap();
+            let mut input = vec![i as u8];
+            input.extend(stored);
+            std::fs::write(dir.join(format!("seed-{i}-{k}")), input).unwrap();
+        }
+    }
+}
+
 #[test]
 fn every_fixed_chain_builds() {
     for name in codec::CODECS {
