@@ -363,6 +363,13 @@ impl BytesToBytesCodec for BloscCodec {
         if out.is_empty() {
             return Ok(true);
         }
+        // blosc decodes whole blocks (header bytes 8..12: the block size): a prefix that needs
+        // every block saves nothing over decoding the buffer, and `blosc_getitem` would also
+        // allocate its scratch blocks on every call
+        let blocksize = u32::from_le_bytes([input[8], input[9], input[10], input[11]]) as usize;
+        if blocksize == 0 || out.len().div_ceil(blocksize) >= nbytes.div_ceil(blocksize) {
+            return Ok(false);
+        }
         let Ok(nitems) = c_int::try_from(out.len() / typesize) else {
             return Ok(false);
         };
@@ -439,6 +446,44 @@ mod tests {
             r#"{"name":"blosc","configuration":{"clevel":1,"other":1}}"#,
         ] {
             assert!(codec(bad, DataType::Int32).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_is_decoded_only_when_it_skips_a_block() {
+        let c = BloscCodec::new(
+            BloscConfig {
+                typesize: Some(4),
+                cname: BloscCname::Lz4,
+                clevel: 5,
+                shuffle: Some(BloscShuffle::Shuffle),
+                blocksize: 0,
+            },
+            &ChunkRepr::new(vec![1], DataType::Int32, FillValue::zero(DataType::Int32)),
+        )
+        .unwrap();
+        // 1 MB: blosc splits it into blocks (their size in header bytes 8..12)
+        let data: Vec<u8> = (0..250_000u32)
+            .flat_map(|i| (i / 3).to_le_bytes())
+            .collect();
+        let enc = c.encode(&data).unwrap();
+        let block = u32::from_le_bytes(enc[8..12].try_into().unwrap()) as usize;
+        let blocks = data.len().div_ceil(block);
+        assert!(blocks >= 2, "{block}");
+        let last = (blocks - 1) * block;
+        for (len, decoded) in [
+            (4, true),
+            (block, true),
+            (last, true),
+            (last + 4, false),
+            (data.len(), false),
+        ] {
+            let mut out = vec![0u8; len];
+            let got = c.decode_prefix_into(&enc, &mut out, 1 << 21).unwrap();
+            assert_eq!(got, decoded, "{len} of {blocks} blocks of {block}");
+            if decoded {
+                assert_eq!(out, data[..len], "{len}");
+            }
         }
     }
 

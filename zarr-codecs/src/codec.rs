@@ -472,9 +472,10 @@ pub trait BytesToBytesCodec: fmt::Debug + Send + Sync {
 
     /// Decodes only the first `out.len()` bytes of the decoded value into `out`, for a
     /// codec that can stop early (`zstd` stops after the blocks that hold them, skipping the
-    /// rest of the frame). `max_decoded` bounds the whole decoded value. Returns `false`
-    /// (leaving `out` unspecified) when the codec cannot, and the caller decodes the whole
-    /// value instead.
+    /// rest of the frame; `blosc` after the blocks that hold them). `max_decoded` bounds the
+    /// whole decoded value. Returns `false` (leaving `out` unspecified) when the codec cannot,
+    /// or when stopping early would save nothing (a `blosc` prefix that needs every block),
+    /// and the caller decodes the whole value instead.
     ///
     /// # Errors
     /// Corrupt input, or a value shorter than `out`.
