@@ -120,7 +120,7 @@ impl ShardingCodec {
 
     /// Reads the stored inner chunks of `spans` (their `(offset, nbytes)` in the shard) with
     /// one request, byte ranges that touch or overlap coalesced; `None` when the shard is gone.
-    pub(super) fn fetch_spans(
+    fn fetch_spans(
         source: &dyn ByteRangeSource,
         spans: &[Option<(u64, u64)>],
     ) -> Result<Option<Fetched>> {
@@ -176,15 +176,16 @@ impl ShardingCodec {
         }))
     }
 
-    /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
-    pub(super) fn decode_partial(
+    /// Reads the index and then, in one more request, the stored inner chunks `region` meets:
+    /// the region's parts (C order of the inner chunks) and their bytes; `None` when the
+    /// shard is not stored.
+    pub(super) fn fetch_region(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
-        out: &mut [u8],
-    ) -> Result<bool> {
+    ) -> Result<Option<(Vec<ChunkPart>, Fetched)>> {
         let Some(index) = self.read_index(source)? else {
-            return Ok(false);
+            return Ok(None);
         };
         let words = index.as_words();
         let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
@@ -192,7 +193,17 @@ impl ShardingCodec {
             .iter()
             .map(|part| self.entry(words, self.ravel(&part.chunk), None))
             .collect::<Result<Vec<_>>>()?;
-        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+        Ok(Self::fetch_spans(source, &spans)?.map(|fetched| (parts, fetched)))
+    }
+
+    /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
+    pub(super) fn decode_partial(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        let Some((parts, fetched)) = self.fetch_region(source, region)? else {
             return Ok(false);
         };
         let jobs: Vec<Job<'_>> = parts

@@ -1,8 +1,7 @@
 //! Shards of variable-size elements (`string`, `variable_length_bytes`): each inner chunk
 //! through the inner chain's vlen codec, the index as for any shard.
 
-use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
-use zarr_grid::ChunkPart;
+use zarr_grid::geometry::{linear_index, unravel_index, Region};
 
 use super::ShardingCodec;
 use crate::error::{CodecError, Result};
@@ -84,16 +83,7 @@ impl ShardingCodec {
         source: &dyn ByteRangeSource,
         region: &Region,
     ) -> Result<Option<VlenChunk>> {
-        let Some(index) = self.read_index(source)? else {
-            return Ok(None);
-        };
-        let words = index.as_words();
-        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
-        let spans = parts
-            .iter()
-            .map(|part| self.entry(words, self.ravel(&part.chunk), None))
-            .collect::<Result<Vec<_>>>()?;
-        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+        let Some((parts, fetched)) = self.fetch_region(source, region)? else {
             return Ok(None);
         };
         let inner = (0..parts.len())
