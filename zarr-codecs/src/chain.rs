@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use zarr_grid::geometry::{copy_region, linear_index, unravel_index, Region};
+use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
 use crate::block::{Block, SourceBlock};
@@ -407,7 +407,7 @@ impl CodecChain {
         let rank = region.rank();
         let (mut at, mut pos) = (vec![0u64; rank], vec![0u64; rank]);
         let items = (0..n).map(|e| {
-            unravel_index(e, &region.shape, &mut at);
+            zarr_grid::geometry::unravel_index(e, &region.shape, &mut at);
             for d in 0..rank {
                 pos[d] = region.start[d] + at[d];
             }
