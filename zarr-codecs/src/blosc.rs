@@ -449,9 +449,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_prefix_is_decoded_only_when_it_skips_a_block() {
-        let c = BloscCodec::new(
+    /// lz4, clevel 5, byte shuffle, automatic block size, over int32 elements.
+    fn lz4_int32() -> BloscCodec {
+        BloscCodec::new(
             BloscConfig {
                 typesize: Some(4),
                 cname: BloscCname::Lz4,
@@ -461,7 +461,12 @@ mod tests {
             },
             &ChunkRepr::new(vec![1], DataType::Int32, FillValue::zero(DataType::Int32)),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_prefix_is_decoded_only_when_it_skips_a_block() {
+        let c = lz4_int32();
         // 1 MB: blosc splits it into blocks (their size in header bytes 8..12)
         let data: Vec<u8> = (0..250_000u32)
             .flat_map(|i| (i / 3).to_le_bytes())
@@ -489,17 +494,7 @@ mod tests {
 
     #[test]
     fn header_is_validated() {
-        let c = BloscCodec::new(
-            BloscConfig {
-                typesize: Some(4),
-                cname: BloscCname::Lz4,
-                clevel: 5,
-                shuffle: Some(BloscShuffle::Shuffle),
-                blocksize: 0,
-            },
-            &ChunkRepr::new(vec![1], DataType::Int32, FillValue::zero(DataType::Int32)),
-        )
-        .unwrap();
+        let c = lz4_int32();
         let data: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
         let enc = c.encode(&data).unwrap();
         assert!(matches!(
