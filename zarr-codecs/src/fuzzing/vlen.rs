@@ -35,16 +35,24 @@ pub fn shard_chains() -> [&'static str; 3] {
     ]
 }
 
-/// The chain `i` of [`shard_chains`] (fill value `"-"`).
+/// The chain `i` (modulo their count) of [`shard_chains`] (fill value `"-"`), built once.
 #[cfg(feature = "sharding")]
-pub fn shard_chain(i: usize) -> crate::CodecChain {
+pub fn shard_chain(i: usize) -> &'static crate::CodecChain {
     use zarr_meta::{DataType, FillValue};
-    let fill = FillValue::from_json(&serde_json::json!("-"), DataType::String)
-        .expect("a string fill value");
-    let repr = crate::ChunkRepr::new(vec![4, 4], DataType::String, fill);
-    let json = shard_chains()[i % shard_chains().len()];
-    crate::CodecChain::from_json(json, &repr, &crate::default_registry())
-        .expect("a fixed shard chain builds")
+    static CHAINS: std::sync::OnceLock<Vec<crate::CodecChain>> = std::sync::OnceLock::new();
+    let all = CHAINS.get_or_init(|| {
+        let fill = FillValue::from_json(&serde_json::json!("-"), DataType::String)
+            .expect("a string fill value");
+        let repr = crate::ChunkRepr::new(vec![4, 4], DataType::String, fill);
+        shard_chains()
+            .iter()
+            .map(|json| {
+                crate::CodecChain::from_json(json, &repr, &crate::default_registry())
+                    .unwrap_or_else(|e| panic!("chain {json}: {e}"))
+            })
+            .collect()
+    });
+    &all[i % all.len()]
 }
 
 /// Target `shard_vlen`: the first byte picks a chain of [`shard_chains`], the rest is a
