@@ -36,7 +36,7 @@ use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_codecs::vlen::VlenChunk;
 use zarr_codecs::CodecError;
-use zarr_grid::geometry::{linear_index, Region};
+use zarr_grid::geometry::Region;
 use zarr_grid::ChunkPart;
 use zarr_meta::DataType;
 
@@ -82,47 +82,6 @@ impl VlenElement for Vec<u8> {
     }
     fn as_stored(&self) -> &[u8] {
         self
-    }
-}
-
-/// Calls `f(position in the chunk, position in the region)` (C-order linear indices) for
-/// every element `part` covers.
-fn for_each_position(
-    part: &ChunkPart,
-    chunk_shape: &[u64],
-    region_shape: &[u64],
-    mut f: impl FnMut(usize, usize) -> Result<()>,
-) -> Result<()> {
-    let shape = &part.in_chunk.shape;
-    if shape.contains(&0) {
-        return Ok(());
-    }
-    let rank = shape.len();
-    let mut p = vec![0u64; rank];
-    let mut in_chunk = vec![0u64; rank];
-    let mut in_region = vec![0u64; rank];
-    loop {
-        for d in 0..rank {
-            in_chunk[d] = part.in_chunk.start[d] + p[d];
-            in_region[d] = part.in_region.start[d] + p[d];
-        }
-        // both lie inside buffers that exist, so they fit in usize
-        f(
-            linear_index(&in_chunk, chunk_shape) as usize,
-            linear_index(&in_region, region_shape) as usize,
-        )?;
-        let mut d = rank;
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            p[d] += 1;
-            if p[d] < shape[d] {
-                break;
-            }
-            p[d] = 0;
-        }
     }
 }
 
@@ -373,7 +332,7 @@ impl Array {
         if whole_part {
             (0..count).try_for_each(&mut convert)?;
         } else {
-            for_each_position(part, &cc.shape, region_shape, |src, _| convert(src))?;
+            part.try_for_each_position(&cc.shape, region_shape, |src, _| convert(src))?;
         }
         Ok(Some((cc.shape, elements)))
     }
@@ -436,12 +395,12 @@ impl Array {
                 continue;
             };
             let mut elements = elements.into_iter();
-            for_each_position(part, &chunk_shape, &region.shape, |_, dst| {
+            part.try_for_each_position(&chunk_shape, &region.shape, |_, dst| {
                 // `decode_vlen_part` gave one element per position of the part
                 if let Some(e) = elements.next() {
                     items[dst] = e;
                 }
-                Ok(())
+                Ok::<(), ArrayError>(())
             })?;
         }
         to_ndarray(&region.shape, items)
@@ -469,7 +428,7 @@ impl Array {
                 got: data_shape,
             });
         }
-        // C order, as the positions of `for_each_position` count
+        // C order, as the positions of `ChunkPart::try_for_each_position` count
         let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
         let fill = self.meta.fill_value.as_bytes();
         // each chunk is read (when covered in part), changed, encoded and stored on its own,
@@ -484,9 +443,9 @@ impl Array {
                 self.vlen_chunk_or_fill(&part.chunk, count)?
             };
             let mut items = chunk_items(existing.as_ref(), count, fill)?;
-            for_each_position(part, &cc.shape, &region.shape, |src, dst| {
+            part.try_for_each_position(&cc.shape, &region.shape, |src, dst| {
                 items[src] = data[dst];
-                Ok(())
+                Ok::<(), ArrayError>(())
             })?;
             self.store_vlen_chunk(&key, &cc.chain, items)
         };

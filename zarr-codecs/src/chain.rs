@@ -403,22 +403,19 @@ impl CodecChain {
         if region.shape == self.repr.shape {
             return Ok(Some(chunk));
         }
-        let n = zarr_grid::geometry::num_elements(&region.shape).unwrap_or(0);
-        let rank = region.rank();
-        let (mut at, mut pos) = (vec![0u64; rank], vec![0u64; rank]);
-        let items = (0..n).map(|e| {
-            zarr_grid::geometry::unravel_index(e, &region.shape, &mut at);
-            for d in 0..rank {
-                pos[d] = region.start[d] + at[d];
-            }
+        // the region as the one part of the chunk it covers
+        let part = zarr_grid::ChunkPart {
+            chunk: vec![0; region.rank()],
+            in_chunk: region.clone(),
+            in_region: Region::whole(&region.shape),
+        };
+        let mut items = Vec::new();
+        part.try_for_each_position(&self.repr.shape, &region.shape, |src, _| {
             // inside the chunk (checked above), whose every element the decoder checked
-            chunk
-                .get(linear_index(&pos, &self.repr.shape) as usize)
-                .unwrap_or_default()
-        });
-        Ok(Some(crate::vlen::VlenChunk::from_items(
-            items.collect::<Vec<_>>(),
-        )))
+            items.push(chunk.get(src).unwrap_or_default());
+            Ok::<(), CodecError>(())
+        })?;
+        Ok(Some(crate::vlen::VlenChunk::from_items(items)))
     }
 
     /// Encodes the elements of a chunk of a `string` or `variable_length_bytes` array (C

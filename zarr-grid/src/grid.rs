@@ -57,6 +57,62 @@ impl ChunkPart {
     pub fn is_whole_chunk(&self, buffer_shape: &[u64]) -> bool {
         self.in_chunk.start.iter().all(|&s| s == 0) && self.in_chunk.shape == buffer_shape
     }
+
+    /// Calls `f(in chunk, in region)` for every position the part covers, in its C order:
+    /// the position's C-order linear index in a chunk buffer of `chunk_shape` and in a region
+    /// buffer of `region_shape`. Stops at the first error `f` returns.
+    ///
+    /// ```
+    /// use zarr_grid::geometry::{regular_chunks_in_region, Region};
+    ///
+    /// let region = Region::new(vec![1, 1], vec![2, 2]).unwrap();
+    /// let part = regular_chunks_in_region(&[4, 4], &region).next().unwrap();
+    /// let mut seen = Vec::new();
+    /// part.try_for_each_position(&[4, 4], &[2, 2], |c, r| {
+    ///     seen.push((c, r));
+    ///     Ok::<(), ()>(())
+    /// })
+    /// .unwrap();
+    /// assert_eq!(seen, [(5, 0), (6, 1), (9, 2), (10, 3)]);
+    /// ```
+    pub fn try_for_each_position<E>(
+        &self,
+        chunk_shape: &[u64],
+        region_shape: &[u64],
+        mut f: impl FnMut(usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let shape = &self.in_chunk.shape;
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        let rank = shape.len();
+        let mut p = vec![0u64; rank];
+        let mut in_chunk = vec![0u64; rank];
+        let mut in_region = vec![0u64; rank];
+        loop {
+            for d in 0..rank {
+                in_chunk[d] = self.in_chunk.start[d] + p[d];
+                in_region[d] = self.in_region.start[d] + p[d];
+            }
+            // both lie inside the buffers the caller holds, so they fit in usize
+            f(
+                crate::geometry::linear_index(&in_chunk, chunk_shape) as usize,
+                crate::geometry::linear_index(&in_region, region_shape) as usize,
+            )?;
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    return Ok(());
+                }
+                d -= 1;
+                p[d] += 1;
+                if p[d] < shape[d] {
+                    break;
+                }
+                p[d] = 0;
+            }
+        }
+    }
 }
 
 /// A chunk grid bound to an array shape.

@@ -105,29 +105,17 @@ impl ShardingCodec {
         let fill = self.repr.fill_value.as_bytes();
         let mut items: Vec<&[u8]> = try_vec(n, &region.shape)?;
         items.resize(n, fill);
-        let rank = region.rank();
-        let mut at = vec![0u64; rank];
-        let mut in_inner = vec![0u64; rank];
-        let mut in_region = vec![0u64; rank];
         for (part, chunk) in parts.iter().zip(&inner) {
             let Some(chunk) = chunk else {
                 continue;
             };
-            // the part lies inside its inner chunk and the region: both indices are in bounds
-            let n = zarr_grid::geometry::num_elements(&part.in_chunk.shape).unwrap_or(0);
-            for e in 0..n {
-                unravel_index(e, &part.in_chunk.shape, &mut at);
-                for d in 0..rank {
-                    in_inner[d] = part.in_chunk.start[d] + at[d];
-                    in_region[d] = part.in_region.start[d] + at[d];
-                }
-                let src = linear_index(&in_inner, &self.inner_shape) as usize;
-                let dst = linear_index(&in_region, &region.shape) as usize;
+            part.try_for_each_position(&self.inner_shape, &region.shape, |src, dst| {
                 // the inner chain checked the element count
                 if let (Some(b), Some(slot)) = (chunk.get(src), items.get_mut(dst)) {
                     *slot = b;
                 }
-            }
+                Ok::<(), CodecError>(())
+            })?;
         }
         Ok(Some(VlenChunk::from_items(items)))
     }
