@@ -202,9 +202,10 @@ def to_dask(
     ``blocks``:
 
     - ``"auto"`` (the default): consecutive chunks (shards) grouped into blocks whose expected
-      size in memory is about Dask's ``array.chunk-size`` (128 MiB unless configured), the
-      first axis filled first (row bands), as ``dask.array.from_array(chunks="auto")`` sizes
-      them. A dense chunk counts its dense bytes; a sparse chunk its mean stored bytes times
+      size in memory is about Dask's ``array.chunk-size`` (128 MiB unless configured, the
+      budget ``dask.array.from_array(chunks="auto")`` uses), the first axis filled first
+      (row bands, where Dask's auto spreads the growth over every axis). A dense chunk
+      counts its dense bytes; a sparse chunk its mean stored bytes times
       4 (wider SciPy indices, no compression), since its dense size overstates it by the
       inverse of its density (one listing of the stored chunks). Each task costs the
       scheduler milliseconds, so small sparse chunks one per block leave a
