@@ -118,22 +118,16 @@ impl CheckedCompressed {
         // Now 0 = p[0] <= p[i] <= p[outer] = nnz: every range below is inside `indices`.
         for w in pointers.windows(2) {
             let (start, end) = (w[0].as_u64() as usize, w[1].as_u64() as usize);
-            let mut previous: Option<u64> = None;
-            for (k, i) in indices[start..end].iter().enumerate() {
-                let index = i.as_u64();
-                let entry = (start + k) as u64;
-                if index >= inner as u64 {
-                    return Err(SparseError::IndexOutOfRange {
-                        entry,
-                        axis: inner_axis,
-                        index,
-                        extent: inner as u64,
-                    });
-                }
-                if previous.is_some_and(|p| index <= p) {
-                    return Err(SparseError::Unsorted { entry });
-                }
-                previous = Some(index);
+            let line = &indices[start..end];
+            // strictly ascending and its last index inside: every index inside. Folded
+            // without an early exit (which the compiler can vectorise); the first bad entry
+            // is looked for only once the line is known to have one.
+            let ascending = line
+                .windows(2)
+                .fold(true, |ok, p| ok & (p[0].as_u64() < p[1].as_u64()));
+            let inside = line.last().is_none_or(|i| i.as_u64() < inner as u64);
+            if !(ascending && inside) {
+                check_line(line, start, inner, inner_axis)?;
             }
         }
         Ok(CheckedCompressed {
@@ -255,6 +249,33 @@ fn check_pointers<P: SparsePointer>(pointers: &[P], nnz: usize) -> Result<(), Sp
                 found: w[1].as_u64(),
             });
         }
+    }
+    Ok(())
+}
+
+/// Checks a compressed line that starts at entry `start`, entry by entry: the first index
+/// outside `0..inner`, or not above the previous, is the error.
+fn check_line<I: SparseIndex>(
+    line: &[I],
+    start: usize,
+    inner: usize,
+    inner_axis: usize,
+) -> Result<(), SparseError> {
+    let mut previous: Option<u64> = None;
+    for (k, i) in line.iter().enumerate() {
+        let (index, entry) = (i.as_u64(), (start + k) as u64);
+        if index >= inner as u64 {
+            return Err(SparseError::IndexOutOfRange {
+                entry,
+                axis: inner_axis,
+                index,
+                extent: inner as u64,
+            });
+        }
+        if previous.is_some_and(|p| index <= p) {
+            return Err(SparseError::Unsorted { entry });
+        }
+        previous = Some(index);
     }
     Ok(())
 }
