@@ -1019,6 +1019,12 @@ proptest! {
             let direct = a.sparse().unwrap().read_csr::<f64>(&region).unwrap();
             prop_assert_eq!(&direct, &a.sparse().unwrap().read_coo::<f64>(&region).unwrap().to_csr().unwrap());
             prop_assert_eq!(direct.shape(), (nr as usize, nc as usize));
+            // narrow indices: the same matrix, and sprs (try_new) finds its structure sound
+            let narrow = a.sparse().unwrap().read_csr_as::<f64, i16>(&region).unwrap();
+            let wide = |v: &[i16]| v.iter().map(|&i| i as usize).collect::<Vec<_>>();
+            prop_assert_eq!(wide(narrow.indptr().raw_storage()), direct.indptr().raw_storage().to_vec());
+            prop_assert_eq!(wide(narrow.indices()), direct.indices());
+            prop_assert_eq!(narrow.data(), direct.data());
         }
         // replace a block with a sprs matrix
         let mut tri = TriMat::new(((rows / 2) as usize, (cols / 2) as usize));
@@ -1030,6 +1036,46 @@ proptest! {
         prop_assert_eq!(a.read_all::<f64>().unwrap(), dense_of(&[rows, cols], &model, 0.0));
         prop_assert_eq!(a.sparse().unwrap().nnz().unwrap(), model.len() as u64);
     }
+}
+
+#[test]
+fn csr_reads_refuse_an_index_type_too_narrow_for_the_matrix() {
+    let s = store();
+    let a = ArrayBuilder::new(vec![300, 200], DataType::Float32)
+        .chunk_shape(vec![100, 100])
+        .sparse(Format::Csr)
+        .create(s.clone(), "counts")
+        .unwrap();
+    let sparse = a.sparse().unwrap();
+    // 40 000 entries: every column index fits i16, the entry count (and last pointer) not
+    let (rows, cols): (Vec<u64>, Vec<u64>) = (0..40_000u64).map(|k| (k / 200, k % 200)).unzip();
+    let coords = Array2::from_shape_vec((2, 40_000), [rows, cols].concat()).unwrap();
+    sparse
+        .write_coo(coords.view(), &vec![1.0f32; 40_000])
+        .unwrap();
+    let whole = Region::whole(&[300, 200]);
+    let err = sparse.read_csr_as::<f32, i16>(&whole).unwrap_err();
+    assert!(matches!(err, ArrayError::TooLarge { .. }), "{err}");
+    let part = Region::new(vec![0, 0], vec![100, 200]).unwrap(); // 20 000 entries fit
+    assert_eq!(sparse.read_csr_as::<f32, i16>(&part).unwrap().nnz(), 20_000);
+    assert_eq!(
+        sparse.read_csr_as::<f32, i32>(&whole).unwrap().nnz(),
+        40_000
+    );
+    // 2**15 columns: the column indices do not fit i16, whatever the entries
+    let b = ArrayBuilder::new(vec![2, 1 << 15], DataType::Float32)
+        .chunk_shape(vec![2, 1 << 14])
+        .sparse(Format::Csr)
+        .create(s.clone(), "columns")
+        .unwrap();
+    let wide = Region::whole(&[2, 1 << 15]);
+    let err = b
+        .sparse()
+        .unwrap()
+        .read_csr_as::<f32, i16>(&wide)
+        .unwrap_err();
+    assert!(matches!(err, ArrayError::TooLarge { .. }), "{err}");
+    assert!(b.sparse().unwrap().read_csr_as::<f32, i32>(&wide).is_ok());
 }
 
 #[test]

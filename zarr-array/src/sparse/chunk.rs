@@ -7,7 +7,7 @@ use ndarray::ArrayView2;
 use zarr_codecs::sparse_layout::SparseLayoutCodec;
 use zarr_codecs::{AlignedBuffer, CodecError};
 use zarr_grid::geometry::Region;
-use zarr_layout_sparse::sprs::CsMatViewI;
+use zarr_layout_sparse::sprs::{CsMatViewI, SpIndex};
 use zarr_layout_sparse::{with_index, with_pointer};
 use zarr_layout_sparse::{
     CooView, Format, Layout, SparseChunk, SparseError, SparseIndex, SparsePointer, SparseValue,
@@ -286,13 +286,14 @@ impl StoredSparseChunk {
     /// and values of a CSR matrix: those of local row `r` go from `next[r - rows.start]` on
     /// (which moves past them), their columns shifted by `col0`. CSR rows are copied as
     /// slices, COO and CSC entries one by one; for each row the columns come in ascending order.
-    pub(super) fn copy_rows_in<T: SparseValue>(
+    /// The caller checks that every shifted column fits in `J`.
+    pub(super) fn copy_rows_in<T: SparseValue, J: SpIndex>(
         &self,
         rows: Range<u64>,
         cols: Range<u64>,
         col0: i64,
         next: &mut [usize],
-        indices: &mut [usize],
+        indices: &mut [J],
         values: &mut [T],
     ) -> Result<(), SparseError> {
         let view = &self.view;
@@ -307,7 +308,7 @@ impl StoredSparseChunk {
                     let n = line.len();
                     values[*k..*k + n].copy_from_slice(&stored[at..at + n]);
                     for (out, i) in indices[*k..*k + n].iter_mut().zip(line) {
-                        *out = (col0 + SparseIndex::as_u64(*i) as i64) as usize;
+                        *out = J::from_usize_unchecked((col0 + SparseIndex::as_u64(*i) as i64) as usize);
                     }
                     *k += n;
                 }
@@ -316,7 +317,7 @@ impl StoredSparseChunk {
         }
         self.for_each_2d_in::<T>(rows, cols, |r, c, v| {
             let k = &mut next[(r - r0) as usize];
-            indices[*k] = (col0 + c as i64) as usize;
+            indices[*k] = J::from_usize_unchecked((col0 + c as i64) as usize);
             values[*k] = v;
             *k += 1;
         })
@@ -336,8 +337,19 @@ fn cut_lines<'a, I: SparseIndex, P: SparsePointer>(
         let start = SparsePointer::as_u64(ptr[o as usize]) as usize;
         let end = SparsePointer::as_u64(ptr[o as usize + 1]) as usize;
         let line = &idx[start..end];
-        let lo = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.start);
-        let hi = line.partition_point(|i| SparseIndex::as_u64(*i) < inner.end);
-        (o, start + lo, &line[lo..hi])
+        // a line wholly inside `inner` (a read of whole chunk rows) needs no search
+        let lo = match line.first() {
+            Some(i) if SparseIndex::as_u64(*i) < inner.start => {
+                line.partition_point(|i| SparseIndex::as_u64(*i) < inner.start)
+            }
+            _ => 0,
+        };
+        let hi = match line.last() {
+            Some(i) if SparseIndex::as_u64(*i) >= inner.end => {
+                line.partition_point(|i| SparseIndex::as_u64(*i) < inner.end)
+            }
+            _ => line.len(),
+        };
+        (o, start + lo, &line[lo..hi.max(lo)])
     })
 }

@@ -6,14 +6,15 @@ use std::ops::Range;
 use ndarray::{Array2, ArrayD, ArrayView2, IxDyn};
 use rayon::prelude::*;
 use zarr_grid::geometry::{linear_index, unravel_index, Region};
-use zarr_layout_sparse::sprs::CsMat;
+use zarr_layout_sparse::sprs::{CsMat, CsMatI, SpIndex};
 
 use super::{concat, sparse_err, SparseArray, SparseElement, StoredSparseChunk};
 use crate::error::{try_zeroed, ArrayError, Result};
 
-/// The part of a stored 2-d chunk that a CSR read of a region takes.
-struct CsrPart<'c> {
-    chunk: &'c StoredSparseChunk,
+/// The part of a stored 2-d chunk that a CSR read of a region takes (and the decoded chunk,
+/// dropped once its entries are copied).
+struct CsrPart {
+    chunk: StoredSparseChunk,
     /// Local rows and columns inside both the array and the region.
     rows: Range<u64>,
     cols: Range<u64>,
@@ -23,8 +24,8 @@ struct CsrPart<'c> {
     col0: i64,
 }
 
-impl<'c> CsrPart<'c> {
-    fn of(chunk: &'c StoredSparseChunk, region: &Region) -> Option<Self> {
+impl CsrPart {
+    fn of(chunk: StoredSparseChunk, region: &Region) -> Option<Self> {
         // the region in the chunk's local positions (clipped at 0), met with its valid part
         let origin = &chunk.place.origin;
         let local = |d: usize| {
@@ -38,10 +39,12 @@ impl<'c> CsrPart<'c> {
             (!range.is_empty()).then_some(range)
         };
         let (rows, cols) = (local(0)?, local(1)?);
+        let row0 = (origin[0] + rows.start as i64 - region.start[0] as i64) as usize;
+        let col0 = origin[1] - region.start[1] as i64;
         Some(CsrPart {
             chunk,
-            row0: (origin[0] + rows.start as i64 - region.start[0] as i64) as usize,
-            col0: origin[1] - region.start[1] as i64,
+            row0,
+            col0,
             rows,
             cols,
         })
@@ -182,10 +185,10 @@ impl<T: SparseElement> SparseCoo<T> {
 }
 
 /// Rows and columns of a CSR read: the parts of the chunks that meet the region, in bands.
-struct CsrPlan<'c> {
+struct CsrPlan {
     /// Bands of parts covering the same rows (one chunk row), in row order, columns
     /// ascending inside each band: rows of different bands are disjoint.
-    bands: Vec<&'c [CsrPart<'c>]>,
+    bands: Vec<Vec<CsrPart>>,
     /// The region rows of each band.
     band_rows: Vec<Range<usize>>,
 }
@@ -331,6 +334,55 @@ impl SparseArray<'_> {
     /// Another rank than 2, a `T` other than the array's data type, a region outside the
     /// array, and as [`SparseArray::chunks`].
     pub fn read_csr<T: SparseElement>(&self, region: &Region) -> Result<CsMat<T>> {
+        self.read_csr_as::<T, usize>(region)
+    }
+
+    /// [`SparseArray::read_csr`] with column indices and row pointers of the index type
+    /// `I`: `i32` gives the matrix SciPy builds for a matrix that fits it (and two thirds of
+    /// the memory of `usize` indices for `f32` values), with no conversion afterwards.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, DataType};
+    /// # use zarr_array::zarr_grid::geometry::Region;
+    /// # use zarr_array::zarr_layout_sparse::Format;
+    /// let a = ArrayBuilder::new(vec![4, 6], DataType::Float32)
+    ///     .chunk_shape(vec![2, 4])
+    ///     .sparse(Format::Csr)
+    ///     .create(Arc::new(zarr_store::MemoryStore::new()), "m")?;
+    /// let s = a.sparse()?;
+    /// s.write_coo(ndarray::arr2(&[[0u64, 3], [5, 3]]).view(), &[1.0f32, 3.0])?;
+    /// let m = s.read_csr_as::<f32, i32>(&Region::whole(&[4, 6]))?;
+    /// assert_eq!((m.indptr().raw_storage(), m.indices()), (&[0i32, 1, 1, 1, 2][..], &[5i32, 3][..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SparseArray::read_csr`], and [`ArrayError::TooLarge`] when the region's columns
+    /// or its entries do not fit in `I`.
+    pub fn read_csr_as<T: SparseElement, I: SpIndex + bytemuck::Zeroable>(
+        &self,
+        region: &Region,
+    ) -> Result<CsMatI<T, I>> {
+        let (indptr, indices, data) = self.read_csr_arrays::<T, I>(region)?;
+        let shape = (indptr.len() - 1, region.shape[1] as usize);
+        CsMatI::try_new(shape, indptr, indices, data)
+            .map_err(|e| ArrayError::SparseStructure { source: e.3 })
+    }
+
+    /// The `(indptr, indices, data)` arrays of [`SparseArray::read_csr_as`], without the
+    /// pass over every entry that `sprs` makes to check a matrix's structure: for a library
+    /// that takes the arrays as they are (SciPy's `csr_array((data, indices, indptr))`
+    /// checks only their lengths). They are the arrays of a canonical CSR matrix of the
+    /// region's shape: `indptr` of `rows + 1` ascending pointers from 0, and in each row
+    /// the columns ascending, each once.
+    ///
+    /// # Errors
+    /// As [`SparseArray::read_csr_as`].
+    pub fn read_csr_arrays<T: SparseElement, I: SpIndex + bytemuck::Zeroable>(
+        &self,
+        region: &Region,
+    ) -> Result<(Vec<I>, Vec<I>, Vec<T>)> {
         self.array.check_type::<T>()?;
         if self.array.rank() != 2 {
             return Err(ArrayError::RankMismatch {
@@ -341,32 +393,44 @@ impl SparseArray<'_> {
             });
         }
         self.check_region(region)?;
-        let dim = |n: u64| {
-            usize::try_from(n).map_err(|_| ArrayError::TooLarge {
-                what: "a sparse matrix",
-                shape: region.shape.clone(),
-            })
+        let too_large = || ArrayError::TooLarge {
+            what: "a sparse matrix of this index type",
+            shape: region.shape.clone(),
         };
+        let dim = |n: u64| usize::try_from(n).map_err(|_| too_large());
         let (rows, cols) = (dim(region.shape[0])?, dim(region.shape[1])?);
+        if I::try_from_usize(cols).is_none() {
+            return Err(too_large());
+        }
         let mut chunks = self.chunks_in(region)?;
         chunks.sort_by_key(|c| (c.place.origin[0], c.place.origin[1]));
-        let parts: Vec<CsrPart<'_>> = chunks
-            .iter()
+        let parts: Vec<CsrPart> = chunks
+            .into_iter()
             .filter_map(|c| CsrPart::of(c, region))
             .collect();
-        let plan = CsrPlan::of(&parts);
+        let plan = CsrPlan::of(parts);
         let indptr = plan.row_pointers::<T>(rows)?;
-        let (indices, data) = plan.fill::<T>(&indptr)?;
-        CsMat::try_new((rows, cols), indptr, indices, data)
-            .map_err(|e| ArrayError::SparseStructure { source: e.3 })
+        if I::try_from_usize(indptr[rows]).is_none() {
+            return Err(too_large());
+        }
+        let (indices, data) = plan.fill::<T, I>(&indptr)?;
+        // every pointer is at most the last, which fits
+        let indptr = indptr.into_iter().map(I::from_usize_unchecked).collect();
+        Ok((indptr, indices, data))
     }
 }
 
-impl<'c> CsrPlan<'c> {
-    fn of(parts: &'c [CsrPart<'c>]) -> Self {
-        let bands: Vec<&[CsrPart<'_>]> = parts
-            .chunk_by(|a, b| a.chunk.place.origin[0] == b.chunk.place.origin[0])
-            .collect();
+impl CsrPlan {
+    fn of(parts: Vec<CsrPart>) -> Self {
+        let mut bands: Vec<Vec<CsrPart>> = Vec::new();
+        for p in parts {
+            match bands.last_mut() {
+                Some(band) if band[0].chunk.place.origin[0] == p.chunk.place.origin[0] => {
+                    band.push(p)
+                }
+                _ => bands.push(vec![p]),
+            }
+        }
         let band_rows = bands
             .iter()
             .map(|b| b[0].row0..b[0].row0 + (b[0].rows.end - b[0].rows.start) as usize)
@@ -375,7 +439,7 @@ impl<'c> CsrPlan<'c> {
     }
 
     /// The error of a part's chunk, naming it.
-    fn chunk_err(p: &CsrPart<'_>) -> impl FnOnce(zarr_layout_sparse::SparseError) -> ArrayError {
+    fn chunk_err(p: &CsrPart) -> impl FnOnce(zarr_layout_sparse::SparseError) -> ArrayError {
         sparse_err(format!("chunk {:?}", p.chunk.chunk_index()))
     }
 
@@ -403,8 +467,13 @@ impl<'c> CsrPlan<'c> {
         Ok(indptr)
     }
 
-    /// The column indices and values, each band filling its own rows in parallel.
-    fn fill<T: SparseElement>(&self, indptr: &[usize]) -> Result<(Vec<usize>, Vec<T>)> {
+    /// The column indices and values, each band filling its own rows in parallel and
+    /// dropping each decoded chunk once it is copied (the peak memory is about the larger
+    /// of the decoded chunks and the result, not their sum).
+    fn fill<T: SparseElement, I: SpIndex + bytemuck::Zeroable>(
+        self,
+        indptr: &[usize],
+    ) -> Result<(Vec<I>, Vec<T>)> {
         let nnz = indptr[indptr.len() - 1];
         let mut indices = try_zeroed(nnz, "the column indices of a sparse read")?;
         let mut data = try_zeroed(nnz, "the values of a sparse read")?;
@@ -416,14 +485,15 @@ impl<'c> CsrPlan<'c> {
         split_ranges(&mut indices, &spans)
             .into_par_iter()
             .zip(split_ranges(&mut data, &spans))
-            .zip(self.bands.par_iter().zip(&self.band_rows))
+            .zip(self.bands.into_par_iter().zip(&self.band_rows))
             .try_for_each(|((idx, val), (band, rows))| {
                 let base = indptr[rows.start];
                 let mut next: Vec<usize> = indptr[rows.clone()].iter().map(|&o| o - base).collect();
-                band.iter().try_for_each(|p| {
+                band.into_iter().try_for_each(|p| {
                     p.chunk
                         .copy_rows_in(p.rows.clone(), p.cols.clone(), p.col0, &mut next, idx, val)
-                        .map_err(Self::chunk_err(p))
+                        .map_err(Self::chunk_err(&p))
+                    // p, and its decoded chunk, dropped here
                 })
             })?;
         Ok((indices, data))
