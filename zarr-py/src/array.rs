@@ -482,8 +482,8 @@ impl ArrayCore {
         py.detach(|| engine::prepend(a, &shape, src, axis)).py_err()
     }
 
-    /// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, int64 indices,
-    /// every array owning the vector Rust built.
+    /// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, every array owning
+    /// the vector Rust built; int32 indices when the region fits them, else int64.
     fn read_csr<'py>(
         &self,
         py: Python<'py>,

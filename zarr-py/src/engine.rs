@@ -543,12 +543,14 @@ pub(crate) fn to_regular(a: &Array, store: Arc<dyn Store>, path: &str) -> Result
 
 // ---- sparse ----
 
-/// A 2-d region as CSR: (indptr, indices, values).
-pub(crate) fn read_csr<T: SparseElement>(
+/// A 2-d region as CSR with `I` indices: `(indptr, indices, data)`, unchecked by `sprs`
+/// (SciPy takes them as they are).
+#[allow(clippy::type_complexity)]
+pub(crate) fn read_csr<T: SparseElement, I: SpIndex + bytemuck::Zeroable>(
     a: &Array,
     region: &Region,
-) -> Result<(Vec<usize>, Vec<usize>, Vec<T>)> {
-    Ok(a.sparse()?.read_csr::<T>(region)?.into_raw_storage())
+) -> Result<(Vec<I>, Vec<I>, Vec<T>)> {
+    a.sparse()?.read_csr_arrays::<T, I>(region)
 }
 
 /// A region as COO: coordinates `(ndim, nnz)` in array positions (C order of the positions),

@@ -76,16 +76,6 @@ macro_rules! with_sparse_type {
     };
 }
 
-/// Vectors of `usize` as `i64`, the index type SciPy and pydata/sparse keep without
-/// converting: the allocation is reused (same size and alignment), not copied.
-fn indices_i64(v: Vec<usize>) -> Vec<i64> {
-    match bytemuck::allocation::try_cast_vec::<usize, i64>(v) {
-        Ok(v) => v,
-        // a target where usize is not 64 bits
-        Err((_, v)) => v.into_iter().map(|i| i as i64).collect(),
-    }
-}
-
 fn data_type(core: &ArrayCore) -> PyResult<DataType> {
     engine::data_type(&engine::data_type_name(&core.inner)).py_err()
 }
@@ -96,10 +86,26 @@ fn read_csr_typed<'py, T: SparseElement + NpElement>(
     region: &zarr_array::zarr_grid::geometry::Region,
 ) -> PyResult<Bound<'py, PyAny>> {
     let a = &core.inner;
-    let (indptr, indices, data) = py.detach(|| engine::read_csr::<T>(a, region)).py_err()?;
+    // SciPy's own choice: int32 indices for a matrix whose positions all fit in int32
+    // (then every column index and entry count does), int64 otherwise
+    let positions = region.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+    if positions.is_some_and(|n| n <= i32::MAX as u64) {
+        csr_arrays::<T, i32>(py, a, region)
+    } else {
+        csr_arrays::<T, i64>(py, a, region)
+    }
+}
+
+/// `(indptr, indices, data)` with `I` indices, each array owning the vector Rust built.
+fn csr_arrays<'py, T: SparseElement + NpElement, I: SpIndex + NpElement + bytemuck::Zeroable>(
+    py: Python<'py>,
+    a: &zarr_array::Array,
+    region: &zarr_array::zarr_grid::geometry::Region,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (indptr, indices, data) = py.detach(|| engine::read_csr::<T, I>(a, region)).py_err()?;
     let out = (
-        PyArray1::from_vec(py, indices_i64(indptr)),
-        PyArray1::from_vec(py, indices_i64(indices)),
+        PyArray1::from_vec(py, indptr),
+        PyArray1::from_vec(py, indices),
         PyArray1::from_vec(py, data),
     );
     Ok(out.into_pyobject(py)?.into_any())
@@ -190,8 +196,9 @@ fn spmv_typed<'py, T: SparseScalar + NpElement>(
     Ok(PyArray1::from_vec(py, y).into_any())
 }
 
-/// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, int64 indices,
-/// every array owning the vector Rust built.
+/// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, every array owning the
+/// vector Rust built; int32 indices when the region has at most `i32::MAX` positions (as
+/// SciPy picks), else int64.
 pub(crate) fn read_csr<'py>(
     core: &ArrayCore,
     py: Python<'py>,

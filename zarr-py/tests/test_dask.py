@@ -59,7 +59,7 @@ def test_prepended_array_blocks(tmp_path):
     x = a.to_dask(blocks="shards")
     assert x.chunks == ((3, 4, 2),)  # the partly filled first chunk is its own block
     np.testing.assert_array_equal(x.compute(scheduler="sync"), a[...])
-    x = a.to_dask()  # auto: the three chunks are one small block
+    x = a.to_dask(min_blocks=1)  # auto: the three chunks are one small block
     assert x.chunks == ((9,),)
     np.testing.assert_array_equal(x.compute(scheduler="sync"), a[...])
 
@@ -68,14 +68,14 @@ def test_auto_blocks_follow_dask_chunk_size(tmp_path, rng):
     data = rng.random((50, 30)).astype("float64")
     a = zarr_rs.create_array(str(tmp_path / "d.zarr"), shape=data.shape, chunks=(10, 10), dtype="float64")
     a[...] = data
-    assert a.to_dask().chunks == ((50,), (30,))  # 12 KB: one block
+    assert a.to_dask(min_blocks=1).chunks == ((50,), (30,))  # 12 KB: one block
     # a chunk is 800 bytes dense: 2 KiB holds 2 of them, along the first axis
     with dask.config.set({"array.chunk-size": "2KiB"}):
-        x = a.to_dask()
+        x = a.to_dask(min_blocks=1)
         assert x.chunks == ((20, 20, 10), (10, 10, 10))
     # 8 KiB: all 5 chunks of the first axis (4000 bytes), then 2 of the second
     with dask.config.set({"array.chunk-size": "8KiB"}):
-        x = a.to_dask()
+        x = a.to_dask(min_blocks=1)
         assert x.chunks == ((50,), (20, 10))
     np.testing.assert_array_equal(x.compute(scheduler="sync"), data)
     # a sparse chunk counts about 4x its stored bytes, far below its dense size
@@ -84,14 +84,47 @@ def test_auto_blocks_follow_dask_chunk_size(tmp_path, rng):
     per_chunk = 4 * sum(stored) // len(stored)
     assert per_chunk < 100 * 100 * 4
     with dask.config.set({"array.chunk-size": 2 * per_chunk + 1}):
-        x = s.to_dask()
+        x = s.to_dask(min_blocks=1)
         assert x.chunks == ((200, 200), (100, 100, 100))
         assert isinstance(x._meta, sp.csr_array)
         with dask.config.set(scheduler="sync"):
             np.testing.assert_allclose((x @ np.ones(300, "float32")).compute(), m @ np.ones(300, "float32"), rtol=1e-4)
     # 12 of them: every chunk in one block
     with dask.config.set({"array.chunk-size": 12 * per_chunk}):
-        assert s.to_dask().chunks == ((400,), (300,))
+        assert s.to_dask(min_blocks=1).chunks == ((400,), (300,))
+
+
+def test_auto_blocks_give_every_thread_a_block(tmp_path, rng, monkeypatch):
+    data = rng.random((50, 30)).astype("float64")
+    a = zarr_rs.create_array(str(tmp_path / "d.zarr"), shape=data.shape, chunks=(10, 10), dtype="float64")
+    a[...] = data
+    # 15 chunks, 12 KB: under array.chunk-size, but split so that 2, 4 or 20 threads each
+    # get a block (at most one block per chunk)
+    assert a.to_dask(min_blocks=2).chunks == ((50,), (10, 10, 10))
+    assert a.to_dask(min_blocks=4).chunks == ((30, 20), (10, 10, 10))
+    assert a.to_dask(min_blocks=20).chunks == ((10,) * 5, (10, 10, 10))
+    # by default, this machine's cores when no distributed client is current
+    monkeypatch.setattr(dask.system, "CPU_COUNT", 5)
+    x = a.to_dask()
+    assert x.chunks == ((30, 20), (10, 10, 10))
+    np.testing.assert_array_equal(x.compute(scheduler="sync"), data)
+    # array.chunk-size still bounds a block
+    with dask.config.set({"array.chunk-size": "2KiB"}):
+        assert a.to_dask(min_blocks=2).chunks == ((20, 20, 10), (10, 10, 10))
+
+
+def test_reads_fuse_into_the_operation_on_the_block(tmp_path, rng):
+    # a block is read in the task that sums it or multiplies it: no read task whose result
+    # waits in a worker's memory or travels to another worker
+    a, m = sparse_array(str(tmp_path / "f.zarr"), rng)
+    x = a.to_dask(blocks="shards")
+    assert x.npartitions > 1
+    v = np.ones(m.shape[1], "float32")
+    for expr, want in ((x.sum(), m.sum()), (x @ v, m @ v), (x.sum(axis=0), m.sum(axis=0))):
+        (opt,) = dask.optimize(expr)
+        names = {str(k[0] if isinstance(k, tuple) else k) for k in opt.__dask_graph__()}
+        assert not any(n.startswith(x.name) for n in names), names
+        np.testing.assert_allclose(opt.compute(scheduler="sync"), want, rtol=1e-4)
 
 
 def test_graph_pickles_small(tmp_path, rng):

@@ -43,8 +43,9 @@ def test_reads_hand_over_without_copy(tmp_path, rng):
     a = zarr_rs.create_array(str(tmp_path / "z.zarr"), shape=m.shape, chunks=(20, 20), dtype="float64", sparse="csr")
     a.write_sparse(m)
     got = a.read_csr()
+    # int32 indices, as SciPy picks for a matrix this size (and keeps without a copy)
+    assert (got.indptr.dtype, got.indices.dtype, got.data.dtype) == (np.int32, np.int32, np.float64)
     for arr in (got.indptr, got.indices, got.data):
-        assert arr.dtype in (np.int64, np.float64)
         assert not arr.flags.owndata  # owned by the Rust vector it came from, not copied by NumPy
         assert arr.base is not None
     indptr, indices, data = a._core.read_csr([0, 0], [60, 60])
@@ -53,6 +54,21 @@ def test_reads_hand_over_without_copy(tmp_path, rng):
     coo = a.read_coo()
     assert isinstance(coo, sparse.COO)
     assert coo.coords.dtype == np.int64
+
+
+def test_csr_indices_are_int64_past_int32_positions(tmp_path):
+    # 2**17 x 2**15 = 2**32 positions: SciPy's int32 no longer bounds every column and count
+    shape = (1 << 17, 1 << 15)
+    a = zarr_rs.create_array(str(tmp_path / "w.zarr"), shape=shape, chunks=(1 << 16, 1 << 14), dtype="float32", sparse="csr")
+    m = sp.csr_array((np.array([2.0, 3.0], "float32"), ([5, shape[0] - 1], [shape[1] - 1, 7])), shape=shape)
+    a.write_sparse(m)
+    got = a.read_csr()
+    assert (got.indptr.dtype, got.indices.dtype) == (np.int64, np.int64)
+    assert got.nnz == 2 and got[5, shape[1] - 1] == 2.0 and got[shape[0] - 1, 7] == 3.0
+    half = a.read_csr((slice(0, 1 << 16), slice(None)))  # 2**31 positions: still int64
+    assert half.indices.dtype == np.int64 and half.nnz == 1
+    small = a.read_csr((slice(0, 10), slice(0, 1 << 15)))
+    assert small.indices.dtype == np.int32 and small.nnz == 1
 
 
 def test_coo_any_rank(tmp_path, rng):

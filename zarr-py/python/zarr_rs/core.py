@@ -606,8 +606,9 @@ class Array:
 
     def read_csr(self, selection: Any = Ellipsis) -> Any:
         """A 2-d block as a ``scipy.sparse.csr_array``, built by the engine straight from the
-        sparse chunks (no dense data); its ``indptr``, ``indices`` (int64) and ``data`` arrays
-        own the vectors the engine built."""
+        sparse chunks (no dense data); its ``indptr``, ``indices`` and ``data`` arrays own the
+        vectors the engine built. The indices are int32 when the block has fewer than 2**31
+        positions (as SciPy picks them), else int64."""
         import scipy.sparse
 
         r = self._region_of(selection)

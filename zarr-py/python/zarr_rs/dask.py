@@ -110,22 +110,34 @@ def _block_slices(start: tuple[int, ...], count: tuple[int, ...]) -> tuple[slice
     return tuple(slice(s, s + n) for s, n in zip(start, count))
 
 
-def _read_dense(src: _Source, start: tuple[int, ...], count: tuple[int, ...]) -> np.ndarray:
-    return src.array()[_block_slices(start, count)]
+class _Blocks:
+    """What every read task of :func:`to_dask` carries: the array's :class:`_Source`, its
+    shape and dtype (which ``dask.array.from_array`` asks for), and the kind of block to
+    build. Pickles to those few fields."""
+
+    def __init__(self, src: _Source, shape: tuple[int, ...], dtype: np.dtype, kind: Any):
+        self.src, self.shape, self.dtype, self.kind = src, shape, dtype, kind
+        self.ndim = len(shape)
+
+    def __repr__(self) -> str:
+        return f"zarr_rs.dask._Blocks({self.src!r}, kind={self.kind!r})"
 
 
-def _read_csr(src: _Source, start: tuple[int, ...], count: tuple[int, ...]) -> CSRBlock:
-    a = src.array()
-    indptr, indices, data = a._core.read_csr(list(start), list(count))
-    return CSRBlock((data, indices, indptr), shape=tuple(count), copy=False)
+def _read_block(blocks: _Blocks, slices: tuple[slice, ...]) -> Any:
+    """One block, read by the engine: dense NumPy, a :class:`CSRBlock` or a ``sparse.COO``."""
+    a = blocks.src.array()
+    if blocks.kind == "scipy":
+        start = [s.start for s in slices]
+        count = [s.stop - s.start for s in slices]
+        indptr, indices, data = a._core.read_csr(start, count)
+        return CSRBlock((data, indices, indptr), shape=tuple(count), copy=False)
+    if blocks.kind == "pydata":
+        return a.read_coo(slices)
+    return a[slices]
 
 
-def _read_coo(src: _Source, start: tuple[int, ...], count: tuple[int, ...]) -> Any:
-    return src.array().read_coo(_block_slices(start, count))
-
-
-# The in-memory bytes of a sparse chunk, estimated from its stored bytes: SciPy's int64
-# indices and pointers are wider than the stored ones, and the stored bytes are compressed.
+# The in-memory bytes of a sparse chunk, estimated from its stored bytes: SciPy's indices
+# and pointers are wider than the stored ones, and the stored bytes are compressed.
 _SPARSE_EXPANSION = 4
 
 
@@ -149,7 +161,20 @@ def _merge(spans: list[list[tuple[int, int]]], per_block: list[int]) -> list[lis
     return out
 
 
-def _spans(a: Array, blocks: Any) -> list[list[tuple[int, int]]]:
+def _parallelism() -> int:
+    """The tasks that can run at once: the threads of the current ``dask.distributed``
+    client's workers, else this machine's cores as Dask counts them."""
+    import dask.system
+
+    try:
+        from distributed import default_client
+
+        return max(1, sum(default_client().nthreads().values()))
+    except (ImportError, ValueError):  # no distributed, or no client
+        return max(1, dask.system.CPU_COUNT)
+
+
+def _spans(a: Array, blocks: Any, min_blocks: int | None = None) -> list[list[tuple[int, int]]]:
     spans = a._spans()
     if blocks == "chunks" and a.shards is not None:
         out = []
@@ -168,8 +193,11 @@ def _spans(a: Array, blocks: Any) -> list[list[tuple[int, int]]]:
         limit = dask.config.get("array.chunk-size", "128MiB")
         limit = parse_bytes(limit) if isinstance(limit, str) else int(limit)
         # whole chunks (shards) per block, filling the first axis first (row bands), then the
-        # next, while a block's expected memory stays within Dask's array.chunk-size
+        # next, while a block's expected memory stays within Dask's array.chunk-size and
+        # there are at least min_blocks blocks (as many as there are chunks, at most)
         budget = max(1, limit // _chunk_memory(a, spans))
+        count = int(np.prod([len(sp) for sp in spans]))
+        budget = min(budget, max(1, count // max(1, min_blocks or _parallelism())))
         per_block = []
         for sp in spans:
             k = max(1, min(len(sp), budget))
@@ -194,6 +222,7 @@ def to_dask(
     *,
     sparse: Literal["scipy", "pydata"] | bool | None = None,
     blocks: Literal["auto", "shards", "chunks"] | tuple[int, ...] = "auto",
+    min_blocks: int | None = None,
     name: str | None = None,
 ) -> Any:
     """A ``dask.array.Array`` over ``array`` whose blocks are whole chunks (shards of a
@@ -204,12 +233,14 @@ def to_dask(
     - ``"auto"`` (the default): consecutive chunks (shards) grouped into blocks whose expected
       size in memory is about Dask's ``array.chunk-size`` (128 MiB unless configured, the
       budget ``dask.array.from_array(chunks="auto")`` uses), the first axis filled first
-      (row bands, where Dask's auto spreads the growth over every axis). A dense chunk
-      counts its dense bytes; a sparse chunk its mean stored bytes times
-      4 (wider SciPy indices, no compression), since its dense size overstates it by the
-      inverse of its density (one listing of the stored chunks). Each task costs the
-      scheduler milliseconds, so small sparse chunks one per block leave a
-      ``dask.distributed`` cluster mostly scheduling.
+      (row bands, where Dask's auto spreads the growth over every axis), and into at least
+      ``min_blocks`` blocks (when there are that many chunks) so that every worker thread
+      has a block: by default the threads of the current ``dask.distributed`` client, else
+      this machine's cores (``dask.system.CPU_COUNT``). A dense chunk counts its dense
+      bytes; a sparse chunk its mean stored bytes times 4 (indices wider than stored, no
+      compression), since its dense size overstates it by the inverse of its density (one
+      listing of the stored chunks). Each task costs the scheduler milliseconds, so small
+      sparse chunks one per block leave a ``dask.distributed`` cluster mostly scheduling.
     - ``"shards"``: one block per shard (per chunk of an unsharded array);
     - ``"chunks"``: one block per inner chunk of a sharded array;
     - a block shape: whole multiples of the shard (chunk) shape along every axis.
@@ -219,7 +250,6 @@ def to_dask(
     """
     import dask.array as da
     from dask.base import tokenize
-    from dask.highlevelgraph import HighLevelGraph
 
     if sparse is None:
         sparse = ("scipy" if array.ndim == 2 else "pydata") if array.is_sparse else False
@@ -229,15 +259,10 @@ def to_dask(
         raise InvalidArgumentError("scipy.sparse blocks need a 2-d array (use sparse=\"pydata\")")
     if sparse not in (False, "scipy", "pydata"):
         raise InvalidArgumentError(f"sparse={sparse!r} (use None, False, \"scipy\" or \"pydata\")")
-    spans = _spans(array, blocks)
-    src = _Source(array)
-    reader = {False: _read_dense, "scipy": _read_csr, "pydata": _read_coo}[sparse]
-    name = name or "zarr_rs-" + tokenize(array.store_location, array.path, src.token, sparse, blocks)
-    dsk: dict = {}
-    for idx in itertools.product(*(range(len(s)) for s in spans)):
-        start = tuple(spans[d][i][0] for d, i in enumerate(idx))
-        count = tuple(spans[d][i][1] for d, i in enumerate(idx))
-        dsk[(name, *idx)] = (reader, src, start, count)
+    spans = _spans(array, blocks, min_blocks)
+    name = name or "zarr_rs-" + tokenize(
+        array.store_location, array.path, array._core.metadata_json(), sparse, blocks
+    )
     chunks = tuple(tuple(n for _, n in s) for s in spans)
     dt = array.dtype
     if sparse == "scipy":
@@ -248,8 +273,15 @@ def to_dask(
         meta = pydata_sparse.COO.from_numpy(np.empty((0,) * array.ndim, dtype=dt))
     else:
         meta = np.empty((0,) * array.ndim, dtype=dt)
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=())
-    return da.Array(graph, name, chunks, dtype=dt, meta=meta)
+    # A Blockwise layer of read tasks (what from_array builds for any array-like), not a
+    # hand-made dict: Dask fuses each read into the block-wise operation that consumes it
+    # (the per-block sum, the product with a vector), so a block is built and reduced in
+    # one task and never waits in a worker's memory or crosses to another worker.
+    blocks_of = _Blocks(_Source(array), array.shape, dt, sparse)
+    return da.from_array(
+        blocks_of, chunks=chunks, name=name, asarray=False, fancy=False, getitem=_read_block,
+        meta=meta, inline_array=True,
+    )
 
 
 def _write_block(src: _Source, block: Any, start: tuple[int, ...]) -> int:
