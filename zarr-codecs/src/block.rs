@@ -983,6 +983,34 @@ impl<'a> SourceBlock<'a> {
         Ok(())
     }
 
+    /// Copies the part `part` of the block (block-local positions) into `out`, which holds
+    /// exactly the part's elements, in C order of the part.
+    ///
+    /// # Errors
+    /// A part of another rank or outside the block, an `out` of another length.
+    pub fn copy_part_to(&self, part: &Region, out: &mut [u8]) -> Result<(), BlockError> {
+        part.check_inside(&self.block.shape)?;
+        check_buffer(&part.shape, self.elem, out.len())?;
+        let start: Vec<u64> = self
+            .block
+            .start
+            .iter()
+            .zip(&part.start)
+            .map(|(b, p)| b + p)
+            .collect();
+        let zeros = vec![0u64; part.rank()];
+        block_runs(
+            self.shape,
+            &start,
+            &part.shape,
+            &zeros,
+            &part.shape,
+            self.elem,
+            |s, d, n| out[d..d + n].copy_from_slice(&self.data[s..s + n]),
+        );
+        Ok(())
+    }
+
     /// Checks that the block is a whole chunk of `repr`.
     pub(crate) fn check_chunk(&self, repr: &ChunkRepr) -> Result<()> {
         check_chunk_shape(
@@ -1347,5 +1375,16 @@ mod tests {
             .is_err());
         assert!(SourceBlock::new(&data, &[3, 4], 1, &region(&[2, 2], &[2, 2])).is_err());
         assert!(SourceBlock::new(&data[1..], &[3, 4], 1, &block).is_err());
+        // the same part copied into a buffer of its size, which takes no other size
+        let mut exact = [0u8; 4];
+        src.copy_part_to(&region(&[0, 1], &[2, 2]), &mut exact)
+            .unwrap();
+        assert_eq!(exact, [6, 7, 10, 11]);
+        assert!(src
+            .copy_part_to(&region(&[0, 0], &[2, 3]), &mut exact)
+            .is_err());
+        assert!(src
+            .copy_part_to(&region(&[1, 1], &[2, 2]), &mut exact)
+            .is_err());
     }
 }

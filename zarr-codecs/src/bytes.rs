@@ -102,6 +102,12 @@ impl BytesCodec {
         }
     }
 
+    /// Whether the encoded bytes are the decoded ones as they are (the machine's byte order,
+    /// or elements without one).
+    pub fn is_native_order(&self) -> bool {
+        self.swap.is_none()
+    }
+
     /// The codec for `repr` with byte order `endian`.
     ///
     /// # Errors

@@ -1,8 +1,6 @@
 //! [`CodecChain`]: a validated list of codecs that encodes and decodes whole chunks, or reads
 //! a region of a stored chunk.
 
-use std::cell::RefCell;
-
 use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
@@ -16,6 +14,7 @@ use crate::codec::{
 use crate::error::{CodecError, Result};
 use crate::registry::{build_codec, CodecRegistry};
 use crate::repr::ChunkRepr;
+use crate::scratch::with_scratch;
 use crate::source::ByteRangeSource;
 
 /// A codec chain built for one chunk representation: `array->array*`, exactly one
@@ -452,6 +451,17 @@ impl CodecChain {
             })
     }
 
+    /// Whether the chunk's bytes are its serialization as they are: no array -> array codec,
+    /// and `[bytes]` in the machine's byte order.
+    fn serializes_as_is(&self) -> bool {
+        self.array_to_array.is_empty()
+            && self
+                .array_to_bytes
+                .as_any()
+                .downcast_ref::<BytesCodec>()
+                .is_some_and(BytesCodec::is_native_order)
+    }
+
     fn encode_bytes(&self, mut bytes: Vec<u8>) -> Result<Vec<u8>> {
         for c in &self.bytes_to_bytes {
             bytes = c.encode_owned(bytes)?;
@@ -466,6 +476,13 @@ impl CodecChain {
     /// A chunk of the wrong length, or a codec's failure.
     pub fn encode(&self, chunk: &[u8]) -> Result<Vec<u8>> {
         self.check_chunk_len(chunk.len())?;
+        if let (Some(first), true) = (self.bytes_to_bytes.first(), self.serializes_as_is()) {
+            // `[bytes]` would hand the compressor a copy of the chunk: compress the chunk
+            let bytes = first.encode(chunk)?;
+            return self.bytes_to_bytes[1..]
+                .iter()
+                .try_fold(bytes, |bytes, c| c.encode_owned(bytes));
+        }
         let bytes = match self.encode_arrays(chunk)? {
             Some(arr) => self.array_to_bytes.encode(&arr)?,
             None => self.array_to_bytes.encode(chunk)?,
@@ -517,6 +534,21 @@ impl CodecChain {
     /// [`CodecChain::encode`].
     pub fn encode_chunk_from_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
         src.check_chunk(&self.repr)?;
+        if !self.bytes_to_bytes.is_empty() && self.serializes_as_is() {
+            // gathered into this thread's scratch buffer and compressed from there: no
+            // chunk-sized allocation per chunk
+            let whole = Region::whole(&self.repr.shape);
+            let encoded = with_scratch(self.len, |chunk| -> Result<Option<Vec<u8>>> {
+                src.copy_part_to(&whole, chunk)?;
+                if self.repr.is_fill(chunk) {
+                    return Ok(None);
+                }
+                self.encode(chunk).map(Some)
+            });
+            if let Some(encoded) = encoded {
+                return encoded;
+            }
+        }
         if self.array_to_array.is_empty() {
             let bytes = self.array_to_bytes.encode_or_skip_block(src)?;
             return bytes.map(|b| self.encode_bytes(b)).transpose();
@@ -832,7 +864,7 @@ impl CodecChain {
             .unwrap_or(0);
         match self.decode_prefix(&bytes, (last + 1) * elem)? {
             Some(prefix) => pick_points(&prefix, shape, points, elem, out),
-            None => with_scratch(self.len, |chunk| {
+            None => with_scratch(self.len, |chunk| -> Result<()> {
                 self.decode_into(&bytes, chunk)?;
                 pick_points(chunk, shape, points, elem, out);
                 Ok(())
@@ -999,6 +1031,32 @@ mod tests {
 
     #[cfg(feature = "gzip")]
     #[test]
+    fn a_borrowed_chunk_encodes_as_an_owned_one() {
+        // `[bytes]` in the machine's order hands the compressor the chunk itself; in the
+        // other order, its swapped copy
+        let r = repr(DataType::UInt16, vec![40]);
+        let chunk: Vec<u8> = (0..80).map(|i| (i * 7 % 13) as u8).collect();
+        for endian in ["little", "big"] {
+            let c = chain(
+                &format!(
+                    r#"[{{"name":"bytes","configuration":{{"endian":"{endian}"}}}},{{"name":"gzip","configuration":{{"level":1}}}}]"#
+                ),
+                &r,
+            )
+            .unwrap();
+            let borrowed = c.encode(&chunk).unwrap();
+            assert_eq!(borrowed, c.encode_owned(chunk.clone()).unwrap(), "{endian}");
+            assert_eq!(
+                c.decode(&borrowed).unwrap().as_bytes(),
+                &chunk[..],
+                "{endian}"
+            );
+            assert!(c.encode(&chunk[1..]).is_err(), "{endian}");
+        }
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
     fn region_of_a_plain_chunk() {
         let r = repr(DataType::UInt8, vec![3, 4]);
         let c = chain(
@@ -1015,32 +1073,4 @@ mod tests {
         let missing: Option<&[u8]> = None;
         assert!(!c.decode_region(&missing, &region, &mut out).unwrap());
     }
-}
-
-/// The largest chunk [`with_scratch`] keeps a buffer of, per thread.
-const SCRATCH_MAX: usize = 8 << 20;
-
-thread_local! {
-    /// The buffer of [`with_scratch`].
-    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` on this thread's scratch buffer of `len` bytes (its contents left by earlier
-/// calls), for whole chunks decoded only to pick a few elements: their pages are touched once
-/// per thread rather than faulted in afresh per chunk. `None`, without calling `f`, when
-/// `len` is over [`SCRATCH_MAX`], the memory cannot be had, or the buffer is in use (a nested
-/// call on this thread): the caller then allocates.
-fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Option<Result<R>> {
-    if len > SCRATCH_MAX {
-        return None;
-    }
-    SCRATCH.with(|cell| {
-        let mut buf = cell.try_borrow_mut().ok()?;
-        if buf.len() < len {
-            let more = len - buf.len();
-            buf.try_reserve_exact(more).ok()?;
-            buf.resize(len, 0);
-        }
-        Some(f(&mut buf[..len]))
-    })
 }

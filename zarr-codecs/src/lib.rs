@@ -14,6 +14,7 @@ mod error;
 mod leaf;
 mod registry;
 mod repr;
+mod scratch;
 mod source;
 
 #[cfg(feature = "blosc")]

@@ -6,6 +6,7 @@ use zarr_grid::geometry::Region;
 
 use crate::block::SourceBlock;
 use crate::error::{CodecError, Result};
+use crate::scratch::with_scratch;
 
 use super::ShardingCodec;
 
@@ -25,6 +26,22 @@ impl ShardingCodec {
                     .collect(),
                 shape: self.inner_shape.clone(),
             };
+            let inner_err = |e| CodecError::InnerChunk {
+                chunk: idx.clone(),
+                source: Box::new(e),
+            };
+            // gathered into this thread's scratch buffer, which stays in cache from one inner
+            // chunk to the next, and compressed from there
+            let encode_from = |buf: &mut [u8]| -> Result<Option<Vec<u8>>> {
+                src.copy_part_to(&part, buf)?;
+                if self.inner.repr().is_fill(buf) {
+                    return Ok(None);
+                }
+                self.inner.encode(buf).map(Some).map_err(inner_err)
+            };
+            if let Some(encoded) = with_scratch(self.inner_len, encode_from) {
+                return encoded;
+            }
             let mut buf = Vec::new();
             buf.try_reserve_exact(self.inner_len)
                 .map_err(|_| CodecError::ChunkTooLarge {
@@ -35,13 +52,7 @@ impl ShardingCodec {
             if self.inner.repr().is_fill(&buf) {
                 return Ok(None);
             }
-            self.inner
-                .encode_owned(buf)
-                .map(Some)
-                .map_err(|e| CodecError::InnerChunk {
-                    chunk: idx,
-                    source: Box::new(e),
-                })
+            self.inner.encode_owned(buf).map(Some).map_err(inner_err)
         };
         if self.morton().len() <= 1 {
             self.morton().iter().map(encode_one).collect()

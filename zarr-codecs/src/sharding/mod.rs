@@ -574,6 +574,27 @@ mod tests {
             // the index and every stored inner chunk, each a part of its own
             assert!(parts.len() >= 2, "{location}: {}", parts.len());
             assert_eq!(parts.concat(), whole, "{location}");
+            // the same shard while this thread's scratch buffer is taken (as by an outer
+            // shard): each inner chunk is gathered into a buffer of its own
+            let busy = crate::scratch::with_scratch(1, |_| c.encode_or_skip_block(src()));
+            assert_eq!(busy.unwrap().unwrap().unwrap(), whole, "{location}");
+        }
+        #[cfg(feature = "zstd")]
+        {
+            // inner chunks compressed straight from the scratch buffer, or from their own
+            let c = sharding(
+                r#"{"chunk_shape": [2, 3], "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd"}]}"#,
+            );
+            let free = c.encode_or_skip_block(src()).unwrap().unwrap();
+            let busy = crate::scratch::with_scratch(1, |_| c.encode_or_skip_block(src()));
+            assert_eq!(busy.unwrap().unwrap().unwrap(), free);
+            let mut out = vec![0u8; 4 * 6 * 2];
+            c.decode_into(&free, &mut out).unwrap();
+            let mut want = vec![0u8; 4 * 6 * 2];
+            src()
+                .copy_part_to(&Region::whole(&[4, 6]), &mut want)
+                .unwrap();
+            assert_eq!(out, want);
         }
         let zeros = vec![0u8; 6 * 8 * 2];
         let c = sharding(r#"{"chunk_shape": [2, 3]}"#);
