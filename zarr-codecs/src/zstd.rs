@@ -91,8 +91,13 @@ pub(crate) fn factory(def: &ExtensionDef, _: &ChunkRepr, _: &CodecRegistry) -> R
     Ok(Codec::BytesToBytes(Box::new(ZstdCodec::new(config)?)))
 }
 
+/// The largest compressed-size bound [`ZstdCodec::encode`] compresses into the thread's
+/// staging buffer; larger values are compressed straight into their own allocation.
+const STAGING_MAX: usize = 4 << 20;
+
 thread_local! {
-    static CCTX: RefCell<Option<CCtx<'static>>> = const { RefCell::new(None) };
+    /// This thread's compression context and staging buffer.
+    static CCTX: RefCell<Option<(CCtx<'static>, Vec<u8>)>> = const { RefCell::new(None) };
     static DCTX: RefCell<Option<DCtx<'static>>> = const { RefCell::new(None) };
 }
 
@@ -201,28 +206,45 @@ impl BytesToBytesCodec for ZstdCodec {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(limit_usize(compress_bound(input.len() as u64)));
+        let bound = limit_usize(compress_bound(input.len() as u64));
         let fail = |code: usize| CodecError::Compress {
             codec: NAME,
             reason: error_name(code),
         };
         CCTX.with(|cell| {
             let mut slot = cell.borrow_mut();
-            let cctx = match slot.as_mut() {
+            let (cctx, staging) = match slot.as_mut() {
                 Some(c) => c,
-                None => slot.insert(CCtx::try_create().ok_or_else(|| CodecError::Compress {
-                    codec: NAME,
-                    reason: "cannot create a compression context".into(),
-                })?),
+                None => slot.insert((
+                    CCtx::try_create().ok_or_else(|| CodecError::Compress {
+                        codec: NAME,
+                        reason: "cannot create a compression context".into(),
+                    })?,
+                    Vec::new(),
+                )),
             };
             cctx.reset(ResetDirective::SessionOnly).map_err(fail)?;
             cctx.set_parameter(CParameter::CompressionLevel(self.config.level))
                 .map_err(fail)?;
             cctx.set_parameter(CParameter::ChecksumFlag(self.config.checksum))
                 .map_err(fail)?;
-            cctx.compress2(&mut out, input).map_err(fail)
-        })?;
-        Ok(out)
+            if bound <= STAGING_MAX {
+                // compressed into this thread's staging buffer, then copied out at its size:
+                // no bound-sized block per chunk held (and faulted in) until the chunk is stored
+                staging.clear();
+                staging.reserve(bound);
+                cctx.compress2(staging, input).map_err(fail)?;
+                return Ok(staging.as_slice().to_vec());
+            }
+            let mut out = Vec::new();
+            out.try_reserve_exact(bound)
+                .map_err(|_| CodecError::Compress {
+                    codec: NAME,
+                    reason: format!("cannot allocate {bound} bytes for the compressed value"),
+                })?;
+            cctx.compress2(&mut out, input).map_err(fail)?;
+            Ok(out)
+        })
     }
 
     fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>> {
