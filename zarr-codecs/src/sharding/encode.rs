@@ -11,7 +11,8 @@ use crate::scratch::with_scratch;
 use super::ShardingCodec;
 
 impl ShardingCodec {
-    /// Encodes the inner chunks in Morton order (in parallel); `None` for all-fill ones.
+    /// Encodes the inner chunks (in parallel), returned in Morton order; `None` for all-fill
+    /// ones.
     /// The shard is the block `src` of a larger buffer (the shard buffer itself, or the data
     /// of a region write): each inner chunk is gathered straight from it.
     pub(super) fn encode_inner(&self, src: SourceBlock<'_>) -> Result<Vec<Option<Vec<u8>>>> {
@@ -54,11 +55,21 @@ impl ShardingCodec {
             }
             self.inner.encode_owned(buf).map(Some).map_err(inner_err)
         };
-        if self.morton().len() <= 1 {
-            self.morton().iter().map(encode_one).collect()
+        // Encoded in C order, so that each task's next inner chunk lies beside its last one
+        // in the source rows (gathering 32^3 inner chunks from a 512^3 array alone: 43 ms
+        // in C order, 80 ms in Morton order, one thread), then put in the shard's Morton
+        // order.
+        let lins: Vec<usize> = (0..self.n_chunks).collect();
+        let mut encoded: Vec<Option<Vec<u8>>> = if self.n_chunks <= 1 {
+            lins.iter().map(encode_one).collect::<Result<_>>()?
         } else {
-            self.morton().par_iter().map(encode_one).collect()
-        }
+            lins.par_iter().map(encode_one).collect::<Result<_>>()?
+        };
+        Ok(self
+            .morton()
+            .iter()
+            .map(|&lin| encoded[lin].take())
+            .collect())
     }
 
     /// Encodes a shard; `None` when no inner chunk needs storing.
