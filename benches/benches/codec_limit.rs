@@ -13,14 +13,14 @@
 //! `cargo bench -p zarr-benches --bench codec_limit`
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use rayon::prelude::*;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::Array;
-use zarr_benches::{make_data, mib_s, Workload};
+use zarr_benches::{make_data, median_seconds, mib_s, Workload};
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -151,18 +151,6 @@ fn array_read(store: &Arc<dyn Store>, n: u64) -> u64 {
         .read_region_bytes_into(&Region::whole(&[n; 3]), &mut out)
         .expect("reads");
     u64::from(out[out.len() / 2])
-}
-
-fn median_seconds(mut f: impl FnMut() -> u64) -> f64 {
-    let mut t: Vec<f64> = (0..9)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box(f());
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
 }
 
 fn main() {

@@ -16,13 +16,13 @@
 //! `ZARR_BENCH_N=512 cargo bench -p zarr-benches --bench shard_write_limit`
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use rayon::prelude::*;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
-use zarr_benches::{make_data, mib_s, Workload};
+use zarr_benches::{make_data, median_seconds, mib_s, Workload};
 
 /// The inner chunk's edge, and the shard's, in elements (compare.py's `shard` workload).
 const INNER: usize = 32;
@@ -126,18 +126,6 @@ fn array_write(store: &Arc<dyn Store>, s: &Setup) -> u64 {
         .expect("writes");
     store.delete_prefix("").expect("clears");
     n
-}
-
-fn median_seconds(mut f: impl FnMut() -> u64) -> f64 {
-    let mut t: Vec<f64> = (0..9)
-        .map(|_| {
-            let start = Instant::now();
-            std::hint::black_box(f());
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
 }
 
 fn main() {

@@ -189,6 +189,20 @@ pub fn mib_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / (1 << 20) as f64 / seconds
 }
 
+/// The median wall time of 9 runs of `f`, in seconds (its result kept from the optimiser):
+/// the summary lines of the limit benchmarks.
+pub fn median_seconds(mut f: impl FnMut() -> u64) -> f64 {
+    let mut t: Vec<f64> = (0..9)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            std::hint::black_box(f());
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
 /// CSR of a dense C-order `rows x cols` float32 matrix, built by hand (count, then fill):
 /// the dense side of the sparse benchmarks.
 pub fn dense_to_csr(

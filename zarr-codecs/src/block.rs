@@ -962,25 +962,7 @@ impl<'a> SourceBlock<'a> {
     /// # Errors
     /// A part of another rank or outside the block.
     pub fn gather_into(&self, part: &Region, out: &mut Vec<u8>) -> Result<(), BlockError> {
-        part.check_inside(&self.block.shape)?;
-        let start: Vec<u64> = self
-            .block
-            .start
-            .iter()
-            .zip(&part.start)
-            .map(|(b, p)| b + p)
-            .collect();
-        let zeros = vec![0u64; part.rank()];
-        block_runs(
-            self.shape,
-            &start,
-            &part.shape,
-            &zeros,
-            &part.shape,
-            self.elem,
-            |s, _, n| out.extend_from_slice(&self.data[s..s + n]),
-        );
-        Ok(())
+        self.part_runs(part, |s, _, n| out.extend_from_slice(&self.data[s..s + n]))
     }
 
     /// Copies the part `part` of the block (block-local positions) into `out`, which holds
@@ -989,8 +971,21 @@ impl<'a> SourceBlock<'a> {
     /// # Errors
     /// A part of another rank or outside the block, an `out` of another length.
     pub fn copy_part_to(&self, part: &Region, out: &mut [u8]) -> Result<(), BlockError> {
-        part.check_inside(&self.block.shape)?;
         check_buffer(&part.shape, self.elem, out.len())?;
+        self.part_runs(part, |s, d, n| {
+            out[d..d + n].copy_from_slice(&self.data[s..s + n])
+        })
+    }
+
+    /// Checks that `part` (block-local) lies inside the block, then calls `f` with each run
+    /// of it: (offset in the source data, offset in the part's own C-order buffer, length),
+    /// as [`block_runs`].
+    fn part_runs(
+        &self,
+        part: &Region,
+        f: impl FnMut(usize, usize, usize),
+    ) -> Result<(), BlockError> {
+        part.check_inside(&self.block.shape)?;
         let start: Vec<u64> = self
             .block
             .start
@@ -1006,7 +1001,7 @@ impl<'a> SourceBlock<'a> {
             &zeros,
             &part.shape,
             self.elem,
-            |s, d, n| out[d..d + n].copy_from_slice(&self.data[s..s + n]),
+            f,
         );
         Ok(())
     }

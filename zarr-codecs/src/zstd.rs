@@ -5,9 +5,11 @@
 //! content checksum. Both default as in zarr-python (`0`, `false`) and are always written.
 //! See the [zarr-extensions registry](https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/zstd).
 //!
-//! Compression and decompression reuse a per-thread zstd context. Decompression is bounded: a
-//! frame whose declared content size exceeds the bound is refused before anything is
-//! allocated, and a frame without one is decompressed into a buffer of the bound, never more.
+//! Compression and decompression reuse a per-thread zstd context; compression writes into a
+//! per-thread staging buffer (for values whose bound is at most 4 MiB) and returns a copy of
+//! the size the value took. Decompression is bounded: a frame whose declared content size
+//! exceeds the bound is refused before anything is allocated, and a frame without one is
+//! decompressed into a buffer of the bound, never more.
 //!
 //! ```
 //! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
