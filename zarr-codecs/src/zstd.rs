@@ -358,6 +358,27 @@ mod tests {
     }
 
     #[test]
+    fn values_above_the_staging_size_compress_into_their_own_buffer() {
+        let c = ZstdCodec::new(ZstdConfig::default()).unwrap();
+        // a small value through the staging buffer, a large one past it, the small again
+        let small: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
+        let large: Vec<u8> = (0..STAGING_MAX as u32 + 1)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        assert!(compress_bound(large.len() as u64) > STAGING_MAX as u64);
+        for data in [&small, &large, &small] {
+            let enc = c.encode(data).unwrap();
+            assert!(enc.len() < data.len() / 2);
+            // the value is exactly the frame, with no spare capacity handed out
+            assert_eq!(enc.capacity() == enc.len(), data.len() < STAGING_MAX);
+            let dec = c
+                .decode(Decoded::Borrowed(&enc), data.len() as u64)
+                .unwrap();
+            assert_eq!(dec.as_slice(), &data[..]);
+        }
+    }
+
+    #[test]
     fn bounded_decoding() {
         let c = ZstdCodec::new(ZstdConfig {
             level: 1,

@@ -546,6 +546,23 @@ mod tests {
         }
     }
 
+    /// Runs `f` on a pool of one thread whose scratch buffer is taken, so that every inner
+    /// chunk `f` encodes (rayon runs them on that thread) takes the allocating path.
+    fn with_scratch_taken<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let taken = crate::scratch::with_scratch(1, |_| {
+                // the buffer is this thread's, and taken
+                assert!(crate::scratch::with_scratch(1, |_| ()).is_none());
+                f()
+            });
+            taken.expect("the scratch buffer of a new thread is free")
+        })
+    }
+
     #[test]
     fn a_shard_encoded_as_parts_joins_to_the_shard() {
         // a 4 x 6 shard of 2 x 3 inner chunks, one of them all fill, in a larger 6 x 8 buffer
@@ -574,10 +591,10 @@ mod tests {
             // the index and every stored inner chunk, each a part of its own
             assert!(parts.len() >= 2, "{location}: {}", parts.len());
             assert_eq!(parts.concat(), whole, "{location}");
-            // the same shard while this thread's scratch buffer is taken (as by an outer
-            // shard): each inner chunk is gathered into a buffer of its own
-            let busy = crate::scratch::with_scratch(1, |_| c.encode_or_skip_block(src()));
-            assert_eq!(busy.unwrap().unwrap().unwrap(), whole, "{location}");
+            // the same shard while the scratch buffer of the one thread that encodes it is
+            // taken (as by an outer shard): each inner chunk is gathered into its own buffer
+            let busy = with_scratch_taken(|| c.encode_or_skip_block(src()));
+            assert_eq!(busy.unwrap().unwrap(), whole, "{location}");
         }
         #[cfg(feature = "zstd")]
         {
@@ -586,8 +603,8 @@ mod tests {
                 r#"{"chunk_shape": [2, 3], "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd"}]}"#,
             );
             let free = c.encode_or_skip_block(src()).unwrap().unwrap();
-            let busy = crate::scratch::with_scratch(1, |_| c.encode_or_skip_block(src()));
-            assert_eq!(busy.unwrap().unwrap().unwrap(), free);
+            let busy = with_scratch_taken(|| c.encode_or_skip_block(src()));
+            assert_eq!(busy.unwrap().unwrap(), free);
             let mut out = vec![0u8; 4 * 6 * 2];
             c.decode_into(&free, &mut out).unwrap();
             let mut want = vec![0u8; 4 * 6 * 2];
