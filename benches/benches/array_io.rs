@@ -15,14 +15,7 @@ use criterion::{
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
-use zarr_benches::{make_data, Workload};
-
-fn bench_n() -> u64 {
-    std::env::var("ZARR_BENCH_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256)
-}
+use zarr_benches::{bench_n, make_data, Workload};
 
 fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(name);

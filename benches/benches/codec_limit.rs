@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::Array;
-use zarr_benches::{make_data, median_seconds, mib_s, Workload};
+use zarr_benches::{bench_n, make_data, median_seconds, mib_s, Workload};
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -35,10 +35,7 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let n = std::env::var("ZARR_BENCH_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256);
+    let n = bench_n();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let fs: Arc<dyn Store> =
         Arc::new(FilesystemStore::create(dir.path().join("zstd.zarr")).expect("a store"));

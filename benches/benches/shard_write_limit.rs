@@ -22,7 +22,7 @@ use criterion::{Criterion, Throughput};
 use rayon::prelude::*;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
-use zarr_benches::{make_data, median_seconds, mib_s, Workload};
+use zarr_benches::{bench_n, make_data, median_seconds, mib_s, Workload};
 
 /// The inner chunk's edge, and the shard's, in elements (compare.py's `shard` workload).
 const INNER: usize = 32;
@@ -37,10 +37,7 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    let n = std::env::var("ZARR_BENCH_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256usize);
+    let n = bench_n() as usize;
     assert!(
         n.is_multiple_of(256),
         "ZARR_BENCH_N must be a multiple of the 256^3 shard"
@@ -82,21 +79,18 @@ fn gather(data: &[u8], n: usize, [i0, j0, k0]: [usize; 3], out: &mut [u8]) {
     }
 }
 
-fn compressor() -> (zstd::bulk::Compressor<'static>, Vec<u8>, Vec<u8>) {
+/// A level-1 compressor and an output buffer of the bound, per thread.
+fn compressor() -> (zstd::bulk::Compressor<'static>, Vec<u8>) {
     let c = zstd::bulk::Compressor::new(1).expect("a compressor");
     let bound = zstd::zstd_safe::compress_bound(INNER * INNER * INNER * 2);
-    (
-        c,
-        Vec::with_capacity(bound),
-        vec![0u8; INNER * INNER * INNER * 2],
-    )
+    (c, Vec::with_capacity(bound))
 }
 
 /// Compresses every pre-gathered inner chunk; returns the compressed bytes.
 fn zstd_only(s: &Setup) -> u64 {
     s.gathered
         .par_iter()
-        .map_init(compressor, |(c, out, _), chunk| {
+        .map_init(compressor, |(c, out), chunk| {
             out.clear();
             c.compress_to_buffer(chunk, out).expect("compresses") as u64
         })
@@ -107,11 +101,14 @@ fn zstd_only(s: &Setup) -> u64 {
 fn gather_and_zstd(s: &Setup) -> u64 {
     s.starts
         .par_iter()
-        .map_init(compressor, |(c, out, buf), &start| {
-            gather(&s.data, s.n, start, buf);
-            out.clear();
-            c.compress_to_buffer(&buf[..], out).expect("compresses") as u64
-        })
+        .map_init(
+            || (compressor(), vec![0u8; INNER * INNER * INNER * 2]),
+            |((c, out), buf), &start| {
+                gather(&s.data, s.n, start, buf);
+                out.clear();
+                c.compress_to_buffer(&buf[..], out).expect("compresses") as u64
+            },
+        )
         .sum()
 }
 

@@ -184,6 +184,14 @@ pub fn peak_rss_bytes() -> Option<u64> {
     u64::try_from(usage.ru_maxrss).ok().map(|kib| kib * 1024)
 }
 
+/// The array edge N of the benchmarks: `ZARR_BENCH_N`, else 256.
+pub fn bench_n() -> u64 {
+    std::env::var("ZARR_BENCH_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256)
+}
+
 /// MiB per second for `bytes` processed in `seconds`.
 pub fn mib_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / (1 << 20) as f64 / seconds

@@ -451,10 +451,13 @@ impl CodecChain {
             })
     }
 
-    /// Whether the chunk's bytes are its serialization as they are: no array -> array codec,
-    /// and `[bytes]` in the machine's byte order.
-    fn serializes_as_is(&self) -> bool {
-        self.array_to_array.is_empty()
+    /// Whether encoding a borrowed chunk copies nothing before the first compressor: no array
+    /// -> array codec, `[bytes]` in the machine's byte order, and a bytes -> bytes codec
+    /// after it, which reads the chunk itself. (Without one, an owned buffer is the cheaper
+    /// input: `[bytes]` returns it as the encoding.)
+    pub(crate) fn encodes_borrowed(&self) -> bool {
+        !self.bytes_to_bytes.is_empty()
+            && self.array_to_array.is_empty()
             && self
                 .array_to_bytes
                 .as_any()
@@ -476,9 +479,9 @@ impl CodecChain {
     /// A chunk of the wrong length, or a codec's failure.
     pub fn encode(&self, chunk: &[u8]) -> Result<Vec<u8>> {
         self.check_chunk_len(chunk.len())?;
-        if let (Some(first), true) = (self.bytes_to_bytes.first(), self.serializes_as_is()) {
+        if self.encodes_borrowed() {
             // `[bytes]` would hand the compressor a copy of the chunk: compress the chunk
-            let bytes = first.encode(chunk)?;
+            let bytes = self.bytes_to_bytes[0].encode(chunk)?;
             return self.bytes_to_bytes[1..]
                 .iter()
                 .try_fold(bytes, |bytes, c| c.encode_owned(bytes));
@@ -512,6 +515,13 @@ impl CodecChain {
     /// As [`CodecChain::encode`].
     pub fn encode_chunk(&self, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_chunk_len(chunk.len())?;
+        if self.encodes_borrowed() {
+            // as `encode`: the compressor reads the chunk itself
+            if self.repr.is_fill(chunk) {
+                return Ok(None);
+            }
+            return self.encode(chunk).map(Some);
+        }
         let bytes = match self.encode_arrays(chunk)? {
             Some(arr) => {
                 if self.repr.is_fill(chunk) {
@@ -534,16 +544,13 @@ impl CodecChain {
     /// [`CodecChain::encode`].
     pub fn encode_chunk_from_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
         src.check_chunk(&self.repr)?;
-        if !self.bytes_to_bytes.is_empty() && self.serializes_as_is() {
+        if self.encodes_borrowed() {
             // gathered into this thread's scratch buffer and compressed from there: no
             // chunk-sized allocation per chunk
             let whole = Region::whole(&self.repr.shape);
             let encoded = with_scratch(self.len, |chunk| -> Result<Option<Vec<u8>>> {
                 src.copy_part_to(&whole, chunk)?;
-                if self.repr.is_fill(chunk) {
-                    return Ok(None);
-                }
-                self.encode(chunk).map(Some)
+                self.encode_chunk(chunk)
             });
             if let Some(encoded) = encoded {
                 return encoded;

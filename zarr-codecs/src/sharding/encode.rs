@@ -31,18 +31,18 @@ impl ShardingCodec {
                 chunk: idx.clone(),
                 source: Box::new(e),
             };
-            // gathered into this thread's scratch buffer, which stays in cache from one inner
-            // chunk to the next, and compressed from there
-            let encode_from = |buf: &mut [u8]| -> Result<Option<Vec<u8>>> {
-                src.copy_part_to(&part, buf)?;
-                if self.inner.repr().is_fill(buf) {
-                    return Ok(None);
+            if self.inner.encodes_borrowed() {
+                // gathered into this thread's scratch buffer, which stays in cache from one
+                // inner chunk to the next, and compressed from there
+                let encoded = with_scratch(self.inner_len, |buf| -> Result<Option<Vec<u8>>> {
+                    src.copy_part_to(&part, buf)?;
+                    self.inner.encode_chunk(buf).map_err(inner_err)
+                });
+                if let Some(encoded) = encoded {
+                    return encoded;
                 }
-                self.inner.encode(buf).map(Some).map_err(inner_err)
-            };
-            if let Some(encoded) = with_scratch(self.inner_len, encode_from) {
-                return encoded;
             }
+            // into a buffer of its own, which `[bytes]` alone returns as the encoding
             let mut buf = Vec::new();
             buf.try_reserve_exact(self.inner_len)
                 .map_err(|_| CodecError::ChunkTooLarge {

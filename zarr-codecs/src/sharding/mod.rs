@@ -600,7 +600,7 @@ mod tests {
         {
             // inner chunks compressed straight from the scratch buffer, or from their own
             let c = sharding(
-                r#"{"chunk_shape": [2, 3], "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd"}]}"#,
+                r#"{"chunk_shape": [2, 3], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd"}]}"#,
             );
             let free = c.encode_or_skip_block(src()).unwrap().unwrap();
             let busy = with_scratch_taken(|| c.encode_or_skip_block(src()));
