@@ -72,9 +72,16 @@ impl SparseArray<'_> {
         self.map_reduce(
             T::zero,
             |c| {
+                let err = || sparse_err(format!("chunk {:?}", c.chunk_index()));
+                // a chunk wholly inside the array: every stored value counts, summed straight
+                // from the values section (no positions computed)
+                if c.is_whole() {
+                    let values = c.values::<T>().map_err(err())?;
+                    return Ok(values.iter().fold(T::zero(), |s, &v| s.sparse_add(v)));
+                }
                 let mut s = T::zero();
                 c.for_each_in_array::<T>(|_, v| s = s.sparse_add(v))
-                    .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
+                    .map_err(err())?;
                 Ok(s)
             },
             T::sparse_add,
