@@ -13,6 +13,13 @@ mod group;
 mod sparse;
 mod spec;
 
+/// Every allocation of the engine in this module (chunk buffers, the vectors handed to NumPy,
+/// which free them through it again) comes from mimalloc, which reuses freed pages where
+/// glibc, under the `MALLOC_TRIM_THRESHOLD_` that Dask's workers set, maps and unmaps each
+/// large buffer anew (see Cargo.toml).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
