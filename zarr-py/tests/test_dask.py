@@ -14,7 +14,7 @@ import sparse
 
 import zarr_rs
 from zarr_rs import errors
-from zarr_rs.dask import CSRBlock
+from zarr_rs.dask import CSRBlock, SparseMatrix
 
 
 def sparse_array(location, rng, shape=(300, 200), chunks=(100, 50), density=0.02):
@@ -125,6 +125,39 @@ def test_reads_fuse_into_the_operation_on_the_block(tmp_path, rng):
         names = {str(k[0] if isinstance(k, tuple) else k) for k in opt.__dask_graph__()}
         assert not any(n.startswith(x.name) for n in names), names
         np.testing.assert_allclose(opt.compute(scheduler="sync"), want, rtol=1e-4)
+
+
+def test_product_with_a_numpy_operand_is_one_task_per_row_band(tmp_path, rng):
+    # one block along the columns: x @ v reads and multiplies each row band in one task that
+    # carries v (no task holding v, nothing moved between workers), for a vector and a matrix
+    a, m = sparse_array(str(tmp_path / "mv.zarr"), rng, chunks=(100, 200))
+    x = a.to_dask(blocks="shards")
+    assert isinstance(x, SparseMatrix) and isinstance(x, da.Array)
+    assert x.chunks == ((100, 100, 100), (200,))
+    v = rng.random(200).astype("float32")
+    w = rng.random((200, 3))
+    for other in (v, w):
+        want = m @ other
+        y = x @ other
+        assert type(y) is da.Array and y.chunks[0] == x.chunks[0] and y.dtype == want.dtype
+        (opt,) = dask.optimize(y)
+        assert not any(name.startswith("matmul") for name in y.dask.layers), y.dask.layers
+        # after optimisation every task is the fused read and product of one row band
+        band = y.name.split("-", 1)[1]
+        names = {str(k[0]) for k in opt.__dask_graph__()}
+        assert all(n.startswith(("band_product-", "zarr_rs-band_product-")) and n.endswith(band)
+                   for n in names), names
+        got = y.compute(scheduler="sync")
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    # the rest takes Dask's own matmul, with the same result: a Dask operand, blocks split
+    # along the columns, an operand too large to carry in every task
+    split = sparse_array(str(tmp_path / "split.zarr"), rng, chunks=(100, 50))[0].to_dask(blocks="shards")
+    big = rng.random((200, 700))
+    for y, want in ((x @ da.from_array(v), m @ v), (split @ v, split.compute().toarray() @ v),
+                    (x @ big, m @ big)):
+        assert any(name.startswith("matmul") for name in y.dask.layers), y.dask.layers
+        np.testing.assert_allclose(y.compute(scheduler="sync"), want, rtol=1e-5)
 
 
 def test_graph_pickles_small(tmp_path, rng):

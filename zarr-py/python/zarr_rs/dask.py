@@ -10,7 +10,8 @@ group whole chunks up to Dask's ``array.chunk-size`` of expected memory (``block
   :class:`CSRBlock`, a ``scipy.sparse.csr_array`` built by the engine straight from the
   chunk's sparse data; ``x.sum()``, ``x.sum(axis=0)``, ``x @ v`` and ``x.map_blocks(f)`` run
   on the sparse blocks (``CSRBlock`` adds the ``keepdims`` that Dask's reductions pass and
-  the ``np.matmul`` that Dask's ``@`` calls, which plain SciPy arrays lack);
+  the ``np.matmul`` that Dask's ``@`` calls, which plain SciPy arrays lack); the Dask array
+  is a :class:`SparseMatrix`, whose ``x @ v`` with a NumPy ``v`` is one task per row band;
 - ``sparse="pydata"`` (the default for other ranks): each block is a ``sparse.COO``;
 - ``sparse=False``: dense NumPy blocks.
 
@@ -25,6 +26,7 @@ import itertools
 import threading
 from typing import Any, Literal
 
+import dask.array as da
 import numpy as np
 import scipy.sparse
 
@@ -248,7 +250,6 @@ def to_dask(
     ``sparse``: None picks sparse blocks for ``sparse_layout`` arrays (``"scipy"`` for 2-d,
     ``"pydata"`` otherwise) and dense ones for others; see the module docs.
     """
-    import dask.array as da
     from dask.base import tokenize
 
     if sparse is None:
@@ -278,10 +279,60 @@ def to_dask(
     # (the per-block sum, the product with a vector), so a block is built and reduced in
     # one task and never waits in a worker's memory or crosses to another worker.
     blocks_of = _Blocks(_Source(array), array.shape, dt, sparse)
-    return da.from_array(
+    x = da.from_array(
         blocks_of, chunks=chunks, name=name, asarray=False, fancy=False, getitem=_read_block,
         meta=meta, inline_array=True,
     )
+    if sparse == "scipy":
+        return SparseMatrix(x.dask, x.name, x.chunks, meta=x._meta)
+    return x
+
+
+# The largest NumPy operand that SparseMatrix's ``@`` carries in every task (beyond it, Dask's
+# own matmul, which sends the operand to the workers once).
+_CARRIED_OPERAND = 1 << 20
+
+
+def _band_product(blocks: list, other: np.ndarray) -> np.ndarray:
+    """The product of a row band (its one block, as blockwise passes it) with ``other``."""
+    (block,) = blocks
+    return block @ other
+
+
+class SparseMatrix(da.Array):
+    """The ``dask.array.Array`` that :func:`to_dask` returns for a 2-d ``sparse_layout``
+    array with SciPy blocks: a plain Dask array (every operation returns ordinary Dask
+    arrays) whose ``@`` takes a short cut for a NumPy operand.
+
+    Dask's ``x @ v`` builds a graph around ``v``: a task that holds it, one that adds an
+    axis, a transfer of the result to every worker that multiplies, then a squeeze of each
+    product. When ``x`` has one block along its columns and ``v`` is a NumPy vector or
+    matrix of at most 1 MiB, ``x @ v`` here is instead a block-wise ``block @ v``
+    with ``v`` carried in each task: one task per row band reads its block and multiplies,
+    nothing travels between workers, and the product has ``x``'s row blocks. Any other
+    operand (a Dask array, a larger array, blocks split along the columns) takes Dask's own
+    ``matmul``. Either way the result equals SciPy's ``m @ v``.
+    """
+
+    def __matmul__(self, other: Any) -> Any:
+        if (
+            isinstance(other, np.ndarray)
+            and other.ndim in (1, 2)
+            and other.shape[0] == self.shape[1]
+            and len(self.chunks[1]) == 1
+            and other.nbytes <= _CARRIED_OPERAND
+            and other.dtype.kind in "iufc"
+        ):
+            dtype = np.result_type(self.dtype, other.dtype)
+            # blockwise with the column index contracted and concatenate=False: the task
+            # gets the row band's blocks as a list (one here) and Dask does not stack them
+            # (which would copy the sparse block)
+            out, new_axes = ("i", {}) if other.ndim == 1 else ("ik", {"k": other.shape[1]})
+            return da.blockwise(
+                _band_product, out, self, "ij", other=other, new_axes=new_axes,
+                concatenate=False, dtype=dtype, meta=np.empty((0,) * other.ndim, dtype),
+            )
+        return super().__matmul__(other)
 
 
 def _write_block(src: _Source, block: Any, start: tuple[int, ...]) -> int:
