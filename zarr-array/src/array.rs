@@ -19,7 +19,7 @@ use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
-use crate::source::{StoreSource, ValueSource};
+use crate::source::{with_part_source, ValueSource};
 
 /// How an array writes chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -735,10 +735,11 @@ impl Array {
                 // (`CodecChain::decode_region`)
                 let plen = buffer_len(&part.in_chunk.shape, elem)?;
                 grow_to(scratch, plen, &part.in_chunk.shape)?;
-                let source = StoreSource::new(&*self.store, &key);
-                let found = chain
-                    .decode_region(&source, &part.in_chunk, scratch)
-                    .map_err(codec_err)?;
+                let sharded = chain.inner_chunk_shape().is_some();
+                let found = with_part_source(&*self.store, &key, sharded, |source| {
+                    chain.decode_region(source, &part.in_chunk, scratch)
+                })?
+                .map_err(codec_err)?;
                 if !found {
                     return block.fill(fill).map_err(block_err);
                 }
@@ -931,7 +932,7 @@ impl Array {
                 // read only its index and those inner chunks, and let the store copy the
                 // rest of the shard into the new one as it is
                 if let Some(value) = self.store.open_value(&key)? {
-                    let source = ValueSource(&*value);
+                    let source = ValueSource::new(&*self.store, &*value);
                     let pieces =
                         self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
                             c.rewrite_leaves_in_place(&source, l, f)

@@ -14,7 +14,7 @@ use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, Indexer, Selection};
-use crate::source::StoreSource;
+use crate::source::with_part_source;
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
 /// their indices in the output (or the data written), in the same order.
@@ -289,15 +289,15 @@ impl Array {
                 }
                 return Ok(values);
             }
-            let source = StoreSource::new(&*self.store, &key);
-            let found = self
-                .chunk_codec(chunk)?
-                .chain
-                .decode_points(&source, &in_chunk.offsets, &mut values)
-                .map_err(|source| ArrayError::Codec {
-                    context: key.clone(),
-                    source,
-                })?;
+            let chain = &self.chunk_codec(chunk)?.chain;
+            let sharded = chain.inner_chunk_shape().is_some();
+            let found = with_part_source(&*self.store, &key, sharded, |source| {
+                chain.decode_points(source, &in_chunk.offsets, &mut values)
+            })?
+            .map_err(|source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            })?;
             if !found {
                 zarr_buffer::fill_pattern(&mut values, fill);
             }

@@ -359,6 +359,78 @@ fn a_sharded_point_read_fetches_only_the_index_and_the_inner_chunks_it_needs() {
     assert_eq!(counts.bytes_read, 64 * 16 + 4 + 3 * 256, "{counts:?}");
 }
 
+#[test]
+fn a_sharded_read_on_the_filesystem_opens_the_shard_once_and_reads_each_inner_chunk_it_needs() {
+    use zarr_array::zarr_store::FilesystemStore;
+    // uncompressed inner chunks are 256 bytes each; the index is 64 * 16 + 4 bytes
+    let (inner, index) = (256u64, 64 * 16 + 4u64);
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(CountingStore::new(
+        FilesystemStore::create(dir.path()).unwrap(),
+    ));
+    let a = ArrayBuilder::new(vec![64, 64], DataType::UInt32)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![64, 64])
+        .compressors(Vec::<ExtensionDef>::new())
+        .create(fs.clone(), "a")
+        .unwrap();
+    // inner chunk (7, 7) is never written: it is not stored and reads as the fill value
+    a.write_region_bytes(
+        &Region::new(vec![0, 0], vec![56, 64]).unwrap(),
+        &bytes(&values([0, 0], [56, 64], 0)),
+    )
+    .unwrap();
+    a.write_region_bytes(
+        &Region::new(vec![56, 0], vec![8, 56]).unwrap(),
+        &bytes(&values([56, 0], [8, 56], 0)),
+    )
+    .unwrap();
+    let value = |i: u64, j: u64| {
+        if i >= 56 && j >= 56 {
+            0
+        } else {
+            (i * 1000 + j + 1) as u32
+        }
+    };
+    // points in inner chunks (0, 0) (three), (3, 5) and (7, 7) (not stored)
+    let pts = vec![
+        vec![1, 1],
+        vec![63, 63],
+        vec![2, 7],
+        vec![30, 41],
+        vec![0, 0],
+    ];
+    fs.reset();
+    let got = a
+        .read_selection_bytes(&Selection::Points(pts.clone()))
+        .unwrap();
+    let want: Vec<u32> = pts
+        .iter()
+        .map(|p| value(p[0] as u64, p[1] as u64))
+        .collect();
+    assert_eq!(got, bytes(&want));
+    let counts = fs.counts();
+    assert_eq!((counts.get, counts.open_value), (0, 1), "{counts:?}");
+    // the index, then each stored inner chunk with its own positioned read
+    assert_eq!(counts.get_ranges, 3, "{counts:?}");
+    assert_eq!(counts.bytes_read, index + 2 * inner, "{counts:?}");
+    // regions over the corners of four inner chunks (one of them not stored in the first), a
+    // part of the shard: read as a part, not as the whole shard
+    for (start, shape, stored) in [([52u64, 52u64], [8u64, 8u64], 3u64), ([4, 4], [8, 8], 4)] {
+        fs.reset();
+        let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
+        let got = a.read_region_bytes(&region).unwrap();
+        let want: Vec<u32> = (start[0]..start[0] + shape[0])
+            .flat_map(|i| (start[1]..start[1] + shape[1]).map(move |j| value(i, j)))
+            .collect();
+        assert_eq!(got, bytes(&want), "{start:?}");
+        let counts = fs.counts();
+        assert_eq!((counts.get, counts.open_value), (0, 1), "{counts:?}");
+        assert_eq!(counts.get_ranges, 1 + stored, "{counts:?}");
+        assert_eq!(counts.bytes_read, index + stored * inner, "{counts:?}");
+    }
+}
+
 /// A 64 x 64 array of one shard of 8 x 8 inner chunks of 8 x 8, inner codecs `[bytes]` and
 /// `compressors`, the index at `location`.
 fn one_shard(store: Arc<dyn Store>, location: &str, compressors: serde_json::Value) -> Array {

@@ -706,9 +706,10 @@ impl CodecChain {
     /// chunk is not stored.
     ///
     /// A sharded chain (`[sharding_indexed]` alone) reads the shard index with one request
-    /// and then, in one more request, only the inner chunks the region touches (byte ranges
-    /// that are adjacent in the shard coalesced); inner chunks are decoded in parallel and
-    /// missing ones read as the fill value. `[bytes]` alone reads the value's size and the
+    /// and then only the inner chunks the region touches: in one more request (byte ranges
+    /// that are adjacent in the shard coalesced), or, from a source of cheap requests
+    /// ([`ByteRangeSource::cheap_requests`]), each with its own request where it is decoded;
+    /// inner chunks are decoded in parallel and missing ones read as the fill value. `[bytes]` alone reads the value's size and the
     /// byte span from the region's first element to its last. Any other chain reads the whole
     /// stored value; `[bytes, zstd | blosc, ...]` then decodes only the prefix of the chunk up
     /// to the region's last element (a `zstd` frame without checksum streamed that far, the
@@ -768,50 +769,61 @@ impl CodecChain {
         let elem = self.repr.element_size();
         let last: Vec<u64> = region.end().iter().map(|&e| e - 1).collect();
         let end = (linear_index(&last, &self.repr.shape) as usize + 1) * elem;
-        let Some(prefix) = self.decode_prefix(bytes, end)? else {
+        if self.prefix_codecs(end).is_none() {
             return Ok(false);
+        }
+        let mut run = |prefix: &mut [u8]| -> Result<bool> {
+            if !self.decode_prefix_into(bytes, prefix)? {
+                return Ok(false);
+            }
+            // every offset of the region lies below `end`
+            copy_region(
+                prefix,
+                &self.repr.shape,
+                &region.start,
+                out,
+                &region.shape,
+                &vec![0; region.rank()],
+                &region.shape,
+                elem,
+            );
+            Ok(true)
         };
-        // every offset of the region lies below `end`
-        copy_region(
-            &prefix,
-            &self.repr.shape,
-            &region.start,
-            out,
-            &region.shape,
-            &vec![0; region.rank()],
-            &region.shape,
-            elem,
-        );
-        Ok(true)
+        match with_scratch(end, &mut run) {
+            Some(done) => done,
+            None => run(&mut self.buffer(end)?),
+        }
     }
 
-    /// For `[bytes, compressor, ...]`: the first `end` bytes of the decoded chunk (native byte
-    /// order), decoded without the rest when the innermost compressor can stop early (`zstd`,
-    /// `blosc`); `None` when the chain cannot, or `end` lies so late in the chunk (past three
+    /// For `[bytes, compressor, ...]` and a prefix of `end` bytes of the decoded chunk: the
+    /// `bytes` codec and the innermost compressor, which may stop early (`zstd`, `blosc`);
+    /// `None` when the chain has another shape, or `end` lies so late in the chunk (past three
     /// quarters of it) that stopping early saves too little.
-    fn decode_prefix(&self, bytes: &[u8], end: usize) -> Result<Option<AlignedBuffer>> {
-        let Some(codec) = self
+    fn prefix_codecs(&self, end: usize) -> Option<(&BytesCodec, &dyn BytesToBytesCodec)> {
+        let codec = self
             .array_to_array
             .is_empty()
             .then(|| self.array_to_bytes.as_any().downcast_ref::<BytesCodec>())
-            .flatten()
-        else {
-            return Ok(None);
-        };
-        let Some(innermost) = self.bytes_to_bytes.first() else {
-            return Ok(None);
-        };
+            .flatten()?;
+        let innermost = self.bytes_to_bytes.first()?;
         // a prefix of more than three quarters of the chunk saves too little
-        if end > self.len / 4 * 3 {
-            return Ok(None);
-        }
+        (end <= self.len / 4 * 3).then_some((codec, &**innermost))
+    }
+
+    /// For `[bytes, compressor, ...]`: decodes the first `prefix.len()` bytes of the decoded
+    /// chunk (native byte order) into `prefix`, without the rest, when the innermost
+    /// compressor can stop early (`zstd`, `blosc`). `false` (leaving `prefix` unspecified)
+    /// when the chain cannot ([`CodecChain::prefix_codecs`]) or the compressor declines.
+    fn decode_prefix_into(&self, bytes: &[u8], prefix: &mut [u8]) -> Result<bool> {
+        let Some((codec, innermost)) = self.prefix_codecs(prefix.len()) else {
+            return Ok(false);
+        };
         let cur = self.decode_bytes(bytes, 1)?;
-        let mut prefix = self.buffer(end)?;
-        if !innermost.decode_prefix_into(cur.as_slice(), &mut prefix, self.bounds[0])? {
-            return Ok(None);
+        if !innermost.decode_prefix_into(cur.as_slice(), prefix, self.bounds[0])? {
+            return Ok(false);
         }
-        codec.decode_prefix_in_place(&mut prefix);
-        Ok(Some(prefix))
+        codec.decode_prefix_in_place(prefix);
+        Ok(true)
     }
 
     /// Decodes the elements at `points` (positions inside the chunk) of the chunk stored in
@@ -819,9 +831,10 @@ impl CodecChain {
     /// `points`. Returns `false`, leaving `out` untouched, when the chunk is not stored.
     ///
     /// Only what the points need is read and decoded: a sharded chain (`[sharding_indexed]`
-    /// alone) reads its index and then, in one more request, the inner chunks the points fall
-    /// in (adjacent byte ranges coalesced), decoding each of them once, in parallel, as its own
-    /// chain decodes points; `[bytes]` alone reads the value's size and the points' byte spans
+    /// alone) reads its index and then the inner chunks the points fall in (in one more
+    /// request, adjacent byte ranges coalesced, or each with its own from a source of cheap
+    /// requests, as [`CodecChain::decode_region`]), decoding each of them once, in parallel,
+    /// as its own chain decodes points; `[bytes]` alone reads the value's size and the points' byte spans
     /// (spans close together coalesced); `[bytes, zstd | blosc, ...]` reads the whole value
     /// and decodes only the prefix up to the last point (as [`CodecChain::decode_region`]);
     /// any other chain decodes the whole chunk.
@@ -869,18 +882,20 @@ impl CodecChain {
             .map(|p| linear_index(p, shape) as usize)
             .max()
             .unwrap_or(0);
-        match self.decode_prefix(&bytes, (last + 1) * elem)? {
-            Some(prefix) => pick_points(&prefix, shape, points, elem, out),
-            None => with_scratch(self.len, |chunk| -> Result<()> {
+        let end = (last + 1) * elem;
+        // into this thread's scratch buffer: no chunk-sized allocation faulted in per chunk
+        let mut run = |chunk: &mut [u8]| -> Result<()> {
+            if self.decode_prefix_into(&bytes, &mut chunk[..end])? {
+                pick_points(&chunk[..end], shape, points, elem, out);
+            } else {
                 self.decode_into(&bytes, chunk)?;
                 pick_points(chunk, shape, points, elem, out);
-                Ok(())
-            })
-            .unwrap_or_else(|| {
-                let chunk = self.decode(&bytes)?;
-                pick_points(&chunk, shape, points, elem, out);
-                Ok(())
-            })?,
+            }
+            Ok(())
+        };
+        match with_scratch(self.len, &mut run) {
+            Some(done) => done?,
+            None => run(&mut self.buffer(self.len)?)?,
         }
         Ok(true)
     }

@@ -71,6 +71,15 @@ pub trait ByteRangeSource: Sync {
             .get_ranges(&[ByteRange::FromStart(0)])?
             .and_then(|mut parts| parts.pop()))
     }
+
+    /// Whether a request for a small range costs little more than copying its bytes (a value
+    /// in memory, a file opened once and read with positioned reads). A sharded read then
+    /// fetches each inner chunk where it is decoded, in parallel, into memory that is used
+    /// again, instead of joining them into one request and one shard-sized buffer. `false`
+    /// (the default): requests have latency (an object store), so they are joined.
+    fn cheap_requests(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +107,10 @@ impl ByteRangeSource for [u8] {
     fn size(&self) -> Result<Option<u64>, SourceError> {
         Ok(Some(self.len() as u64))
     }
+
+    fn cheap_requests(&self) -> bool {
+        true
+    }
 }
 
 /// A missing value: every read returns `None`.
@@ -112,6 +125,10 @@ impl ByteRangeSource for Option<&[u8]> {
     fn size(&self) -> Result<Option<u64>, SourceError> {
         Ok(self.map(|v| v.len() as u64))
     }
+
+    fn cheap_requests(&self) -> bool {
+        true
+    }
 }
 
 impl ByteRangeSource for Vec<u8> {
@@ -122,6 +139,10 @@ impl ByteRangeSource for Vec<u8> {
     fn size(&self) -> Result<Option<u64>, SourceError> {
         self.as_slice().size()
     }
+
+    fn cheap_requests(&self) -> bool {
+        true
+    }
 }
 
 impl<T: ByteRangeSource + ?Sized> ByteRangeSource for &T {
@@ -131,6 +152,10 @@ impl<T: ByteRangeSource + ?Sized> ByteRangeSource for &T {
 
     fn size(&self) -> Result<Option<u64>, SourceError> {
         (**self).size()
+    }
+
+    fn cheap_requests(&self) -> bool {
+        (**self).cheap_requests()
     }
 }
 

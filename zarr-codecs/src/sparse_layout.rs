@@ -314,7 +314,7 @@ impl SparseLayoutCodec {
     /// Validates the encoded chunk held in `bytes` (8-byte aligned: a buffer the chain
     /// decoded, see [`crate::CodecChain::decode_to_array_bytes`]) and views it in place.
     /// `bytes` is the chunk's storage: a borrowed `&[u8]` or an owned buffer
-    /// ([`AlignedBuffer`](crate::AlignedBuffer)), which the chunk then keeps.
+    /// ([`AlignedBuffer`]), which the chunk then keeps.
     ///
     /// # Errors
     /// [`CodecError::Sparse`] for corrupt bytes, a chunk of another layout, shape or value

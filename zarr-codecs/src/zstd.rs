@@ -184,6 +184,25 @@ fn decompress_prefix(
     })
 }
 
+/// Whether the zstd frame `input` (its magic number checked) holds exactly one block: the
+/// first block header, after the frame header, has its "last block" bit set. `false` when the
+/// input is too short to tell (the decoder then reports it).
+fn single_block(input: &[u8]) -> bool {
+    // the frame header: magic (4 bytes), descriptor (1), window descriptor (1, absent for a
+    // single segment), dictionary id (0, 1, 2 or 4), content size (0 or 1, 2, 4, 8)
+    let descriptor = input[4];
+    let single_segment = descriptor & 0x20 != 0;
+    let dictionary = [0, 1, 2, 4][usize::from(descriptor & 0x03)];
+    let content_size = match descriptor >> 6 {
+        0 => usize::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let header = 5 + usize::from(!single_segment) + dictionary + content_size;
+    input.get(header).is_some_and(|first| first & 0x01 != 0)
+}
+
 /// zstd's worst-case compressed size (`ZSTD_COMPRESSBOUND`) plus room for the frame header and
 /// checksum, in `u64`.
 pub(crate) fn compress_bound(n: u64) -> u64 {
@@ -289,6 +308,12 @@ impl BytesToBytesCodec for ZstdCodec {
         // a frame that has one is decoded whole and checked.
         const MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
         if input.len() < 5 || input[..4] != MAGIC || input[4] & 0x04 != 0 {
+            return Ok(false);
+        }
+        // zstd decodes whole blocks: a frame of one block (at most 128 KiB, such as a shard's
+        // inner chunk) saves nothing by stopping early, and streaming it would only add a copy
+        // through the context's window
+        if single_block(input) {
             return Ok(false);
         }
         // the window a frame of at most `max_decoded` bytes needs (zstd's range is 10..=31)
@@ -425,6 +450,30 @@ mod tests {
         let mut trailing = enc.clone();
         trailing.extend_from_slice(b"xyz");
         assert!(c.decode(Decoded::Borrowed(&trailing), 20_000).is_err());
+    }
+
+    #[test]
+    fn a_prefix_is_streamed_only_from_a_frame_of_several_blocks() {
+        let c = ZstdCodec::new(ZstdConfig {
+            level: 1,
+            checksum: false,
+        })
+        .unwrap();
+        for (len, blocks) in [(10_000usize, 1), (128 << 10, 1), (512 << 10, 4)] {
+            let data: Vec<u8> = (0..len as u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x3f)
+                .collect();
+            let enc = c.encode(&data).unwrap();
+            assert_eq!(single_block(&enc), blocks == 1, "{len} bytes");
+            let mut out = vec![0u8; len / 5];
+            let streamed = c.decode_prefix_into(&enc, &mut out, len as u64).unwrap();
+            assert_eq!(streamed, blocks > 1, "{len} bytes");
+            if streamed {
+                assert_eq!(out, data[..len / 5]);
+            }
+        }
+        // too short to hold a block header: not taken for a single block
+        assert!(!single_block(&[0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x05]));
     }
 
     proptest! {

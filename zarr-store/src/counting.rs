@@ -223,6 +223,10 @@ impl<S: Store> Store for CountingStore<S> {
             .unwrap_or_else(|| self.inner.fetch_concurrency())
     }
 
+    fn cheap_ranged_reads(&self) -> bool {
+        self.inner.cheap_ranged_reads()
+    }
+
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
         bump(&self.counters.get_ranges, 1);
         bump(&self.counters.ranges, ranges.len() as u64);

@@ -517,6 +517,12 @@ impl Store for FilesystemStore {
         true
     }
 
+    /// `true`: [`Store::open_value`] opens the file once, and each range is one positioned
+    /// read (`pread`) from the page cache.
+    fn cheap_ranged_reads(&self) -> bool {
+        true
+    }
+
     fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> Result<Outcome> {
         validate_key(key)?;
         let mut attempt = 1;

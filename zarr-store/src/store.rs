@@ -110,6 +110,17 @@ pub trait Store: Send + Sync + fmt::Debug {
         1
     }
 
+    /// Whether [`Store::open_value`] opens a value without reading it and then reads each
+    /// byte range for little more than the cost of copying it (a local file read with
+    /// positioned reads). A reader of many small ranges of one value (a shard's inner chunks)
+    /// then opens it once and reads each range where it is decoded, in parallel, rather than
+    /// joining them into one request and one value-sized buffer. `false` (the default): the
+    /// default [`Store::open_value`] reads the whole value, and an object store's requests
+    /// have latency.
+    fn cheap_ranged_reads(&self) -> bool {
+        false
+    }
+
     /// Whether [`Store::set_if`] is atomic: `true` when a conditional write succeeds only if the
     /// value is still the one its condition names, even against writers in other processes
     /// (memory, filesystem, object stores with conditional puts). The default is `false`:
@@ -494,6 +505,9 @@ macro_rules! forward_store {
             }
             fn fetch_concurrency(&self) -> usize {
                 (**self).fetch_concurrency()
+            }
+            fn cheap_ranged_reads(&self) -> bool {
+                (**self).cheap_ranged_reads()
             }
             fn conditional_writes(&self) -> bool {
                 (**self).conditional_writes()

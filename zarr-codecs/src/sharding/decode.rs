@@ -2,6 +2,7 @@
 //! chunk straight into its place, and a region of a stored shard read through a byte-range
 //! source (the index, then only the inner chunks the region needs).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
@@ -16,10 +17,44 @@ use crate::source::{single_range, ByteRange, ByteRangeSource};
 
 use super::{IndexLocation, ShardingCodec};
 
-/// A piece of work: one inner chunk's part of the output, and its stored bytes if any.
+/// A piece of work: one inner chunk's part of the output, and where its stored bytes are.
 struct Job<'a> {
     part: ChunkPart,
-    data: Option<&'a [u8]>,
+    data: Stored<'a>,
+}
+
+/// Where an inner chunk's stored bytes are.
+#[derive(Clone, Copy)]
+enum Stored<'a> {
+    /// Not stored: the inner chunk reads as the fill value.
+    Missing,
+    /// Read already.
+    Bytes(&'a [u8]),
+    /// At `(offset, nbytes)` of the shard in a source of cheap requests, read where it is
+    /// decoded.
+    At(&'a dyn ByteRangeSource, u64, u64),
+}
+
+impl<'a> Stored<'a> {
+    /// The stored bytes, read now when only their span is known; `None` when not stored.
+    fn load(self) -> Result<Option<Cow<'a, [u8]>>> {
+        match self {
+            Stored::Missing => Ok(None),
+            Stored::Bytes(bytes) => Ok(Some(Cow::Borrowed(bytes))),
+            Stored::At(source, offset, nbytes) => {
+                let range = ByteRange::Range {
+                    start: offset,
+                    end: offset + nbytes,
+                };
+                // the shard was there for its index: gone now, it reads as cut short
+                let got = source.get_ranges(&[range])?.ok_or(CodecError::ShortRead {
+                    expected: nbytes,
+                    got: 0,
+                })?;
+                Ok(Some(Cow::Owned(single_range(got, nbytes)?)))
+            }
+        }
+    }
 }
 
 impl ShardingCodec {
@@ -36,13 +71,13 @@ impl ShardingCodec {
                 chunk: part.chunk.iter().map(|&g| g as u64).collect(),
                 source: Box::new(e),
             };
-            let Some(bytes) = job.data else {
+            let Some(bytes) = job.data.load()? else {
                 return Ok(block.fill(fill)?);
             };
             if part.in_chunk.shape == self.inner_shape {
                 if let Some(run) = block.as_contiguous_mut() {
                     // the whole inner chunk is one run of the output: decode straight into it
-                    return self.inner.decode_into(bytes, run).map_err(wrap);
+                    return self.inner.decode_into(&bytes, run).map_err(wrap);
                 }
             }
             if scratch.len() != inner_len {
@@ -53,7 +88,7 @@ impl ShardingCodec {
                     }
                 })?;
             }
-            self.inner.decode_into(bytes, scratch).map_err(wrap)?;
+            self.inner.decode_into(&bytes, scratch).map_err(wrap)?;
             Ok(block.copy_from(scratch, &self.inner_shape, &part.in_chunk.start)?)
         };
         if jobs.len() <= 1 {
@@ -96,7 +131,9 @@ impl ShardingCodec {
             .zip(&spans)
             .map(|(part, span)| Job {
                 part,
-                data: span.map(|(o, n)| &input[o as usize..(o + n) as usize]),
+                data: span.map_or(Stored::Missing, |(o, n)| {
+                    Stored::Bytes(&input[o as usize..(o + n) as usize])
+                }),
             })
             .collect();
         self.run_jobs(&jobs, out)
@@ -184,6 +221,19 @@ impl ShardingCodec {
         source: &dyn ByteRangeSource,
         region: &Region,
     ) -> Result<Option<(Vec<ChunkPart>, Fetched)>> {
+        let Some((parts, spans)) = self.region_spans(source, region)? else {
+            return Ok(None);
+        };
+        Ok(Self::fetch_spans(source, &spans)?.map(|fetched| (parts, fetched)))
+    }
+
+    /// Reads the index (one request): the inner chunks `region` meets (C order) and their
+    /// spans in the shard; `None` when the shard is not stored.
+    fn region_spans(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+    ) -> Result<Option<(Vec<ChunkPart>, Vec<Span>)>> {
         let Some(index) = self.read_index(source)? else {
             return Ok(None);
         };
@@ -193,33 +243,64 @@ impl ShardingCodec {
             .iter()
             .map(|part| self.entry(words, self.ravel(&part.chunk), None))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Self::fetch_spans(source, &spans)?.map(|fetched| (parts, fetched)))
+        Ok(Some((parts, spans)))
     }
 
-    /// Reads the index and the inner chunks `region` needs (two requests) and decodes them.
+    /// Where the inner chunks of `spans` are: from a source of cheap requests each is read
+    /// where it is decoded ([`ByteRangeSource::cheap_requests`]); from any other they are read
+    /// now, in one request ([`Self::fetch_spans`]), into `fetched`. `None` when the shard is
+    /// gone.
+    fn stored<'a>(
+        source: &'a dyn ByteRangeSource,
+        spans: &[Span],
+        fetched: &'a mut Option<Fetched>,
+    ) -> Result<Option<Vec<Stored<'a>>>> {
+        if source.cheap_requests() {
+            return Ok(Some(
+                spans
+                    .iter()
+                    .map(|s| s.map_or(Stored::Missing, |(o, n)| Stored::At(source, o, n)))
+                    .collect(),
+            ));
+        }
+        let Some(got) = Self::fetch_spans(source, spans)? else {
+            return Ok(None);
+        };
+        let got: &Fetched = fetched.insert(got);
+        Ok(Some(
+            (0..spans.len())
+                .map(|i| got.get(i).map_or(Stored::Missing, Stored::Bytes))
+                .collect(),
+        ))
+    }
+
+    /// Reads the index and the inner chunks `region` needs (two requests, or one per inner
+    /// chunk from a source of cheap requests) and decodes them.
     pub(super) fn decode_partial(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
         out: &mut [u8],
     ) -> Result<bool> {
-        let Some((parts, fetched)) = self.fetch_region(source, region)? else {
+        let Some((parts, spans)) = self.region_spans(source, region)? else {
+            return Ok(false);
+        };
+        let mut fetched = None;
+        let Some(stored) = Self::stored(source, &spans, &mut fetched)? else {
             return Ok(false);
         };
         let jobs: Vec<Job<'_>> = parts
             .into_iter()
-            .enumerate()
-            .map(|(i, part)| Job {
-                part,
-                data: fetched.get(i),
-            })
+            .zip(stored)
+            .map(|(part, data)| Job { part, data })
             .collect();
         let mut out = BlockBuffer::new(out, &region.shape, self.repr.element_size())?;
         self.run_jobs(&jobs, &mut out.whole())?;
         Ok(true)
     }
 
-    /// Reads the index and the inner chunks the points fall in (two requests), decodes the
+    /// Reads the index and the inner chunks the points fall in (two requests, or one per inner
+    /// chunk from a source of cheap requests), decodes the
     /// points of each inner chunk as the inner chain does (each inner chunk once, in parallel)
     /// and writes them to `out` in the order of `points`; missing inner chunks read as the fill
     /// value.
@@ -255,19 +336,20 @@ impl ShardingCodec {
             .iter()
             .map(|(lin, _)| self.entry(words, *lin, None))
             .collect::<Result<Vec<_>>>()?;
-        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+        let mut fetched = None;
+        let Some(stored) = Self::stored(source, &spans, &mut fetched)? else {
             return Ok(false);
         };
         let elem = self.repr.element_size();
         let fill = self.repr.fill_value.as_bytes();
         let decode_one = |(g, (lin, (locals, _))): (usize, &(usize, InnerPoints))| {
             let mut values = vec![0u8; locals.len() * elem];
-            match fetched.get(g) {
+            match stored[g].load()? {
                 None => fill_pattern(&mut values, fill),
                 Some(bytes) => {
                     let found = self
                         .inner
-                        .decode_points(&bytes, locals, &mut values)
+                        .decode_points(&&*bytes, locals, &mut values)
                         .map_err(|e| CodecError::InnerChunk {
                             chunk: self.unravel(*lin),
                             source: Box::new(e),
@@ -300,6 +382,9 @@ impl ShardingCodec {
         Ok(true)
     }
 }
+
+/// Where an inner chunk lies in the shard, `(offset, nbytes)`; `None` when it is not stored.
+type Span = Option<(u64, u64)>;
 
 /// The points of one inner chunk: their positions inside it and their indices in the output.
 type InnerPoints = (Vec<Vec<u64>>, Vec<usize>);
