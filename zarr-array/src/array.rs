@@ -7,7 +7,7 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use zarr_buffer::{fill_pattern, AlignedBuffer};
-use zarr_codecs::{Block, BlockBuffer, ChunkRepr, CodecChain, CodecError, SourceBlock};
+use zarr_codecs::{parallel, Block, BlockBuffer, ChunkRepr, CodecChain, CodecError, SourceBlock};
 use zarr_grid::geometry::{buffer_len, copy_region, regular_chunks_in_region, Region};
 use zarr_grid::{ChunkGrid, ChunkKeyEncoding, ChunkPart};
 use zarr_meta::{ArrayMetadata, DataType, FillValue, NodeMetadata};
@@ -776,12 +776,13 @@ impl Array {
             return run(&mut Vec::new(), part, block, None);
         }
         if concurrency <= rayon::current_num_threads() {
-            return parts
-                .par_iter()
-                .zip(blocks.par_iter_mut())
-                .try_for_each_init(Vec::<u8>::new, |scratch, (part, block)| {
-                    run(scratch, part, block, None)
-                });
+            // the calling thread reads and decodes too (`parallel`)
+            let mut work: Vec<(&ChunkPart, &mut Block<'_>)> =
+                parts.iter().zip(blocks.iter_mut()).collect();
+            return parallel::try_for_each_mut(&mut work, Vec::<u8>::new, |scratch, _, item| {
+                let (part, block) = item;
+                run(scratch, part, block, None)
+            });
         }
         // A store that serves more requests at once than there are threads (an object
         // store): fetch the whole chunks of a batch together, then decode them in parallel.

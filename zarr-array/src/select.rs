@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_buffer::AlignedBuffer;
-use zarr_codecs::{AxisSet, BlockBuffer, BlockError};
+use zarr_codecs::{parallel, AxisSet, BlockBuffer, BlockError};
 use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
 use crate::array::{to_ndarray, Array};
@@ -305,7 +305,8 @@ impl Array {
         };
         let concurrency = self.store.fetch_concurrency().min(work.len());
         let values: Vec<Vec<u8>> = if concurrency <= rayon::current_num_threads() {
-            work.par_iter().map(read_one).collect::<Result<_>>()?
+            // the calling thread reads too (`parallel`)
+            parallel::try_map(&work, |_, item| read_one(item))?
         } else {
             // as many chunks in flight as the store serves at once, each worker taking the
             // next chunk not yet taken

@@ -28,6 +28,7 @@ pub mod fuzzing;
 #[cfg(feature = "gzip")]
 pub mod gzip;
 pub mod numcodecs;
+pub mod parallel;
 #[cfg(feature = "sharding")]
 pub mod sharding;
 #[cfg(feature = "sparse")]

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use rayon::prelude::*;
 use zarr_buffer::fill_pattern;
 use zarr_grid::geometry::{regular_chunks_in_region, Region};
 use zarr_grid::ChunkPart;
@@ -13,6 +12,7 @@ use zarr_grid::ChunkPart;
 use crate::block::{Block, BlockBuffer};
 use crate::buffer::AlignedBuffer;
 use crate::error::{CodecError, Result};
+use crate::parallel;
 use crate::source::{single_range, ByteRange, ByteRangeSource};
 
 use super::{IndexLocation, ShardingCodec};
@@ -91,18 +91,11 @@ impl ShardingCodec {
             self.inner.decode_into(&bytes, scratch).map_err(wrap)?;
             Ok(block.copy_from(scratch, &self.inner_shape, &part.in_chunk.start)?)
         };
-        if jobs.len() <= 1 {
-            let mut scratch = AlignedBuffer::new();
-            return jobs
-                .iter()
-                .zip(&mut blocks)
-                .try_for_each(|(job, block)| run_one(&mut scratch, job, block));
-        }
-        jobs.par_iter()
-            .zip(blocks.par_iter_mut())
-            .try_for_each_init(AlignedBuffer::new, |scratch, (job, block)| {
-                run_one(scratch, job, block)
-            })
+        // the calling thread decodes too (`parallel`)
+        let mut work: Vec<(&Job<'_>, &mut Block<'_>)> = jobs.iter().zip(&mut blocks).collect();
+        parallel::try_for_each_mut(&mut work, AlignedBuffer::new, |scratch, _, (job, block)| {
+            run_one(scratch, job, block)
+        })
     }
 
     /// Decodes a whole stored shard into `out`.
@@ -342,7 +335,7 @@ impl ShardingCodec {
         };
         let elem = self.repr.element_size();
         let fill = self.repr.fill_value.as_bytes();
-        let decode_one = |(g, (lin, (locals, _))): (usize, &(usize, InnerPoints))| {
+        let decode_one = |g: usize, (lin, (locals, _)): &(usize, InnerPoints)| -> Result<Vec<u8>> {
             let mut values = vec![0u8; locals.len() * elem];
             match stored[g].load()? {
                 None => fill_pattern(&mut values, fill),
@@ -361,19 +354,8 @@ impl ShardingCodec {
             }
             Ok(values)
         };
-        let values: Vec<Vec<u8>> = if groups.len() > 1 {
-            groups
-                .par_iter()
-                .enumerate()
-                .map(decode_one)
-                .collect::<Result<_>>()?
-        } else {
-            groups
-                .iter()
-                .enumerate()
-                .map(decode_one)
-                .collect::<Result<_>>()?
-        };
+        // the calling thread decodes too (`parallel`)
+        let values = parallel::try_map(&groups, decode_one)?;
         for ((_, (_, outputs)), values) in groups.iter().zip(&values) {
             for (&i, v) in outputs.iter().zip(values.chunks_exact(elem)) {
                 out[i * elem..(i + 1) * elem].copy_from_slice(v);
