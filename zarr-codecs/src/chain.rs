@@ -709,8 +709,9 @@ impl CodecChain {
     /// and then only the inner chunks the region touches: in one more request (byte ranges
     /// that are adjacent in the shard coalesced), or, from a source of cheap requests
     /// ([`ByteRangeSource::cheap_requests`]), each with its own request where it is decoded;
-    /// inner chunks are decoded in parallel and missing ones read as the fill value. `[bytes]` alone reads the value's size and the
-    /// byte span from the region's first element to its last. Any other chain reads the whole
+    /// inner chunks are decoded in parallel and missing ones read as the fill value.
+    /// `[bytes]` alone reads the value's size and the byte span from the region's first
+    /// element to its last. Any other chain reads the whole
     /// stored value; `[bytes, zstd | blosc, ...]` then decodes only the prefix of the chunk up
     /// to the region's last element (a `zstd` frame without checksum streamed that far, the
     /// `blosc` blocks that hold it) when that is at most three quarters of the chunk.
@@ -834,8 +835,8 @@ impl CodecChain {
     /// alone) reads its index and then the inner chunks the points fall in (in one more
     /// request, adjacent byte ranges coalesced, or each with its own from a source of cheap
     /// requests, as [`CodecChain::decode_region`]), decoding each of them once, in parallel,
-    /// as its own chain decodes points; `[bytes]` alone reads the value's size and the points' byte spans
-    /// (spans close together coalesced); `[bytes, zstd | blosc, ...]` reads the whole value
+    /// as its own chain decodes points; `[bytes]` alone reads the value's size and the
+    /// points' byte spans (spans close together coalesced); `[bytes, zstd | blosc, ...]` reads the whole value
     /// and decodes only the prefix up to the last point (as [`CodecChain::decode_region`]);
     /// any other chain decodes the whole chunk.
     ///

@@ -190,7 +190,9 @@ fn decompress_prefix(
 fn single_block(input: &[u8]) -> bool {
     // the frame header: magic (4 bytes), descriptor (1), window descriptor (1, absent for a
     // single segment), dictionary id (0, 1, 2 or 4), content size (0 or 1, 2, 4, 8)
-    let descriptor = input[4];
+    let Some(&descriptor) = input.get(4) else {
+        return false;
+    };
     let single_segment = descriptor & 0x20 != 0;
     let dictionary = [0, 1, 2, 4][usize::from(descriptor & 0x03)];
     let content_size = match descriptor >> 6 {

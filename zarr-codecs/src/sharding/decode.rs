@@ -150,7 +150,7 @@ impl ShardingCodec {
 
     /// Reads the stored inner chunks of `spans` (their `(offset, nbytes)` in the shard) with
     /// one request, byte ranges that touch or overlap coalesced; `None` when the shard is gone.
-    fn fetch_spans(
+    pub(super) fn fetch_spans(
         source: &dyn ByteRangeSource,
         spans: &[Option<(u64, u64)>],
     ) -> Result<Option<Fetched>> {
@@ -206,23 +206,9 @@ impl ShardingCodec {
         }))
     }
 
-    /// Reads the index and then, in one more request, the stored inner chunks `region` meets:
-    /// the region's parts (C order of the inner chunks) and their bytes; `None` when the
-    /// shard is not stored.
-    pub(super) fn fetch_region(
-        &self,
-        source: &dyn ByteRangeSource,
-        region: &Region,
-    ) -> Result<Option<(Vec<ChunkPart>, Fetched)>> {
-        let Some((parts, spans)) = self.region_spans(source, region)? else {
-            return Ok(None);
-        };
-        Ok(Self::fetch_spans(source, &spans)?.map(|fetched| (parts, fetched)))
-    }
-
     /// Reads the index (one request): the inner chunks `region` meets (C order) and their
     /// spans in the shard; `None` when the shard is not stored.
-    fn region_spans(
+    pub(super) fn region_spans(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
@@ -293,10 +279,9 @@ impl ShardingCodec {
     }
 
     /// Reads the index and the inner chunks the points fall in (two requests, or one per inner
-    /// chunk from a source of cheap requests), decodes the
-    /// points of each inner chunk as the inner chain does (each inner chunk once, in parallel)
-    /// and writes them to `out` in the order of `points`; missing inner chunks read as the fill
-    /// value.
+    /// chunk from a source of cheap requests), decodes the points of each inner chunk as the
+    /// inner chain does (each inner chunk once, in parallel) and writes them to `out` in the
+    /// order of `points`; missing inner chunks read as the fill value.
     pub(super) fn decode_points_partial(
         &self,
         source: &dyn ByteRangeSource,

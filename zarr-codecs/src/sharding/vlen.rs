@@ -83,7 +83,10 @@ impl ShardingCodec {
         source: &dyn ByteRangeSource,
         region: &Region,
     ) -> Result<Option<VlenChunk>> {
-        let Some((parts, fetched)) = self.fetch_region(source, region)? else {
+        let Some((parts, spans)) = self.region_spans(source, region)? else {
+            return Ok(None);
+        };
+        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
             return Ok(None);
         };
         let inner = (0..parts.len())
