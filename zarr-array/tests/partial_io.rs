@@ -324,25 +324,14 @@ fn a_sharded_point_read_fetches_only_the_index_and_the_inner_chunks_it_needs() {
     // one shard of 8 x 8 inner chunks of 8 x 8, uncompressed: every stored inner chunk is 256
     // bytes, the index 64 * 16 + 4 bytes
     let counting = Arc::new(CountingStore::new(MemoryStore::new()));
-    let a = ArrayBuilder::new(vec![64, 64], DataType::UInt32)
-        .chunk_shape(vec![8, 8])
-        .shards(vec![64, 64])
-        .compressors(Vec::<ExtensionDef>::new())
-        .create(counting.clone(), "a")
-        .unwrap();
+    let a = uncompressed_shard(counting.clone());
     a.write_region_bytes(
         &Region::whole(&[64, 64]),
         &bytes(&values([0, 0], [64, 64], 0)),
     )
     .unwrap();
     // three points in inner chunk (0, 0), one in (7, 7), one in (3, 5)
-    let pts = vec![
-        vec![1, 1],
-        vec![63, 63],
-        vec![2, 7],
-        vec![30, 41],
-        vec![0, 0],
-    ];
+    let pts = scattered_in_shard();
     counting.reset();
     let got = a
         .read_selection_bytes(&Selection::Points(pts.clone()))
@@ -368,12 +357,7 @@ fn a_sharded_read_on_the_filesystem_opens_the_shard_once_and_reads_each_inner_ch
     let fs = Arc::new(CountingStore::new(
         FilesystemStore::create(dir.path()).unwrap(),
     ));
-    let a = ArrayBuilder::new(vec![64, 64], DataType::UInt32)
-        .chunk_shape(vec![8, 8])
-        .shards(vec![64, 64])
-        .compressors(Vec::<ExtensionDef>::new())
-        .create(fs.clone(), "a")
-        .unwrap();
+    let a = uncompressed_shard(fs.clone());
     // inner chunk (7, 7) is never written: it is not stored and reads as the fill value
     a.write_region_bytes(
         &Region::new(vec![0, 0], vec![56, 64]).unwrap(),
@@ -393,13 +377,7 @@ fn a_sharded_read_on_the_filesystem_opens_the_shard_once_and_reads_each_inner_ch
         }
     };
     // points in inner chunks (0, 0) (three), (3, 5) and (7, 7) (not stored)
-    let pts = vec![
-        vec![1, 1],
-        vec![63, 63],
-        vec![2, 7],
-        vec![30, 41],
-        vec![0, 0],
-    ];
+    let pts = scattered_in_shard();
     fs.reset();
     let got = a
         .read_selection_bytes(&Selection::Points(pts.clone()))
@@ -429,6 +407,29 @@ fn a_sharded_read_on_the_filesystem_opens_the_shard_once_and_reads_each_inner_ch
         assert_eq!(counts.get_ranges, 1 + stored, "{counts:?}");
         assert_eq!(counts.bytes_read, index + stored * inner, "{counts:?}");
     }
+}
+
+/// A 64 x 64 `uint32` array of one shard of 8 x 8 uncompressed inner chunks of 8 x 8 at "a" of
+/// `store`: every stored inner chunk is 256 bytes, the index 64 * 16 + 4.
+fn uncompressed_shard(store: Arc<dyn Store>) -> Array {
+    ArrayBuilder::new(vec![64, 64], DataType::UInt32)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![64, 64])
+        .compressors(Vec::<ExtensionDef>::new())
+        .create(store, "a")
+        .unwrap()
+}
+
+/// Five points of [`uncompressed_shard`]: three in inner chunk (0, 0), one in (7, 7), one in
+/// (3, 5).
+fn scattered_in_shard() -> Vec<Vec<i64>> {
+    vec![
+        vec![1, 1],
+        vec![63, 63],
+        vec![2, 7],
+        vec![30, 41],
+        vec![0, 0],
+    ]
 }
 
 /// A 64 x 64 array of one shard of 8 x 8 inner chunks of 8 x 8, inner codecs `[bytes]` and

@@ -740,17 +740,7 @@ impl CodecChain {
         } else if self.decode_region_from_prefix(&bytes, region, out)? {
             // only the decoded bytes up to the region's last element were produced
         } else {
-            let chunk = self.decode(&bytes)?;
-            copy_region(
-                &chunk,
-                &self.repr.shape,
-                &region.start,
-                out,
-                &region.shape,
-                &vec![0; region.rank()],
-                &region.shape,
-                self.repr.element_size(),
-            );
+            self.copy_region_out(&self.decode(&bytes)?, region, out);
         }
         Ok(true)
     }
@@ -759,8 +749,8 @@ impl CodecChain {
 impl CodecChain {
     /// For `[bytes, compressor, ...]`: decodes only the chunk's bytes up to the region's last
     /// element, when the innermost compressor can stop early (`zstd`, `blosc`), and copies
-    /// the region out of them. `false` when the chain cannot, or the region ends too late in the chunk
-    /// for it to pay.
+    /// the region out of them. `false` when the chain cannot, or the region ends too late in
+    /// the chunk for it to pay.
     fn decode_region_from_prefix(
         &self,
         bytes: &[u8],
@@ -778,22 +768,29 @@ impl CodecChain {
                 return Ok(false);
             }
             // every offset of the region lies below `end`
-            copy_region(
-                prefix,
-                &self.repr.shape,
-                &region.start,
-                out,
-                &region.shape,
-                &vec![0; region.rank()],
-                &region.shape,
-                elem,
-            );
+            self.copy_region_out(prefix, region, out);
             Ok(true)
         };
         match with_scratch(end, &mut run) {
             Some(done) => done,
             None => run(&mut self.buffer(end)?),
         }
+    }
+
+    /// Copies the part `region` of the chunk out of `decoded`, the chunk (C order, native byte
+    /// order) decoded at least up to the region's last element, into `out` (the region's
+    /// shape).
+    fn copy_region_out(&self, decoded: &[u8], region: &Region, out: &mut [u8]) {
+        copy_region(
+            decoded,
+            &self.repr.shape,
+            &region.start,
+            out,
+            &region.shape,
+            &vec![0; region.rank()],
+            &region.shape,
+            self.repr.element_size(),
+        );
     }
 
     /// For `[bytes, compressor, ...]` and a prefix of `end` bytes of the decoded chunk: the
