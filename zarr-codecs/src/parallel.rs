@@ -42,11 +42,13 @@ fn serial(len: usize) -> bool {
     len <= 1 || rayon::current_num_threads() <= 1
 }
 
-/// Runs `work` on the calling thread and in one task per pool worker, and returns when all
-/// have returned. A panic in any of them is resumed on the caller once all have stopped.
-fn run_helping(work: &(dyn Fn() + Sync)) {
+/// Runs `work` on the calling thread and in one task per pool worker (no more than the
+/// `len - 1` items the caller leaves), and returns when all have returned. A panic in any of
+/// them is resumed on the caller once all have stopped.
+fn run_helping(len: usize, work: &(dyn Fn() + Sync)) {
+    let helpers = rayon::current_num_threads().min(len.saturating_sub(1));
     rayon::in_place_scope(|scope| {
-        for _ in 0..rayon::current_num_threads() {
+        for _ in 0..helpers {
             scope.spawn(|_| work());
         }
         work();
@@ -76,7 +78,7 @@ where
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let done: Mutex<Vec<(usize, Result<R, E>)>> = Mutex::new(Vec::with_capacity(items.len()));
-    run_helping(&|| {
+    run_helping(items.len(), &|| {
         let mut mine = Vec::new();
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -130,7 +132,7 @@ where
     let next = AtomicUsize::new(0);
     let error: Mutex<Option<E>> = Mutex::new(None);
     let failed = AtomicBool::new(false);
-    run_helping(&|| {
+    run_helping(cells.len(), &|| {
         let mut state = None;
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
