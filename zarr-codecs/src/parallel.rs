@@ -7,7 +7,8 @@
 //! 64 items of 0.125 ms each took 8.2 ms (the work of one core) after a pause of 20 ms or more,
 //! against 4.2 ms right after another loop. Here the calling thread takes items too, from a
 //! shared counter, beside one task per pool worker: it keeps running where it runs, the
-//! workers join it as they wake, and the same loop takes 4.2-4.3 ms after any pause.
+//! workers join it as they wake, and the same loop took 4.2-4.3 ms after pauses of 2 to
+//! 60 ms.
 //!
 //! Inside the pool (a loop nested in another) these are rayon's own loops, whose work
 //! stealing already keeps the calling worker busy; with one item, or one thread, they run on
