@@ -711,10 +711,10 @@ impl CodecChain {
     /// ([`ByteRangeSource::cheap_requests`]), each with its own request where it is decoded;
     /// inner chunks are decoded in parallel and missing ones read as the fill value.
     /// `[bytes]` alone reads the value's size and the byte span from the region's first
-    /// element to its last. Any other chain reads the whole
-    /// stored value; `[bytes, zstd | blosc, ...]` then decodes only the prefix of the chunk up
-    /// to the region's last element (a `zstd` frame without checksum streamed that far, the
-    /// `blosc` blocks that hold it) when that is at most three quarters of the chunk.
+    /// element to its last. Any other chain reads the whole stored value; `[bytes, zstd |
+    /// blosc, ...]` then decodes only the prefix of the chunk up to the region's last element
+    /// (a `zstd` frame of several blocks and without checksum streamed that far, the `blosc`
+    /// blocks that hold it) when that is at most three quarters of the chunk.
     ///
     /// # Errors
     /// [`CodecError::RegionOutOfBounds`], [`CodecError::BufferLength`] for an `out` of the
@@ -833,9 +833,9 @@ impl CodecChain {
     /// request, adjacent byte ranges coalesced, or each with its own from a source of cheap
     /// requests, as [`CodecChain::decode_region`]), decoding each of them once, in parallel,
     /// as its own chain decodes points; `[bytes]` alone reads the value's size and the
-    /// points' byte spans (spans close together coalesced); `[bytes, zstd | blosc, ...]` reads the whole value
-    /// and decodes only the prefix up to the last point (as [`CodecChain::decode_region`]);
-    /// any other chain decodes the whole chunk.
+    /// points' byte spans (spans close together coalesced); `[bytes, zstd | blosc, ...]`
+    /// reads the whole value and decodes only the prefix up to the last point (as
+    /// [`CodecChain::decode_region`]); any other chain decodes the whole chunk.
     ///
     /// # Errors
     /// [`CodecError::RegionOutOfBounds`] for a point outside the chunk,
@@ -847,6 +847,48 @@ impl CodecChain {
         points: &[Vec<u64>],
         out: &mut [u8],
     ) -> Result<bool> {
+        self.check_points(points, out)?;
+        if points.is_empty() {
+            return Ok(source.size()?.is_some());
+        }
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            return self.array_to_bytes.decode_points(source, points, out);
+        }
+        let Some(bytes) = source.get()? else {
+            return Ok(false);
+        };
+        self.decode_stored_points(&bytes, points, out)?;
+        Ok(true)
+    }
+
+    /// [`CodecChain::decode_points`] of a stored value already in memory (a shard's inner
+    /// chunk, read by the sharding codec): the same reads of it, with no copy of it made.
+    ///
+    /// # Errors
+    /// As [`CodecChain::decode_points`].
+    #[cfg(feature = "sharding")]
+    pub(crate) fn decode_points_in(
+        &self,
+        stored: &[u8],
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<()> {
+        self.check_points(points, out)?;
+        if points.is_empty() {
+            return Ok(());
+        }
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            // a value in memory is always there
+            return self
+                .array_to_bytes
+                .decode_points(&stored, points, out)
+                .map(drop);
+        }
+        self.decode_stored_points(stored, points, out)
+    }
+
+    /// Checks that every point lies inside the chunk and that `out` holds one element each.
+    fn check_points(&self, points: &[Vec<u64>], out: &[u8]) -> Result<()> {
         let elem = self.repr.element_size();
         let shape = &self.repr.shape;
         if let Some(p) = points
@@ -866,15 +908,20 @@ impl CodecChain {
                 got: out.len() as u64,
             });
         }
-        if points.is_empty() {
-            return Ok(source.size()?.is_some());
-        }
-        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
-            return self.array_to_bytes.decode_points(source, points, out);
-        }
-        let Some(bytes) = source.get()? else {
-            return Ok(false);
-        };
+        Ok(())
+    }
+
+    /// The points (checked, at least one) of the stored value `bytes` of a chain with more
+    /// than `[bytes]`: only the prefix up to the last point decoded where the chain can stop
+    /// early, the whole chunk otherwise, into this thread's scratch buffer.
+    fn decode_stored_points(
+        &self,
+        bytes: &[u8],
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<()> {
+        let elem = self.repr.element_size();
+        let shape = &self.repr.shape;
         let last = points
             .iter()
             .map(|p| linear_index(p, shape) as usize)
@@ -883,19 +930,18 @@ impl CodecChain {
         let end = (last + 1) * elem;
         // into this thread's scratch buffer: no chunk-sized allocation faulted in per chunk
         let mut run = |chunk: &mut [u8]| -> Result<()> {
-            if self.decode_prefix_into(&bytes, &mut chunk[..end])? {
+            if self.decode_prefix_into(bytes, &mut chunk[..end])? {
                 pick_points(&chunk[..end], shape, points, elem, out);
             } else {
-                self.decode_into(&bytes, chunk)?;
+                self.decode_into(bytes, chunk)?;
                 pick_points(chunk, shape, points, elem, out);
             }
             Ok(())
         };
         match with_scratch(self.len, &mut run) {
-            Some(done) => done?,
-            None => run(&mut self.buffer(self.len)?)?,
+            Some(done) => done,
+            None => run(&mut self.buffer(self.len)?),
         }
-        Ok(true)
     }
 }
 

@@ -74,8 +74,9 @@ pub trait ByteRangeSource: Sync {
 
     /// Whether a request for a small range costs little more than copying its bytes (a value
     /// in memory, a file opened once and read with positioned reads). A sharded read then
-    /// fetches each inner chunk where it is decoded, in parallel, into memory that is used
-    /// again, instead of joining them into one request and one shard-sized buffer. `false`
+    /// fetches each inner chunk where it is decoded, in parallel, into a buffer of its own
+    /// size that the allocator hands out again, instead of joining them into one request and
+    /// one shard-sized buffer. `false`
     /// (the default): requests have latency (an object store), so they are joined.
     fn cheap_requests(&self) -> bool {
         false

@@ -324,18 +324,13 @@ impl ShardingCodec {
             let mut values = vec![0u8; locals.len() * elem];
             match stored[g].load()? {
                 None => fill_pattern(&mut values, fill),
-                Some(bytes) => {
-                    let found = self
-                        .inner
-                        .decode_points(&&*bytes, locals, &mut values)
-                        .map_err(|e| CodecError::InnerChunk {
-                            chunk: self.unravel(*lin),
-                            source: Box::new(e),
-                        })?;
-                    if !found {
-                        fill_pattern(&mut values, fill);
-                    }
-                }
+                Some(bytes) => self
+                    .inner
+                    .decode_points_in(&bytes, locals, &mut values)
+                    .map_err(|e| CodecError::InnerChunk {
+                        chunk: self.unravel(*lin),
+                        source: Box::new(e),
+                    })?,
             }
             Ok(values)
         };
