@@ -7,6 +7,8 @@
 #[allow(unsafe_code)]
 mod block;
 mod buffer;
+#[cfg(any(feature = "blosc", feature = "shuffle"))]
+mod byteshuffle;
 mod chain;
 mod codec;
 mod config;

@@ -103,7 +103,7 @@ thread_local! {
     static DCTX: RefCell<Option<DCtx<'static>>> = const { RefCell::new(None) };
 }
 
-fn error_name(code: usize) -> String {
+pub(crate) fn error_name(code: usize) -> String {
     zstd_safe::get_error_name(code).to_string()
 }
 
@@ -112,7 +112,7 @@ fn too_small(code: usize) -> bool {
 }
 
 /// Decompresses with this thread's context into `out`; zstd's error code on failure.
-fn decompress_to(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, usize> {
+pub(crate) fn decompress_to(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, usize> {
     DCTX.with(|cell| {
         let mut slot = cell.borrow_mut();
         let dctx = match slot.as_mut() {

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
 use crate::buffer::AlignedBuffer;
+use crate::byteshuffle::unshuffle;
 use crate::codec::{BytesToBytesCodec, Codec, Decoded};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
@@ -113,16 +114,6 @@ fn shuffle(src: &[u8], dst: &mut [u8], k: usize) {
     }
 }
 
-/// The inverse of [`shuffle`].
-fn unshuffle(src: &[u8], dst: &mut [u8], k: usize) {
-    let n = src.len() / k;
-    for (b, plane) in src.chunks_exact(n.max(1)).take(k).enumerate() {
-        for (i, &s) in plane.iter().enumerate() {
-            dst[i * k + b] = s;
-        }
-    }
-}
-
 impl BytesToBytesCodec for ShuffleCodec {
     fn name(&self) -> &'static str {
         NAME
@@ -163,7 +154,7 @@ impl BytesToBytesCodec for ShuffleCodec {
             return Ok(input);
         }
         let mut out = AlignedBuffer::zeroed(src.len());
-        unshuffle(src, &mut out, self.elementsize);
+        unshuffle(src, self.elementsize, &mut out);
         Ok(Decoded::Owned(out))
     }
 
@@ -179,7 +170,7 @@ impl BytesToBytesCodec for ShuffleCodec {
         if self.elementsize <= 1 {
             out.copy_from_slice(input);
         } else {
-            unshuffle(input, out, self.elementsize);
+            unshuffle(input, self.elementsize, out);
         }
         Ok(())
     }

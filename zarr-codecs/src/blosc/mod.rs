@@ -14,9 +14,12 @@
 //! [Zarr v3 spec](https://zarr-specs.readthedocs.io/en/latest/v3/codecs/blosc/index.html).
 //!
 //! This uses the C library c-blosc 1 (built from source by `blosc-src`) through its
-//! thread-safe context functions. Decoding validates the Blosc header against the input
-//! (`blosc_cbuffer_validate`: the stated compressed size must be the input's length) and the
-//! stated decompressed size against the bound before allocating or decompressing.
+//! thread-safe context functions to encode. Decoding validates the Blosc header against the
+//! input (`blosc_cbuffer_validate`: the stated compressed size must be the input's length) and
+//! the stated decompressed size against the bound before allocating or decompressing. Buffers
+//! of LZ4 or Zstandard blocks, byte-shuffled or not, and buffers stored as they are, are then
+//! decoded in this crate (the `frame` module: no scratch allocated per call, and a prefix
+//! decodes only its blocks); bit shuffle and the other compressors by c-blosc.
 //!
 //! ```
 //! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
@@ -40,6 +43,10 @@ use std::ffi::{c_char, c_int, c_void};
 use blosc_src as ffi;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
+
+mod frame;
+
+use frame::Frame;
 
 use crate::buffer::AlignedBuffer;
 use crate::codec::{BytesToBytesCodec, Codec, Decoded};
@@ -252,11 +259,19 @@ fn validated_size(input: &[u8]) -> Result<usize> {
     Ok(nbytes)
 }
 
-/// Decompresses a validated buffer of `nbytes` decompressed bytes into `out[..nbytes]`.
+/// Decompresses a validated buffer of `out.len()` decompressed bytes into `out`.
 fn decompress(input: &[u8], out: &mut [u8]) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }
+    match Frame::native(input, out.len()) {
+        Some(frame) => frame.decode_prefix(out),
+        None => c_decompress(input, out),
+    }
+}
+
+/// [`decompress`] by c-blosc.
+fn c_decompress(input: &[u8], out: &mut [u8]) -> Result<()> {
     // SAFETY: `input` was validated (its header states exactly its length); blosc writes at
     // most `out.len()` bytes to `out`.
     let n = unsafe {
@@ -345,7 +360,8 @@ impl BytesToBytesCodec for BloscCodec {
         Ok(Decoded::Owned(buf))
     }
 
-    /// Decodes only the blocks that hold the first `out.len()` bytes (`blosc_getitem`).
+    /// Decodes only the blocks that hold the first `out.len()` bytes (here, or by
+    /// `blosc_getitem` for the buffers c-blosc decodes).
     fn decode_prefix_into(&self, input: &[u8], out: &mut [u8], max_decoded: u64) -> Result<bool> {
         let nbytes = validated_size(input)?;
         if nbytes as u64 > max_decoded || out.len() > nbytes {
@@ -354,6 +370,10 @@ impl BytesToBytesCodec for BloscCodec {
                 expected: out.len() as u64,
                 got: nbytes as u64,
             });
+        }
+        if let Some(frame) = Frame::native(input, nbytes) {
+            frame.decode_prefix(out)?;
+            return Ok(true);
         }
         // items are counted in the buffer's own type size (header byte 3)
         let typesize = usize::from(input[3]);
@@ -451,12 +471,17 @@ mod tests {
 
     /// lz4, clevel 5, byte shuffle, automatic block size, over int32 elements.
     fn lz4_int32() -> BloscCodec {
+        lz4_int32_with(BloscShuffle::Shuffle)
+    }
+
+    /// lz4, clevel 5, automatic block size, over int32 elements, with `shuffle`.
+    fn lz4_int32_with(shuffle: BloscShuffle) -> BloscCodec {
         BloscCodec::new(
             BloscConfig {
                 typesize: Some(4),
                 cname: BloscCname::Lz4,
                 clevel: 5,
-                shuffle: Some(BloscShuffle::Shuffle),
+                shuffle: Some(shuffle),
                 blocksize: 0,
             },
             &ChunkRepr::new(vec![1], DataType::Int32, FillValue::zero(DataType::Int32)),
@@ -465,29 +490,35 @@ mod tests {
     }
 
     #[test]
-    fn a_prefix_is_decoded_only_when_it_skips_a_block() {
-        let c = lz4_int32();
+    fn a_prefix_is_decoded_here_or_by_c_blosc_when_it_skips_a_block() {
         // 1 MB: blosc splits it into blocks (their size in header bytes 8..12)
         let data: Vec<u8> = (0..250_000u32)
             .flat_map(|i| (i / 3).to_le_bytes())
             .collect();
-        let enc = c.encode(&data).unwrap();
-        let block = u32::from_le_bytes(enc[8..12].try_into().unwrap()) as usize;
-        let blocks = data.len().div_ceil(block);
-        assert!(blocks >= 2, "{block}");
-        let last = (blocks - 1) * block;
-        for (len, decoded) in [
-            (4, true),
-            (block, true),
-            (last, true),
-            (last + 4, false),
-            (data.len(), false),
+        for (shuffle, c_blosc) in [
+            (BloscShuffle::Bitshuffle, true),
+            (BloscShuffle::Shuffle, false),
         ] {
-            let mut out = vec![0u8; len];
-            let got = c.decode_prefix_into(&enc, &mut out, 1 << 21).unwrap();
-            assert_eq!(got, decoded, "{len} of {blocks} blocks of {block}");
-            if decoded {
-                assert_eq!(out, data[..len], "{len}");
+            let c = lz4_int32_with(shuffle);
+            let enc = c.encode(&data).unwrap();
+            let block = u32::from_le_bytes(enc[8..12].try_into().unwrap()) as usize;
+            let blocks = data.len().div_ceil(block);
+            assert!(blocks >= 2, "{block}");
+            let last = (blocks - 1) * block;
+            // c-blosc's `blosc_getitem` only where it saves a block; here every prefix
+            for (len, decoded) in [
+                (4, true),
+                (block, true),
+                (last, true),
+                (last + 4, !c_blosc),
+                (data.len(), !c_blosc),
+            ] {
+                let mut out = vec![0u8; len];
+                let got = c.decode_prefix_into(&enc, &mut out, 1 << 21).unwrap();
+                assert_eq!(got, decoded, "{len} of {blocks} blocks of {block}");
+                if decoded {
+                    assert_eq!(out, data[..len], "{len}");
+                }
             }
         }
     }
@@ -521,6 +552,103 @@ mod tests {
         let mut huge = enc.clone();
         huge[4..8].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
         assert!(c.decode(Decoded::Borrowed(&huge), 1 << 20).is_err());
+    }
+
+    /// Data that compresses: runs and ramps of small values.
+    fn compressible(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| ((i / (1 + seed as usize % 7)) as u8).wrapping_mul(seed | 1) % 23)
+            .collect()
+    }
+
+    #[test]
+    fn lz4_and_zstd_buffers_are_decoded_here_the_rest_by_c_blosc() {
+        let data = compressible(100_000, 3);
+        for (cname, shuffle, native) in [
+            (BloscCname::Lz4, BloscShuffle::Shuffle, true),
+            (BloscCname::Lz4hc, BloscShuffle::Noshuffle, true),
+            (
+                BloscCname::Zstd,
+                BloscShuffle::Shuffle,
+                cfg!(feature = "zstd"),
+            ),
+            (BloscCname::Lz4, BloscShuffle::Bitshuffle, false),
+            (BloscCname::Blosclz, BloscShuffle::Shuffle, false),
+            (BloscCname::Zlib, BloscShuffle::Noshuffle, false),
+        ] {
+            let c = BloscCodec::new(
+                BloscConfig {
+                    typesize: Some(4),
+                    cname,
+                    clevel: 5,
+                    shuffle: Some(shuffle),
+                    blocksize: 0,
+                },
+                &ChunkRepr::new(vec![1], DataType::Int32, FillValue::zero(DataType::Int32)),
+            )
+            .unwrap();
+            let enc = c.encode(&data).unwrap();
+            let frame = Frame::native(&enc, validated_size(&enc).unwrap());
+            assert_eq!(frame.is_some(), native, "{cname:?} {shuffle:?}");
+            let mut out = vec![0u8; data.len()];
+            c.decode_into(&enc, &mut out).unwrap();
+            assert_eq!(out, data, "{cname:?} {shuffle:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Whole buffers and every prefix, decoded here, are what c-blosc decodes.
+        #[test]
+        fn decoded_here_as_c_blosc_decodes(
+            len in 0usize..40_000,
+            seed in any::<u8>(),
+            cname in prop::sample::select(vec![BloscCname::Lz4, BloscCname::Lz4hc, BloscCname::Zstd]),
+            shuffle in prop::sample::select(vec![BloscShuffle::Noshuffle, BloscShuffle::Shuffle]),
+            typesize in prop::sample::select(vec![1u32, 2, 3, 4, 8, 16, 17]),
+            clevel in 0u8..10,
+            blocksize in prop::sample::select(vec![0u64, 128, 1000, 4096, 16384]),
+            cut in 0.0f64..=1.0,
+        ) {
+            let data = compressible(len, seed);
+            let repr = ChunkRepr::new(vec![1], DataType::UInt8, FillValue::zero(DataType::UInt8));
+            let c = BloscCodec::new(BloscConfig { typesize: Some(typesize), cname, clevel, shuffle: Some(shuffle), blocksize }, &repr).unwrap();
+            let enc = c.encode(&data).unwrap();
+            let mut by_c = vec![0u8; len];
+            c_decompress(&enc, &mut by_c).unwrap();
+            prop_assert_eq!(&by_c, &data);
+            let mut here = vec![0u8; len];
+            c.decode_into(&enc, &mut here).unwrap();
+            prop_assert_eq!(&here, &data);
+            let prefix = (len as f64 * cut) as usize;
+            let mut out = vec![0u8; prefix];
+            prop_assert!(c.decode_prefix_into(&enc, &mut out, len as u64).unwrap() || len == 0);
+            prop_assert_eq!(&out[..], &data[..prefix]);
+        }
+
+        /// A damaged buffer is an error or some bytes, never a panic, and never more bytes.
+        #[test]
+        fn damaged_buffers_are_refused_or_decoded_in_bounds(
+            len in 1usize..20_000,
+            seed in any::<u8>(),
+            cname in prop::sample::select(vec![BloscCname::Lz4, BloscCname::Zstd]),
+            shuffle in prop::sample::select(vec![BloscShuffle::Noshuffle, BloscShuffle::Shuffle]),
+            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            cut in 0.0f64..=1.0,
+        ) {
+            let data = compressible(len, seed);
+            let repr = ChunkRepr::new(vec![1], DataType::UInt16, FillValue::zero(DataType::UInt16));
+            let c = BloscCodec::new(BloscConfig { typesize: Some(2), cname, clevel: 5, shuffle: Some(shuffle), blocksize: 1024 }, &repr).unwrap();
+            let mut enc = c.encode(&data).unwrap();
+            for (at, byte) in damage {
+                // the header's sizes stay, so that the damage reaches the blocks
+                let i = at.index(enc.len() - 16) + 16;
+                enc[i] = byte;
+            }
+            let _ = c.decode(Decoded::Borrowed(&enc), len as u64);
+            let mut out = vec![0u8; (len as f64 * cut) as usize];
+            let _ = c.decode_prefix_into(&enc, &mut out, len as u64);
+        }
     }
 
     proptest! {
