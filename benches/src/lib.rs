@@ -197,6 +197,35 @@ pub fn mib_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / (1 << 20) as f64 / seconds
 }
 
+/// Runs `op(true)` once before the clock, then times `op(false)`: the seconds and its result.
+///
+/// The bench programs compare.py and compare_sparse.py call are a new process for every run,
+/// while the harnesses run each Python peer in their own process, one run after another, and
+/// take the median: the peers' timed runs find their code mapped, their heap grown and their
+/// threads awake. A run before the clock puts this process in the same state, so that the time
+/// is that of the op alone. `op` is told which run it is (a write goes elsewhere the first
+/// time).
+///
+/// ```
+/// let runs = std::cell::Cell::new(0);
+/// let (seconds, last) = zarr_benches::warm_then_time(|first| {
+///     runs.set(runs.get() + 1);
+///     Ok::<bool, String>(first)
+/// })?;
+/// assert_eq!((runs.get(), last), (2, false));
+/// assert!(seconds >= 0.0);
+/// # Ok::<(), String>(())
+/// ```
+///
+/// # Errors
+/// The first error of `op`.
+pub fn warm_then_time<T, E>(op: impl Fn(bool) -> Result<T, E>) -> Result<(f64, T), E> {
+    drop(op(true)?);
+    let t = std::time::Instant::now();
+    let out = op(false)?;
+    Ok((t.elapsed().as_secs_f64(), out))
+}
+
 /// The median wall time of 9 runs of `f`, in seconds (its result kept from the optimiser):
 /// the summary lines of the limit benchmarks.
 pub fn median_seconds(mut f: impl FnMut() -> u64) -> f64 {

@@ -21,21 +21,22 @@
 //!   ([`Selection::Points`]).
 //!
 //! The data (compare.py's formula) is generated before the clock starts and the checksum is
-//! summed after it stops: only the op is timed. Every op but `write` runs once before the clock
-//! ([`warm_then_time`]), as a Python peer's timed runs follow its earlier ones in compare.py's
-//! one process. The last stdout line is
+//! summed after it stops: only the op is timed. Every op runs once before the clock
+//! (`warm_then_time`; `write` beside PATH, then removed), as a Python peer's timed runs follow
+//! its earlier ones in compare.py's one process. The last stdout line is
 //! `{"seconds": S, "checksum": C}` (C = the sum of every value read or written). The peak
 //! resident set size (`getrusage`) goes to stderr, with its ratio to the array's size (the
 //! memory target of a whole-array read is at most 1.15 x the array's size).
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
 
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{Array, Selection};
-use zarr_benches::{block_data, checksum, make_data, peak_rss_bytes, value, Workload};
+use zarr_benches::{
+    block_data, checksum, make_data, peak_rss_bytes, value, warm_then_time, Workload,
+};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -46,18 +47,6 @@ fn usage() -> String {
     "usage: peer-bench OP WORKLOAD PATH N [FORMAT]   \
      (OP: write|read|slab|update|points, WORKLOAD: raw|zstd|blosc|shard, FORMAT: 3 (default) or 2)"
         .to_string()
-}
-
-/// Runs `op` once before the clock, then times it: the timed run finds the process as a
-/// Python peer's timed runs find theirs (compare.py runs the peers in its own process, one
-/// run after another, and takes the median; this program is a new process for every run).
-/// Its code is then mapped, its heap grown and its threads' scratch buffers touched, and the
-/// time is that of the op alone.
-fn warm_then_time<T>(op: impl Fn() -> Result<T, Error>) -> Result<(f64, T), Error> {
-    drop(op()?);
-    let t = Instant::now();
-    let out = op()?;
-    Ok((t.elapsed().as_secs_f64(), out))
 }
 
 fn run(args: &[String]) -> Result<(f64, u64), Error> {
@@ -76,11 +65,23 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
         "write" => {
             let data = make_data(n);
             let bytes: &[u8] = bytemuck::cast_slice(&data);
-            let t = Instant::now();
-            let store = Arc::new(FilesystemStore::create(path)?);
-            let array = workload.builder(n).zarr_format(format).create(store, "")?;
-            array.write_region_bytes(&Region::whole(&[n; 3]), bytes)?;
-            let seconds = t.elapsed().as_secs_f64();
+            let write = |at: &str| -> Result<(), Error> {
+                let store = Arc::new(FilesystemStore::create(at)?);
+                let array = workload.builder(n).zarr_format(format).create(store, "")?;
+                array.write_region_bytes(&Region::whole(&[n; 3]), bytes)?;
+                Ok(())
+            };
+            // the run before the clock writes beside PATH, and is removed
+            let warm = format!("{}.warm", path.trim_end_matches('/'));
+            let (seconds, ()) = warm_then_time(|first| {
+                if first {
+                    let _ = std::fs::remove_dir_all(&warm);
+                    write(&warm)?;
+                    Ok(std::fs::remove_dir_all(&warm)?)
+                } else {
+                    write(path)
+                }
+            })?;
             Ok((seconds, checksum(&data)))
         }
         "read" | "slab" => {
@@ -90,7 +91,7 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
                 Region::new(vec![n / 2, 0, 0], vec![1, n, n])?
             };
             let len = region.num_elements().ok_or("region too large")? as usize;
-            let op = || -> Result<Vec<u16>, Error> {
+            let op = |_| -> Result<Vec<u16>, Error> {
                 let store = Arc::new(FilesystemStore::open(path)?);
                 let array = Array::open(store, "")?;
                 let mut out = vec![0u16; len];
@@ -105,7 +106,7 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
             let side = 32u64.min(n - h);
             let data = block_data([h; 3], [side; 3]);
             let region = Region::new(vec![h; 3], vec![side; 3])?;
-            let op = || -> Result<(), Error> {
+            let op = |_| -> Result<(), Error> {
                 let store = Arc::new(FilesystemStore::open(path)?);
                 let array = Array::open(store, "")?;
                 array.write_region_bytes(&region, bytemuck::cast_slice(&data))?;
@@ -123,7 +124,7 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
                 })
                 .collect();
             let selection = Selection::Points(points.clone());
-            let op = || -> Result<Vec<u8>, Error> {
+            let op = |_| -> Result<Vec<u8>, Error> {
                 let store = Arc::new(FilesystemStore::open(path)?);
                 let array = Array::open(store, "")?;
                 Ok(array.read_selection_bytes(&selection)?)
