@@ -226,6 +226,28 @@ pub fn warm_then_time<T, E>(op: impl Fn(bool) -> Result<T, E>) -> Result<(f64, T
     Ok((t.elapsed().as_secs_f64(), out))
 }
 
+/// [`warm_then_time`] for a write that creates its array at `path`: the run before the clock
+/// writes beside it (at `path.warm`, removed before and after), so that the timed run still
+/// creates the array. The seconds of the timed write.
+///
+/// # Errors
+/// The first error of `write`, or of removing the first run's directory.
+pub fn warm_then_time_write<E: From<std::io::Error>>(
+    path: &str,
+    write: impl Fn(&str) -> Result<(), E>,
+) -> Result<f64, E> {
+    let warm = format!("{}.warm", path.trim_end_matches('/'));
+    let (seconds, ()) = warm_then_time(|first| {
+        if !first {
+            return write(path);
+        }
+        let _ = std::fs::remove_dir_all(&warm);
+        write(&warm)?;
+        Ok(std::fs::remove_dir_all(&warm)?)
+    })?;
+    Ok(seconds)
+}
+
 /// The median wall time of 9 runs of `f`, in seconds (its result kept from the optimiser):
 /// the summary lines of the limit benchmarks.
 pub fn median_seconds(mut f: impl FnMut() -> u64) -> f64 {

@@ -35,7 +35,8 @@ use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{Array, Selection};
 use zarr_benches::{
-    block_data, checksum, make_data, peak_rss_bytes, value, warm_then_time, Workload,
+    block_data, checksum, make_data, peak_rss_bytes, value, warm_then_time, warm_then_time_write,
+    Workload,
 };
 
 type Error = Box<dyn std::error::Error>;
@@ -71,17 +72,7 @@ fn run(args: &[String]) -> Result<(f64, u64), Error> {
                 array.write_region_bytes(&Region::whole(&[n; 3]), bytes)?;
                 Ok(())
             };
-            // the run before the clock writes beside PATH, and is removed
-            let warm = format!("{}.warm", path.trim_end_matches('/'));
-            let (seconds, ()) = warm_then_time(|first| {
-                if first {
-                    let _ = std::fs::remove_dir_all(&warm);
-                    write(&warm)?;
-                    Ok(std::fs::remove_dir_all(&warm)?)
-                } else {
-                    write(path)
-                }
-            })?;
+            let seconds = warm_then_time_write(path, write)?;
             Ok((seconds, checksum(&data)))
         }
         "read" | "slab" => {

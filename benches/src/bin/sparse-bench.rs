@@ -34,7 +34,7 @@ use zarr_array::zarr_layout_sparse::sprs::CsMat;
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{Array, ArrayBuilder, DataType};
-use zarr_benches::{warm_then_time, zstd3};
+use zarr_benches::{warm_then_time, warm_then_time_write, zstd3};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -127,17 +127,7 @@ fn run(args: &[String]) -> Result<(f64, usize, u64), Error> {
             array.sparse()?.write_sprs(&m, &[0, 0])?;
             Ok(())
         };
-        // the run before the clock writes beside PATH, and is removed
-        let warm = format!("{}.warm", path.trim_end_matches('/'));
-        let (seconds, ()) = warm_then_time(|first| {
-            if first {
-                let _ = std::fs::remove_dir_all(&warm);
-                write(&warm)?;
-                Ok(std::fs::remove_dir_all(&warm)?)
-            } else {
-                write(path)
-            }
-        })?;
+        let seconds = warm_then_time_write(path, write)?;
         let (nnz, sum) = stats(&m);
         return Ok((seconds, nnz, sum));
     }
