@@ -405,10 +405,45 @@ pub fn block_runs(
         s_stride *= src_shape[d] as usize;
         d_stride *= dst_shape[d] as usize;
     }
-    loop {
+    if outer == 0 {
         f(so, doff, run);
-        // advance the odometer: the last outer axis moves fastest
-        let mut d = outer;
+        return;
+    }
+    // Runs of a few common lengths (the rows of small chunks: 32 elements of 1, 2 or 4
+    // bytes) go through loops of their own in which the length is a constant, so that a copy
+    // in `f` becomes a few vector moves rather than a call to `memcpy`; a 32^3 inner chunk of
+    // 16-bit data is 1024 runs of 64 bytes, and the call was a third of the time of gathering
+    // it.
+    match run {
+        32 => walk(axes, so, doff, |s, d| f(s, d, 32)),
+        64 => walk(axes, so, doff, |s, d| f(s, d, 64)),
+        128 => walk(axes, so, doff, |s, d| f(s, d, 128)),
+        _ => walk(axes, so, doff, |s, d| f(s, d, run)),
+    }
+}
+
+/// The odometer of [`block_runs`] over its outer axes (at least one), each `(source stride,
+/// destination stride, extent, position)`, from the offsets `so` and `doff` of the first run.
+#[inline(always)]
+fn walk(
+    axes: &mut [(usize, usize, usize, usize)],
+    mut so: usize,
+    mut doff: usize,
+    mut f: impl FnMut(usize, usize),
+) {
+    let last = axes.len() - 1;
+    let (inner_s, inner_d, inner_n, _) = axes[last];
+    loop {
+        // the last outer axis, which moves fastest, as a plain loop (most runs are here: the
+        // rows of a block)
+        let (mut s, mut d) = (so, doff);
+        for _ in 0..inner_n {
+            f(s, d);
+            s += inner_s;
+            d += inner_d;
+        }
+        // advance the odometer over the axes before it
+        let mut d = last;
         loop {
             if d == 0 {
                 return;

@@ -278,6 +278,33 @@ proptest! {
     }
 }
 
+/// `copy_region` against a copy element by element.
+#[allow(clippy::too_many_arguments)]
+fn check_copy_region(
+    src_shape: &[u64],
+    dst_shape: &[u64],
+    block: &[u64],
+    src_start: &[u64],
+    dst_start: &[u64],
+    elem: usize,
+) -> Result<(), TestCaseError> {
+    let n = |s: &[u64]| s.iter().product::<u64>() as usize * elem;
+    let src: Vec<u8> = (0..n(src_shape)).map(|i| (i % 251) as u8).collect();
+    let mut got = vec![0u8; n(dst_shape)];
+    zarr_grid::geometry::copy_region(
+        &src, src_shape, src_start, &mut got, dst_shape, dst_start, block, elem,
+    );
+    let mut want = vec![0u8; n(dst_shape)];
+    for p in zarr_grid::geometry::indices(block) {
+        let s: Vec<u64> = p.iter().zip(src_start).map(|(a, b)| a + b).collect();
+        let d: Vec<u64> = p.iter().zip(dst_start).map(|(a, b)| a + b).collect();
+        let (s, d) = (linear(&s, src_shape) * elem, linear(&d, dst_shape) * elem);
+        want[d..d + elem].copy_from_slice(&src[s..s + elem]);
+    }
+    prop_assert_eq!(got, want);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     /// `copy_region` (the odometer of `block_runs`) against a copy element by element, for
@@ -293,19 +320,27 @@ proptest! {
         let block: Vec<u64> = dims.iter().map(|d| d.2).collect();
         let src_start: Vec<u64> = dims.iter().map(|d| d.3 % (d.0 + 1)).collect();
         let dst_start: Vec<u64> = dims.iter().map(|d| d.4 % (d.1 + 1)).collect();
-        let n = |s: &[u64]| s.iter().product::<u64>() as usize * elem;
-        let src: Vec<u8> = (0..n(&src_shape)).map(|i| (i % 251) as u8).collect();
-        let mut got = vec![0u8; n(&dst_shape)];
-        zarr_grid::geometry::copy_region(
-            &src, &src_shape, &src_start, &mut got, &dst_shape, &dst_start, &block, elem,
-        );
-        let mut want = vec![0u8; n(&dst_shape)];
-        for p in zarr_grid::geometry::indices(&block) {
-            let s: Vec<u64> = p.iter().zip(&src_start).map(|(a, b)| a + b).collect();
-            let d: Vec<u64> = p.iter().zip(&dst_start).map(|(a, b)| a + b).collect();
-            let (s, d) = (linear(&s, &src_shape) * elem, linear(&d, &dst_shape) * elem);
-            want[d..d + elem].copy_from_slice(&src[s..s + elem]);
-        }
-        prop_assert_eq!(got, want);
+        check_copy_region(&src_shape, &dst_shape, &block, &src_start, &dst_start, elem)?;
+    }
+
+    /// The same for blocks whose rows are 32, 64 or 128 bytes, which `block_runs` walks in
+    /// loops of their own (the row's axis spanning the buffers or not, so that rows merge
+    /// with the axes before them or not).
+    #[test]
+    fn copy_region_with_rows_of_the_lengths_walked_apart(
+        dims in proptest::collection::vec((0u64..3, 0u64..3, 1u64..4, 0u64..3, 0u64..3), 0..=3),
+        row in prop::sample::select(vec![32usize, 64, 128]),
+        elem in prop::sample::select(vec![1usize, 2, 4, 8]),
+        last in (0u64..3, 0u64..3, 0u64..3, 0u64..3),
+    ) {
+        let width = (row / elem) as u64;
+        let mut axes: Vec<(u64, u64, u64, u64, u64)> = dims;
+        axes.push((last.0, last.1, width, last.2, last.3));
+        let src_shape: Vec<u64> = axes.iter().map(|d| d.0 + d.2).collect();
+        let dst_shape: Vec<u64> = axes.iter().map(|d| d.1 + d.2).collect();
+        let block: Vec<u64> = axes.iter().map(|d| d.2).collect();
+        let src_start: Vec<u64> = axes.iter().map(|d| d.3 % (d.0 + 1)).collect();
+        let dst_start: Vec<u64> = axes.iter().map(|d| d.4 % (d.1 + 1)).collect();
+        check_copy_region(&src_shape, &dst_shape, &block, &src_start, &dst_start, elem)?;
     }
 }
