@@ -22,6 +22,8 @@ use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use self::access::{DirAccess, Kind, Open};
@@ -542,7 +544,8 @@ impl Store for FilesystemStore {
     /// [`StoredValue::replace`] copies the kept ranges from it into the new temporary file in
     /// the kernel (`copy_file_range` on Linux, through `std::io::copy`), then renames that over
     /// the key. Writers replace files by rename and never change one in place, so the open
-    /// file stays the version opened.
+    /// file stays the version opened. After the rename the replaced file is closed on a
+    /// background thread, where the kernel frees it (at most 16 wait; see `close_later`).
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
         validate_key(key)?;
         let (folders, name) = split_key(key);
@@ -854,7 +857,7 @@ impl StoredValue for OpenValue<'_> {
         let (_, name) = split_key(&self.key);
         let dir = self.store.at(&self.folder);
         let mut source = &self.file;
-        self.store.replace_in(dir, &self.key, name, |temp| {
+        let replaced = self.store.replace_in(dir, &self.key, name, |temp| {
             for piece in pieces {
                 match piece {
                     Piece::New(bytes) => temp.write_all(bytes)?,
@@ -873,7 +876,36 @@ impl StoredValue for OpenValue<'_> {
                 }
             }
             Ok(())
-        })
+        });
+        if replaced.is_ok() {
+            // the old file, now unlinked, is freed when this last descriptor closes
+            close_later(self.file);
+        }
+        replaced
+    }
+}
+
+/// The replaced files [`close_later`] holds at most, waiting for its thread.
+const CLOSE_QUEUE: usize = 16;
+
+/// Closes `file`, the last descriptor of a value just replaced (unlinked by the rename), on a
+/// background thread: the kernel frees an unlinked file's blocks and cached pages when its
+/// last descriptor closes, there and then (5 ms for a 6.4 MB shard on ext4 here, half of a
+/// one-inner-chunk shard update), and the caller need not wait for that. At most
+/// [`CLOSE_QUEUE`] files wait; past that, or without the thread, it is closed here.
+fn close_later(file: File) {
+    static CLOSER: OnceLock<Option<SyncSender<File>>> = OnceLock::new();
+    let closer = CLOSER.get_or_init(|| {
+        let (tx, rx) = sync_channel::<File>(CLOSE_QUEUE);
+        std::thread::Builder::new()
+            .name("zarr-store-close".into())
+            .spawn(move || rx.into_iter().for_each(drop))
+            .ok()
+            .map(|_| tx)
+    });
+    if let Some(tx) = closer {
+        // a full queue or a gone thread hands the file back, and it closes here
+        let _ = tx.try_send(file);
     }
 }
 
@@ -1079,6 +1111,36 @@ mod tests {
         store.prune_empty_dirs(&chain, "a/b/c");
         assert!(!dir.path().join("a/b").exists());
         assert!(dir.path().join("a/keep").is_file());
+        Ok(())
+    }
+
+    /// Replacing a value many times over, faster than one thread may close the replaced files:
+    /// every replacement reads back, and the replaced files' descriptors never pile up past
+    /// the queue of the closing thread.
+    #[test]
+    fn replaced_values_are_closed_in_the_background_within_bounds() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| StoreError::io("", e))?;
+        let store = FilesystemStore::open(dir.path())?;
+        store.set("k", &[0u8; 4096])?;
+        #[cfg(target_os = "linux")]
+        let open_fds = || std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count);
+        #[cfg(target_os = "linux")]
+        let before = open_fds();
+        for i in 1..=100u8 {
+            let value = store
+                .open_value("k")?
+                .ok_or(StoreError::io("k", io::ErrorKind::NotFound.into()))?;
+            value.replace(&[Piece::New(vec![i]), Piece::Kept(1..4096)])?;
+            let got = store.get("k")?.unwrap_or_default();
+            assert_eq!((got.len(), got[0]), (4096, i));
+            // other tests of this binary open files too: a margin beside the queue
+            #[cfg(target_os = "linux")]
+            assert!(
+                open_fds() <= before + CLOSE_QUEUE + 16,
+                "{} > {before}",
+                open_fds()
+            );
+        }
         Ok(())
     }
 }
