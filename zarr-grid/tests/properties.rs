@@ -279,7 +279,6 @@ proptest! {
 }
 
 /// `copy_region` against a copy element by element.
-#[allow(clippy::too_many_arguments)]
 fn check_copy_region(
     src_shape: &[u64],
     dst_shape: &[u64],

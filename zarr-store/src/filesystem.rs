@@ -22,8 +22,6 @@ use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use self::access::{DirAccess, Kind, Open};
@@ -544,8 +542,9 @@ impl Store for FilesystemStore {
     /// [`StoredValue::replace`] copies the kept ranges from it into the new temporary file in
     /// the kernel (`copy_file_range` on Linux, through `std::io::copy`), then renames that over
     /// the key. Writers replace files by rename and never change one in place, so the open
-    /// file stays the version opened. After the rename the replaced file is closed on a
-    /// background thread, where the kernel frees it (at most 16 wait; see `close_later`).
+    /// file stays the version opened. After the rename, on unix, the replaced file is closed
+    /// on a background thread, where the kernel frees it (at most 16 wait; see
+    /// `close_later`).
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
         validate_key(key)?;
         let (folders, name) = split_key(key);
@@ -877,8 +876,10 @@ impl StoredValue for OpenValue<'_> {
             }
             Ok(())
         });
+        // the old file, now unlinked, is freed when this last descriptor closes (elsewhere
+        // than on unix, here: an open handle there keeps a file's folder from being removed)
+        #[cfg(unix)]
         if replaced.is_ok() {
-            // the old file, now unlinked, is freed when this last descriptor closes
             close_later(self.file);
         }
         replaced
@@ -886,6 +887,7 @@ impl StoredValue for OpenValue<'_> {
 }
 
 /// The replaced files [`close_later`] holds at most, waiting for its thread.
+#[cfg(unix)]
 const CLOSE_QUEUE: usize = 16;
 
 /// Closes `file`, the last descriptor of a value just replaced (unlinked by the rename), on a
@@ -893,7 +895,10 @@ const CLOSE_QUEUE: usize = 16;
 /// last descriptor closes, there and then (5 ms for a 6.4 MB shard on ext4 here, half of a
 /// one-inner-chunk shard update), and the caller need not wait for that. At most
 /// [`CLOSE_QUEUE`] files wait; past that, or without the thread, it is closed here.
+#[cfg(unix)]
 fn close_later(file: File) {
+    use std::sync::mpsc::{sync_channel, SyncSender};
+    use std::sync::OnceLock;
     static CLOSER: OnceLock<Option<SyncSender<File>>> = OnceLock::new();
     let closer = CLOSER.get_or_init(|| {
         let (tx, rx) = sync_channel::<File>(CLOSE_QUEUE);
@@ -1117,6 +1122,7 @@ mod tests {
     /// Replacing a value many times over, faster than one thread may close the replaced files:
     /// every replacement reads back, and the replaced files' descriptors never pile up past
     /// the queue of the closing thread.
+    #[cfg(unix)]
     #[test]
     fn replaced_values_are_closed_in_the_background_within_bounds() -> Result<()> {
         let dir = tempfile::tempdir().map_err(|e| StoreError::io("", e))?;
