@@ -735,8 +735,7 @@ impl Array {
                 // (`CodecChain::decode_region`)
                 let plen = buffer_len(&part.in_chunk.shape, elem)?;
                 grow_to(scratch, plen, &part.in_chunk.shape)?;
-                let sharded = chain.inner_chunk_shape().is_some();
-                let found = with_part_source(&*self.store, &key, sharded, |source| {
+                let found = with_part_source(&*self.store, &key, &chain, |source| {
                     chain.decode_region(source, &part.in_chunk, scratch)
                 })?
                 .map_err(codec_err)?;

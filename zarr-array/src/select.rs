@@ -290,8 +290,7 @@ impl Array {
                 return Ok(values);
             }
             let chain = &self.chunk_codec(chunk)?.chain;
-            let sharded = chain.inner_chunk_shape().is_some();
-            let found = with_part_source(&*self.store, &key, sharded, |source| {
+            let found = with_part_source(&*self.store, &key, chain, |source| {
                 chain.decode_points(source, &in_chunk.offsets, &mut values)
             })?
             .map_err(|source| ArrayError::Codec {

@@ -1,6 +1,6 @@
 //! The byte-range source of zarr-codecs, implemented for a key of any store.
 
-use zarr_codecs::{ByteRange, ByteRangeSource, SourceError};
+use zarr_codecs::{ByteRange, ByteRangeSource, CodecChain, SourceError};
 use zarr_store::{Store, StoreError, StoredValue};
 
 /// One stored value (a chunk or shard) read through a store, range by range.
@@ -69,8 +69,8 @@ impl ByteRangeSource for ValueSource<'_> {
     }
 }
 
-/// Calls `read` with a source of the chunk at `key` of `store` that serves a read of a part of
-/// it best. For a sharded chunk (`sharded`) on a store of cheap ranged reads
+/// Calls `read` with a source of the chunk at `key` of `store`, encoded by `chain`, that serves
+/// a read of a part of it best. For a sharded chunk on a store of cheap ranged reads
 /// ([`Store::cheap_ranged_reads`], a local file) that is the value opened once: every range
 /// comes from the version opened, and each inner chunk is read where it is decoded. Otherwise
 /// it is the key, read range by range ([`StoreSource`]).
@@ -80,9 +80,10 @@ impl ByteRangeSource for ValueSource<'_> {
 pub(crate) fn with_part_source<R>(
     store: &dyn Store,
     key: &str,
-    sharded: bool,
+    chain: &CodecChain,
     read: impl FnOnce(&dyn ByteRangeSource) -> R,
 ) -> Result<R, StoreError> {
+    let sharded = chain.inner_chunk_shape().is_some();
     if sharded && store.cheap_ranged_reads() {
         return Ok(match store.open_value(key)? {
             Some(value) => read(&ValueSource::new(store, &*value)),

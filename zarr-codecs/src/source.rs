@@ -76,8 +76,8 @@ pub trait ByteRangeSource: Sync {
     /// in memory, a file opened once and read with positioned reads). A sharded read then
     /// fetches each inner chunk where it is decoded, in parallel, into a buffer of its own
     /// size that the allocator hands out again, instead of joining them into one request and
-    /// one shard-sized buffer. `false`
-    /// (the default): requests have latency (an object store), so they are joined.
+    /// one shard-sized buffer. `false` (the default): requests have latency (an object
+    /// store), so they are joined.
     fn cheap_requests(&self) -> bool {
         false
     }

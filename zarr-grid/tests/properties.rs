@@ -278,26 +278,26 @@ proptest! {
     }
 }
 
-/// `copy_region` against a copy element by element.
-fn check_copy_region(
-    src_shape: &[u64],
-    dst_shape: &[u64],
-    block: &[u64],
-    src_start: &[u64],
-    dst_start: &[u64],
-    elem: usize,
-) -> Result<(), TestCaseError> {
+/// `copy_region` against a copy element by element, for buffers and a block given per axis as
+/// (source extent beside the block, destination extent beside it, block extent, source start,
+/// destination start), each start clipped to its room.
+fn check_copy_region(axes: &[(u64, u64, u64, u64, u64)], elem: usize) -> Result<(), TestCaseError> {
+    let src_shape: Vec<u64> = axes.iter().map(|d| d.0 + d.2).collect();
+    let dst_shape: Vec<u64> = axes.iter().map(|d| d.1 + d.2).collect();
+    let block: Vec<u64> = axes.iter().map(|d| d.2).collect();
+    let src_start: Vec<u64> = axes.iter().map(|d| d.3 % (d.0 + 1)).collect();
+    let dst_start: Vec<u64> = axes.iter().map(|d| d.4 % (d.1 + 1)).collect();
     let n = |s: &[u64]| s.iter().product::<u64>() as usize * elem;
-    let src: Vec<u8> = (0..n(src_shape)).map(|i| (i % 251) as u8).collect();
-    let mut got = vec![0u8; n(dst_shape)];
+    let src: Vec<u8> = (0..n(&src_shape)).map(|i| (i % 251) as u8).collect();
+    let mut got = vec![0u8; n(&dst_shape)];
     zarr_grid::geometry::copy_region(
-        &src, src_shape, src_start, &mut got, dst_shape, dst_start, block, elem,
+        &src, &src_shape, &src_start, &mut got, &dst_shape, &dst_start, &block, elem,
     );
-    let mut want = vec![0u8; n(dst_shape)];
-    for p in zarr_grid::geometry::indices(block) {
-        let s: Vec<u64> = p.iter().zip(src_start).map(|(a, b)| a + b).collect();
-        let d: Vec<u64> = p.iter().zip(dst_start).map(|(a, b)| a + b).collect();
-        let (s, d) = (linear(&s, src_shape) * elem, linear(&d, dst_shape) * elem);
+    let mut want = vec![0u8; n(&dst_shape)];
+    for p in zarr_grid::geometry::indices(&block) {
+        let s: Vec<u64> = p.iter().zip(&src_start).map(|(a, b)| a + b).collect();
+        let d: Vec<u64> = p.iter().zip(&dst_start).map(|(a, b)| a + b).collect();
+        let (s, d) = (linear(&s, &src_shape) * elem, linear(&d, &dst_shape) * elem);
         want[d..d + elem].copy_from_slice(&src[s..s + elem]);
     }
     prop_assert_eq!(got, want);
@@ -313,13 +313,7 @@ proptest! {
         dims in proptest::collection::vec((1u64..6, 1u64..6, 0u64..6, 0u64..6, 0u64..6), 0..=5),
         elem in 1usize..=8,
     ) {
-        // per axis: source extent, destination extent, block extent and both starts, clipped
-        let src_shape: Vec<u64> = dims.iter().map(|d| d.0 + d.2).collect();
-        let dst_shape: Vec<u64> = dims.iter().map(|d| d.1 + d.2).collect();
-        let block: Vec<u64> = dims.iter().map(|d| d.2).collect();
-        let src_start: Vec<u64> = dims.iter().map(|d| d.3 % (d.0 + 1)).collect();
-        let dst_start: Vec<u64> = dims.iter().map(|d| d.4 % (d.1 + 1)).collect();
-        check_copy_region(&src_shape, &dst_shape, &block, &src_start, &dst_start, elem)?;
+        check_copy_region(&dims, elem)?;
     }
 
     /// The same for blocks whose rows are 32, 64 or 128 bytes, which `block_runs` walks in
@@ -332,14 +326,8 @@ proptest! {
         elem in prop::sample::select(vec![1usize, 2, 4, 8]),
         last in (0u64..3, 0u64..3, 0u64..3, 0u64..3),
     ) {
-        let width = (row / elem) as u64;
-        let mut axes: Vec<(u64, u64, u64, u64, u64)> = dims;
-        axes.push((last.0, last.1, width, last.2, last.3));
-        let src_shape: Vec<u64> = axes.iter().map(|d| d.0 + d.2).collect();
-        let dst_shape: Vec<u64> = axes.iter().map(|d| d.1 + d.2).collect();
-        let block: Vec<u64> = axes.iter().map(|d| d.2).collect();
-        let src_start: Vec<u64> = axes.iter().map(|d| d.3 % (d.0 + 1)).collect();
-        let dst_start: Vec<u64> = axes.iter().map(|d| d.4 % (d.1 + 1)).collect();
-        check_copy_region(&src_shape, &dst_shape, &block, &src_start, &dst_start, elem)?;
+        let mut axes = dims;
+        axes.push((last.0, last.1, (row / elem) as u64, last.2, last.3));
+        check_copy_region(&axes, elem)?;
     }
 }
