@@ -13,7 +13,7 @@ use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
-use crate::selection::{normalize, AxisIndex, Indexer, Selection};
+use crate::selection::{normalize, AxisIndex, BlockSelection, GridBlocks, Indexer, Selection};
 use crate::source::with_part_source;
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
@@ -40,21 +40,39 @@ type AxisGroups = Vec<(i64, AxisGroup)>;
 
 impl Array {
     pub(crate) fn indexer(&self, sel: &Selection) -> Result<Indexer> {
-        let grid = &self.grid;
-        let shape = self.shape().to_vec();
-        let blocks = |axis: usize| -> Vec<(u64, u64)> {
-            let ranges = grid.grid_range();
-            ranges[axis]
-                .clone()
-                .filter_map(|g| {
-                    let mut chunk: Vec<i64> = ranges.iter().map(|r| r.start).collect();
-                    chunk[axis] = g;
-                    grid.chunk_region(&chunk)
-                        .map(|r| (r.start[axis], r.shape[axis]))
-                })
-                .collect()
+        normalize(sel, self.shape(), &GridBlocks(&*self.grid))
+    }
+
+    /// The positions the chunks of a block selection cover (zarr-python's `a.blocks[...]`):
+    /// whole chunks, clipped to the array. Only the chunks named are looked at, however many
+    /// the array has.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, BlockSelection, DataType};
+    /// # use zarr_store::MemoryStore;
+    /// let a = ArrayBuilder::new(vec![10, 6], DataType::UInt8)
+    ///     .chunk_shape(vec![4, 6])
+    ///     .create(Arc::new(MemoryStore::new()), "a")?;
+    /// let r = a.block_region(&[BlockSelection::Range(Some(1), None)])?;
+    /// assert_eq!((r.start, r.shape), (vec![4, 0], vec![6, 6]));
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A chunk index outside the grid, or more axes than the array has.
+    pub fn block_region(&self, blocks: &[BlockSelection]) -> Result<Region> {
+        let axes = match self.indexer(&Selection::Blocks(blocks.to_vec()))? {
+            Indexer::Orthogonal(axes) => axes,
+            Indexer::Points(_) => Vec::new(),
         };
-        normalize(sel, &shape, &blocks)
+        Ok(Region {
+            start: axes
+                .iter()
+                .map(|ix| if ix.len() > 0 { ix.get(0) } else { 0 })
+                .collect(),
+            shape: axes.iter().map(AxisIndex::len).collect(),
+        })
     }
 
     /// The shape of the data `sel` reads (and a write through it takes).

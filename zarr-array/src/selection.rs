@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+use zarr_grid::ChunkGrid;
+
 use crate::error::{ArrayError, SelectionError};
 
 /// A slice `start:stop:step` with NumPy semantics (`step` > 0; bounds clamp; negatives count
@@ -224,13 +226,43 @@ fn position(i: i64, len: u64, axis: usize) -> Result<u64, ArrayError> {
     Ok(p as u64)
 }
 
-/// Normalises a selection against an array shape. `block_range(axis, first, last)` gives the
-/// positions `(start, len)` covered by the chunks `first..=last` (indices from the first
-/// chunk) and `num_blocks(axis)` the number of chunks, for block selections.
+/// The chunks along each axis, for block selections: how many there are, and the positions
+/// `(start, len)` of one of them (counted from the first). Asked only for the chunks a
+/// selection names, so a block of an array of 2^40 chunks costs what one of 4 chunks does.
+pub(crate) trait BlockSpans {
+    /// The number of chunks along `axis`.
+    fn count(&self, axis: usize) -> u64;
+    /// The positions of chunk `i` (`i < count(axis)`) along `axis`.
+    fn span(&self, axis: usize, i: u64) -> (u64, u64);
+}
+
+/// The chunks of a grid.
+pub(crate) struct GridBlocks<'a>(pub(crate) &'a dyn ChunkGrid);
+
+impl BlockSpans for GridBlocks<'_> {
+    fn count(&self, axis: usize) -> u64 {
+        self.0
+            .grid_range()
+            .get(axis)
+            .map_or(0, |r| r.end.saturating_sub(r.start) as u64)
+    }
+
+    fn span(&self, axis: usize, i: u64) -> (u64, u64) {
+        let ranges = self.0.grid_range();
+        let mut chunk: Vec<i64> = ranges.iter().map(|r| r.start).collect();
+        chunk[axis] = ranges[axis].start + i as i64;
+        self.0
+            .chunk_region(&chunk)
+            .map_or((0, 0), |r| (r.start[axis], r.shape[axis]))
+    }
+}
+
+/// Normalises a selection against an array shape; `blocks` gives the chunks along each axis,
+/// for block selections.
 pub(crate) fn normalize(
     sel: &Selection,
     shape: &[u64],
-    blocks: &dyn Fn(usize) -> Vec<(u64, u64)>,
+    blocks: &dyn BlockSpans,
 ) -> Result<Indexer, ArrayError> {
     let rank = shape.len();
     let too_many = |kind: &'static str, got: usize| -> ArrayError {
@@ -334,8 +366,7 @@ pub(crate) fn normalize(
             }
             let mut axes = Vec::with_capacity(rank);
             for d in 0..rank {
-                let spans = blocks(d);
-                let n = spans.len() as u64;
+                let n = blocks.count(d);
                 let (first, count) = match per_axis.get(d) {
                     None => (0, n),
                     Some(BlockSelection::Index(i)) => (position(*i, n, d)?, 1),
@@ -357,8 +388,8 @@ pub(crate) fn normalize(
                     });
                     continue;
                 }
-                let (start, _) = spans[first as usize];
-                let (last_start, last_len) = spans[(first + count - 1) as usize];
+                let (start, _) = blocks.span(d, first);
+                let (last_start, last_len) = blocks.span(d, first + count - 1);
                 axes.push(AxisIndex::Range {
                     start,
                     count: last_start + last_len - start,
@@ -382,9 +413,20 @@ fn full_axis(len: u64) -> AxisIndex {
 mod tests {
     use super::*;
 
-    fn no_blocks(_: usize) -> Vec<(u64, u64)> {
-        Vec::new()
+    /// Chunks given as their spans, per axis.
+    struct Spans(Vec<(u64, u64)>);
+
+    impl BlockSpans for Spans {
+        fn count(&self, _: usize) -> u64 {
+            self.0.len() as u64
+        }
+
+        fn span(&self, _: usize, i: u64) -> (u64, u64) {
+            self.0[i as usize]
+        }
     }
+
+    const NO_BLOCKS: Spans = Spans(Vec::new());
 
     #[test]
     fn slices_follow_numpy() {
@@ -414,16 +456,16 @@ mod tests {
     #[test]
     fn basic_with_ellipsis_and_index() {
         let sel = Selection::Basic(vec![BasicItem::Ellipsis, BasicItem::Index(-1)]);
-        let ix = normalize(&sel, &[4, 5, 6], &no_blocks).unwrap();
+        let ix = normalize(&sel, &[4, 5, 6], &NO_BLOCKS).unwrap();
         assert_eq!(ix.output_shape(), vec![4, 5]);
         assert!(normalize(
             &Selection::Basic(vec![BasicItem::Index(6)]),
             &[6],
-            &no_blocks
+            &NO_BLOCKS
         )
         .is_err());
         let two = Selection::Basic(vec![BasicItem::Ellipsis, BasicItem::Ellipsis]);
-        assert!(normalize(&two, &[6], &no_blocks).is_err());
+        assert!(normalize(&two, &[6], &NO_BLOCKS).is_err());
     }
 
     #[test]
@@ -432,25 +474,25 @@ mod tests {
             AxisSelection::Mask(vec![true, false, true]),
             AxisSelection::Indices(vec![-1, 0, 0]),
         ]);
-        let ix = normalize(&sel, &[3, 4], &no_blocks).unwrap();
+        let ix = normalize(&sel, &[3, 4], &NO_BLOCKS).unwrap();
         assert_eq!(ix.output_shape(), vec![2, 3]);
         let bad_mask = Selection::Orthogonal(vec![
             AxisSelection::Mask(vec![true]),
             AxisSelection::Index(0),
         ]);
-        assert!(normalize(&bad_mask, &[3, 4], &no_blocks).is_err());
+        assert!(normalize(&bad_mask, &[3, 4], &NO_BLOCKS).is_err());
         let pts = Selection::Points(vec![vec![0, 1], vec![2, -1]]);
         assert_eq!(
-            normalize(&pts, &[3, 4], &no_blocks).unwrap(),
+            normalize(&pts, &[3, 4], &NO_BLOCKS).unwrap(),
             Indexer::Points(vec![vec![0, 1], vec![2, 3]])
         );
-        assert!(normalize(&Selection::Points(vec![vec![3, 0]]), &[3, 4], &no_blocks).is_err());
+        assert!(normalize(&Selection::Points(vec![vec![3, 0]]), &[3, 4], &NO_BLOCKS).is_err());
     }
 
     #[test]
     fn blocks_cover_whole_chunks() {
         // a partly filled first chunk: 3 positions, then 4, then 2
-        let spans = |_: usize| vec![(0, 3), (3, 4), (7, 2)];
+        let spans = Spans(vec![(0, 3), (3, 4), (7, 2)]);
         let ix = normalize(
             &Selection::Blocks(vec![BlockSelection::Index(1)]),
             &[9],
