@@ -9,12 +9,28 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUnt
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
-use zarr_array::selection::{AxisSelection, Selection, Slice};
+use zarr_array::selection::{AxisSelection, BlockSelection, Selection, Slice};
 use zarr_array::Array;
 
 use crate::engine::{self, Error, VlenItems};
 use crate::error::{raise, IntoPy};
 use crate::sparse;
+
+/// One axis of a block selection from Python: a chunk index, or a range `(start, stop)`.
+#[derive(Debug, FromPyObject)]
+enum BlockItem {
+    Index(i64),
+    Range(Option<i64>, Option<i64>),
+}
+
+impl From<BlockItem> for BlockSelection {
+    fn from(item: BlockItem) -> Self {
+        match item {
+            BlockItem::Index(i) => BlockSelection::Index(i),
+            BlockItem::Range(a, b) => BlockSelection::Range(a, b),
+        }
+    }
+}
 
 /// A Zarr array opened by the Rust engine (private: use `zarr_rs.Array`).
 #[pyclass(module = "zarr_rs._core")]
@@ -236,6 +252,23 @@ impl ArrayCore {
     /// at 0 and is shorter).
     fn chunk_spans(&self, axis: usize) -> PyResult<Vec<(u64, u64)>> {
         engine::chunk_spans(&self.inner, axis).py_err()
+    }
+
+    /// The number of chunks along each axis.
+    #[getter]
+    fn grid_shape(&self) -> Vec<u64> {
+        engine::grid_shape(&self.inner)
+    }
+
+    /// `(start, shape)` of the positions a block selection covers: per axis a chunk index or
+    /// a `(start, stop)` range of chunk indices (either may be None). Only the chunks named
+    /// are looked at.
+    fn block_region(&self, items: Vec<BlockItem>) -> PyResult<(Vec<u64>, Vec<u64>)> {
+        engine::block_region(
+            &self.inner,
+            items.into_iter().map(BlockItem::into).collect(),
+        )
+        .py_err()
     }
 
     /// The stored chunks as `(grid index, stored bytes)`.

@@ -14,8 +14,8 @@ use zarr_array::zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::{self, FilesystemStore, Store, StoreUrl};
 use zarr_array::{
-    Array, ArrayBuilder, ArrayError, DataType, ExtensionDef, Extensions, Group, NodeKind,
-    Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
+    Array, ArrayBuilder, ArrayError, BlockSelection, DataType, ExtensionDef, Extensions, Group,
+    NodeKind, Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
 };
 
 pub(crate) use zarr_array::{ArrayError as Error, Result};
@@ -353,6 +353,19 @@ pub(crate) fn chunk_spans(a: &Array, axis: usize) -> Result<Vec<(u64, u64)>> {
                 .map(|reg| (reg.start[axis], reg.shape[axis]))
         })
         .collect())
+}
+
+pub(crate) fn grid_shape(a: &Array) -> Vec<u64> {
+    a.grid()
+        .grid_range()
+        .iter()
+        .map(|r| r.end.saturating_sub(r.start) as u64)
+        .collect()
+}
+
+pub(crate) fn block_region(a: &Array, blocks: Vec<BlockSelection>) -> Result<(Vec<u64>, Vec<u64>)> {
+    let r = a.block_region(&blocks)?;
+    Ok((r.start, r.shape))
 }
 
 pub(crate) fn stored_chunk_sizes(a: &Array) -> Result<Vec<(Vec<i64>, u64)>> {

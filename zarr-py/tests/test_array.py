@@ -148,6 +148,21 @@ def test_blocks(tmp_path, rng):
     a.blocks[2, 0] = np.ones((2, 3), "float32")
     data[8:10, 0:3] = 1
     np.testing.assert_array_equal(a[...], data)
+    with pytest.raises(IndexError):
+        a.blocks[3]
+    with pytest.raises(IndexError):
+        a.blocks[::2]
+
+
+def test_blocks_of_an_array_of_2_to_the_40_chunks(tmp_path):
+    """A block is found from its own chunk index: the others are never listed (this took
+    time proportional to the number of chunks)."""
+    a = zarr_rs.create_array(str(tmp_path / "big.zarr"), shape=(2**40, 3), chunks=(1, 3), dtype="uint8")
+    assert a.nchunks == 2**40
+    a.blocks[2**40 - 1] = np.full((1, 3), 7, "uint8")
+    np.testing.assert_array_equal(a.blocks[-1], [[7, 7, 7]])
+    np.testing.assert_array_equal(a.blocks[5:7, 0], np.zeros((2, 3), "uint8"))
+    assert a.nchunks_initialized == 1
 
 
 def test_reads_own_their_buffer(tmp_path, rng):

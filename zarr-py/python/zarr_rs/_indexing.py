@@ -174,29 +174,19 @@ def points(key: Any, shape: tuple[int, ...]) -> tuple[tuple, tuple[int, ...]]:
     return ("points", per_axis), out_shape
 
 
-def blocks(key: Any, spans: list[list[tuple[int, int]]]) -> Region:
-    """A block selection (``.blocks``): chunk indices per axis (ints or step-1 slices) as the
-    region of positions those chunks cover."""
-    ndim = len(spans)
+def blocks(key: Any, ndim: int) -> list:
+    """A block selection (``.blocks``): per axis a chunk index or a ``(start, stop)`` range of
+    chunk indices (step 1), for the engine, which finds the positions those chunks cover."""
     items = _expand(key, ndim)
-    start, count = [], []
-    for d, (k, sp) in enumerate(zip(items, spans)):
-        n = len(sp)
+    out: list = []
+    for d, k in enumerate(items):
         if _is_int(k):
-            first = _position(k, n, d)
-            last = first + 1
+            out.append(int(k))
         elif isinstance(k, slice):
             a, b, step = _slice_tuple(k)
             if step not in (None, 1):
                 raise BoundsError("block selections take slices with step 1")
-            first, last, _ = slice(a, b).indices(n)
-            last = max(first, last)
+            out.append((a, b))
         else:
             raise BoundsError(f"block selections take ints and slices, not {k!r} (axis {d})")
-        if last == first:
-            start.append(sp[first][0] if first < n else (sp[-1][0] + sp[-1][1] if sp else 0))
-            count.append(0)
-        else:
-            start.append(sp[first][0])
-            count.append(sp[last - 1][0] + sp[last - 1][1] - sp[first][0])
-    return Region(start, count, [])
+    return out

@@ -360,7 +360,7 @@ class Array:
     @property
     def nchunks(self) -> int:
         """The number of chunks (shards of a sharded array) of the grid."""
-        return int(np.prod([len(self._core.chunk_spans(d)) for d in range(self.ndim)]))
+        return int(np.prod(self._core.grid_shape, dtype=object))
 
     @property
     def nchunks_initialized(self) -> int:
@@ -433,7 +433,7 @@ class Array:
         if kind == "points":
             sel, out_shape = _indexing.points(key, shape)
             return self._read_sel(sel, out_shape)
-        return self._read_region(_indexing.blocks(key, self._spans()))
+        return self._read_region(self._block_region(key))
 
     def _set(self, kind: str, key: Any, value: Any) -> None:
         shape = self.shape
@@ -452,9 +452,13 @@ class Array:
             self._core.write_selection(sel, _flat_bytes(np.ascontiguousarray(data)))
             return None
         else:
-            return self._write_region(_indexing.blocks(key, self._spans()), value)
+            return self._write_region(self._block_region(key), value)
         self._write_sel(sel, value, tuple(self._core.selection_shape(sel)))
         return None
+
+    def _block_region(self, key: Any) -> _indexing.Region:
+        start, count = self._core.block_region(_indexing.blocks(key, self.ndim))
+        return _indexing.Region(start, count, [])
 
     def _spans(self) -> list[list[tuple[int, int]]]:
         return [self._core.chunk_spans(d) for d in range(self.ndim)]
