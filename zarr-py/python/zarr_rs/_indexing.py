@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BoundsError
+from .errors import BoundsError, InvalidArgumentError
 
 
 def _is_int(k: Any) -> bool:
@@ -24,6 +24,70 @@ def _is_array_like(k: Any) -> bool:
     return isinstance(k, (list, np.ndarray)) or (
         hasattr(k, "__array__") and not isinstance(k, (slice, type(Ellipsis)))
     )
+
+
+# zarr-python's (3.1.6, zarr.core.indexing) classification of key items, which decides what
+# ``a[key]`` means: the same predicates, so that the same keys are taken the same way.
+def _is_bool(k: Any) -> bool:
+    return type(k) in (bool, np.bool_)
+
+
+def _is_int_list(k: Any) -> bool:
+    return isinstance(k, list) and len(k) > 0 and all(_is_int(i) for i in k)
+
+
+def _is_bool_list(k: Any) -> bool:
+    return isinstance(k, list) and len(k) > 0 and all(_is_bool(i) for i in k)
+
+
+def _is_int_array(k: Any) -> bool:
+    return not np.isscalar(k) and hasattr(k, "shape") and hasattr(k, "dtype") and k.dtype.kind in "ui"
+
+
+def _is_bool_array(k: Any) -> bool:
+    return hasattr(k, "shape") and hasattr(k, "dtype") and k.dtype == bool
+
+
+def _is_int_or_bool_iterable(k: Any) -> bool:
+    return _is_int_list(k) or _is_int_array(k) or _is_bool_array(k) or _is_bool_list(k)
+
+
+def kind_of(key: Any, ndim: int) -> str:
+    """What ``a[key]`` is, decided as zarr-python decides it: ``"points"`` for a boolean mask
+    or one index per axis made of ints and integer arrays only (at least one array);
+    ``"orthogonal"`` for one index array (or mask) per axis, or at most one of them beside ints
+    and slices; ``"basic"`` otherwise (which takes ints, slices and Ellipsis, and refuses any
+    other item). So ``a[[0, 2], [1, 3], :]``, which NumPy would broadcast, is refused, as
+    zarr-python refuses it."""
+    if isinstance(key, tuple) and len(key) == 1:
+        # zarr-python classifies a 1-tuple by its item (its ``pop_fields``)
+        key = key[0]
+    if _is_bool_array(key):
+        return "points"
+    if ndim == 1 and (_is_int_list(key) or _is_int_array(key) or _is_bool_list(key)):
+        return "points"
+    if (
+        isinstance(key, tuple)
+        and len(key) == ndim
+        and not any(isinstance(k, slice) or k is Ellipsis for k in key)
+        and all(_is_int(k) or _is_int_list(k) or _is_int_array(k) for k in key)
+        and any(_is_int_list(k) or _is_int_array(k) for k in key)
+    ):
+        return "points"
+    if not ndim:
+        return "basic"
+    items = key if isinstance(key, tuple) else (key,)
+    if len(items) == ndim and all(_is_int_or_bool_iterable(k) for k in items):
+        return "orthogonal"
+    # zarr-python takes ints and slices alone as orthogonal too; the result is the basic
+    # selection's, which the engine reads as a region
+    if (
+        len(items) <= ndim
+        and sum(_is_int_or_bool_iterable(k) for k in items) == 1
+        and all(_is_int_or_bool_iterable(k) or isinstance(k, (int, slice)) for k in items)
+    ):
+        return "orthogonal"
+    return "basic"
 
 
 def _expand(key: Any, ndim: int) -> tuple:
@@ -164,11 +228,19 @@ def points(key: Any, shape: tuple[int, ...]) -> tuple[tuple, tuple[int, ...]]:
         a = np.asarray(k)
         if a.size and not np.issubdtype(a.dtype, np.integer):
             raise BoundsError(f"index arrays must be integers, axis {d} has {a.dtype}")
-        arrays.append(a.astype(np.int64, copy=False))
+        if _is_int(k):
+            # an int is a list of one position, as zarr-python takes it: all ints give shape (1,)
+            a = a.reshape(1)
+        a = a.astype(np.int64, copy=False)
+        # positions are checked before the arrays are broadcast, as zarr-python checks them
+        if a.size and (a.min() < -shape[d] or a.max() >= shape[d]):
+            bad = int(a.min()) if a.min() < -shape[d] else int(a.max())
+            raise BoundsError(f"index {bad} is out of bounds for axis {d} with size {shape[d]}")
+        arrays.append(a)
     try:
         bcast = np.broadcast_arrays(*arrays)
     except ValueError as e:
-        raise BoundsError(f"index arrays do not broadcast together: {e}") from None
+        raise InvalidArgumentError(f"index arrays do not broadcast together: {e}") from None
     out_shape = bcast[0].shape if bcast else ()
     per_axis = [np.ascontiguousarray(b.reshape(-1)) for b in bcast]
     return ("points", per_axis), out_shape

@@ -463,31 +463,11 @@ class Array:
     def _spans(self) -> list[list[tuple[int, int]]]:
         return [self._core.chunk_spans(d) for d in range(self.ndim)]
 
-    @staticmethod
-    def _kind_of(key: Any, ndim: int) -> str:
-        """zarr-python's (and NumPy's) dispatch: a mask of the array's rank, or one index per
-        axis made of integers and integer arrays only -> points; arrays mixed with slices ->
-        orthogonal; no arrays -> basic."""
-        items = key if isinstance(key, tuple) else (key,)
-        arrays = [k for k in items if _indexing._is_array_like(k)]
-        if not arrays:
-            return "basic"
-        if len(items) == 1:
-            a = np.asarray(items[0])
-            if (a.dtype == bool and a.ndim == ndim) or a.ndim > 1:
-                return "points"
-            return "orthogonal"
-        if len(items) == ndim and all(
-            _indexing._is_int(k) or _indexing._is_array_like(k) for k in items
-        ):
-            return "points"
-        return "orthogonal"
-
     def __getitem__(self, key: Any) -> np.ndarray:
-        return self._get(self._kind_of(key, self.ndim), key)
+        return self._get(_indexing.kind_of(key, self.ndim), key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._set(self._kind_of(key, self.ndim), key, value)
+        self._set(_indexing.kind_of(key, self.ndim), key, value)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         a = self[...]
