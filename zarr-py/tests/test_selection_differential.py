@@ -8,6 +8,9 @@ zarr_rs must refuse with an exception of the same built-in family (IndexError, V
 TypeError). Writes through the same keys must change the same elements. Where zarr-python
 3.1.6 fails by a defect of its own (``oindex`` with Ellipsis beside an index array), zarr_rs is
 checked against NumPy's outer indexing instead.
+
+Values written through Python scalars and lists follow NumPy's conversion rules, as
+zarr-python's do: an int out of the range of the array's type raises OverflowError.
 """
 
 from __future__ import annotations
@@ -208,3 +211,50 @@ def test_an_int_and_a_mask_are_orthogonal(pair):
     np.testing.assert_array_equal(rs[1, mask], data[1, mask])
     rows = np.array([True, False, True, False, True])
     np.testing.assert_array_equal(rs[rows, 2, 3], data[[0, 2, 4], 2, 3])
+
+
+@pytest.mark.parametrize(
+    "dtype, value",
+    [("uint8", -1), ("uint8", 300), ("int8", 128), ("int16", [1, 40000]), ("uint64", -1)],
+)
+def test_python_ints_out_of_range_raise_overflow(tmp_path, dtype, value):
+    a = zarr_rs.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype=dtype)
+    key = slice(0, 2) if isinstance(value, list) else 0
+    with pytest.raises(OverflowError):
+        a[key] = value
+    np.testing.assert_array_equal(a[...], np.zeros(4, dtype=dtype))
+    # NumPy integers and arrays keep NumPy's assignment (a cast), as zarr-python's do
+    a[0:2] = np.array([1, 2], dtype="int64")
+    np.testing.assert_array_equal(a[0:2], [1, 2])
+
+
+@pytest.mark.parametrize(
+    "dtype, fill, exc",
+    [("int8", 300, OverflowError), ("uint8", -1, OverflowError), ("int16", 1.5, TypeError),
+     ("uint16", np.int64(70000), OverflowError)],
+)
+def test_fill_values_out_of_range_are_refused(tmp_path, dtype, fill, exc):
+    with pytest.raises(exc):
+        zarr_rs.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill)
+    a = zarr_rs.create_array(str(tmp_path / "b.zarr"), shape=(4,), chunks=(2,), dtype=dtype, fill_value=2.0)
+    assert a.fill_value == 2
+
+
+def test_scalar_writes_differential(tmp_path):
+    """Python scalars of every kind written to arrays of every integer type: zarr_rs stores
+    what zarr-python stores, or both raise OverflowError."""
+    rng = np.random.default_rng(5)
+    dtypes = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+    for i in range(200):
+        dtype = dtypes[i % len(dtypes)]
+        info = np.iinfo(dtype)
+        value = int(rng.choice([info.min - 1, info.min, 0, info.max, info.max + 1,
+                                int(rng.integers(-(2**40), 2**40))]))
+        zp = zarr.create_array(zarr.storage.MemoryStore(), shape=(2,), chunks=(2,), dtype=dtype)
+        rs = zarr_rs.create_array(str(tmp_path / f"{i}.zarr"), shape=(2,), chunks=(2,), dtype=dtype)
+        _, zp_exc = _run(lambda: zp.__setitem__(0, value))
+        _, rs_exc = _run(lambda: rs.__setitem__(0, value))
+        assert type(rs_exc) is type(zp_exc) or (
+            isinstance(rs_exc, OverflowError) and isinstance(zp_exc, OverflowError)
+        ), f"{value} -> {dtype}: zarr-python {zp_exc!r}, zarr_rs {rs_exc!r}"
+        np.testing.assert_array_equal(rs[...], zp[...], err_msg=f"{value} -> {dtype}")

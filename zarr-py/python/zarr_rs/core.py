@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import numbers
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, Literal, Sequence
 
@@ -114,8 +115,17 @@ _KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 def _as_data(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     """``value`` as a C-contiguous array of ``dtype`` and ``shape``, copied only when it must be
-    (another dtype, broadcasting, a non-contiguous layout)."""
+    (another dtype, broadcasting, a non-contiguous layout). Python ints (scalars and lists) out
+    of the range of an integer ``dtype`` raise OverflowError, as NumPy's and zarr-python's
+    assignments do; NumPy integers and arrays are cast as NumPy casts them."""
     arr = np.asarray(value)
+    if (
+        dtype.kind in "iu"
+        and arr.dtype.kind in "iuO"
+        and not isinstance(value, (np.ndarray, np.generic))
+    ):
+        # NumPy checks the range of Python ints converted to a given dtype (not of arrays cast)
+        arr = np.asarray(value, dtype=dtype)
     if arr.dtype != dtype:
         if arr.dtype.kind == "V" or dtype.kind == "V":
             if arr.dtype.itemsize != dtype.itemsize or arr.dtype.kind != dtype.kind:
@@ -995,6 +1005,21 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _integral_fill(v: Any, dt: np.dtype) -> int:
+    """An integer fill value: refused (never wrapped or truncated) when out of ``dt``'s range
+    or not a whole number."""
+    if isinstance(v, (numbers.Integral, np.bool_)):
+        x = int(v)
+    elif isinstance(v, (numbers.Real, np.floating)) and float(v).is_integer():
+        x = int(v)
+    else:
+        raise DataTypeError(f"the fill value of a {dt} array must be a whole number, not {v!r}")
+    info = np.iinfo(dt)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"fill value {x} out of bounds for {dt} ({info.min}..{info.max})")
+    return x
+
+
 def _fill_json(v: Any, dt: np.dtype) -> Any:
     """A fill value in its Zarr JSON form."""
     if dt.kind == "O":
@@ -1013,7 +1038,10 @@ def _fill_json(v: Any, dt: np.dtype) -> Any:
         return base64.standard_b64encode(np.asarray(v, dtype=dt).item()).decode()
     if dt.kind == "U":
         return str(np.asarray(v, dtype=dt).item())
-    x = np.asarray(v).astype(dt).item() if not isinstance(v, str) else v
+    if dt.kind in "iu" and not isinstance(v, str):
+        x = _integral_fill(v, dt)
+    else:
+        x = np.asarray(v).astype(dt).item() if not isinstance(v, str) else v
     def f(z: float) -> Any:
         if np.isnan(z):
             return "NaN"
