@@ -376,6 +376,10 @@ pub(crate) fn is_sparse(a: &Array) -> bool {
     a.is_sparse()
 }
 
+pub(crate) fn fill_value_is_null(a: &Array) -> bool {
+    a.metadata_v2().is_some_and(|doc| doc.fill_value.is_none())
+}
+
 pub(crate) fn sparse_format(a: &Array) -> Option<String> {
     a.sparse().ok().map(|s| s.layout().format().to_string())
 }

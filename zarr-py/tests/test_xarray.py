@@ -62,3 +62,94 @@ def test_open_datatree(tmp_path):
     assert tree.attrs["level"] == 0 and tree["sub"].attrs["level"] == 1
     np.testing.assert_array_equal(tree["sub"]["b"].values, [3, 4, 5])
     np.testing.assert_array_equal(tree["a"].values, [1, 2])
+
+
+def _random_dataset(rng: np.random.Generator) -> tuple[xr.Dataset, dict]:
+    """A small dataset with the fill value, scale and offset encodings xarray writes, and
+    values equal to the fill value so that masking shows."""
+    n = int(rng.integers(3, 9))
+    variables: dict = {}
+    encoding: dict = {}
+    for i in range(int(rng.integers(1, 4))):
+        dtype = rng.choice(["float32", "float64", "int8", "int16", "int32", "uint8", "uint16"])
+        name = f"v{i}"
+        if dtype.startswith("float"):
+            data = rng.normal(size=(n, 2)).astype(dtype)
+            if rng.random() < 0.5:
+                data[0, 0] = np.nan
+        else:
+            info = np.iinfo(dtype)
+            data = rng.integers(max(info.min, -100), min(info.max, 100), size=(n, 2)).astype(dtype)
+        enc: dict = {}
+        attrs: dict = {}
+        choice = rng.integers(0, 4)
+        if choice == 1:
+            fill = -9999 if dtype[0] in "fi" and dtype not in ("int8",) else 7
+            enc["_FillValue"] = fill
+            data[-1, -1] = fill
+        elif choice == 2 and not dtype.startswith("float"):
+            # packed data: ints with scale/offset (and a fill value) decode to floats
+            attrs["scale_factor"] = 0.5
+            attrs["add_offset"] = -3.0
+            enc["_FillValue"] = 7
+            data[1, 0] = 7
+        elif choice == 3:
+            enc["_FillValue"] = None
+        variables[name] = xr.Variable(("t", "c"), data, attrs)
+        encoding[name] = enc
+    coords = {"t": np.datetime64("2020-01-01") + np.arange(n).astype("timedelta64[D]")}
+    return xr.Dataset(variables, coords=coords, attrs={"seed": int(rng.integers(0, 1000))}), encoding
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_fill_values_and_decoding_match_the_zarr_engine(tmp_path, zarr_format):
+    """Seeded differential test: datasets written by xarray with every fill value encoding
+    (none, a value, None, packed ints with scale/offset), read with engine="zarr" and
+    engine="zarr_rs" in three decoding modes; every variable, value and attribute equal."""
+    rng = np.random.default_rng(1000 + zarr_format)
+    modes = [{}, {"mask_and_scale": False}, {"decode_cf": False}]
+    for case in range(60):
+        ds, encoding = _random_dataset(rng)
+        path = str(tmp_path / f"{case}.zarr")
+        ds.to_zarr(path, zarr_format=zarr_format, consolidated=False, encoding=encoding)
+        for mode in modes:
+            want = xr.open_dataset(path, engine="zarr", consolidated=False, **mode).load()
+            got = xr.open_dataset(path, engine="zarr_rs", **mode).load()
+            try:
+                xr.testing.assert_identical(got, want)
+            except AssertionError as e:
+                raise AssertionError(f"case {case} (v{zarr_format}, {mode}): {e}") from None
+
+
+def test_v3_float_fill_value_attribute_is_decoded(tmp_path):
+    """xarray writes a v3 float _FillValue as base64 of its bytes: it masks, and reads back
+    as the number with mask_and_scale=False."""
+    ds = xr.Dataset({"v": (("x",), np.array([1.0, -9999.0, 3.0]))})
+    ds.to_zarr(str(tmp_path / "f.zarr"), zarr_format=3, consolidated=False,
+               encoding={"v": {"_FillValue": -9999.0}})
+    got = xr.open_dataset(str(tmp_path / "f.zarr"), engine="zarr_rs")
+    assert np.isnan(got["v"].values[1])
+    raw = xr.open_dataset(str(tmp_path / "f.zarr"), engine="zarr_rs", mask_and_scale=False)
+    assert raw["v"].attrs["_FillValue"] == -9999.0
+
+
+def test_v2_fill_value_masks(tmp_path):
+    """In v2 data the array's fill value is the missing value (xarray's default)."""
+    ds = xr.Dataset({"n": (("x",), np.array([1, -1, 3], dtype="int16"))})
+    ds.to_zarr(str(tmp_path / "m.zarr"), zarr_format=2, consolidated=False,
+               encoding={"n": {"_FillValue": -1}})
+    got = xr.open_dataset(str(tmp_path / "m.zarr"), engine="zarr_rs")
+    assert np.isnan(got["n"].values[1]) and got["n"].values[0] == 1
+
+
+def test_a_v2_null_fill_value_is_none_and_does_not_mask(tmp_path):
+    """``"fill_value": null`` in a ``.zarray``: zarr-python's fill value is None, and xarray
+    sets no _FillValue (nothing is masked)."""
+    import zarr
+
+    z = zarr.create_array(str(tmp_path / "n.zarr"), shape=(3,), chunks=(3,), dtype="int16",
+                          fill_value=None, zarr_format=2)
+    z[...] = [0, 1, 2]
+    a = zarr_rs.open_array(str(tmp_path / "n.zarr"))
+    assert a.zarr_format == 2 and a.fill_value is None and z.fill_value is None
+    assert "Zarr format        : 2" in repr(a.info)  # and no fill value line

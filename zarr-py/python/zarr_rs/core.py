@@ -339,12 +339,20 @@ class Array:
     @property
     def fill_value(self) -> Any:
         """The fill value, a NumPy scalar of the array's dtype (a ``str`` or ``bytes`` for
-        the variable-size types)."""
+        the variable-size types); None for a v2 array whose ``.zarray`` has
+        ``"fill_value": null``, as zarr-python gives it."""
+        if self._core.fill_value_is_null:
+            return None
         if self._vlen is str:
             return json.loads(self._core.fill_value_json())
         if self._vlen is bytes:
             return bytes(self._core.fill_bytes())
         return np.frombuffer(bytes(self._core.fill_bytes()), dtype=self._dtype)[0]
+
+    @property
+    def zarr_format(self) -> int:
+        """The Zarr format of the array's metadata: 3 (``zarr.json``) or 2 (``.zarray``)."""
+        return int(self._core.zarr_format)
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -735,14 +743,18 @@ class ArrayInfo:
         stored = a.nbytes_stored
         self.fields = {
             "Type": "Array",
-            "Zarr format": 3,
+            "Zarr format": a.zarr_format,
             "Data type": a._core.data_type if a._vlen is not None else a.dtype.name,
             "Shape": a.shape,
             "Domain": a.domain,
             "Chunk shape": a.chunks,
             "Shard shape": a.shards,
             "Sparse": a.sparse_format,
-            "Fill value": a.fill_value.item() if a.dtype.kind not in "VO" else a.fill_value,
+            "Fill value": (
+                a.fill_value.item()
+                if isinstance(a.fill_value, np.generic) and a.dtype.kind != "V"
+                else a.fill_value
+            ),
             "Codecs": [c.get("name") for c in a.metadata.get("codecs", [])],
             "No. bytes": a.nbytes,
             "No. bytes stored": stored,

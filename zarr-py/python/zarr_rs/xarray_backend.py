@@ -8,6 +8,13 @@ v2 layouts, or ``dim_0``, ``dim_1``, ...), attributes are passed through, and CF
 (scale/offset, ``_FillValue`` masking, times) is left to xarray (``xr.decode_cf``, with the
 usual ``decode_*`` / ``mask_and_scale`` arguments).
 
+Fill values are taken as xarray's own ``engine="zarr"`` takes them
+(``use_zarr_fill_value_as_mask``, by default true for Zarr v2 groups and false for v3): either
+the array's fill value becomes ``_FillValue`` (so CF decoding masks it), or a ``_FillValue``
+attribute, which xarray writes to Zarr v3 encoded (floats as base64 of their bytes), is
+decoded with xarray's ``FillValueCoder``; a v3 array's own fill value goes to the variable's
+``encoding["fill_value"]``.
+
 Arrays that grew in front (``regular_bounded``) open too: position 0 is coordinate
 ``domain[d][0]``. Each such variable carries its domain in the attribute ``zarr_rs_domain``
 (``[[lower, upper], ...]``); with ``domain_index=True`` a dimension that has no coordinate
@@ -63,7 +70,28 @@ def _dims(array: Array, name: str) -> tuple[str, ...]:
     )
 
 
-def _variables(group: Group, domain_index: bool) -> tuple[dict, dict]:
+def _fill_value_attrs(array: Array, attrs: dict, encoding: dict, fill_as_mask: bool) -> None:
+    """``_FillValue`` and ``encoding["fill_value"]`` as xarray's ``ZarrStore`` sets them."""
+    if fill_as_mask:
+        fill = array.fill_value
+        if fill is not None:
+            attrs["_FillValue"] = fill
+        return
+    if array.zarr_format == 3:
+        encoding["fill_value"] = array.fill_value
+    if "_FillValue" in attrs:
+        from xarray.backends.zarr import FillValueCoder
+
+        vlen = {str: "string", bytes: "bytes"}.get(array._vlen)  # noqa: SLF001
+        attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], vlen or array.dtype)
+
+
+def _variables(
+    group: Group, domain_index: bool, fill_as_mask: bool | None = None
+) -> tuple[dict, dict]:
+    if fill_as_mask is None:
+        # xarray's default: the Zarr fill value means "missing" in v2 data, not in v3
+        fill_as_mask = group.zarr_format == 2
     variables: dict[str, xr.Variable] = {}
     coords: dict[str, xr.Variable] = {}
     for name, array in group.arrays():
@@ -82,6 +110,7 @@ def _variables(group: Group, domain_index: bool) -> tuple[dict, dict]:
             "preferred_chunks": dict(zip(dims, array.shards or array.chunks)),
             "dtype": array.dtype,
         }
+        _fill_value_attrs(array, attrs, encoding, fill_as_mask)
         variables[name] = xr.Variable(dims, data, attrs, encoding)
     for dim, v in coords.items():
         if dim not in variables:
@@ -101,10 +130,10 @@ class ZarrRsBackendEntrypoint(BackendEntrypoint):
     """Opens Zarr v3 groups with the zarr_rs Rust engine (``engine="zarr_rs"``)."""
 
     description = "Zarr v3 groups read by the zarr-rs Rust engine (regular_bounded and sparse_layout included)"
-    url = "https://example.invalid/zarr-rs"
     open_dataset_parameters = (
         "filename_or_obj", "drop_variables", "group", "domain_index", "mask_and_scale",
         "decode_times", "concat_characters", "decode_coords", "use_cftime", "decode_timedelta",
+        "use_zarr_fill_value_as_mask",
     )
 
     def open_dataset(  # type: ignore[override]
@@ -120,17 +149,20 @@ class ZarrRsBackendEntrypoint(BackendEntrypoint):
         decode_coords: bool = True,
         use_cftime: bool | None = None,
         decode_timedelta: bool | None = None,
+        use_zarr_fill_value_as_mask: bool | None = None,
     ) -> xr.Dataset:
         g = _open_group(filename_or_obj, group)
-        return self._dataset(g, drop_variables, domain_index, dict(
+        return self._dataset(g, drop_variables, domain_index, use_zarr_fill_value_as_mask, dict(
             mask_and_scale=mask_and_scale, decode_times=decode_times,
             concat_characters=concat_characters, decode_coords=decode_coords,
             use_cftime=use_cftime, decode_timedelta=decode_timedelta,
         ))
 
     @staticmethod
-    def _dataset(g: Group, drop_variables: Any, domain_index: bool, decode: dict) -> xr.Dataset:
-        variables, attrs = _variables(g, domain_index)
+    def _dataset(
+        g: Group, drop_variables: Any, domain_index: bool, fill_as_mask: bool | None, decode: dict
+    ) -> xr.Dataset:
+        variables, attrs = _variables(g, domain_index, fill_as_mask)
         if isinstance(drop_variables, str):
             drop_variables = [drop_variables]
         for name in drop_variables or ():
@@ -145,13 +177,18 @@ class ZarrRsBackendEntrypoint(BackendEntrypoint):
         drop_variables: str | Iterable[str] | None = None,
         group: str | None = None,
         domain_index: bool = False,
+        use_zarr_fill_value_as_mask: bool | None = None,
         **decode: Any,
     ) -> dict[str, xr.Dataset]:
         root = _open_group(filename_or_obj, group)
+        if use_zarr_fill_value_as_mask is None:
+            use_zarr_fill_value_as_mask = root.zarr_format == 2
         out: dict[str, xr.Dataset] = {}
 
         def walk(g: Group, path: str) -> None:
-            out[path] = self._dataset(g, drop_variables, domain_index, decode)
+            out[path] = self._dataset(
+                g, drop_variables, domain_index, use_zarr_fill_value_as_mask, decode
+            )
             for name, child in g.groups():
                 walk(child, f"{path.rstrip('/')}/{name}")
 
