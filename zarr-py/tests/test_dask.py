@@ -208,6 +208,23 @@ def test_from_dask_writes_in_parallel(tmp_path, rng):
     with pytest.raises(errors.InvalidArgumentError) as e:
         zarr_rs.from_dask(x, str(tmp_path / "w3.zarr"), chunks=(32, 24))
     assert "rechunk" in str(e.value)
+    assert not (tmp_path / "w3.zarr").exists()
+    # so the retry the error suggests works
+    c = zarr_rs.from_dask(x.rechunk((32, 24)), str(tmp_path / "w3.zarr"), chunks=(32, 24))
+    np.testing.assert_array_equal(c[...], data)
+
+
+def test_from_dask_of_strings_and_bytes(tmp_path):
+    """Object Dask arrays need the Zarr type named: dtype=str or bytes."""
+    words = np.array(["a", "", "ccc", "dddd", "é"], dtype=object)
+    x = da.from_array(words, chunks=2)
+    with pytest.raises(errors.DataTypeError, match="dtype=str"):
+        zarr_rs.from_dask(x, str(tmp_path / "s.zarr"))
+    a = zarr_rs.from_dask(x, str(tmp_path / "s.zarr"), dtype=str)
+    assert list(a[...]) == list(words)
+    raw = da.from_array(np.array([b"x", b"", b"\x00yz"], dtype=object), chunks=2)
+    b = zarr_rs.from_dask(raw, str(tmp_path / "b.zarr"), dtype=bytes)
+    assert list(b[...]) == [b"x", b"", b"\x00yz"]
 
 
 def test_from_dask_sparse_blocks(tmp_path, rng):

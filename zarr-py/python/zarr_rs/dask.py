@@ -383,20 +383,24 @@ def from_dask(
     """
     import dask
 
-    if chunks is None:
-        chunks = tuple(int(c) for c in darr.chunksize)
+    def per_axis(v: Any) -> tuple[int, ...]:
+        return (int(v),) * darr.ndim if isinstance(v, (int, np.integer)) else tuple(int(c) for c in v)
+
+    chunks = per_axis(darr.chunksize if chunks is None else chunks)
+    # checked before anything is created, so that a refused layout leaves nothing behind
+    _check_aligned(darr.chunks, chunks if shards is None else per_axis(shards), darr.shape)
     meta = getattr(darr, "_meta", None)
     if sparse is None:
         if scipy.sparse.issparse(meta):
             sparse = "csr"
         elif meta is not None and hasattr(meta, "coords"):
             sparse = "coo"
+    # dtype= overrides the Dask array's (object arrays of str need dtype=str)
+    dtype = create_kwargs.pop("dtype", darr.dtype)
     target = create_array(
-        path_or_url, shape=darr.shape, dtype=darr.dtype, chunks=chunks, shards=shards,
+        path_or_url, shape=darr.shape, dtype=dtype, chunks=chunks, shards=shards,
         sparse=sparse, path=path, **create_kwargs,
     )
-    grid = target.shards or target.chunks
-    _check_aligned(darr.chunks, grid, darr.shape)
     src = _Source(target, mode="r+")
     offsets = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(int) for c in darr.chunks]
     blocks = darr.to_delayed()
