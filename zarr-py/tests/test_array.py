@@ -295,3 +295,20 @@ def test_s3_round_trip(s3_url, rng):
     b2 = zarr_rs.open(s3_url, mode="r+")
     b2.prepend(np.ones((5, 30), "float32"))
     np.testing.assert_array_equal(zarr_rs.open(s3_url, mode="r")[:5], 1)
+
+
+def test_arrays_without_elements(tmp_path):
+    """Zero-size and 0-d arrays: block selections and vindex refuse with IndexError, as
+    zarr-python's do (a NumPy reshape error escaped), and to_dask gives the empty array."""
+    z = zarr_rs.create_array(str(tmp_path / "z.zarr"), shape=(0, 4), chunks=(2, 2), dtype="int32")
+    with pytest.raises(IndexError):
+        z.blocks[0]
+    with pytest.raises(IndexError):
+        z.blocks[:]
+    assert z.to_dask().compute().shape == (0, 4)
+    assert z.to_dask().sum().compute() == 0
+    e = zarr_rs.create_array(str(tmp_path / "e.zarr"), shape=(), chunks=(), dtype="int32")
+    e[...] = 5
+    with pytest.raises(IndexError):
+        e.vindex[()]
+    assert e[()] == 5 and e.oindex[()] == 5

@@ -209,6 +209,8 @@ def points(key: Any, shape: tuple[int, ...]) -> tuple[tuple, tuple[int, ...]]:
     """A coordinate or mask selection (``.vindex``): the engine's points and the output
     shape (the broadcast shape of the index arrays)."""
     ndim = len(shape)
+    if not ndim:
+        raise BoundsError("a 0-d array has no coordinates to select (use a[()] or a[...])")
     if not isinstance(key, tuple):
         key = (key,)
     if len(key) == 1 and ndim > 1 or (len(key) == 1 and np.asarray(key[0]).dtype == bool):

@@ -12,7 +12,7 @@ from typing import Any, Literal, Sequence
 import numpy as np
 
 from . import _core, _indexing
-from .errors import DataTypeError, InvalidArgumentError, NodeTypeError, ShapeError
+from .errors import BoundsError, DataTypeError, InvalidArgumentError, NodeTypeError, ShapeError
 
 Mode = Literal["r", "r+", "a", "w", "w-"]
 
@@ -475,6 +475,9 @@ class Array:
         return None
 
     def _block_region(self, key: Any) -> _indexing.Region:
+        if self.size == 0:
+            # as zarr-python: an array without elements has no block to select
+            raise BoundsError(f"block selection {key!r} of an array of shape {self.shape}, which has no elements")
         start, count = self._core.block_region(_indexing.blocks(key, self.ndim))
         return _indexing.Region(start, count, [])
 

@@ -177,6 +177,9 @@ def _parallelism() -> int:
 
 
 def _spans(a: Array, blocks: Any, min_blocks: int | None = None) -> list[list[tuple[int, int]]]:
+    if a.size == 0:
+        # no element, no chunk to follow: one empty block
+        return [[(0, n)] for n in a.shape]
     spans = a._spans()
     if blocks == "chunks" and a.shards is not None:
         out = []
