@@ -349,7 +349,9 @@ impl CodecSpec {
                 "blosc",
                 obj(json!({
                     "cname": cname, "clevel": clevel, "shuffle": shuffle,
-                    "typesize": data_type.size(), "blocksize": 0
+                    // the bytes of variable-size elements (after vlen-utf8 / vlen-bytes)
+                    // shuffle as bytes, as zarr-python's blosc takes them (typesize 1)
+                    "typesize": data_type.size().max(1), "blocksize": 0
                 })),
             ),
             CodecSpec::Crc32c => Crc32cConfig {}.into(),
@@ -575,6 +577,11 @@ mod tests {
         let b = parse_codec("blosc:zstd:3:bitshuffle").unwrap();
         let def = b.to_def(DataType::Float64).unwrap();
         assert_eq!(def.configuration.unwrap()["typesize"], json!(8));
+        let def = parse_codec("blosc:lz4:5:shuffle")
+            .unwrap()
+            .to_def(DataType::String)
+            .unwrap();
+        assert_eq!(def.configuration.unwrap()["typesize"], json!(1));
     }
 
     #[test]
