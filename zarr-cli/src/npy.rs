@@ -56,7 +56,7 @@ pub enum NpyError {
         reason: String,
     },
     /// A data type without a Zarr equivalent (structured, object, strings...).
-    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>, datetime64 M8[unit], timedelta64 m8[unit])")]
+    #[error("unsupported .npy data type {descr:?} (supported: bool, int8-64, uint8-64, float16/32/64, complex64/128, raw bytes V<n>, datetime64 M8[unit], timedelta64 m8[unit], strings U<n> (either byte order) and byte strings S<n>)")]
     DataType {
         /// The `descr` field.
         descr: String,
@@ -80,6 +80,23 @@ pub enum NpyError {
         index: usize,
         /// The byte.
         value: u8,
+    },
+    /// An element that ends in NUL, which NumPy's fixed-width strings cannot hold (they
+    /// drop trailing NULs): written as `U` / `S`, it would read back shorter.
+    #[error(
+        "element {index} ends in NUL, which NumPy's fixed-width strings (U<n>, S<n>) drop: \
+         it would read back without it (select a region without it, or read the array \
+         with zarr_rs, whose object arrays keep it)"
+    )]
+    TrailingNul {
+        /// Element index (C order).
+        index: usize,
+    },
+    /// A `U` element that is not UTF-8 text.
+    #[error("element {index} is not UTF-8 text, which a U<n> string must be")]
+    NotUtf8 {
+        /// Element index (C order).
+        index: usize,
     },
     /// A `U` element with a code unit that is no Unicode scalar value.
     #[error("element {index} of the <U strings: {source}")]
@@ -445,8 +462,8 @@ fn header_of(descr: &str, shape: &[u64]) -> Vec<u8> {
 
 /// A `.npy` file of NumPy's fixed-width strings: `<U<n>` (UTF-32, for Zarr `string`
 /// arrays) or `|S<n>` (bytes, for `variable_length_bytes` arrays). NumPy drops the trailing
-/// NULs of each element, and so does [`NpyStrings::parse`]; a written element that ends in
-/// NUL reads back without them.
+/// NULs of each element, and so does [`NpyStrings::parse`]; [`NpyStrings::to_bytes`] refuses
+/// an element that ends in NUL rather than write one that would read back shorter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NpyStrings {
     /// [`DataType::String`] (`U`) or [`DataType::Bytes`] (`S`).
@@ -469,9 +486,11 @@ impl NpyStrings {
         let bad = || NpyError::DataType {
             descr: fields.descr.clone(),
         };
-        let (data_type, unit) = match fields.descr.get(..2) {
-            Some("<U") => (DataType::String, 4usize),
-            Some("|S") => (DataType::Bytes, 1),
+        // NumPy writes `<U` on little-endian hosts, `>U` for big-endian strings
+        let (data_type, unit, big_endian) = match fields.descr.get(..2) {
+            Some("<U") => (DataType::String, 4usize, false),
+            Some(">U") => (DataType::String, 4, true),
+            Some("|S") => (DataType::Bytes, 1, false),
             _ => return Err(bad()),
         };
         let width: usize = fields.descr[2..].parse().map_err(|_| bad())?;
@@ -495,7 +514,12 @@ impl NpyStrings {
             let mut out = Vec::new();
             if unit == 4 {
                 for c in item.chunks_exact(4) {
-                    let code = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    let unit = [c[0], c[1], c[2], c[3]];
+                    let code = if big_endian {
+                        u32::from_be_bytes(unit)
+                    } else {
+                        u32::from_le_bytes(unit)
+                    };
                     let ch = char::from_u32(code).ok_or_else(|| NpyError::Header {
                         reason: format!(
                             "element {} holds {code:#x}, not a code point",
@@ -534,12 +558,18 @@ impl NpyStrings {
     /// longest element (in characters for `U`), at least 1.
     ///
     /// # Errors
-    /// A `U` element that is not UTF-8 (the input of a `string` array always is).
-    pub fn to_bytes(&self) -> Result<Vec<u8>, std::str::Utf8Error> {
+    /// [`NpyError::TrailingNul`] for an element that ends in NUL (NumPy would read it back
+    /// shorter), [`NpyError::NotUtf8`] for a `U` element that is not UTF-8 (the elements of a
+    /// `string` array always are).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, NpyError> {
+        if let Some(index) = self.items.iter().position(|b| b.last() == Some(&0)) {
+            return Err(NpyError::TrailingNul { index });
+        }
         let strings: Vec<&str> = if self.data_type == DataType::String {
             self.items
                 .iter()
-                .map(|b| std::str::from_utf8(b))
+                .enumerate()
+                .map(|(index, b)| std::str::from_utf8(b).map_err(|_| NpyError::NotUtf8 { index }))
                 .collect::<Result<_, _>>()?
         } else {
             Vec::new()
@@ -976,6 +1006,17 @@ mod tests {
         let bytes = b.to_bytes().unwrap();
         assert!(String::from_utf8_lossy(&bytes[..64]).contains("'descr': '|S2'"));
         assert_eq!(NpyStrings::parse(&bytes).unwrap(), b);
+        // an element ending in NUL is refused: NumPy would read it back without the NUL
+        let nul = NpyStrings {
+            data_type: DataType::String,
+            shape: vec![2],
+            items: vec![b"ok".to_vec(), b"nul\0".to_vec()],
+        };
+        assert_eq!(nul.to_bytes(), Err(NpyError::TrailingNul { index: 1 }));
+        // big-endian UTF-32, as `.astype(">U3")` saves it
+        let big = file(">U2", false, "(2,)", b"\0\0\0a\0\0\0\0\0\0\0b\0\0\0c");
+        let got = NpyStrings::parse(&big).unwrap();
+        assert_eq!(got.items, [b"a".to_vec(), b"bc".to_vec()]);
         // Fortran order, and NumPy's dropping of trailing NULs
         let f = file("|S2", true, "(2, 2)", b"a\0c\0b\0d\0");
         let got = NpyStrings::parse(&f).unwrap();

@@ -216,7 +216,7 @@ fn export_strings(
         shape: out_shape.to_vec(),
         items,
     };
-    // the elements of a string array are UTF-8 (checked when decoded)
+    // refused: an element ending in NUL, which NumPy would read back without it
     let bytes = file
         .to_bytes()
         .map_err(|e| CliError::input(format!("{location}: {e}")))?;

@@ -538,6 +538,39 @@ fn export_strings_and_byte_strings() {
     ok(&["export", &s(&a), &s(&out)]);
     let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(back.items, vec!["é".as_bytes().to_vec(); 3]);
+    // big-endian strings (`.astype(">U3")`) import; blosc with shuffle compresses a string
+    // array (its bytes, typesize 1)
+    let big = dir.path().join("big.npy");
+    std::fs::write(
+        &big,
+        npy_file(">U2", false, "(2,)", b"\0\0\0a\0\0\0\0\0\0\0b\0\0\0c"),
+    )
+    .unwrap();
+    let a = dir.path().join("big.zarr");
+    ok(&["import", &s(&big), &s(&a), "--codec", "blosc:lz4:5:shuffle"]);
+    ok(&["export", &s(&a), &s(&out)]);
+    let back = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(back.items, [b"a".to_vec(), b"bc".to_vec()]);
+    // an element ending in NUL cannot be a NumPy fixed-width string: refused, not cut
+    let a = dir.path().join("nul.zarr");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "2",
+        "--chunks",
+        "2",
+        "--dtype",
+        "string",
+    ]);
+    let store = zarr_array::zarr_store::FilesystemStore::open(&a).unwrap();
+    let nul = zarr_array::ndarray::arr1(&["ok".to_string(), "nul\0".to_string()]).into_dyn();
+    zarr_array::Array::open(std::sync::Arc::new(store), "")
+        .unwrap()
+        .write_region_vlen(&zarr_array::Region::whole(&[2]), nul.view())
+        .unwrap();
+    let e = fails(&["export", &s(&a), &s(&out)], 1);
+    assert!(e.contains("element 1 ends in NUL"), "{e}");
 }
 
 /// A `.npy` with a hand-made header (big-endian, Fortran order).
