@@ -666,6 +666,25 @@ impl Iterator for ChunksInRegion {
             in_region,
         })
     }
+
+    /// Exact: the chunks from the next one to the last, in C order (so a caller can reserve
+    /// the room for them, or refuse, before collecting 2^40 of them).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let Some(next) = &self.next else {
+            return (0, Some(0));
+        };
+        let mut remaining: u128 = 1;
+        let mut later: u128 = 1;
+        for (a, &at) in self.axes.iter().zip(next).rev() {
+            let after = u128::from((a.last - at).unsigned_abs());
+            remaining = remaining.saturating_add(after.saturating_mul(later));
+            later = later.saturating_mul(u128::from((a.last - a.first).unsigned_abs()) + 1);
+        }
+        match usize::try_from(remaining) {
+            Ok(n) => (n, Some(n)),
+            Err(_) => (usize::MAX, None),
+        }
+    }
 }
 
 /// Implements the [`ChunkGrid`] methods that delegate to a `geometry: Geometry` field.

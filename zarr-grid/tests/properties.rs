@@ -126,6 +126,12 @@ proptest! {
         for w in parts.windows(2) {
             prop_assert!(w[0].chunk < w[1].chunk, "C order, no repeats");
         }
+        // the size hint is exact at every step
+        let mut it = g.chunks_in_region(&region).unwrap();
+        for left in (0..=parts.len()).rev() {
+            prop_assert_eq!(it.size_hint(), (left, Some(left)));
+            it.next();
+        }
         for part in &parts {
             prop_assert!(!part.in_region.is_empty());
             prop_assert_eq!(&part.in_chunk.shape, &part.in_region.shape);
