@@ -16,7 +16,7 @@ use zarr_store::Store;
 use crate::cache::{CacheStats, ChunkCache, Entry, Invalidating};
 use crate::consolidated::Hierarchy;
 use crate::element::Element;
-use crate::error::{try_zeroed, ArrayError, Result, SelectionError};
+use crate::error::{try_collect, try_zeroed, ArrayError, Result, SelectionError};
 use crate::extensions::Extensions;
 use crate::path::NodePath;
 use crate::source::{with_part_source, ValueSource};
@@ -690,7 +690,10 @@ impl Array {
         if len == 0 {
             return Ok(());
         }
-        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        let parts = try_collect(
+            self.grid.chunks_in_region(region)?,
+            "the chunks a region meets",
+        )?;
         let elem = self.meta.data_type.size();
         let out_err = |source: zarr_codecs::BlockError| ArrayError::Codec {
             context: format!("{}: the output buffer", self.path),
@@ -851,7 +854,10 @@ impl Array {
         if len == 0 {
             return Ok(());
         }
-        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        let parts = try_collect(
+            self.grid.chunks_in_region(region)?,
+            "the chunks a region meets",
+        )?;
         if let [part] = parts.as_slice() {
             // one chunk: on this thread, with no hand-over to the pool and back
             return self.write_chunk_part(part, &region.shape, data, shared);

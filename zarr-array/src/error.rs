@@ -389,6 +389,29 @@ pub(crate) fn try_zeroed<T: bytemuck::Zeroable>(n: usize, what: &'static str) ->
         })
 }
 
+/// The items of `iter` in a vector grown fallibly: a list whose length the request decides
+/// (the chunks a region meets), which must fail with an error, not abort the process, when
+/// it does not fit in memory.
+///
+/// # Errors
+/// [`ArrayError::OutOfMemory`] naming `what` and the bytes.
+pub(crate) fn try_collect<T>(iter: impl Iterator<Item = T>, what: &'static str) -> Result<Vec<T>> {
+    let too_many = |n: usize| ArrayError::OutOfMemory {
+        what,
+        bytes: (n as u64).saturating_mul(size_of::<T>() as u64),
+    };
+    let mut v = Vec::new();
+    v.try_reserve_exact(iter.size_hint().0)
+        .map_err(|_| too_many(iter.size_hint().0))?;
+    for item in iter {
+        if v.len() == v.capacity() {
+            v.try_reserve(1).map_err(|_| too_many(v.len() + 1))?;
+        }
+        v.push(item);
+    }
+    Ok(v)
+}
+
 /// An error and its causes as one message: the `Display` of `error` and of each error of its
 /// [`source`](std::error::Error::source) chain, joined with `": "`.
 ///

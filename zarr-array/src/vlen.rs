@@ -41,7 +41,7 @@ use zarr_grid::ChunkPart;
 use zarr_meta::DataType;
 
 use crate::array::{to_ndarray, Array};
-use crate::error::{ArrayError, Result};
+use crate::error::{try_collect, ArrayError, Result};
 use crate::selection::Selection;
 use crate::source::StoreSource;
 
@@ -356,7 +356,13 @@ impl Array {
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(too_large)?;
         let fill = self.vlen_fill::<T>()?;
-        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        // the output first: it has an element for each chunk the region meets at least, so a
+        // region too large fails here, before its chunks are listed
+        let mut items = try_vec::<T>(n, "the region read")?;
+        let parts = try_collect(
+            self.grid.chunks_in_region(region)?,
+            "the chunks a region meets",
+        )?;
         // Each part's elements are decoded in parallel (rayon), in the C order of the part,
         // then moved into their places: no element is copied twice.
         let in_part = |part: &ChunkPart| {
@@ -388,7 +394,6 @@ impl Array {
                 |part, value| self.decode_vlen_part::<T>(part, &region.shape, value),
             )?
         };
-        let mut items = try_vec::<T>(n, "the region read")?;
         items.resize(n, fill);
         for (part, decoded) in parts.iter().zip(decoded) {
             let Some((chunk_shape, elements)) = decoded else {
@@ -449,7 +454,10 @@ impl Array {
             })?;
             self.store_vlen_chunk(&key, &cc.chain, items)
         };
-        let parts: Vec<ChunkPart> = self.grid.chunks_in_region(region)?.collect();
+        let parts = try_collect(
+            self.grid.chunks_in_region(region)?,
+            "the chunks a region meets",
+        )?;
         if let [part] = parts.as_slice() {
             // one chunk: on this thread, with no hand-over to the pool and back
             return write_part(part);

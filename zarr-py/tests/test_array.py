@@ -312,3 +312,26 @@ def test_arrays_without_elements(tmp_path):
     with pytest.raises(IndexError):
         e.vindex[()]
     assert e[()] == 5 and e.oindex[()] == 5
+
+
+def test_huge_reads_raise_memory_error_not_abort(tmp_path):
+    """Reading an array of 2^40 strings (or ints) under a 4 GiB address-space limit raises
+    MemoryError; the interpreter used to abort while listing the chunks the read meets."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import resource, zarr_rs
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        for i, (dtype, chunk) in enumerate([(str, 2**20), (str, 2**10), ("int32", 2**10)]):
+            a = zarr_rs.create_array({str(tmp_path)!r} + f"/{{i}}.zarr", shape=(2**40,),
+                                     chunks=(chunk,), dtype=dtype)
+            try:
+                a[...]
+            except MemoryError:
+                print("MemoryError")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["MemoryError"] * 3
