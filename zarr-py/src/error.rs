@@ -19,7 +19,8 @@ fn class_of(e: &ArrayError) -> &'static str {
         ArrayError::NotFound { .. } => "NodeNotFoundError",
         ArrayError::AlreadyExists { .. } | ArrayError::NotEmpty { .. } => "NodeExistsError",
         ArrayError::WrongNodeType { .. } => "NodeTypeError",
-        ArrayError::Metadata { .. } => "MetadataError",
+        // zarr-python raises ValueError for `use_consolidated=True` on a group without a copy
+        ArrayError::Metadata { .. } | ArrayError::NoConsolidatedMetadata { .. } => "MetadataError",
         ArrayError::Codec { .. } | ArrayError::Sparse { .. } => "ChunkError",
         ArrayError::Store(s) => match s {
             StoreError::ReadOnly { .. } => "ReadOnlyError",

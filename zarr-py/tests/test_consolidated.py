@@ -164,3 +164,20 @@ def test_v2_groups_created_from_python(tmp_path):
     assert zarr_rs.create_group(str(tmp_path / "v3.zarr")).zarr_format == 3
     with pytest.raises(zarr_rs.ZarrError, match="zarr_format"):
         zarr_rs.open_group(path, mode="r", zarr_format=4)
+
+
+# ---- issue 38 (16): the exception of a missing copy, zarr-python's ----
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_use_consolidated_without_a_copy_raises_what_zarr_python_raises(tmp_path, zarr_format):
+    import zarr
+
+    path = str(tmp_path / "bare.zarr")
+    zarr.open_group(path, mode="w", zarr_format=zarr_format)
+    with pytest.raises(Exception) as theirs:
+        zarr.open_group(path, mode="r", use_consolidated=True)
+    with pytest.raises(zarr_rs.errors.MetadataError, match="no consolidated metadata") as ours:
+        zarr_rs.open_group(path, mode="r", use_consolidated=True)
+    assert type(theirs.value) is ValueError
+    assert isinstance(ours.value, ValueError) and isinstance(ours.value, zarr_rs.ZarrError)

@@ -13,7 +13,10 @@ NodeExistsError          FileExistsError                          creating where
 NodeTypeError            ValueError                               a group where an array is
                                                                   expected, or the reverse
 MetadataError            ValueError                               malformed ``zarr.json``, an
-                                                                  unknown extension
+                                                                  unknown extension, no
+                                                                  consolidated metadata where
+                                                                  ``use_consolidated=True``
+                                                                  requires it
 ChunkError               ValueError                               a corrupt or truncated chunk
 BoundsError              IndexError                               indices or selections outside
                                                                   the array
@@ -72,7 +75,9 @@ class NodeTypeError(ZarrError, ValueError):
 
 
 class MetadataError(ZarrError, ValueError):
-    """Malformed metadata, or an extension this build does not know."""
+    """Malformed metadata, an extension this build does not know, or a group without the
+    consolidated metadata that ``use_consolidated=True`` requires (zarr-python raises
+    ``ValueError`` then too)."""
 
 
 class ChunkError(ZarrError, ValueError):
