@@ -53,7 +53,8 @@ pub struct ArrayBuilder {
     chunk_edges: Option<Vec<zarr_grid::rectilinear::AxisEdges>>,
     overwrite: bool,
     options: WriteOptions,
-    zarr_format: u8,
+    /// `None`: not stated (3, or in a group the group's format).
+    zarr_format: Option<u8>,
 }
 
 impl ArrayBuilder {
@@ -78,7 +79,7 @@ impl ArrayBuilder {
             chunk_edges: None,
             overwrite: false,
             options: WriteOptions::default(),
-            zarr_format: 3,
+            zarr_format: None,
         }
     }
 
@@ -238,8 +239,9 @@ impl ArrayBuilder {
         self
     }
 
-    /// The Zarr format to create: 3 (the default, `zarr.json`) or 2 (`.zarray` + `.zattrs`,
-    /// as zarr-python writes `zarr_format=2`).
+    /// The Zarr format to create: 3 (`zarr.json`) or 2 (`.zarray` + `.zattrs`, as
+    /// zarr-python writes `zarr_format=2`). Unstated, an array is v3, and one created through
+    /// [`Group::create_array`](crate::Group::create_array) is of its group's format.
     ///
     /// A v2 array is stated with the same settings as a v3 one, which become its `.zarray`:
     /// the filters (numcodecs' `numcodecs.*` array -> array codecs, and a leading `transpose`
@@ -269,8 +271,18 @@ impl ArrayBuilder {
     /// ```
     #[must_use]
     pub fn zarr_format(mut self, format: u8) -> Self {
-        self.zarr_format = format;
+        self.zarr_format = Some(format);
         self
+    }
+
+    /// The Zarr format stated with [`zarr_format`](Self::zarr_format), if any.
+    pub fn stated_zarr_format(&self) -> Option<u8> {
+        self.zarr_format
+    }
+
+    /// The Zarr format the array is created in.
+    fn format(&self) -> u8 {
+        self.zarr_format.unwrap_or(3)
     }
 
     /// Write options of the created array.
@@ -411,7 +423,7 @@ impl ArrayBuilder {
         );
         if let Some(k) = &self.key_encoding {
             meta.chunk_key_encoding = k.clone();
-        } else if self.zarr_format == 2 {
+        } else if self.format() == 2 {
             let mut sep = Map::new();
             sep.insert("separator".into(), Value::from("."));
             meta.chunk_key_encoding = ExtensionDef::with_configuration("v2", sep);
@@ -460,7 +472,7 @@ impl ArrayBuilder {
     ) -> Result<Array> {
         let meta = self.metadata()?;
         // validate everything before touching the store
-        let mut array = match self.zarr_format {
+        let mut array = match self.format() {
             3 => Array::from_metadata(store.clone(), node.clone(), meta, extensions)?,
             2 => {
                 let doc = crate::v2::v2_document(&meta, &node)?;

@@ -99,7 +99,8 @@ impl Group {
     }
 
     /// Creates a Zarr v2 group (`.zgroup` and `.zattrs`, as zarr-python writes them); its
-    /// [`create_group`](Group::create_group) children are v2 groups too.
+    /// [`create_group`](Group::create_group) and [`create_array`](Group::create_array)
+    /// children are v2 too, unless asked otherwise.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -476,28 +477,93 @@ impl Group {
         Ok(())
     }
 
-    /// Creates a child group (a v2 group in a v2 group).
+    /// Creates a child group of the group's Zarr format (a v2 group in a v2 group).
     ///
     /// # Errors
     /// An invalid name, an existing node, store errors.
     pub fn create_group(&self, name: &str, attributes: Map<String, Value>) -> Result<Group> {
+        self.create_group_format(name, attributes, None)
+    }
+
+    /// Creates a child group of the Zarr format `zarr_format` (2 or 3; `None`: the group's
+    /// own, as [`create_group`](Self::create_group)). A consolidated copy lists the nodes of
+    /// its group's format only, as zarr-python's does: a v3 child of a v2 group is not in its
+    /// `.zmetadata` (nor seen by zarr-python's view of the group), nor a v2 child in a v3
+    /// group's copy.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_array::Group;
+    /// use zarr_store::{MemoryStore, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let root = Group::create_v2(store.clone(), "", Default::default())?;
+    /// assert_eq!(root.create_group("a", Default::default())?.zarr_format(), 2);
+    /// assert_eq!(root.create_group_format("b", Default::default(), Some(3))?.zarr_format(), 3);
+    /// assert!(store.get("a/.zgroup")?.is_some() && store.get("b/zarr.json")?.is_some());
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`create_group`](Self::create_group); a format other than 2 or 3
+    /// ([`ArrayError::InvalidArgument`]).
+    pub fn create_group_format(
+        &self,
+        name: &str,
+        attributes: Map<String, Value>,
+        zarr_format: Option<u8>,
+    ) -> Result<Group> {
+        let v2 = match zarr_format {
+            None => self.v2,
+            Some(2) => true,
+            Some(3) => false,
+            Some(other) => {
+                return Err(ArrayError::InvalidArgument {
+                    what: "zarr_format",
+                    reason: format!("{other} (a Zarr format is 2 or 3)"),
+                })
+            }
+        };
         let path = self.path.child(name)?;
         Group::create_node(
             self.store.clone(),
             path,
             attributes,
             self.extensions.clone(),
-            self.v2,
+            v2,
             self.consolidated.clone(),
         )
     }
 
-    /// Creates a child array.
+    /// Creates a child array, of the group's Zarr format unless `builder` states one
+    /// ([`ArrayBuilder::zarr_format`]): a v2 array in a v2 group, as zarr-python creates
+    /// it there.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Group};
+    /// use zarr_store::{MemoryStore, Store};
+    ///
+    /// let store = Arc::new(MemoryStore::new());
+    /// let root = Group::create_v2(store.clone(), "", Default::default())?;
+    /// let a = root.create_array("a", &ArrayBuilder::new(vec![3], DataType::UInt8))?;
+    /// assert_eq!(a.zarr_format(), 2);
+    /// assert!(store.get("a/.zarray")?.is_some() && store.get("a/zarr.json")?.is_none());
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
     ///
     /// # Errors
     /// An invalid name, an existing node, invalid settings, store errors.
     pub fn create_array(&self, name: &str, builder: &ArrayBuilder) -> Result<Array> {
         let path = self.path.child(name)?;
+        let follows;
+        let builder = match builder.stated_zarr_format() {
+            None if self.v2 => {
+                follows = builder.clone().zarr_format(2);
+                &follows
+            }
+            _ => builder,
+        };
         builder.create_node(
             self.store.clone(),
             path,

@@ -355,8 +355,11 @@ fn v2_children_are_classified_and_copies_list_their_own_format() -> TestResult {
         "c",
         &ArrayBuilder::new(vec![2], DataType::UInt8).zarr_format(2),
     )?;
-    // a v3 array below the v2 group: no v2 copy lists it
-    g.create_array("v3", &ArrayBuilder::new(vec![5], DataType::UInt8))?;
+    // a v3 array below the v2 group (asked for): no v2 copy lists it
+    g.create_array(
+        "v3",
+        &ArrayBuilder::new(vec![5], DataType::UInt8).zarr_format(3),
+    )?;
     store.set("bad/.zarray", b"{\"zarr_format\": 2")?;
     let mut odd: Value = serde_json::from_slice(&store.get("b/.zarray")?.unwrap())?;
     odd["compressor"] = json!({"id": "no_such_codec"});
@@ -640,8 +643,12 @@ fn v2_metadata_changes_keep_the_zmetadata_true() -> TestResult {
         "z",
         &ArrayBuilder::new(vec![2], DataType::UInt8).zarr_format(2),
     )?;
-    // a v3 array below a v2 group: not listed (zarr-python's v2 copy cannot hold it)
-    deep.create_array("w", &ArrayBuilder::new(vec![2], DataType::UInt8))?;
+    // a v3 array below a v2 group (asked for): not listed (zarr-python's v2 copy cannot
+    // hold it)
+    deep.create_array(
+        "w",
+        &ArrayBuilder::new(vec![2], DataType::UInt8).zarr_format(3),
+    )?;
     let mut stale_root = Group::open(store.clone(), "")?;
     stale_root.set_attributes(attrs(json!({"title": "u"})))?;
     let copy = zmetadata(&*store, "")?;

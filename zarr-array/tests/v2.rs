@@ -199,9 +199,12 @@ fn v2_groups_open_list_and_hold_v2_children() {
         &ArrayBuilder::new(vec![3], DataType::UInt8).zarr_format(2),
     )
     .unwrap();
-    // a v3 child in a v2 group is listed too
-    root.create_array("y", &ArrayBuilder::new(vec![3], DataType::UInt8))
-        .unwrap();
+    // a v3 child in a v2 group (asked for) is listed too
+    root.create_array(
+        "y",
+        &ArrayBuilder::new(vec![3], DataType::UInt8).zarr_format(3),
+    )
+    .unwrap();
     let root = Group::open(store.clone(), "").unwrap();
     assert_eq!(root.zarr_format(), 2);
     assert_eq!(root.attributes()["title"], "t");
@@ -228,6 +231,55 @@ fn v2_groups_open_list_and_hold_v2_children() {
     );
     let err = Group::create(store.clone(), "sub", Map::new()).unwrap_err();
     assert!(matches!(err, ArrayError::AlreadyExists { .. }), "{err}");
+}
+
+/// Issue 38 (14): the children a v2 group creates are v2 unless asked otherwise (a v3
+/// child is not in the group's `.zmetadata`, nor in zarr-python's view of the group), and a
+/// v3 group's children v3 unless asked otherwise.
+#[test]
+fn children_follow_their_group_s_format_unless_asked_otherwise() {
+    let store = Arc::new(MemoryStore::new());
+    let mut root = Group::create_v2(store.clone(), "", Map::new()).unwrap();
+    let plain = ArrayBuilder::new(vec![4], DataType::Int16);
+    let a = root.create_array("a", &plain).unwrap();
+    assert_eq!(a.zarr_format(), 2);
+    assert!(store.get("a/.zarray").unwrap().is_some());
+    assert!(store.get("a/zarr.json").unwrap().is_none());
+    let sub = root.create_group("sub", Map::new()).unwrap();
+    assert_eq!(sub.create_array("b", &plain).unwrap().zarr_format(), 2);
+    let v3 = root.create_group_format("v3", Map::new(), Some(3)).unwrap();
+    assert_eq!(v3.zarr_format(), 3);
+    assert!(store.get("v3/zarr.json").unwrap().is_some());
+    assert_eq!(v3.create_array("c", &plain).unwrap().zarr_format(), 3);
+    assert_eq!(
+        v3.create_group_format("d", Map::new(), Some(2))
+            .unwrap()
+            .zarr_format(),
+        2
+    );
+    assert_eq!(
+        root.create_array("e", &plain.clone().zarr_format(3))
+            .unwrap()
+            .zarr_format(),
+        3
+    );
+    let err = root
+        .create_group_format("f", Map::new(), Some(4))
+        .unwrap_err();
+    assert!(matches!(err, ArrayError::InvalidArgument { .. }), "{err}");
+    root.consolidate().unwrap();
+    let zmetadata: Value =
+        serde_json::from_slice(&store.get(".zmetadata").unwrap().unwrap()).unwrap();
+    let keys: Vec<&String> = zmetadata["metadata"].as_object().unwrap().keys().collect();
+    for key in ["a/.zarray", "sub/.zgroup", "sub/b/.zarray"] {
+        assert!(keys.iter().any(|k| *k == key), "{key} in {keys:?}");
+    }
+    let v3_root = Group::create(store.clone(), "three", Map::new()).unwrap();
+    assert_eq!(v3_root.create_array("x", &plain).unwrap().zarr_format(), 3);
+    assert_eq!(
+        v3_root.create_group("y", Map::new()).unwrap().zarr_format(),
+        3
+    );
 }
 
 #[test]

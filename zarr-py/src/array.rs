@@ -277,6 +277,12 @@ impl ArrayCore {
         py.detach(|| engine::stored_chunk_sizes(a)).py_err()
     }
 
+    /// The Zarr format of the array's metadata: 3 (`zarr.json`) or 2 (`.zarray`).
+    #[getter]
+    fn zarr_format(&self) -> u8 {
+        engine::zarr_format(&self.inner)
+    }
+
     #[getter]
     fn is_sparse(&self) -> bool {
         engine::is_sparse(&self.inner)

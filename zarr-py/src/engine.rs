@@ -148,6 +148,8 @@ pub(crate) struct ArraySpec {
     pub sparse: Option<String>,
     pub overwrite: bool,
     pub write_empty_chunks: bool,
+    /// 2 or 3; `None`: 3, or in a group the group's format.
+    pub zarr_format: Option<u8>,
 }
 
 fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
@@ -210,6 +212,9 @@ fn builder(spec: &ArraySpec) -> Result<ArrayBuilder> {
     if let Some(l) = &spec.lower_bound {
         b = b.lower_bound(l.clone());
     }
+    if let Some(f) = spec.zarr_format {
+        b = b.zarr_format(f);
+    }
     if let Some(s) = &spec.sparse {
         let format = match s.as_str() {
             "coo" => Format::Coo,
@@ -237,12 +242,14 @@ pub(crate) fn create_child_array(group: &Group, name: &str, spec: &ArraySpec) ->
     group.create_array(name, &builder(spec)?)
 }
 
+/// Creates a group as a child of a group, of `zarr_format` (`None`: the group's).
 pub(crate) fn create_child_group(
     group: &Group,
     name: &str,
     attributes: Map<String, Value>,
+    zarr_format: Option<u8>,
 ) -> Result<Group> {
-    group.create_group(name, attributes)
+    group.create_group_format(name, attributes, zarr_format)
 }
 
 /// A listed node: its path relative to the group, `"array"`, `"group"` or `"unreadable"`,
@@ -370,6 +377,11 @@ pub(crate) fn block_region(a: &Array, blocks: Vec<BlockSelection>) -> Result<(Ve
 
 pub(crate) fn stored_chunk_sizes(a: &Array) -> Result<Vec<(Vec<i64>, u64)>> {
     a.stored_chunk_sizes()
+}
+
+/// 3 (`zarr.json`) or 2 (`.zarray`).
+pub(crate) fn zarr_format(a: &Array) -> u8 {
+    a.zarr_format()
 }
 
 pub(crate) fn is_sparse(a: &Array) -> bool {

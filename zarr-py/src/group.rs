@@ -95,13 +95,20 @@ impl GroupCore {
         node_to_py(py, node, self.read_only)
     }
 
-    /// Creates a child group.
-    fn create_group(&self, py: Python<'_>, name: &str, attributes: &str) -> PyResult<GroupCore> {
+    /// Creates a child group of `zarr_format` (`None`: the group's).
+    #[pyo3(signature = (name, attributes, zarr_format=None))]
+    fn create_group(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        attributes: &str,
+        zarr_format: Option<u8>,
+    ) -> PyResult<GroupCore> {
         self.writable()?;
         let attrs = parse_json_map(attributes)?;
         let g = &self.inner;
         let inner = py
-            .detach(|| engine::create_child_group(g, name, attrs))
+            .detach(|| engine::create_child_group(g, name, attrs, zarr_format))
             .py_err()?;
         Ok(GroupCore {
             inner,

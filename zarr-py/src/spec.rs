@@ -15,7 +15,8 @@ fn json(text: &str, what: &str) -> PyResult<Value> {
 
 /// Reads `shape`, `dtype` (a Zarr data type name), `chunks`, `shards`, `compressors` (JSON
 /// text of a list of codec objects), `fill_value` (JSON text), `dimension_names`,
-/// `attributes` (JSON text), `lower_bound`, `sparse`, `overwrite`, `write_empty_chunks`.
+/// `attributes` (JSON text), `lower_bound`, `sparse`, `overwrite`, `write_empty_chunks`,
+/// `zarr_format` (2 or 3; `None`: 3, or in a group the group's).
 pub(crate) fn spec_from_kwargs(d: &Bound<'_, PyDict>) -> PyResult<ArraySpec> {
     fn get<'py, T: for<'a> FromPyObjectOwned<'py>>(
         d: &Bound<'py, PyDict>,
@@ -42,6 +43,7 @@ pub(crate) fn spec_from_kwargs(d: &Bound<'_, PyDict>) -> PyResult<ArraySpec> {
         sparse: get(d, "sparse")?,
         overwrite: get(d, "overwrite")?.unwrap_or(false),
         write_empty_chunks: get(d, "write_empty_chunks")?.unwrap_or(false),
+        zarr_format: get(d, "zarr_format")?,
         ..ArraySpec::default()
     };
     if let Some(text) = get::<String>(d, "compressors")? {

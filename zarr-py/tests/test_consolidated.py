@@ -181,3 +181,46 @@ def test_use_consolidated_without_a_copy_raises_what_zarr_python_raises(tmp_path
         zarr_rs.open_group(path, mode="r", use_consolidated=True)
     assert type(theirs.value) is ValueError
     assert isinstance(ours.value, ValueError) and isinstance(ours.value, zarr_rs.ZarrError)
+
+
+# ---- issue 38 (14): the children of a v2 group are v2 ----
+
+
+def test_children_of_a_v2_group_are_v2_unless_asked_otherwise(tmp_path):
+    import zarr
+
+    path = str(tmp_path / "v2.zarr")
+    zarr.open_group(path, mode="w", zarr_format=2, attributes={"t": 1})
+    g = zarr_rs.open_group(path, mode="r+", zarr_format=2)
+    a = g.create_array("a", shape=(4,), chunks=(2,), dtype="int16")
+    a[...] = np.arange(4, dtype="int16")
+    assert (tmp_path / "v2.zarr" / "a" / ".zarray").exists()
+    assert not (tmp_path / "v2.zarr" / "a" / "zarr.json").exists()
+    s = g.create_group("s")
+    assert s.zarr_format == 2
+    s.create_array("b", shape=(3,), chunks=(3,), dtype="float64")[...] = 0.5
+    v3 = g.create_group("v3", zarr_format=3)
+    assert v3.zarr_format == 3 and v3.create_group("w").zarr_format == 3
+    g.create_array("c3", shape=(2,), dtype="uint8", zarr_format=3)
+    assert (tmp_path / "v2.zarr" / "c3" / "zarr.json").exists()
+
+    z = zarr.open_group(path, mode="r", zarr_format=2)
+    assert sorted(z.array_keys()) == ["a"] and sorted(z.group_keys()) == ["s"]
+    np.testing.assert_array_equal(z["a"][...], np.arange(4))
+    np.testing.assert_array_equal(z["s/b"][...], [0.5] * 3)
+
+    # a v3 group's children are v3, and a v2 array is created where asked
+    three = zarr_rs.create_group(str(tmp_path / "v3.zarr"))
+    assert three.create_array("x", shape=(2,), dtype="uint8").zarr_format == 3
+    two = three.create_array("y", shape=(2,), dtype="uint8", zarr_format=2)
+    assert (tmp_path / "v3.zarr" / "y" / ".zarray").exists() and two.zarr_format == 2
+    made = zarr_rs.create_array(
+        str(tmp_path / "top.zarr"), shape=(5,), chunks=(2,), dtype="int32", zarr_format=2
+    )
+    made[...] = np.arange(5, dtype="int32")
+    theirs = zarr.open_array(str(tmp_path / "top.zarr"), mode="r", zarr_format=2)
+    np.testing.assert_array_equal(theirs[...], np.arange(5))
+    with pytest.raises(ValueError, match="zarr_format"):
+        zarr_rs.create_array(str(tmp_path / "bad.zarr"), shape=(2,), dtype="uint8", zarr_format=4)
+    with pytest.raises(ValueError, match="zarr_format"):
+        three.create_group("bad", zarr_format=1)

@@ -366,6 +366,11 @@ class Array:
         return Attributes(_Writer(self._core, self._changed))
 
     @property
+    def zarr_format(self) -> int:
+        """The Zarr format of the array's metadata: 3 (``zarr.json``) or 2 (``.zarray``)."""
+        return int(self._core.zarr_format)
+
+    @property
     def is_sparse(self) -> bool:
         """Whether chunks are stored with ``sparse_layout`` (the sparse methods apply)."""
         return bool(self._core.is_sparse)
@@ -901,9 +906,14 @@ class Group(Mapping):
         """The child groups as ``(name, group)`` pairs."""
         return [(n, self[n]) for n in self.group_keys()]  # type: ignore[misc]
 
-    def create_group(self, name: str, *, attributes: Mapping[str, Any] | None = None) -> "Group":
-        """Creates a child group."""
-        core = self._core.create_group(name, json.dumps(dict(attributes or {})))
+    def create_group(
+        self, name: str, *, attributes: Mapping[str, Any] | None = None,
+        zarr_format: int | None = None,
+    ) -> "Group":
+        """Creates a child group, of this group's Zarr format unless ``zarr_format`` (2 or 3)
+        says otherwise (zarr-python's view of a group, and its consolidated metadata, list the
+        children of the group's format only)."""
+        core = self._core.create_group(name, json.dumps(dict(attributes or {})), zarr_format)
         return Group(core, self._location, self._child_path(name))
 
     def require_group(self, name: str) -> "Group":
@@ -917,7 +927,8 @@ class Group(Mapping):
         return node
 
     def create_array(self, name: str, *, shape: Sequence[int], dtype: Any, **kwargs: Any) -> Array:
-        """Creates a child array; the keywords are :func:`zarr_rs.create_array`'s."""
+        """Creates a child array; the keywords are :func:`zarr_rs.create_array`'s (the array is
+        of this group's Zarr format unless ``zarr_format`` says otherwise)."""
         spec = _spec(shape=shape, dtype=dtype, **kwargs)
         core = self._core.create_array(name, spec)
         return Array(core, self._location, self._child_path(name))
@@ -964,6 +975,7 @@ def _spec(
     sparse: str | None = None,
     overwrite: bool = False,
     write_empty_chunks: bool = False,
+    zarr_format: int | None = None,
 ) -> dict:
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
@@ -981,6 +993,7 @@ def _spec(
         "sparse": sparse,
         "overwrite": bool(overwrite),
         "write_empty_chunks": bool(write_empty_chunks),
+        "zarr_format": None if zarr_format is None else int(zarr_format),
     }
     if compressors is not _DEFAULT_COMPRESSORS:
         spec["compressors"] = json.dumps(_codec_list(compressors))
@@ -1086,6 +1099,7 @@ def create_array(
     overwrite: bool = False,
     write_empty_chunks: bool = False,
     path: str = "",
+    zarr_format: int | None = None,
 ) -> Array:
     """Creates an array at a directory or url (``s3://bucket/prefix``, ``gs://``, ``az://``,
     ``file://``), with zarr-python 3's defaults: codecs ``bytes`` + ``zstd`` (level 0), chunks of
@@ -1099,13 +1113,16 @@ def create_array(
     - ``sparse``: store chunks with ``sparse_layout`` in ``"coo"``, ``"csr"`` or ``"csc"`` form
       (the narrowest index types for the chunk shape), then the compressors;
     - ``overwrite``: replace a node at the location;
-    - ``path``: a node below the location (default: the location itself).
+    - ``path``: a node below the location (default: the location itself);
+    - ``zarr_format``: 3 (``zarr.json``) or 2 (``.zarray`` + ``.zattrs``, as zarr-python
+      writes ``zarr_format=2``: no shards, ``lower_bound``, ``sparse`` or dimension names);
+      ``None`` is 3, and in :meth:`Group.create_array` the group's format.
     """
     spec = _spec(
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, compressors=compressors,
         fill_value=fill_value, dimension_names=dimension_names, attributes=attributes,
         lower_bound=lower_bound, sparse=sparse, overwrite=overwrite,
-        write_empty_chunks=write_empty_chunks,
+        write_empty_chunks=write_empty_chunks, zarr_format=zarr_format,
     )
     return Array(_core.create_array(path_or_url, path, spec), path_or_url, path)
 
