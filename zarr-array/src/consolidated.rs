@@ -739,3 +739,179 @@ fn differing_fields(listed: &Value, own: &Value) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// Where a node named by its own location (a directory or url) sits in a hierarchy whose
+/// consolidated metadata is kept above it: what [`find_enclosing`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enclosing {
+    /// The location of the outermost group above the node that holds a consolidated copy (a
+    /// canonical directory path, or a url).
+    pub location: String,
+    /// The node's path below that group (`"a0"`, `"sub/a0"`).
+    pub path: String,
+}
+
+impl Enclosing {
+    /// The node at `below` (a path below the node, `""` for the node itself) as a path
+    /// below [`location`](Self::location).
+    pub fn join(&self, below: &str) -> String {
+        let below = below.trim_matches('/');
+        if below.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}/{below}", self.path)
+        }
+    }
+}
+
+/// Finds the groups above the node at `location` whose consolidated copies list it, when
+/// the node is opened by its own location (`g.zarr/a0`, `s3://bucket/g.zarr/sub`): a store
+/// opened there has the node at its root, so the groups above are outside it and a change of
+/// the node would leave their copies stale. Walks up the directory (or the url's path) while
+/// the parent holds a group document (a group's `zarr.json`, or a v2 `.zgroup`), and returns
+/// the outermost of those groups that holds a copy (`consolidated_metadata` in its
+/// `zarr.json`, or a `.zmetadata`) with the node's path below it; opening the store there
+/// and the node at that path, every change of the node updates every copy above it
+/// ([`sync`] walks the store's ancestors). `None` when no group above holds a copy (the
+/// location is then opened as it is, and a change costs no request for copies), and for
+/// `memory://` and read-only (`http(s)://`) urls, and a url with a query or fragment.
+///
+/// `location` need not exist (a node about to be created there). A parent that cannot be
+/// read (no permission above a prefix, an i/o error) ends the walk, as a parent that is no
+/// group does: the hierarchy is what can be read. `open_remote` opens the store of a
+/// parent's url (local directories are opened here, never created).
+///
+/// Costs, per parent looked at, one GET for a v3 group, and for a v2 group or a parent that
+/// is not a group two (three for a v2 group: its `.zmetadata`); a local directory the same
+/// in file reads.
+///
+/// ```
+/// use zarr_array::{find_enclosing, ArrayBuilder, DataType, Group};
+/// use zarr_store::{open_url, FilesystemStore};
+/// # let dir = std::env::temp_dir().join(format!("zarr-enclosing-doc-{}", std::process::id()));
+/// # let _ = std::fs::remove_dir_all(&dir);
+/// let store = std::sync::Arc::new(FilesystemStore::create(dir.join("g.zarr"))?);
+/// let mut root = Group::create(store, "", Default::default())?;
+/// root.create_array("a0", &ArrayBuilder::new(vec![4], DataType::UInt8))?;
+/// root.consolidate()?;
+/// let inner = dir.join("g.zarr").join("a0");
+/// let found = find_enclosing(inner.to_str().unwrap(), &open_url)?.unwrap();
+/// assert!(found.location.ends_with("g.zarr"));
+/// assert_eq!((found.path.as_str(), found.join("")), ("a0", "a0".to_string()));
+/// assert_eq!(find_enclosing(found.location.as_str(), &open_url)?, None);
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), zarr_array::ArrayError>(())
+/// ```
+///
+/// # Errors
+/// A location that is not a valid path or url ([`ArrayError::Store`]).
+pub fn find_enclosing(
+    location: &str,
+    open_remote: &dyn Fn(&str) -> zarr_store::Result<std::sync::Arc<dyn Store>>,
+) -> Result<Option<Enclosing>> {
+    use zarr_store::StoreUrl;
+    let url = StoreUrl::parse(location)?;
+    let mut names: Vec<String> = Vec::new();
+    let mut found = None;
+    match url {
+        StoreUrl::Path(path) => {
+            let Some(mut at) = canonical(&path) else {
+                return Ok(None);
+            };
+            while let Some(parent) = at.parent().map(std::path::Path::to_path_buf) {
+                let Some(name) = at.file_name().and_then(|n| n.to_str()) else {
+                    break;
+                };
+                let Ok(store) = zarr_store::FilesystemStore::open(&parent) else {
+                    break;
+                };
+                let Some(step) = step(&store, name, &mut names) else {
+                    break;
+                };
+                let Some(parent_location) = parent.to_str() else {
+                    break;
+                };
+                if step {
+                    found = Some((parent_location.to_string(), names.len()));
+                }
+                at = parent;
+            }
+        }
+        StoreUrl::Remote { .. } if !url.is_read_only() && !location.contains(['?', '#']) => {
+            let mut at = location.trim_end_matches('/').to_string();
+            while let Some((parent, name)) = parent_url(&at) {
+                let Ok(store) = open_remote(&parent) else {
+                    break;
+                };
+                let Some(step) = step(&*store, &name, &mut names) else {
+                    break;
+                };
+                if step {
+                    found = Some((parent.clone(), names.len()));
+                }
+                at = parent;
+            }
+        }
+        _ => {}
+    }
+    Ok(found.map(|(location, depth)| Enclosing {
+        location,
+        // `names` runs from the node up; the first `depth` of them lie below the group found
+        path: names[..depth]
+            .iter()
+            .rev()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("/"),
+    }))
+}
+
+/// One step of [`find_enclosing`]'s walk to the parent at the root of `store`, from its
+/// child `name`: `None` when the parent is no group (or `name` no node name), else whether
+/// it holds a copy (`name` is pushed onto `names`).
+fn step(store: &dyn Store, name: &str, names: &mut Vec<String>) -> Option<bool> {
+    NodePath::root().child(name).ok()?;
+    let holds_copy = group_holds_copy(store)?;
+    names.push(name.to_string());
+    Some(holds_copy)
+}
+
+/// Whether the group at the root of `store` holds a consolidated copy; `None` when there is
+/// no group there (or it cannot be read).
+fn group_holds_copy(store: &dyn Store) -> Option<bool> {
+    let root = NodePath::root();
+    match store.get("zarr.json").ok()? {
+        Some(bytes) => {
+            let meta = group_metadata(&root, &bytes).ok()?;
+            Some(inline_copy(&root, &meta).ok().flatten().is_some())
+        }
+        None => {
+            store.get(ZGROUP).ok()??;
+            Some(store.get(ZMETADATA).ok()?.is_some())
+        }
+    }
+}
+
+/// `path` made absolute with links resolved; for a path that does not exist (yet), its
+/// parent's so resolved, joined with its name.
+fn canonical(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(name))
+}
+
+/// The url of the parent of the node at the object store url `url` (`s3://b/a/z` ->
+/// `s3://b/a`, `s3://b/z` -> `s3://b`) and the node's name; `None` for a bucket (container)
+/// itself.
+fn parent_url(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (parent, name) = rest.trim_end_matches('/').rsplit_once('/')?;
+    (!parent.is_empty() && !name.is_empty())
+        .then(|| (format!("{scheme}://{parent}"), name.to_string()))
+}

@@ -29,7 +29,7 @@ mod vlen;
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;
 pub use cache::CacheStats;
-pub use consolidated::{Disagreement, UseConsolidated};
+pub use consolidated::{find_enclosing, Disagreement, Enclosing, UseConsolidated};
 pub use element::{Element, InvalidValue};
 pub use error::{report, ArrayError, Result, SelectionError};
 pub use extensions::{Extensions, StorageTransformerFactory};

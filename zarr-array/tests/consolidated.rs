@@ -758,3 +758,136 @@ fn a_stale_zmetadata_is_reported_and_consolidate_repairs_it() -> TestResult {
     assert!(plain.check_consolidated().is_err());
     Ok(())
 }
+
+/// Issue 38 (4): a node opened by its own location (`g.zarr/a0`) has the groups above it
+/// outside its store; `find_enclosing` finds the outermost group above that holds a copy, and
+/// the node opened through it keeps every copy true. A location with no copy above opens as
+/// it is; the walk stops at the first parent that is no group.
+#[test]
+fn a_node_opened_by_its_own_location_finds_the_copies_above() -> TestResult {
+    use zarr_array::{find_enclosing, Array, Enclosing};
+    use zarr_store::FilesystemStore;
+
+    let dir = tempfile::tempdir()?;
+    let top = dir.path().join("g.zarr");
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(&top)?);
+    let mut root = Group::create(store.clone(), "", Map::new())?;
+    let mid = root.create_group("mid", Map::new())?;
+    mid.create_array("a0", &ArrayBuilder::new(vec![4], DataType::Int32))?;
+    root.create_array("b", &ArrayBuilder::new(vec![2], DataType::UInt8))?;
+    // a group without a copy between the node and the group with one
+    root.consolidate()?;
+    let open = |url: &str| zarr_store::open_url(url);
+    let loc = |p: std::path::PathBuf| p.to_str().map(str::to_string).ok_or("utf-8 path");
+    let canonical_top = loc(std::fs::canonicalize(&top)?)?;
+    let found = |p| -> Result<Option<Enclosing>, Box<dyn std::error::Error>> {
+        Ok(find_enclosing(&loc(p)?, &open)?)
+    };
+    assert_eq!(
+        found(top.clone())?,
+        None,
+        "the group holding the copy itself"
+    );
+    assert_eq!(found(dir.path().to_path_buf())?, None);
+    let at = |path: &str| Enclosing {
+        location: canonical_top.clone(),
+        path: path.to_string(),
+    };
+    assert_eq!(found(top.join("b"))?, Some(at("b")));
+    assert_eq!(found(top.join("mid"))?, Some(at("mid")));
+    assert_eq!(found(top.join("mid").join("a0"))?, Some(at("mid/a0")));
+    assert_eq!(
+        found(top.join("mid").join("new"))?,
+        Some(at("mid/new")),
+        "a node about to be created"
+    );
+    assert_eq!(at("mid").join("a0/"), "mid/a0");
+
+    // through the location found, an append reaches the root's copy
+    let e = found(top.join("mid").join("a0"))?.ok_or("found")?;
+    let outer: Arc<dyn Store> = Arc::new(FilesystemStore::open(&e.location)?);
+    let mut a0 = Array::open(outer.clone(), &e.path)?;
+    a0.append(ArrayD::from_elem(IxDyn(&[3]), 5i32).view(), 0)?;
+    assert_eq!(stored_copy(&*store)?["mid/a0"]["shape"], json!([7]));
+    assert_eq!(root.check_consolidated()?, []);
+
+    // the middle group holds a copy too: the outermost is still the root, and both are kept
+    Group::open(store.clone(), "mid")?.consolidate()?;
+    let e = found(top.join("mid").join("a0"))?.ok_or("found")?;
+    assert_eq!(e, at("mid/a0"));
+    let outer: Arc<dyn Store> = Arc::new(FilesystemStore::open(&e.location)?);
+    Array::open(outer, &e.path)?.resize(&[9])?;
+    assert_eq!(stored_copy(&*store)?["mid/a0"]["shape"], json!([9]));
+    let mid_doc = GroupMetadata::from_slice(&store.get("mid/zarr.json")?.ok_or("mid")?)?;
+    let mid_copy = mid_doc.consolidated_metadata()?.ok_or("mid's copy")?;
+    assert_eq!(mid_copy.metadata["a0"]["shape"], json!([9]));
+
+    // without a copy above, nothing is found; a v2 hierarchy's .zmetadata is one
+    let plain = dir.path().join("plain.zarr");
+    let plain_store: Arc<dyn Store> = Arc::new(FilesystemStore::create(&plain)?);
+    Group::create(plain_store.clone(), "", Map::new())?
+        .create_array("x", &ArrayBuilder::new(vec![2], DataType::UInt8))?;
+    assert_eq!(found(plain.join("x"))?, None);
+    let v2 = dir.path().join("v2.zarr");
+    let v2_store: Arc<dyn Store> = Arc::new(FilesystemStore::create(&v2)?);
+    let mut v2_root = Group::create_v2(v2_store.clone(), "", Map::new())?;
+    v2_root
+        .create_group("s", Map::new())?
+        .create_array("x", &ArrayBuilder::new(vec![2], DataType::UInt8))?;
+    assert_eq!(found(v2.join("s").join("x"))?, None);
+    v2_root.consolidate()?;
+    let e = found(v2.join("s").join("x"))?.ok_or("found")?;
+    assert_eq!(e.path, "s/x");
+    let outer: Arc<dyn Store> = Arc::new(FilesystemStore::open(&e.location)?);
+    Array::open(outer, &e.path)?.resize(&[6])?;
+    let zmetadata: Value = serde_json::from_slice(&v2_store.get(".zmetadata")?.ok_or("zm")?)?;
+    assert_eq!(zmetadata["metadata"]["s/x/.zarray"]["shape"], json!([6]));
+    Ok(())
+}
+
+/// The walk over urls: one GET per v3 group looked at, and two for the first parent that is
+/// no group; a parent that cannot be opened ends the walk.
+#[test]
+fn finding_the_copies_above_a_url_costs_a_get_per_parent() -> TestResult {
+    use zarr_array::{find_enclosing, Enclosing};
+
+    let counting = |s: MemoryStore| Arc::new(CountingStore::new(s));
+    let top = counting(MemoryStore::new());
+    let mut root = Group::create(top.clone(), "", Map::new())?;
+    root.create_group("mid", Map::new())?
+        .create_array("a0", &ArrayBuilder::new(vec![4], DataType::Int32))?;
+    root.consolidate()?;
+    let mid = counting(MemoryStore::new());
+    mid.set("zarr.json", &top.get("mid/zarr.json")?.ok_or("mid")?)?;
+    let bucket = counting(MemoryStore::new());
+    for s in [&top, &mid, &bucket] {
+        s.reset();
+    }
+    let stores = [
+        ("s3://bucket/data/g.zarr", top.clone()),
+        ("s3://bucket/data/g.zarr/mid", mid.clone()),
+        ("s3://bucket/data", bucket.clone()),
+    ];
+    let open = |url: &str| -> zarr_store::Result<Arc<dyn Store>> {
+        match stores.iter().find(|(u, _)| *u == url) {
+            Some((_, s)) => Ok(s.clone() as Arc<dyn Store>),
+            None => Err(zarr_store::StoreError::NotFound { key: url.into() }),
+        }
+    };
+    let found = find_enclosing("s3://bucket/data/g.zarr/mid/a0/", &open)?;
+    assert_eq!(
+        found,
+        Some(Enclosing {
+            location: "s3://bucket/data/g.zarr".into(),
+            path: "mid/a0".into(),
+        })
+    );
+    assert_eq!(mid.counts().total(), 1, "mid's zarr.json");
+    assert_eq!(top.counts().total(), 1, "the root's zarr.json");
+    assert_eq!(bucket.counts().total(), 2, "no zarr.json, no .zgroup");
+    // an http(s) url is read-only: nothing is looked at
+    let none = |_: &str| -> zarr_store::Result<Arc<dyn Store>> { panic!("opened") };
+    assert_eq!(find_enclosing("https://h/g.zarr/mid/a0", &none)?, None);
+    assert_eq!(find_enclosing("memory://", &none)?, None);
+    Ok(())
+}

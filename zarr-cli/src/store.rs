@@ -96,38 +96,6 @@ pub fn open_store(
     }
 }
 
-/// Whether `dir` holds the `zarr.json` of a group, or a Zarr v2 `.zgroup`.
-fn is_group_dir(dir: &Path) -> bool {
-    let v3 = std::fs::read(dir.join("zarr.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .map(|v| v.get("node_type").and_then(serde_json::Value::as_str) == Some("group"));
-    v3.unwrap_or_else(|| dir.join(".zgroup").is_file())
-}
-
-/// Whether the root of `store` is a group (`zarr.json` of a group, or else a `.zgroup`); a
-/// store that cannot be read there (no permission above a prefix) holds none.
-fn is_group_store(store: &dyn Store) -> bool {
-    match store.get("zarr.json") {
-        Ok(Some(b)) => serde_json::from_slice::<serde_json::Value>(&b)
-            .ok()
-            .is_some_and(|v| {
-                v.get("node_type").and_then(serde_json::Value::as_str) == Some("group")
-            }),
-        Ok(None) => matches!(store.get(".zgroup"), Ok(Some(_))),
-        Err(_) => false,
-    }
-}
-
-/// The url of the parent of the node at the object store url `url` (`s3://b/a/z` ->
-/// `s3://b/a`, `s3://b/z` -> `s3://b`); `None` for a bucket (container) itself.
-fn parent_url(url: &str) -> Option<(String, String)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let (parent, name) = rest.trim_end_matches('/').rsplit_once('/')?;
-    (!parent.is_empty() && !name.is_empty())
-        .then(|| (format!("{scheme}://{parent}"), name.to_string()))
-}
-
 /// A store on a local directory.
 fn open_local(location: &str, path: &Path, access: Access) -> Result<Arc<dyn Store>> {
     match access {
@@ -256,60 +224,25 @@ impl Ctx {
     }
 
     /// Opens the array at `location` for a metadata change (resize, append, prepend): an
-    /// array inside a hierarchy (parent directories, or parent prefixes of an object store
-    /// url, that are groups: a `zarr.json` of a group or a v2 `.zgroup`) is opened as a
-    /// member of its outermost group, so that the change also updates the consolidated
-    /// metadata of every group above it that holds some (a url costs one or two GETs per
-    /// parent looked at).
+    /// array inside a hierarchy whose groups above it hold consolidated metadata (parent
+    /// directories, or parent prefixes of an object store url, that are groups) is opened as
+    /// a member of the outermost such group ([`zarr_array::find_enclosing`]), so that the
+    /// change also updates the consolidated metadata of every group above it that holds
+    /// some (a url costs one or two GETs per parent looked at).
     ///
     /// # Errors
     /// As [`Ctx::open_array`].
     pub fn open_array_for_update(&self, location: &str) -> Result<Array> {
-        let (root, rel) = match store_url(location)? {
-            StoreUrl::Path(path) => {
-                let Ok(path) = std::fs::canonicalize(&path) else {
-                    return self.open_array(location);
-                };
-                let mut root = path.clone();
-                while let Some(parent) = root.parent() {
-                    if !is_group_dir(parent) {
-                        break;
-                    }
-                    root = parent.to_path_buf();
-                }
-                let Ok(rel) = path.strip_prefix(&root) else {
-                    return self.open_array(location);
-                };
-                let rel: Vec<String> = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                if rel.is_empty() {
-                    return self.open_array(location);
-                }
-                let store = FilesystemStore::open(&root)
-                    .map_err(|e| zarr(location, zarr_array::ArrayError::Store(e)))?;
-                let store: Arc<dyn Store> = Arc::new(store);
-                (store, rel)
-            }
-            url if url.is_remote() => {
-                let mut root = location.trim_end_matches('/').to_string();
-                let mut rel = Vec::new();
-                while let Some((parent, name)) = parent_url(&root) {
-                    if !is_group_store(&*self.open_store(&parent, Access::Existing)?) {
-                        break;
-                    }
-                    rel.insert(0, name);
-                    root = parent;
-                }
-                if rel.is_empty() {
-                    return self.open_array(location);
-                }
-                (self.open_store(&root, Access::Existing)?, rel)
-            }
-            _ => return self.open_array(location),
+        store_url(location)?;
+        let remote = &self.remote;
+        let open = |url: &str| zarr_store::open_url_with(url, remote);
+        let Some(found) =
+            zarr_array::find_enclosing(location, &open).map_err(|e| zarr(location, e))?
+        else {
+            return self.open_array(location);
         };
-        Array::open_with(root, &rel.join("/"), &self.extensions).map_err(|e| zarr(location, e))
+        let root = self.open_store(&found.location, Access::Existing)?;
+        Array::open_with(root, &found.path, &self.extensions).map_err(|e| zarr(location, e))
     }
 
     /// Opens the group at the root of `location`.

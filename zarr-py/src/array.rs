@@ -603,8 +603,9 @@ impl ArrayCore {
         let a = &self.inner;
         let copy = py
             .detach(|| {
-                let store = engine::open_store(location, engine::Access::Create)?;
-                engine::to_regular(a, store, path)
+                let (store, path) =
+                    engine::open_located(location, path, engine::Access::Create, true)?;
+                engine::to_regular(a, store, &path)
             })
             .py_err()?;
         Ok(ArrayCore::new(copy, false))

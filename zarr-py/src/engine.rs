@@ -47,6 +47,28 @@ pub(crate) fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store
     }
 }
 
+/// The store to open the node at `path` below `location` in, and the node's path in it: for
+/// a node that can be written (`writable`), the store of the outermost group above
+/// `location` that holds consolidated metadata, when there is one
+/// ([`zarr_array::find_enclosing`]: `g.zarr/a0` opens as `a0` of `g.zarr`), so that every
+/// change of the node, or of a node created there, updates the copies above it as it does
+/// when the node is opened through its root; else `location`'s store and `path`. Reading
+/// (`writable` false) looks at nothing above `location`.
+pub(crate) fn open_located(
+    location: &str,
+    path: &str,
+    access: Access,
+    writable: bool,
+) -> Result<(Arc<dyn Store>, String)> {
+    if writable {
+        if let Some(found) = zarr_array::find_enclosing(location, &zarr_store::open_url)? {
+            let store = open_store(&found.location, Access::Existing)?;
+            return Ok((store, found.join(path)));
+        }
+    }
+    Ok((open_store(location, access)?, path.to_string()))
+}
+
 /// An opened node (the array boxed: it is much larger than a group).
 #[derive(Debug)]
 pub(crate) enum Node {

@@ -40,14 +40,18 @@ fn read_only(mode: &str) -> PyResult<bool> {
 }
 
 /// Opens the node (array or group) at `path` inside the store at `location` (a directory or
-/// a url); a local directory must exist. Returns an `ArrayCore` or a `GroupCore`.
+/// a url); a local directory must exist. Returns an `ArrayCore` or a `GroupCore`. A node
+/// opened for writing inside a hierarchy with consolidated metadata above `location` is
+/// opened through the outermost group holding some (`engine::open_located`), so that its
+/// changes keep those copies true; so are the nodes `open_array`, `open_group`,
+/// `create_group` and `create_array` open or create.
 #[pyfunction]
 fn open_node(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<Py<PyAny>> {
     let ro = read_only(mode)?;
     let node = py
         .detach(|| {
-            let store = engine::open_store(location, Access::Existing)?;
-            engine::open_node(store, path)
+            let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
+            engine::open_node(store, &path)
         })
         .py_err()?;
     node_to_py(py, node, ro)
@@ -59,8 +63,8 @@ fn open_array(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResul
     let ro = read_only(mode)?;
     let a = py
         .detach(|| {
-            let store = engine::open_store(location, Access::Existing)?;
-            engine::open_array(store, path)
+            let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
+            engine::open_array(store, &path)
         })
         .py_err()?;
     Ok(ArrayCore::new(a, ro))
@@ -82,8 +86,8 @@ fn open_group(
     let ro = read_only(mode)?;
     let inner = py
         .detach(|| {
-            let store = engine::open_store(location, Access::Existing)?;
-            engine::open_group(store, path, use_consolidated, zarr_format)
+            let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
+            engine::open_group(store, &path, use_consolidated, zarr_format)
         })
         .py_err()?;
     Ok(GroupCore {
@@ -123,8 +127,8 @@ fn create_group(
     let attrs = array::parse_json_map(attributes)?;
     let inner = py
         .detach(|| {
-            let store = engine::open_store(location, Access::Create)?;
-            engine::create_group(store, path, attrs, overwrite, zarr_format)
+            let (store, path) = engine::open_located(location, path, Access::Create, true)?;
+            engine::create_group(store, &path, attrs, overwrite, zarr_format)
         })
         .py_err()?;
     Ok(GroupCore {
@@ -145,8 +149,8 @@ fn create_array(
     let spec = spec::spec_from_kwargs(spec)?;
     let a = py
         .detach(|| {
-            let store = engine::open_store(location, Access::Create)?;
-            engine::create_array(store, path, &spec)
+            let (store, path) = engine::open_located(location, path, Access::Create, true)?;
+            engine::create_array(store, &path, &spec)
         })
         .py_err()?;
     Ok(ArrayCore::new(a, false))

@@ -224,3 +224,83 @@ def test_children_of_a_v2_group_are_v2_unless_asked_otherwise(tmp_path):
         zarr_rs.create_array(str(tmp_path / "bad.zarr"), shape=(2,), dtype="uint8", zarr_format=4)
     with pytest.raises(ValueError, match="zarr_format"):
         three.create_group("bad", zarr_format=1)
+
+
+# ---- issue 38 (4): nodes opened by their own path keep the copies above true ----
+
+
+def _view(path: str, consolidated: bool) -> dict:
+    """What zarr-python sees of the hierarchy at ``path``, through its consolidated metadata
+    or through every node's own: per node its kind, shape, attributes and data, and per group
+    its member names."""
+    import zarr
+
+    g = zarr.open_group(path, mode="r", use_consolidated=consolidated)
+    out: dict = {"": ("group", dict(g.attrs), sorted(k for k, _ in g.members()))}
+    for name, node in g.members(max_depth=None):
+        if isinstance(node, zarr.Array):
+            out[name] = ("array", node.shape, dict(node.attrs), node[...].tolist())
+        else:
+            out[name] = ("group", dict(node.attrs), sorted(k for k, _ in node.members()))
+    return out
+
+
+def _views_agree(path: str) -> dict:
+    consolidated, own = _view(path, True), _view(path, False)
+    assert consolidated == own
+    return own
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_nodes_opened_by_their_own_path_keep_the_copy_true(tmp_path, zarr_format):
+    import zarr
+
+    root = str(tmp_path / "g.zarr")
+    z = zarr.open_group(root, mode="w", zarr_format=zarr_format)
+    z.create_array("a0", shape=(4,), chunks=(2,), dtype="int32")[...] = np.arange(4)
+    sub = z.create_group("sub", attributes={"k": 1})
+    sub.create_array("x", shape=(2, 3), chunks=(2, 2), dtype="float64")[...] = 1.5
+    zarr.consolidate_metadata(root)
+
+    zarr_rs.open(root + "/a0").append(np.arange(4, 7, dtype="int32"))
+    assert _views_agree(root)["a0"][1] == (7,)
+    zarr_rs.open_group(root + "/sub").attrs["k"] = 2
+    assert _views_agree(root)["sub"][1] == {"k": 2}
+    zarr_rs.open_array(root + "/sub/x").resize(3, 3)
+    assert _views_agree(root)["sub/x"][1] == (3, 3)
+    zarr_rs.open_group(root + "/sub").create_group("new", attributes={"n": 1})
+    assert _views_agree(root)["sub/new"][1] == {"n": 1}
+    zarr_rs.create_group(root + "/sub/new/made", zarr_format=zarr_format)
+    assert "sub/new/made" in _views_agree(root)
+    zarr_rs.open(root + "/sub/new", mode="a").attrs["n"] = 3
+    assert _views_agree(root)["sub/new"][1] == {"n": 3}
+    # read-only opens look at nothing above the location and change nothing
+    assert zarr_rs.open(root + "/a0", mode="r").shape == (7,)
+    assert zarr_rs.open_group(root, mode="r").is_consolidated
+
+
+def test_arrays_created_at_a_location_inside_a_hierarchy_are_listed(tmp_path):
+    import zarr
+
+    root = str(tmp_path / "g.zarr")
+    zarr.open_group(root, mode="w").create_group("sub")
+    zarr.consolidate_metadata(root)
+    zarr_rs.create_array(root + "/sub/made", shape=(3,), chunks=(3,), dtype="uint8")
+    zarr_rs.create_array(root, path="sub/other", shape=(2,), chunks=(2,), dtype="uint8")
+    assert sorted(_views_agree(root)["sub"][2]) == ["made", "other"]
+
+
+@pytest.mark.s3
+def test_a_node_opened_by_its_own_url_keeps_the_copy_true(s3_url):
+    root = s3_url + "/g.zarr"
+    g = zarr_rs.create_group(root, attributes={"r": 1})
+    x = g.create_group("sub").create_array("x", shape=(4,), chunks=(2,), dtype="int32")
+    x[...] = np.arange(4, dtype="int32")
+    zarr_rs.consolidate_metadata(root)
+    zarr_rs.open(root + "/sub/x").append(np.arange(2, dtype="int32"))
+    zarr_rs.open_group(root + "/sub").attrs["k"] = 1
+    zarr_rs.open_group(root + "/sub").create_array("y", shape=(2,), chunks=(2,), dtype="uint8")
+    g = zarr_rs.open_group(root, mode="r", use_consolidated=True)
+    assert g["sub/x"].shape == (6,) and g["sub"].attrs["k"] == 1
+    assert [name for name, _ in g.members(max_depth=None)] == ["sub", "sub/x", "sub/y"]
+    np.testing.assert_array_equal(g["sub/x"][...], [0, 1, 2, 3, 0, 1])
