@@ -304,3 +304,121 @@ def test_a_node_opened_by_its_own_url_keeps_the_copy_true(s3_url):
     assert g["sub/x"].shape == (6,) and g["sub"].attrs["k"] == 1
     assert [name for name, _ in g.members(max_depth=None)] == ["sub", "sub/x", "sub/y"]
     np.testing.assert_array_equal(g["sub/x"][...], [0, 1, 2, 3, 0, 1])
+
+
+# ---- the differential test: random hierarchies, random changes, zarr-python's two views ----
+
+
+_DTYPES = ("int32", "float64", "uint8")
+
+
+def _random_hierarchy(rng, root: str, fmt: int) -> tuple[list[str], list[str]]:
+    """A random hierarchy of ``fmt`` at ``root`` (written by zarr-python or by zarr_rs, at
+    random), consolidated by either; its group paths and array paths ("" is the root)."""
+    import zarr
+
+    by_python = bool(rng.integers(2))
+    groups, arrays = [""], []
+    if by_python:
+        top = zarr.open_group(root, mode="w", zarr_format=fmt, attributes={"r": 0})
+    else:
+        top = zarr_rs.create_group(root, zarr_format=fmt, attributes={"r": 0})
+    pending = [("", top, 0)]
+    while pending:
+        path, g, depth = pending.pop()
+        for i in range(int(rng.integers(1, 3))):
+            name = f"a{i}"
+            ndim = int(rng.integers(1, 3))
+            shape = tuple(int(n) for n in rng.integers(1, 5, size=ndim))
+            chunks = tuple(int(n) for n in rng.integers(1, 4, size=ndim))
+            dtype = _DTYPES[int(rng.integers(len(_DTYPES)))]
+            a = g.create_array(name, shape=shape, chunks=chunks, dtype=dtype)
+            a[...] = rng.integers(0, 100, size=shape).astype(dtype)
+            arrays.append(f"{path}/{name}".strip("/"))
+        if depth < 2:
+            for i in range(int(rng.integers(0, 3))):
+                name = f"g{i}"
+                child = g.create_group(name, attributes={"d": depth + 1})
+                child_path = f"{path}/{name}".strip("/")
+                groups.append(child_path)
+                pending.append((child_path, child, depth + 1))
+    if bool(rng.integers(2)):
+        zarr.consolidate_metadata(root)
+    else:
+        zarr_rs.consolidate_metadata(root)
+    return groups, arrays
+
+
+def _open_node(rng, root: str, node: str, groups: list[str]):
+    """The node at ``node`` opened through zarr_rs in one of four ways: through the root,
+    through the root's location with ``path=``, by its own path, or through a group between
+    the root and it; and the way's name."""
+    parts = node.split("/") if node else []
+    ways = ["root", "path=", "own"]
+    if len(parts) > 1:
+        ways.append("middle")
+    way = ways[int(rng.integers(len(ways)))]
+    if way == "root":
+        g = zarr_rs.open_group(root, mode="r+")
+        return (g[node] if node else g), way
+    if way == "path=":
+        return zarr_rs.open(root, mode="r+", path=node), way
+    if way == "own":
+        return zarr_rs.open(f"{root}/{node}" if node else root, mode="r+"), way
+    cut = int(rng.integers(1, len(parts)))
+    middle = "/".join(parts[:cut])
+    assert middle in groups
+    return zarr_rs.open_group(f"{root}/{middle}", mode="r+")["/".join(parts[cut:])], way
+
+
+def _random_change(rng, root: str, groups: list[str], arrays: list[str], serial: int) -> str:
+    """One random change made through zarr_rs (append, resize, attributes, a new child);
+    what it was, for the failure message."""
+    kind = ["append", "resize", "attrs", "child"][int(rng.integers(4))]
+    if kind in ("append", "resize"):
+        node = arrays[int(rng.integers(len(arrays)))]
+        a, way = _open_node(rng, root, node, groups)
+        if kind == "append":
+            extra = (int(rng.integers(1, 4)),) + a.shape[1:]
+            a.append(rng.integers(0, 100, size=extra).astype(a.dtype))
+        else:
+            a.resize(*(int(n) for n in rng.integers(1, 7, size=a.ndim)))
+        return f"{kind} {node!r} via {way}"
+    if kind == "attrs":
+        pool = groups + arrays
+        node = pool[int(rng.integers(len(pool)))]
+        n, way = _open_node(rng, root, node, groups)
+        n.attrs[f"k{serial}"] = int(rng.integers(1000))
+        return f"attrs of {node!r} via {way}"
+    node = groups[int(rng.integers(len(groups)))]
+    g, way = _open_node(rng, root, node, groups)
+    name = f"n{serial}"
+    child = f"{node}/{name}".strip("/")
+    if bool(rng.integers(2)):
+        g.create_group(name, attributes={"new": serial})
+        groups.append(child)
+    else:
+        a = g.create_array(name, shape=(3,), chunks=(2,), dtype="int32")
+        a[...] = np.arange(3, dtype="int32") + serial
+        arrays.append(child)
+    return f"new child {child!r} via {way}"
+
+
+def test_changes_through_any_path_keep_the_copy_what_zarr_python_reads(tmp_path):
+    """Seeded: 50 random hierarchies (v2 and v3, nested groups and arrays), consolidated,
+    then 4 random changes each made through zarr_rs opened by a random path; after each,
+    zarr-python opening the root with ``use_consolidated=True`` sees exactly what it sees
+    with ``use_consolidated=False`` (shapes, attributes, data, member lists)."""
+    rng = np.random.default_rng(38)
+    changes = 0
+    for case in range(50):
+        fmt = 2 if case % 2 else 3
+        root = str(tmp_path / f"h{case}.zarr")
+        groups, arrays = _random_hierarchy(rng, root, fmt)
+        _views_agree(root)
+        for step in range(4):
+            what = _random_change(rng, root, groups, arrays, step)
+            consolidated, own = _view(root, True), _view(root, False)
+            assert consolidated == own, f"case {case} (v{fmt}), change {step}: {what}"
+            changes += 1
+    assert changes == 200
