@@ -288,12 +288,6 @@ impl ArrayCore {
         engine::is_sparse(&self.inner)
     }
 
-    /// 2 for an array stored as Zarr v2 (`.zarray`), else 3.
-    #[getter]
-    fn zarr_format(&self) -> u8 {
-        self.inner.zarr_format()
-    }
-
     /// Whether the array has no fill value: a v2 `.zarray` with `"fill_value": null`
     /// (zarr-python's `fill_value` is then None).
     #[getter]

@@ -350,11 +350,6 @@ class Array:
         return np.frombuffer(bytes(self._core.fill_bytes()), dtype=self._dtype)[0]
 
     @property
-    def zarr_format(self) -> int:
-        """The Zarr format of the array's metadata: 3 (``zarr.json``) or 2 (``.zarray``)."""
-        return int(self._core.zarr_format)
-
-    @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
         """The dimension names, or None."""
         names = self.metadata.get("dimension_names")
