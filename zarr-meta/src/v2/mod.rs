@@ -591,7 +591,8 @@ fn dtype_kind_name(text: &str) -> &'static str {
 /// integral floats such as `0.0`, which zarr-python reads as integers) for integer types;
 /// numbers, `"NaN"`, `"Infinity"` and `"-Infinity"` for floats; `[re, im]` of those for
 /// complex types; a base64 string of the element's bytes for raw types (`|V<n>`); an integer
-/// or `"NaT"` for datetimes and timedeltas.
+/// or `"NaT"` for datetimes and timedeltas; a string, or a number or boolean read as Python's
+/// `str` of it (`0` is `"0"`, as zarr-python 3.1.6 reads it), for `|O` strings.
 ///
 /// # Errors
 /// [`MetaError::InvalidFillValue`] naming the value, the dtype and what is wrong.
@@ -620,6 +621,16 @@ pub fn fill_value_from_json(value: &Value, dtype: NumpyDtype) -> Result<Option<F
             return FillValue::from_ne_bytes(data_type, bytes).map(Some);
         }
         (DataKind::Raw, _) => return Err(err("expected a base64 string or null")),
+        // older zarr-python wrote numbers (`0`) as the fill value of `|O` string arrays;
+        // zarr-python 3 reads them as Python's `str` of the number
+        (DataKind::String, Value::Number(n)) => Value::String(match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.to_string(),
+            (_, Some(u)) => u.to_string(),
+            _ => crate::pyjson::python_float_repr(n.as_f64().unwrap_or(f64::NAN)),
+        }),
+        (DataKind::String, Value::Bool(b)) => {
+            Value::String(if *b { "True" } else { "False" }.into())
+        }
         (DataKind::Int | DataKind::UInt, Value::Number(n)) if n.is_f64() => {
             let x = n.as_f64().unwrap_or(f64::NAN);
             if x.fract() != 0.0 {
