@@ -99,10 +99,12 @@ pub(crate) fn v3_metadata(
         Value::from(doc.chunks.iter().map(|c| c.get()).collect::<Vec<_>>()),
     );
     let data_type = doc.dtype.data_type;
+    // `null` reads as zarr-python reads a missing chunk of it: NaT for datetimes and
+    // timedeltas, zero for every other type
     let fill = doc
         .fill_value
         .clone()
-        .unwrap_or_else(|| FillValue::zero(data_type));
+        .unwrap_or_else(|| FillValue::default_for(data_type));
     let mut meta = ArrayMetadata::new(
         doc.shape.clone(),
         data_type,

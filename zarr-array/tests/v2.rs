@@ -420,3 +420,31 @@ fn a_reader_without_a_codec_refuses_v2_arrays_by_name() {
         "a/.zarray: unknown codec \"mystery\""
     );
 }
+
+/// A `null` fill value reads as zarr-python 3.1.6 reads a missing chunk: NaT for datetimes and
+/// timedeltas (not the epoch), zero for the other types.
+#[test]
+fn a_null_fill_value_reads_as_nat_for_datetimes() {
+    let store = Arc::new(MemoryStore::new());
+    for (i, (dtype, want)) in [
+        ("<M8[s]", i64::MIN),
+        (">M8[D]", i64::MIN),
+        ("<m8[ms]", i64::MIN),
+        ("<i8", 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = format!("t{i}");
+        let zarray = json!({"zarr_format": 2, "shape": [3], "chunks": [2], "dtype": dtype,
+            "compressor": null, "fill_value": null, "order": "C", "filters": null});
+        store
+            .set(&format!("{path}/.zarray"), zarray.to_string().as_bytes())
+            .unwrap();
+        let a = Array::open(store.clone(), &path).unwrap();
+        let want: Vec<u8> = [want; 3].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(all(&a), want, "{dtype}");
+        // and its v3 form has that fill value
+        assert_eq!(a.metadata().fill_value.as_bytes(), &want[..8], "{dtype}");
+    }
+}

@@ -253,10 +253,11 @@ pub fn v3_codecs(
 ) -> Result<Vec<ExtensionDef>> {
     let data_type = meta.dtype.data_type;
     let shape: Vec<u64> = meta.chunks.iter().map(|c| c.get()).collect();
+    // `null`: what zarr-python reads in a missing chunk (NaT for datetimes, zero otherwise)
     let fill = meta
         .fill_value
         .clone()
-        .unwrap_or_else(|| FillValue::zero(data_type));
+        .unwrap_or_else(|| FillValue::default_for(data_type));
     let mut current = ChunkRepr::new(shape.clone(), data_type, fill);
     let mut defs = Vec::new();
     if meta.order == Order::F && shape.len() > 1 {
