@@ -91,6 +91,7 @@ pub fn register_v2_defaults(registry: &mut V2CodecRegistry) -> Result<(), MetaEr
     for c in NUMCODECS {
         if crate::numcodecs::is_enabled(c.id) {
             let factory = match c.id {
+                #[cfg(feature = "zfp")]
                 "zfpy" => zfpy as V2CodecFactory,
                 _ => numcodecs_name as V2CodecFactory,
             };
@@ -148,38 +149,9 @@ fn numcodecs_name(codec: &CodecV2, _: &ChunkRepr) -> Result<ExtensionDef> {
 /// v2 `zfpy`: numcodecs 0.16's configuration repeats the parameter of its mode as
 /// `compression_kwargs` (`{"mode": 2, "rate": 16, "compression_kwargs": {"rate": 16}}`); the
 /// v3 form zarr-python writes has no such field.
+#[cfg(feature = "zfp")]
 fn zfpy(codec: &CodecV2, repr: &ChunkRepr) -> Result<ExtensionDef> {
-    let mut def = numcodecs_name(codec, repr)?;
-    if let Some(config) = def.configuration.as_mut() {
-        let kwargs = match config.shift_remove("compression_kwargs") {
-            None => Map::new(),
-            Some(Value::Object(kwargs)) => kwargs,
-            Some(other) => {
-                return Err(ExtensionDef::new(&def.name)
-                    .invalid_configuration(
-                        ExtensionPoint::Codec,
-                        format!("compression_kwargs must be an object, got {other}"),
-                    )
-                    .into())
-            }
-        };
-        {
-            for (k, v) in kwargs {
-                if config.get(&k).is_some_and(|mine| *mine != v) {
-                    return Err(ExtensionDef::new(&def.name)
-                        .invalid_configuration(
-                            ExtensionPoint::Codec,
-                            format!(
-                                "compression_kwargs gives {k} = {v}, the configuration {}",
-                                config[&k]
-                            ),
-                        )
-                        .into());
-                }
-            }
-        }
-    }
-    Ok(def)
+    crate::numcodecs::zfp::without_compression_kwargs(&numcodecs_name(codec, repr)?)
 }
 
 /// v2 `blosc`: `{"cname", "clevel", "shuffle": -1|0|1|2, "blocksize"}` (numcodecs' `Blosc`;

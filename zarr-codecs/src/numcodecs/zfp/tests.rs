@@ -230,3 +230,47 @@ proptest! {
         c.decode_into(&enc, &mut out).unwrap();
     }
 }
+
+/// The `compression_kwargs` numcodecs 0.16 writes in the configuration (and zarr-python in
+/// its v3 `numcodecs.zfpy`) are accepted and left out of what the codec writes back; one that
+/// contradicts the configuration is refused.
+#[test]
+fn numcodecs_compression_kwargs_are_accepted() {
+    let r = repr(DataType::Float64, vec![4, 4]);
+    for (name, json, back) in [
+        (
+            "numcodecs.zfpy",
+            r#"{"mode":2,"rate":16,"compression_kwargs":{"rate":16}}"#,
+            r#"{"mode":2,"rate":16}"#,
+        ),
+        (
+            "numcodecs.zfpy",
+            r#"{"mode":4,"tolerance":0.001,"rate":-1,"precision":-1,"compression_kwargs":{"tolerance":0.001}}"#,
+            r#"{"mode":4,"tolerance":0.001,"rate":-1,"precision":-1}"#,
+        ),
+        (
+            "zfpy",
+            r#"{"mode":3,"precision":12,"compression_kwargs":{"precision":12}}"#,
+            r#"{"mode":3,"precision":12}"#,
+        ),
+    ] {
+        let json = format!(r#"{{"name":"{name}","configuration":{json}}}"#);
+        let got = serde_json::to_string(&codec(&json, &r).unwrap().to_def()).unwrap();
+        assert_eq!(
+            got,
+            format!(r#"{{"name":"{name}","configuration":{back}}}"#)
+        );
+    }
+    for bad in [
+        r#"{"mode":2,"rate":16,"compression_kwargs":{"rate":8}}"#,
+        r#"{"mode":2,"rate":16,"compression_kwargs":[16]}"#,
+    ] {
+        let json = format!(r#"{{"name":"numcodecs.zfpy","configuration":{bad}}}"#);
+        let err = zarr_testkit::report(&codec(&json, &r).unwrap_err());
+        assert!(
+            err.starts_with("invalid configuration for codec \"numcodecs.zfpy\"")
+                && err.contains("compression_kwargs"),
+            "{bad}: {err}"
+        );
+    }
+}
