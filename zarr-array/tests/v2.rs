@@ -448,3 +448,51 @@ fn a_null_fill_value_reads_as_nat_for_datetimes() {
         assert_eq!(a.metadata().fill_value.as_bytes(), &want[..8], "{dtype}");
     }
 }
+
+/// Filters that change only the byte order, as zarr-python 3.1.6 writes them: the stored
+/// chunk is in the byte order of the last `astype`, reads and writes match it, and a
+/// conversion to v3 and back writes the same `.zarray` dtype (the one the first filter views);
+/// a filter that would reinterpret the bytes is refused when the array is opened.
+#[test]
+fn v2_filters_that_change_the_byte_order() {
+    let store = Arc::new(MemoryStore::new());
+    // a <i8 array stored as >i4 (numcodecs.AsType(encode_dtype=">i4", decode_dtype="<i8"))
+    let zarray = json!({"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i8",
+        "compressor": null, "fill_value": 0, "order": "C",
+        "filters": [{"id": "astype", "encode_dtype": ">i4", "decode_dtype": "<i8"}]});
+    store
+        .set("a/.zarray", zarray.to_string().as_bytes())
+        .unwrap();
+    // what zarr-python stores for [1, -2, 70000, 4]
+    let stored = [0, 0, 0, 1, 255, 255, 255, 254, 0, 1, 17, 112, 0, 0, 0, 4u8];
+    store.set("a/0", &stored).unwrap();
+    let values: Vec<u8> = [1i64, -2, 70000, 4]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let a = Array::open(store.clone(), "a").unwrap();
+    assert_eq!(all(&a), values);
+    a.write_region_bytes(&Region::new(vec![0], vec![4]).unwrap(), &values)
+        .unwrap();
+    assert_eq!(store.get("a/0").unwrap().unwrap(), stored);
+    let v3 = a.to_v3(true).unwrap().array;
+    let v2 = v3.to_v2(true).unwrap().array;
+    assert_eq!(all(&v2), values);
+    let doc: Value = serde_json::from_str(&text(&*store, "a/.zarray")).unwrap();
+    assert_eq!(doc["dtype"], "<i8");
+    assert_eq!(doc["filters"], zarray["filters"]);
+    assert_eq!(store.get("a/0").unwrap().unwrap(), stored);
+    // Delta(dtype="<i4") on a >i4 array: numcodecs views the big-endian bytes as little-endian
+    let zarray = json!({"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": ">i4",
+        "compressor": null, "fill_value": 0, "order": "C",
+        "filters": [{"id": "delta", "dtype": "<i4"}]});
+    store
+        .set("b/.zarray", zarray.to_string().as_bytes())
+        .unwrap();
+    let err = zarr_testkit::report(&Array::open(store.clone(), "b").unwrap_err());
+    assert!(
+        err.starts_with("b/.zarray: v2 filter \"delta\" views the big-endian values")
+            && err.contains("reinterpreting their bytes"),
+        "{err}"
+    );
+}

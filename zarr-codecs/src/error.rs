@@ -234,6 +234,22 @@ pub enum CodecError {
         reason: String,
     },
 
+    /// A Zarr v2 filter whose `dtype` (or `decode_dtype`) has the other byte order than the
+    /// values it receives: numcodecs views the bytes as that type, reinterpreting every value
+    /// (`[1, 2]` as `>i4` viewed as `<i4` is `[16777216, 33554432]`), which a codec chain,
+    /// computing on values, cannot express ([`crate::v2::v3_codecs`]).
+    #[error("v2 filter {filter:?} views the {received}-endian values it receives as {field} {dtype:?}, reinterpreting their bytes (numcodecs' view), which a codec chain cannot express")]
+    V2ByteReinterpretation {
+        /// The filter's numcodecs `id`.
+        filter: String,
+        /// The field of its configuration (`dtype`, `decode_dtype`).
+        field: &'static str,
+        /// The data type it names.
+        dtype: String,
+        /// The byte order of the values the filter receives: `"big"` or `"little"`.
+        received: &'static str,
+    },
+
     /// The byte-range source answered with the wrong number of ranges.
     #[error("the byte-range source returned {got} ranges for {expected} requested")]
     SourceRanges {

@@ -13,14 +13,25 @@
 //! runs: the chunk in the array's `order` (`F` becomes a `transpose` that reverses the axes,
 //! since numcodecs' filters flatten the chunk in memory order), the filters that act on the
 //! typed array (`delta`, `fixedscaleoffset`, `astype`, `quantize`, `bitround`, `packbits`), the
-//! `bytes` codec in the byte order of the dtype (or of the last filter's `astype`), the filters
-//! that act on bytes (`shuffle`, the checksums, compressors used as filters), then the
-//! compressor; `pcodec` and `zfpy` as compressors take the place of `bytes`. The stored bytes
-//! are the ones numcodecs writes.
+//! `bytes` codec in the byte order of the values the last filter gives, the filters that act
+//! on bytes (`shuffle`, the checksums, compressors used as filters), then the compressor;
+//! `pcodec` and `zfpy` as compressors take the place of `bytes`. The stored bytes are the ones
+//! numcodecs writes.
+//!
+//! Byte orders follow numcodecs: a filter views the bytes it receives as its `dtype`
+//! (`decode_dtype`) and gives values of its `astype` (`encode_dtype`, `dtype` when absent), so
+//! the values in flight start in the byte order of the `.zarray` dtype and take the one of each
+//! filter's `astype`; a filter that changes only the byte order (`Delta(dtype=">i4",
+//! astype="<i4")`) changes the stored one. A filter whose `dtype` has the other byte order
+//! than the values it receives makes numcodecs reinterpret their bytes (`[1, 2]` as `>i4`
+//! viewed as `<i4` is `[16777216, 33554432]`): no codec chain computes that, and the array is
+//! refused ([`CodecError::V2ByteReinterpretation`]).
 //!
 //! [`v2_codecs`] is the other way, for arrays written as v2: a v3 chain of that shape becomes
-//! `order`, the dtype's byte order, `filters` and `compressor`; what v2 cannot hold (sharding,
-//! `crc32c`, `sparse_layout`, another transpose) is refused by name.
+//! `order`, the dtype's byte order (the one the first filter's `dtype` views, else the
+//! `bytes` codec's), `filters` and `compressor`; what v2 cannot hold (sharding, `crc32c`,
+//! `sparse_layout`, another transpose, byte orders of the filters and `bytes` that numcodecs
+//! would reinterpret) is refused by name.
 //!
 //! ```
 //! use zarr_codecs::v2::{default_v2_registry, v3_codecs};
@@ -217,7 +228,8 @@ fn blosc(codec: &CodecV2, repr: &ChunkRepr) -> Result<ExtensionDef> {
 /// An unknown or compiled-out `id` (by name), an invalid configuration, or a layout that
 /// numcodecs can run but a v3 chain cannot hold ([`CodecError::InvalidChain`]: a filter that
 /// acts on the typed array after one that acts on bytes, a bytes filter before `pcodec` or
-/// `zfpy`).
+/// `zfpy`; [`CodecError::V2ByteReinterpretation`]: a filter's `dtype` in the other byte
+/// order than the values it receives).
 pub fn v3_codecs(
     meta: &ArrayMetadataV2,
     v2: &V2CodecRegistry,
@@ -263,11 +275,8 @@ pub fn v3_codecs(
         let kind = kind_of(&codec.id);
         if kind == CodecKind::ArrayToArray && bytes_filters.is_empty() && serializer.is_none() {
             let def = factory(codec, &current)?;
-            let before = current.data_type;
             current = push_array_to_array(&mut defs, def, &current, codecs)?;
-            if current.data_type != before {
-                byte_order = output_byte_order(codec, current.data_type);
-            }
+            byte_order = filter_byte_order(codec, byte_order)?;
             continue;
         }
         if kind == CodecKind::ArrayToArray || serializer.is_some() {
@@ -350,18 +359,58 @@ fn push_array_to_array(
     Ok(next)
 }
 
-/// The byte order of what a filter that changed the data type gives: the one of its `astype`
-/// (`delta`, `fixedscaleoffset`, `quantize`) or `encode_dtype` (`astype`), as numcodecs
-/// writes it.
-fn output_byte_order(codec: &CodecV2, data_type: DataType) -> Option<ByteOrder> {
-    ["astype", "encode_dtype"]
-        .iter()
-        .filter_map(|k| codec.configuration.get(*k)?.as_str())
-        .find_map(|s| NumpyDtype::parse(s).ok())
-        .map_or_else(
-            || NumpyDtype::native(data_type).byte_order,
-            |d| d.byte_order,
-        )
+/// The fields of a numcodecs filter's configuration naming the data type it views its input
+/// as and the one of its output: `dtype` and `astype` (`delta`, `fixedscaleoffset`,
+/// `quantize`), `decode_dtype` and `encode_dtype` (`astype`).
+fn dtype_fields(id: &str) -> Option<(&'static str, &'static str)> {
+    match id {
+        "delta" | "fixedscaleoffset" | "quantize" => Some(("dtype", "astype")),
+        "astype" => Some(("decode_dtype", "encode_dtype")),
+        _ => None,
+    }
+}
+
+/// The data type `field` of `config` names, with its text (`None` when absent or not a NumPy
+/// type, which building the codec refuses).
+fn dtype_field(config: &Map<String, Value>, field: &str) -> Option<(String, NumpyDtype)> {
+    let text = config.get(field)?.as_str()?;
+    Some((text.to_string(), NumpyDtype::parse(text).ok()?))
+}
+
+fn endian_name(order: ByteOrder) -> &'static str {
+    match order {
+        ByteOrder::Little => "little",
+        ByteOrder::Big => "big",
+    }
+}
+
+/// The byte order of the values the v2 filter `codec` gives when it receives values in
+/// `received` (`None`: one-byte values), as numcodecs runs it: it views the bytes it receives
+/// as its `dtype` (`decode_dtype`) and gives its `astype` (`encode_dtype`; `dtype` when
+/// absent); the other filters keep the byte order.
+///
+/// # Errors
+/// [`CodecError::V2ByteReinterpretation`] for a `dtype` in the other byte order than
+/// `received`: numcodecs reinterprets the bytes of every value then.
+fn filter_byte_order(codec: &CodecV2, received: Option<ByteOrder>) -> Result<Option<ByteOrder>> {
+    let Some((input, output)) = dtype_fields(&codec.id) else {
+        return Ok(received);
+    };
+    let viewed = dtype_field(&codec.configuration, input);
+    if let (Some(r), Some((text, d))) = (received, &viewed) {
+        if d.byte_order.is_some_and(|v| v != r) {
+            return Err(CodecError::V2ByteReinterpretation {
+                filter: codec.id.clone(),
+                field: input,
+                dtype: text.clone(),
+                received: endian_name(r),
+            });
+        }
+    }
+    Ok(match dtype_field(&codec.configuration, output).or(viewed) {
+        Some((_, d)) => d.byte_order,
+        None => received,
+    })
 }
 
 /// `bytes` in `byte_order` (without one for one-byte types).
@@ -380,7 +429,8 @@ fn bytes_def(data_type: DataType, byte_order: Option<ByteOrder>) -> ExtensionDef
 pub struct V2Codecs {
     /// `F` for a leading `transpose` that reverses the axes, else `C`.
     pub order: Order,
-    /// The byte order of the stored values (the `bytes` codec's).
+    /// The byte order of the `.zarray` dtype: that of the first filter's `dtype` (or
+    /// `decode_dtype`), which numcodecs views the array's bytes as, else the `bytes` codec's.
     pub byte_order: Option<ByteOrder>,
     /// The filters (`None` when there are none, as zarr-python writes it).
     pub filters: Option<Vec<CodecV2>>,
@@ -394,7 +444,9 @@ pub struct V2Codecs {
 /// # Errors
 /// [`CodecError::NoV2Form`] naming the first codec v2 cannot express (sharding, `crc32c`,
 /// `sparse_layout`, a transpose other than reversing the axes, a codec after `pcodec` or
-/// `zfpy`).
+/// `zfpy`, a filter whose `dtype` has another byte order than the `astype` of the filter
+/// before it, or a `bytes` codec storing the other byte order than the last filter's
+/// `astype`: numcodecs would reinterpret the bytes there).
 pub fn v2_codecs(defs: &[ExtensionDef], rank: usize) -> Result<V2Codecs> {
     let no = |codec: &ExtensionDef, reason: &str| CodecError::NoV2Form {
         codec: codec.name.clone(),
@@ -402,6 +454,9 @@ pub fn v2_codecs(defs: &[ExtensionDef], rank: usize) -> Result<V2Codecs> {
     };
     let mut order = Order::C;
     let mut byte_order = None;
+    // the byte order of the values in flight: `None` until a filter's `dtype` or the bytes
+    // codec fixes it (and with it the array's); `Some(None)` for one-byte values
+    let mut in_flight: Option<Option<ByteOrder>> = None;
     let mut filters = Vec::new();
     let mut compressors: Vec<CodecV2> = Vec::new();
     let mut seen_bytes = false;
@@ -431,11 +486,26 @@ pub fn v2_codecs(defs: &[ExtensionDef], rank: usize) -> Result<V2Codecs> {
                 order = Order::F;
             }
             "bytes" => {
-                byte_order = match config.get("endian").and_then(Value::as_str) {
+                let endian = match config.get("endian").and_then(Value::as_str) {
                     Some("big") => Some(ByteOrder::Big),
                     Some(_) => Some(ByteOrder::Little),
                     None => None,
                 };
+                match in_flight {
+                    None => byte_order = endian,
+                    Some(Some(given)) if endian.is_some_and(|e| e != given) => {
+                        return Err(no(
+                            def,
+                            &format!(
+                                "it stores {}-endian values but the filters give {}-endian \
+                                 ones, which numcodecs stores as they are",
+                                endian_name(endian.unwrap_or(given)),
+                                endian_name(given)
+                            ),
+                        ))
+                    }
+                    Some(_) => {}
+                }
                 seen_bytes = true;
             }
             "blosc" => {
@@ -477,6 +547,31 @@ pub fn v2_codecs(defs: &[ExtensionDef], rank: usize) -> Result<V2Codecs> {
                 let Some(entry) = id.and_then(|id| NUMCODECS.iter().find(|c| c.id == id)) else {
                     return Err(no(def, "Zarr v2 has no such codec"));
                 };
+                if let (CodecKind::ArrayToArray, Some((input, output))) =
+                    (entry.kind, dtype_fields(entry.id))
+                {
+                    let viewed = dtype_field(&config, input);
+                    if let Some((text, d)) = &viewed {
+                        match in_flight {
+                            None => byte_order = d.byte_order,
+                            Some(Some(given)) if d.byte_order.is_some_and(|v| v != given) => {
+                                return Err(no(
+                                    def,
+                                    &format!(
+                                        "its {input} {text:?} views the {}-endian values the \
+                                         filter before it gives in the other byte order, \
+                                         reinterpreting their bytes in numcodecs",
+                                        endian_name(given)
+                                    ),
+                                ))
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                    if let Some((_, d)) = dtype_field(&config, output).or(viewed) {
+                        in_flight = Some(d.byte_order);
+                    }
+                }
                 let codec = CodecV2::new(entry.id, config);
                 match entry.kind {
                     CodecKind::ArrayToArray if !seen_bytes => filters.push(codec),
@@ -762,6 +857,203 @@ mod tests {
             assert!(
                 matches!(&err, CodecError::NoV2Form { codec, .. } if codec == name),
                 "{err}"
+            );
+        }
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// Native bytes of `values` as `t`.
+    fn native(t: DataType, values: &[f64]) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|&v| match t {
+                DataType::Int16 => (v as i16).to_ne_bytes().to_vec(),
+                DataType::Int32 => (v as i32).to_ne_bytes().to_vec(),
+                DataType::Int64 => (v as i64).to_ne_bytes().to_vec(),
+                DataType::UInt16 => (v as u16).to_ne_bytes().to_vec(),
+                DataType::Float32 => (v as f32).to_ne_bytes().to_vec(),
+                DataType::Float64 => v.to_ne_bytes().to_vec(),
+                other => unreachable!("{other}"),
+            })
+            .collect()
+    }
+
+    /// Filters whose `astype` (`encode_dtype`) has another byte order than their `dtype`
+    /// (`decode_dtype`) and the array's: the stored bytes (written by zarr-python 3.1.6 with
+    /// numcodecs 0.16) are in the `astype`'s byte order, read and written here as there.
+    #[cfg(all(
+        feature = "delta",
+        feature = "fixedscaleoffset",
+        feature = "astype",
+        feature = "quantize"
+    ))]
+    #[test]
+    fn filters_that_change_only_the_byte_order() {
+        let v2 = default_v2_registry();
+        let v3 = default_registry();
+        // dtype, filters, the values written, the chunk zarr-python stores, the values read
+        let cases: [(&str, &str, &[f64], &str, &[f64]); 6] = [
+            (
+                ">i4",
+                r#"[{"id": "delta", "dtype": ">i4", "astype": "<i4"}]"#,
+                &[1.0, 2.0, 3.0, -5.0],
+                "010000000100000001000000f8ffffff",
+                &[1.0, 2.0, 3.0, -5.0],
+            ),
+            (
+                ">u2",
+                r#"[{"id": "fixedscaleoffset", "scale": 2, "offset": 10, "dtype": ">u2", "astype": "<u2"}]"#,
+                &[10.0, 20.0, 300.0, 11.0],
+                "0000140044020200",
+                &[10.0, 20.0, 300.0, 11.0],
+            ),
+            (
+                "<f4",
+                r#"[{"id": "astype", "encode_dtype": ">f4", "decode_dtype": "<f4"}]"#,
+                &[1.5, -2.25, 3.0, 0.0],
+                "3fc00000c01000004040000000000000",
+                &[1.5, -2.25, 3.0, 0.0],
+            ),
+            (
+                ">f8",
+                r#"[{"id": "quantize", "digits": 2, "dtype": ">f8", "astype": "<f4"}]"#,
+                &[1.234567, -2.5, 100.125, 0.001],
+                "00009e3f000020c00040c84200000000",
+                &[1.234375, -2.5, 100.125, 0.0],
+            ),
+            (
+                "<i8",
+                r#"[{"id": "astype", "encode_dtype": ">i4", "decode_dtype": "<i8"}]"#,
+                &[1.0, -2.0, 70000.0, 4.0],
+                "00000001fffffffe0001117000000004",
+                &[1.0, -2.0, 70000.0, 4.0],
+            ),
+            (
+                ">i2",
+                r#"[{"id": "delta", "dtype": ">i2", "astype": ">i2"},
+                    {"id": "astype", "encode_dtype": "<i4", "decode_dtype": ">i2"}]"#,
+                &[7.0, 9.0, -3.0, 0.0],
+                "0700000002000000f4ffffff03000000",
+                &[7.0, 9.0, -3.0, 0.0],
+            ),
+        ];
+        for (dtype, filters, written, stored, read) in cases {
+            let m = meta(&format!(
+                r#"{{"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "{dtype}",
+                "compressor": null, "fill_value": 0, "order": "C", "filters": {filters}}}"#
+            ));
+            let t = m.dtype.data_type;
+            let defs = v3_codecs(&m, &v2, &v3).unwrap();
+            let repr = ChunkRepr::new(vec![4], t, FillValue::zero(t));
+            let chain = crate::CodecChain::from_defs(&defs, &repr, &v3).unwrap();
+            let stored = hex(stored);
+            assert_eq!(
+                chain.decode(&stored).unwrap().as_bytes(),
+                &native(t, read)[..],
+                "{dtype} {filters}"
+            );
+            assert_eq!(
+                chain.encode(&native(t, written)).unwrap(),
+                stored,
+                "{dtype} {filters}"
+            );
+            // and back: the same dtype and filters
+            let back = v2_codecs(&defs, 1).unwrap();
+            assert_eq!(back.byte_order, m.dtype.byte_order, "{dtype} {filters}");
+            assert_eq!(back.filters, m.filters, "{dtype} {filters}");
+        }
+    }
+
+    /// A filter whose `dtype` has the other byte order than the values it receives: numcodecs
+    /// reinterprets their bytes (`[1, 2]` as `>i4` viewed as `<i4`), which no chain can say.
+    #[cfg(all(feature = "delta", feature = "astype"))]
+    #[test]
+    fn byte_reinterpretations_are_refused() {
+        let v2 = default_v2_registry();
+        let v3 = default_registry();
+        for (dtype, filters, filter, field, received) in [
+            (
+                ">i4",
+                r#"[{"id": "delta", "dtype": "<i4"}]"#,
+                "delta",
+                "dtype",
+                "big",
+            ),
+            (
+                "<i4",
+                r#"[{"id": "delta", "dtype": "int32", "astype": ">i4"},
+                    {"id": "astype", "encode_dtype": "<i8", "decode_dtype": "<i4"}]"#,
+                "astype",
+                "decode_dtype",
+                "big",
+            ),
+            (
+                ">f8",
+                r#"[{"id": "astype", "encode_dtype": "<f8", "decode_dtype": "float64"}]"#,
+                "astype",
+                "decode_dtype",
+                "big",
+            ),
+        ] {
+            let m = zarray(dtype, "C", "null", filters);
+            let err = v3_codecs(&m, &v2, &v3).unwrap_err();
+            assert!(
+                matches!(&err, CodecError::V2ByteReinterpretation { filter: f, field: g, received: r, .. }
+                    if f == filter && *g == field && *r == received),
+                "{dtype} {filters}: {err}"
+            );
+            assert!(err.to_string().contains("reinterpreting"), "{err}");
+        }
+        // one-byte values have no byte order
+        let m = zarray(
+            "|i1",
+            "C",
+            "null",
+            r#"[{"id": "astype", "encode_dtype": ">i2", "decode_dtype": "|i1"}]"#,
+        );
+        let defs = v3_codecs(&m, &v2, &v3).unwrap();
+        assert_eq!(defs[1].to_value()["configuration"]["endian"], "big");
+    }
+
+    /// The `.zarray` dtype of a v3 chain is the byte order numcodecs views the array's bytes
+    /// in (the first filter's `dtype`), not the stored one; a chain numcodecs would run with
+    /// a reinterpretation has no v2 form.
+    #[cfg(all(feature = "delta", feature = "astype"))]
+    #[test]
+    fn the_v2_dtype_is_what_the_first_filter_views() {
+        let defs: Vec<ExtensionDef> = serde_json::from_str(
+            r#"[{"name": "numcodecs.astype", "configuration": {"encode_dtype": ">i4", "decode_dtype": "<i8"}},
+                {"name": "bytes", "configuration": {"endian": "big"}}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            v2_codecs(&defs, 1).unwrap().byte_order,
+            Some(ByteOrder::Little)
+        );
+        for (json, codec) in [
+            (
+                r#"[{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}},
+                    {"name": "bytes", "configuration": {"endian": "big"}}]"#,
+                "bytes",
+            ),
+            (
+                r#"[{"name": "numcodecs.delta", "configuration": {"dtype": "<i4", "astype": ">i4"}},
+                    {"name": "numcodecs.astype", "configuration": {"encode_dtype": "<i4", "decode_dtype": "<i4"}},
+                    {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+                "numcodecs.astype",
+            ),
+        ] {
+            let defs: Vec<ExtensionDef> = serde_json::from_str(json).unwrap();
+            let err = v2_codecs(&defs, 1).unwrap_err();
+            assert!(
+                matches!(&err, CodecError::NoV2Form { codec: c, .. } if c == codec),
+                "{json}: {err}"
             );
         }
     }
