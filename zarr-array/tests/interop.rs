@@ -3,7 +3,9 @@
 //! identical data; both refuse an array after `prepend`, and both read its `regular` copy.
 //! Zarr v2 arrays this project writes (every data type, order F, both separators, a few
 //! codecs) are read by zarr-python (`zarr_format=2`) and TensorStore's `zarr` driver, and
-//! zarr-python reads them again, with the metadata we wrote, after `Array::to_v3`.
+//! zarr-python reads them again, with the metadata we wrote, after `Array::to_v3`. Zarr v2
+//! filter chains (Delta, FixedScaleOffset, AsType, Quantize, either byte order) differentially:
+//! 300 seeded random arrays zarr-python writes are read here, and written here for zarr-python.
 //!
 //! The tests are ignored by a plain `cargo test`: `scripts/test` creates the peers' venv,
 //! exports `ZARR_PEERS_PYTHON_BIN` and runs them (`-- --ignored`); run without the venv, or
@@ -466,4 +468,133 @@ fn zarr_python_reads_our_strings_and_byte_strings() {
         };
         assert_eq!(got, ours, "zarr-python reads {} differently", array.path());
     }
+}
+
+/// Differential test of Zarr v2 filter chains against zarr-python 3.1.6: it writes 300 seeded
+/// random v2 arrays (`conformance/peers/v2_filters.py`: dtypes of either byte order, one or
+/// two of Delta, FixedScaleOffset, AsType, Quantize with either byte order on their `dtype`
+/// and `astype`, order C or F, edge chunks, no compressor or zstd). We read each as
+/// zarr-python reads it; we write the same values into the same array left empty, convert it
+/// to v3 and back (the same `.zarray` dtype and filters), and zarr-python reads it as its own,
+/// with the very chunks it stores when there is no compressor. A chain in which numcodecs
+/// reinterprets bytes (a filter's `dtype` in the other byte order than the values it
+/// receives) is refused, by name, and only such a chain.
+#[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
+fn v2_filter_chains_against_zarr_python() {
+    let py = zarr_testkit::peers::python();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/peers/v2_filters.py");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(&py)
+            .arg(&script)
+            .args(args)
+            .output()
+            .expect("run v2_filters.py")
+    };
+    let root = dir.path().to_str().unwrap();
+    let out = run(&["write", root, "38", "300"]);
+    assert!(
+        out.status.success(),
+        "v2_filters.py write: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |name: String| std::fs::read(dir.path().join(name)).unwrap();
+    let cases: Vec<serde_json::Value> = serde_json::from_slice(&read("cases.json".into())).unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path()).unwrap());
+    let mut failures = Vec::new();
+    let mut written = Vec::new();
+    let mut refused = 0;
+    for (i, case) in cases.iter().enumerate() {
+        if !case["skip"].is_null() {
+            continue;
+        }
+        let what = format!("case {i} {} {}", case["dtype"], case["filters"]);
+        let (a, b) = (
+            Array::open(store.clone(), &format!("a{i}")),
+            Array::open(store.clone(), &format!("b{i}")),
+        );
+        if case["reinterprets"] == json!(true) {
+            for opened in [a, b] {
+                match opened {
+                    Err(e) if zarr_testkit::report(&e).contains("reinterpreting their bytes") => {}
+                    Err(e) => failures.push(format!(
+                        "{what}: refused, but not as a reinterpretation: {}",
+                        zarr_testkit::report(&e)
+                    )),
+                    Ok(_) => failures.push(format!(
+                        "{what}: opened, though numcodecs reinterprets its bytes"
+                    )),
+                }
+            }
+            refused += 1;
+            continue;
+        }
+        let (a, b) = match (a, b) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => {
+                failures.push(format!("{what}: refused: {}", zarr_testkit::report(&e)));
+                continue;
+            }
+        };
+        let theirs = common::read_npy(&read(format!("r{i}.npy")));
+        match a.read_selection_bytes(&zarr_array::Selection::all()) {
+            Ok(ours)
+                if theirs.shape == a.shape()
+                    && common::same_elements(a.data_type(), &ours, &theirs.data) => {}
+            Ok(_) => failures.push(format!("{what}: we read zarr-python's array differently")),
+            Err(e) => failures.push(format!("{what}: read: {}", zarr_testkit::report(&e))),
+        }
+        let zarray = |store: &dyn Store| -> serde_json::Value {
+            serde_json::from_slice(&store.get(&format!("b{i}/.zarray")).unwrap().unwrap()).unwrap()
+        };
+        let before = zarray(&*store);
+        let x = common::read_npy(&read(format!("x{i}.npy")));
+        let region = zarr_grid::geometry::Region::whole(b.shape());
+        let converted = b
+            .write_region_bytes(&region, &x.data)
+            .and_then(|()| b.to_v3(true))
+            .and_then(|c| c.array.to_v2(true));
+        match converted {
+            Ok(_) => {
+                let after = zarray(&*store);
+                if (&after["dtype"], &after["filters"]) != (&before["dtype"], &before["filters"]) {
+                    failures.push(format!(
+                        "{what}: to v3 and back writes dtype {} and filters {}",
+                        after["dtype"], after["filters"]
+                    ));
+                }
+                written.push(i);
+            }
+            Err(e) => failures.push(format!(
+                "{what}: write or convert: {}",
+                zarr_testkit::report(&e)
+            )),
+        }
+    }
+    std::fs::write(
+        dir.path().join("written.json"),
+        serde_json::to_vec(&written).unwrap(),
+    )
+    .unwrap();
+    let out = run(&["check", root]);
+    if !out.status.success() {
+        failures.push(format!(
+            "zarr-python reads what we wrote differently:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // the draw covers both kinds of chains
+    assert!(
+        written.len() >= 150 && refused >= 20,
+        "{} written, {refused} refused",
+        written.len()
+    );
 }
