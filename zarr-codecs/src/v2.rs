@@ -861,6 +861,12 @@ mod tests {
         }
     }
 
+    #[cfg(all(
+        feature = "delta",
+        feature = "fixedscaleoffset",
+        feature = "astype",
+        feature = "quantize"
+    ))]
     fn hex(s: &str) -> Vec<u8> {
         (0..s.len())
             .step_by(2)
@@ -868,6 +874,12 @@ mod tests {
             .collect()
     }
 
+    #[cfg(all(
+        feature = "delta",
+        feature = "fixedscaleoffset",
+        feature = "astype",
+        feature = "quantize"
+    ))]
     /// Native bytes of `values` as `t`.
     fn native(t: DataType, values: &[f64]) -> Vec<u8> {
         values
@@ -898,7 +910,8 @@ mod tests {
         let v2 = default_v2_registry();
         let v3 = default_registry();
         // dtype, filters, the values written, the chunk zarr-python stores, the values read
-        let cases: [(&str, &str, &[f64], &str, &[f64]); 6] = [
+        type Case<'a> = (&'a str, &'a str, &'a [f64], &'a str, &'a [f64]);
+        let cases: [Case<'_>; 6] = [
             (
                 ">i4",
                 r#"[{"id": "delta", "dtype": ">i4", "astype": "<i4"}]"#,
