@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::{ChunkGrid, ChunkSet};
+use zarr_meta::DataType;
 use zarr_store::Store;
 
 use zarr_buffer::fill_pattern;
@@ -26,6 +27,7 @@ use crate::array::Array;
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
 use crate::path::NodePath;
+use crate::vlen::VlenElement;
 
 impl Array {
     fn with_grid(&self, shape: Vec<u64>, grid: Box<dyn ChunkGrid>) -> Array {
@@ -403,7 +405,7 @@ impl Array {
     /// data, chunk shape, codecs and key encoding), so that readers without
     /// `regular_bounded` can read it. The original domain, origin and lower bound are kept in
     /// the copy's attributes under `"regular_bounded"` ([`Array::domain_note`]). Every chunk is
-    /// re-encoded.
+    /// re-encoded. A copy that fails is removed: nothing is left at `path`.
     ///
     /// # Errors
     /// A node already at `path`, a user attribute named `"regular_bounded"`
@@ -429,16 +431,20 @@ impl Array {
         meta.chunk_grid = zarr_meta::ExtensionDef::with_configuration("regular", grid_config);
         let (name, note) = self.domain_note()?;
         meta.attributes.insert(name.into(), note);
-        let dst = Array::from_metadata(store, node, meta, self.extensions.clone())?
+        let dst = Array::from_metadata(store.clone(), node.clone(), meta, self.extensions.clone())?
             .with_options(self.options);
-        self.copy_to(&dst)?;
-        dst.write_metadata()?;
+        if let Err(e) = self.copy_to(&dst).and_then(|_| dst.write_metadata()) {
+            // a failed copy leaves nothing behind: no chunk without its node
+            let _ = store.delete_prefix(&node.prefix());
+            return Err(e);
+        }
         Ok(dst)
     }
 
     /// Copies the data of this array into `dst`, an array of the same shape and data type
-    /// (any chunk shape, codecs, sharding or key encoding), and returns the number of
-    /// `dst`'s chunks (shards, if it is sharded) written.
+    /// (any chunk shape, codecs, sharding or key encoding; fixed-size or variable-size
+    /// elements), and returns the number of `dst`'s chunks (shards, if it is sharded)
+    /// written.
     ///
     /// Only `dst`'s chunks that meet a stored chunk of this array can hold anything but the
     /// fill value, so only those are written, found from one listing: the cost follows the
@@ -505,12 +511,27 @@ impl Array {
             let Some(region) = dst.grid.chunk_region(chunk) else {
                 return Ok(());
             };
-            let mut buf = try_zeroed(buffer_len(&region.shape, elem)?, "a chunk of the copy")?;
-            self.read_region_bytes_into(&region, &mut buf)?;
-            dst.write_region_bytes(&region, &buf)?;
-            done(buf.len() as u64);
+            let bytes = match self.data_type() {
+                DataType::String => self.copy_vlen_region::<String>(dst, &region)?,
+                DataType::Bytes => self.copy_vlen_region::<Vec<u8>>(dst, &region)?,
+                _ => {
+                    let mut buf =
+                        try_zeroed(buffer_len(&region.shape, elem)?, "a chunk of the copy")?;
+                    self.read_region_bytes_into(&region, &mut buf)?;
+                    dst.write_region_bytes(&region, &buf)?;
+                    buf.len()
+                }
+            };
+            done(bytes as u64);
             Ok(())
         })?;
         Ok(chunks.len() as u64)
+    }
+
+    /// Copies the variable-size elements of `region` into `dst`; the bytes they hold.
+    fn copy_vlen_region<T: VlenElement>(&self, dst: &Array, region: &Region) -> Result<usize> {
+        let items = self.read_region_vlen::<T>(region)?;
+        dst.write_region_vlen(region, items.view())?;
+        Ok(items.iter().map(|e| e.as_stored().len()).sum())
     }
 }
