@@ -5,6 +5,7 @@
 //! it, and the data is copied slab by slab. Without options the copy has the same metadata.
 
 use serde_json::{json, Map, Value};
+use zarr_array::zarr_store::StoreUrl;
 use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef};
 
 use crate::cli::ConvertArgs;
@@ -234,8 +235,20 @@ pub fn convert(ctx: &Ctx, a: &ConvertArgs) -> Result<()> {
         None => {}
     }
     b = b.attributes(attributes);
+    // a directory this command makes, removed again if the copy fails
+    let made_dir = match StoreUrl::parse(dst_loc) {
+        Ok(StoreUrl::Path(dir)) if !dir.exists() => Some(dir),
+        _ => None,
+    };
     let dst = ctx.create_array(dst_loc, &b)?;
-    transfer::copy_array(&src, &a.src, &dst, dst_loc)?;
+    if let Err(e) = transfer::copy_array(&src, &a.src, &dst, dst_loc) {
+        // a failed convert leaves nothing behind: no node that reads as all fill value
+        let _ = dst.store().delete_prefix("");
+        if let Some(dir) = made_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return Err(e);
+    }
     outln(format!(
         "converted {} -> {}: {} {:?}, grid {}, {}, domain {}, codecs {}",
         a.src,

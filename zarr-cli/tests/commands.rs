@@ -1061,6 +1061,47 @@ fn errors_print_each_cause_once() {
 }
 
 #[test]
+fn convert_string_arrays_and_a_failed_convert_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("s.zarr");
+    ok(&[
+        "create",
+        &s(&a),
+        "--shape",
+        "5",
+        "--chunks",
+        "2",
+        "--dtype",
+        "string",
+    ]);
+    let block = dir.path().join("block.npy");
+    let words = npy::NpyStrings {
+        data_type: DataType::String,
+        shape: vec![5],
+        items: ["a", "", "é", "zz", "x"]
+            .iter()
+            .map(|w| w.as_bytes().to_vec())
+            .collect(),
+    };
+    std::fs::write(&block, words.to_bytes().unwrap()).unwrap();
+    ok(&["write", &s(&a), &s(&block)]);
+    // another chunk shape
+    let b = dir.path().join("b.zarr");
+    ok(&["convert", &s(&a), &s(&b), "--chunks", "3"]);
+    let out = dir.path().join("out.npy");
+    ok(&["export", &s(&b), &s(&out)]);
+    assert_eq!(
+        npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap(),
+        words
+    );
+    // a corrupt chunk stops the copy: the destination is removed
+    std::fs::write(a.join("c").join("1"), b"\x01").unwrap();
+    let c = dir.path().join("c.zarr");
+    fails(&["convert", &s(&a), &s(&c), "--chunks", "3"], 1);
+    assert!(!c.exists(), "a failed convert left {c:?}");
+}
+
+#[test]
 fn convert_layouts() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src.npy");
