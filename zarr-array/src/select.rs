@@ -226,6 +226,9 @@ impl Array {
     pub(crate) fn selected_by_chunk(&self, ix: &Indexer) -> Result<Vec<ChunkSelection>> {
         let mut work = Vec::new();
         match ix {
+            // nothing selected on some axis: no chunk to visit (and an axis of length 0 has
+            // no chunk to find the others' positions in)
+            Indexer::Orthogonal(axes) if axes.iter().any(|a| a.len() == 0) => {}
             Indexer::Orthogonal(axes) => {
                 let full_shape: Vec<u64> = axes.iter().map(AxisIndex::len).collect();
                 let groups: Vec<AxisGroups> = axes

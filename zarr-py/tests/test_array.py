@@ -335,3 +335,14 @@ def test_huge_reads_raise_memory_error_not_abort(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["MemoryError"] * 3
+
+
+@pytest.mark.parametrize("dtype", [str, bytes, "int32"])
+def test_selections_of_an_axis_of_length_zero(tmp_path, dtype):
+    """A string array with an axis of length 0 failed on strided and orthogonal selections
+    (the other axes' positions were looked up in a chunk that does not exist)."""
+    a = zarr_rs.create_array(str(tmp_path / "z.zarr"), shape=(0, 4), chunks=(2, 2), dtype=dtype)
+    assert a[:, ::2].shape == (0, 2)
+    assert a.oindex[:, [0, 3]].shape == (0, 2)
+    assert a[0:0, 1:3].shape == (0, 2)
+    a[:, ::2] = np.empty((0, 2), dtype=object if dtype in (str, bytes) else dtype)
