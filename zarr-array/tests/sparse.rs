@@ -935,8 +935,8 @@ fn integer_and_complex_arrays() {
         .unwrap();
     assert_eq!(
         a.sparse().unwrap().sum::<i16>().unwrap(),
-        i16::MIN + 1,
-        "wraps around"
+        i64::from(i16::MAX) + 2,
+        "summed in i64, as NumPy's sum"
     );
     assert_eq!(a.sparse().unwrap().spmv(&[1i16; 8]).unwrap()[7], 2);
     let z = ArrayBuilder::new(vec![4, 4], DataType::Complex64)
@@ -954,6 +954,65 @@ fn integer_and_complex_arrays() {
         v
     );
     assert_eq!(z.read_all::<num_complex::Complex32>().unwrap()[[3, 1]], v);
+}
+
+/// Sums accumulate as NumPy's do (issue 38): 64-bit for integers (a `u8` array of sixteen
+/// 200s sums to 3200, not 3200 mod 256), and halves in `f32` (4096 ones are 4096, where
+/// adding in `f16` stops at 2048), through whole chunks and edge chunks alike.
+#[test]
+fn sums_accumulate_wider_than_the_elements() {
+    let s = store();
+    let build = |path: &str, dt: DataType| {
+        ArrayBuilder::new(vec![5, 8], dt)
+            .chunk_shape(vec![2, 4])
+            .sparse(Format::Csr)
+            .create(s.clone(), path)
+            .unwrap()
+    };
+    // sixteen entries: rows 0..4 lie in whole chunks, row 4 in the edge chunks
+    let rows: Vec<u64> = (0..16).map(|i| [0, 1, 3, 4][i % 4]).collect();
+    let cols: Vec<u64> = (0..16).map(|i| (i / 4 * 2 + i % 2) as u64).collect();
+    let coords = Array2::from_shape_vec((2, 16), [rows, cols].concat()).unwrap();
+    let u = build("u8", DataType::UInt8);
+    u.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &[200u8; 16])
+        .unwrap();
+    assert_eq!(u.sparse().unwrap().nnz().unwrap(), 16);
+    let total: u64 = u.sparse().unwrap().sum::<u8>().unwrap();
+    assert_eq!(total, 3200);
+    let i = build("i8", DataType::Int8);
+    i.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &[-128i8; 16])
+        .unwrap();
+    let total: i64 = i.sparse().unwrap().sum::<i8>().unwrap();
+    assert_eq!(total, -2048);
+    let w = build("u64", DataType::UInt64);
+    w.sparse()
+        .unwrap()
+        .write_coo(coords.view(), &[u64::MAX; 16])
+        .unwrap();
+    assert_eq!(
+        w.sparse().unwrap().sum::<u64>().unwrap(),
+        u64::MAX.wrapping_mul(16),
+        "wraps around at 64 bits, as NumPy's sum"
+    );
+
+    let h = ArrayBuilder::new(vec![4096], DataType::Float16)
+        .chunk_shape(vec![4096])
+        .sparse(Format::Coo)
+        .create(s.clone(), "f16")
+        .unwrap();
+    let all = Array2::from_shape_vec((1, 4096), (0..4096u64).collect()).unwrap();
+    h.sparse()
+        .unwrap()
+        .write_coo(all.view(), &[half::f16::ONE; 4096])
+        .unwrap();
+    assert_eq!(
+        h.sparse().unwrap().sum::<half::f16>().unwrap(),
+        half::f16::from_f32(4096.0)
+    );
 }
 
 proptest! {

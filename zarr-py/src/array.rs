@@ -582,7 +582,7 @@ impl ArrayCore {
         sparse::nnz(self, py)
     }
 
-    /// The sum of the stored entries, as a 1-element array of the array's dtype.
+    /// The sum of the stored entries, as a 1-element array of NumPy's sum dtype.
     fn sum<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         sparse::sum(self, py)
     }

@@ -646,7 +646,7 @@ pub(crate) fn nnz(a: &Array) -> Result<u64> {
     a.sparse()?.nnz()
 }
 
-pub(crate) fn sum<T: SparseScalar>(a: &Array) -> Result<T> {
+pub(crate) fn sum<T: SparseScalar>(a: &Array) -> Result<T::Sum> {
     a.sparse()?.sum::<T>()
 }
 

@@ -172,13 +172,14 @@ fn write_coo_typed<T: SparseElement + NpElement>(
     py.detach(|| engine::write_coo(a, c, v)).py_err()
 }
 
-fn sum_typed<'py, T: SparseScalar + NpElement>(
-    py: Python<'py>,
-    core: &ArrayCore,
-) -> PyResult<Bound<'py, PyAny>> {
+fn sum_typed<'py, T>(py: Python<'py>, core: &ArrayCore) -> PyResult<Bound<'py, PyAny>>
+where
+    T: SparseScalar + NpElement,
+    T::Sum: NpElement,
+{
     let a = &core.inner;
     let s = py.detach(|| engine::sum::<T>(a)).py_err()?;
-    // a 1-element array: Python takes its element, a NumPy scalar of the array's dtype
+    // a 1-element array: Python takes its element, a NumPy scalar of NumPy's sum dtype
     Ok(PyArray1::from_vec(py, vec![s]).into_any())
 }
 
@@ -266,7 +267,8 @@ pub(crate) fn nnz(core: &ArrayCore, py: Python<'_>) -> PyResult<u64> {
     py.detach(|| engine::nnz(a)).py_err()
 }
 
-/// The sum of the stored entries, as a 1-element array of the array's dtype.
+/// The sum of the stored entries, as a 1-element array of NumPy's dtype for the sum of the
+/// array's (int64 / uint64 for integers, the array's dtype otherwise).
 pub(crate) fn sum<'py>(core: &ArrayCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     with_sparse_type!(data_type(core)?, T => sum_typed::<T>(py, core))
 }

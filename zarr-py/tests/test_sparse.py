@@ -125,7 +125,7 @@ def test_dense_dtypes_in_sparse(tmp_path):
         d[1, 3] = 3
         d[4, 0] = 2
         a[...] = d
-        assert a.sum() == d.sum() and a.sum().dtype == np.dtype(dt)
+        assert a.sum() == d.sum() and a.sum().dtype == d.sum().dtype
         np.testing.assert_array_equal(a.read_coo().todense(), d)
         m = a.read_csr()
         assert m.dtype == np.dtype(dt) and m.nnz == 2
@@ -148,3 +148,23 @@ def test_sparse_bad_input(tmp_path):
     with pytest.raises(ValueError):
         a.read_csr((1, slice(None)))
     np.testing.assert_array_equal(a[...], np.eye(10))
+
+
+def test_sum_accumulates_wider_than_the_elements(tmp_path):
+    # issue 38: a uint8 matrix of sixteen 200s summed to 128 (3200 mod 256)
+    m = np.zeros((5, 8), "uint8")
+    m[[0, 1, 3, 4], :4] = 200  # row 4 lies in edge chunks
+    a = zarr_rs.create_array(str(tmp_path / "u.zarr"), shape=m.shape, chunks=(2, 3), dtype="uint8", sparse="csr")
+    a[...] = m
+    want = sp.csr_array(m).sum()
+    assert want == 3200 and want.dtype == np.uint64
+    got = a.sum()
+    assert got == 3200 and got.dtype == np.uint64
+    assert a.to_dask().sum().compute() == 3200
+    i = zarr_rs.create_array(str(tmp_path / "i.zarr"), shape=(3, 2), chunks=(2, 2), dtype="int32", sparse="coo")
+    i[...] = np.array([[2**31 - 1, -5], [0, 0], [2**31 - 1, 17]], "int32")
+    assert i.sum() == 2**32 + 10 and i.sum().dtype == np.int64
+    # float16 arrays (which SciPy does not take): NumPy's sum, in float16; 4096 ones are 4096
+    h = zarr_rs.create_array(str(tmp_path / "h.zarr"), shape=(64, 64), chunks=(64, 64), dtype="float16", sparse="csr")
+    h[...] = np.ones((64, 64), "float16")
+    assert h.sum() == 4096 and h.sum().dtype == np.float16 == np.ones((64, 64), "float16").sum().dtype

@@ -63,29 +63,35 @@ impl SparseArray<'_> {
     }
 
     /// The sum of the stored entries inside the array: the sum of the array when the fill
-    /// value is zero. Integers wrap around. Computed chunk by chunk in parallel.
+    /// value is zero. The result has NumPy's type for a sum ([`SparseScalar::Sum`]: `i64` or
+    /// `u64` for integers, which wrap around at 64 bits as NumPy's do; the type itself for
+    /// floating-point and complex types, accumulated wider and rounded once). Computed chunk
+    /// by chunk in parallel.
     ///
     /// # Errors
     /// A `T` other than the array's data type, and as [`SparseArray::chunks`].
-    pub fn sum<T: SparseScalar>(&self) -> Result<T> {
+    pub fn sum<T: SparseScalar>(&self) -> Result<T::Sum> {
         self.array.check_type::<T>()?;
-        self.map_reduce(
-            T::zero,
+        let acc = self.map_reduce(
+            T::acc_zero,
             |c| {
                 let err = || sparse_err(format!("chunk {:?}", c.chunk_index()));
                 // a chunk wholly inside the array: every stored value counts, summed straight
                 // from the values section (no positions computed)
                 if c.is_whole() {
                     let values = c.values::<T>().map_err(err())?;
-                    return Ok(values.iter().fold(T::zero(), |s, &v| s.sparse_add(v)));
+                    return Ok(values
+                        .iter()
+                        .fold(T::acc_zero(), |s, &v| T::accumulate(s, v)));
                 }
-                let mut s = T::zero();
-                c.for_each_in_array::<T>(|_, v| s = s.sparse_add(v))
+                let mut s = T::acc_zero();
+                c.for_each_in_array::<T>(|_, v| s = T::accumulate(s, v))
                     .map_err(err())?;
                 Ok(s)
             },
-            T::sparse_add,
-        )
+            T::combine,
+        )?;
+        Ok(T::finish(acc))
     }
 
     /// The sparse matrix-vector product `y = A x` of a 2-d array `A` (`x` has one element per

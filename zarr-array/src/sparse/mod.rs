@@ -88,50 +88,105 @@ pub trait SparseElement: Element + SparseValue {}
 
 impl<T: Element + SparseValue> SparseElement for T {}
 
-/// A numeric element for sparse computations ([`SparseArray::sum`], [`SparseArray::spmv`]);
-/// integer
-/// arithmetic wraps around.
+/// A numeric element for sparse computations ([`SparseArray::sum`], [`SparseArray::spmv`]).
+///
+/// Sums are returned in NumPy's type for `sum` ([`SparseScalar::Sum`]: 64-bit for every
+/// integer type, the type itself for floating-point and complex types, as SciPy's sparse
+/// `sum` gives too) and accumulated in a type at least that wide ([`SparseScalar::Acc`]), so
+/// a `u8` array of sixteen 200s sums to 3200. Integer arithmetic wraps around (at 64 bits for
+/// sums, in the element type for products, as NumPy and SciPy do).
 pub trait SparseScalar: SparseElement + SparseSum + PartialEq {
+    /// The type of a sum: `i64` for signed integers, `u64` for unsigned ones, the type
+    /// itself for floating-point and complex types (NumPy's result type of `sum`).
+    type Sum: SparseElement + PartialEq + std::fmt::Debug;
+    /// What a sum accumulates in: the sum type for integers (wrapping around), `f32` for
+    /// `f16` (as NumPy sums halves), `f64` for `f32` and `f64`, `Complex64` (`f64` parts) for
+    /// both complex types; rounded to [`SparseScalar::Sum`] once, at the end.
+    type Acc: Copy + Send + Sync;
     /// Zero.
     fn zero() -> Self;
     /// The product (integers wrap around).
     fn sparse_mul(self, other: Self) -> Self;
+    /// The accumulator of an empty sum.
+    fn acc_zero() -> Self::Acc;
+    /// `acc + v`.
+    fn accumulate(acc: Self::Acc, v: Self) -> Self::Acc;
+    /// The accumulator of two partial sums (associative).
+    fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The sum an accumulator holds, in the sum type.
+    fn finish(acc: Self::Acc) -> Self::Sum;
 }
 
 macro_rules! int_scalar {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $sum:ty),*) => {$(
         impl SparseScalar for $t {
+            type Sum = $sum;
+            type Acc = $sum;
             fn zero() -> Self {
                 0
             }
             fn sparse_mul(self, other: Self) -> Self {
                 self.wrapping_mul(other)
             }
+            fn acc_zero() -> $sum {
+                0
+            }
+            #[inline]
+            fn accumulate(acc: $sum, v: Self) -> $sum {
+                acc.wrapping_add(<$sum>::from(v))
+            }
+            fn combine(a: $sum, b: $sum) -> $sum {
+                a.wrapping_add(b)
+            }
+            fn finish(acc: $sum) -> $sum {
+                acc
+            }
         }
     )*};
 }
 
-int_scalar!(i8, i16, i32, i64, u8, u16, u32, u64);
+int_scalar!(
+    i8 => i64, i16 => i64, i32 => i64, i64 => i64,
+    u8 => u64, u16 => u64, u32 => u64, u64 => u64
+);
 
 macro_rules! float_scalar {
-    ($($t:ty => $zero:expr),*) => {$(
+    ($($t:ty => $zero:expr, $acc:ty: $widen:expr, $round:expr);* $(;)?) => {$(
         impl SparseScalar for $t {
+            type Sum = $t;
+            type Acc = $acc;
             fn zero() -> Self {
                 $zero
             }
             fn sparse_mul(self, other: Self) -> Self {
                 self * other
             }
+            fn acc_zero() -> $acc {
+                <$acc>::default()
+            }
+            #[inline]
+            fn accumulate(acc: $acc, v: Self) -> $acc {
+                acc + $widen(v)
+            }
+            fn combine(a: $acc, b: $acc) -> $acc {
+                a + b
+            }
+            fn finish(acc: $acc) -> $t {
+                $round(acc)
+            }
         }
     )*};
 }
 
 float_scalar!(
-    half::f16 => half::f16::ZERO,
-    f32 => 0.0,
-    f64 => 0.0,
-    num_complex::Complex32 => num_complex::Complex32::new(0.0, 0.0),
-    num_complex::Complex64 => num_complex::Complex64::new(0.0, 0.0)
+    half::f16 => half::f16::ZERO, f32: half::f16::to_f32, half::f16::from_f32;
+    f32 => 0.0, f64: f64::from, |a: f64| a as f32;
+    f64 => 0.0, f64: |v: f64| v, |a: f64| a;
+    num_complex::Complex32 => num_complex::Complex32::new(0.0, 0.0), num_complex::Complex64:
+        |v: num_complex::Complex32| num_complex::Complex64::new(v.re.into(), v.im.into()),
+        |a: num_complex::Complex64| num_complex::Complex32::new(a.re as f32, a.im as f32);
+    num_complex::Complex64 => num_complex::Complex64::new(0.0, 0.0), num_complex::Complex64:
+        |v: num_complex::Complex64| v, |a: num_complex::Complex64| a;
 );
 
 /// How an array's stored values hold sparse chunks: the array's chain, whose leaf chunks

@@ -703,7 +703,10 @@ class Array:
 
     def sum(self) -> Any:
         """The sum of the stored entries (the array's sum when the fill value is 0), computed
-        on the sparse chunks in parallel; a NumPy scalar of the array's dtype."""
+        on the sparse chunks in parallel; a NumPy scalar of NumPy's dtype for the sum, as
+        ``np.sum`` and SciPy's sparse ``sum()`` give: int64 for signed integers, uint64 for
+        unsigned ones (both wrap around at 64 bits), the array's dtype for floating-point and
+        complex arrays (accumulated wider, rounded once)."""
         return self._core.sum()[0]
 
     def spmv(self, x: Any) -> np.ndarray:
