@@ -38,7 +38,7 @@ pub use path::NodePath;
 pub use selection::{AxisSelection, BasicItem, BlockSelection, Selection, Slice};
 pub use source::StoreSource;
 #[cfg(feature = "sparse")]
-pub use sparse::{SparseArray, SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
+pub use sparse::{Promote, SparseArray, SparseCoo, SparseElement, SparseScalar, StoredSparseChunk};
 pub use v2::Conversion;
 #[cfg(feature = "vlen")]
 pub use vlen::VlenElement;

@@ -1015,6 +1015,69 @@ fn sums_accumulate_wider_than_the_elements() {
     );
 }
 
+/// `A x` computed in the type of both operands, as SciPy's `A @ x`: an `i32` array times an
+/// `f64` vector in `f64`, a `u8` array times a `u16` vector in `u16`, and each chunk's values
+/// converted (whole and edge chunks, CSR and CSC).
+#[test]
+fn spmv_in_a_wider_type() {
+    let s = store();
+    for (k, format) in [Format::Csr, Format::Csc, Format::Coo]
+        .into_iter()
+        .enumerate()
+    {
+        let a = ArrayBuilder::new(vec![5, 7], DataType::Int32)
+            .chunk_shape(vec![2, 3])
+            .sparse(format)
+            .create(s.clone(), &format!("i32-{k}"))
+            .unwrap();
+        let coords = arr2(&[[0u64, 0, 2, 4, 4], [0, 6, 3, 1, 6]]);
+        let values = [i32::MAX, -3, 7, i32::MIN, 1];
+        a.sparse()
+            .unwrap()
+            .write_coo(coords.view(), &values)
+            .unwrap();
+        let x = [0.5, 1.0, 2.0, 0.25, 3.0, 5.0, 1.5];
+        let y = a.sparse().unwrap().spmv_as::<i32, f64>(&x).unwrap();
+        let want = [
+            f64::from(i32::MAX) * 0.5 - 4.5,
+            0.0,
+            1.75,
+            0.0,
+            f64::from(i32::MIN) + 1.5,
+        ];
+        assert_eq!(y, want, "{format:?}");
+        // the same type: read in place, integers wrap
+        assert_eq!(
+            a.sparse().unwrap().spmv(&[2i32; 7]).unwrap(),
+            [
+                i32::MAX.wrapping_mul(2) - 6,
+                0,
+                14,
+                0,
+                2i32.wrapping_mul(i32::MIN) + 2
+            ]
+        );
+        // the array's type is checked
+        assert!(matches!(
+            a.sparse().unwrap().spmv_as::<i16, f64>(&x),
+            Err(ArrayError::DataTypeMismatch { .. })
+        ));
+    }
+    let b = ArrayBuilder::new(vec![2, 2], DataType::UInt8)
+        .chunk_shape(vec![2, 2])
+        .sparse(Format::Csr)
+        .create(s.clone(), "u8")
+        .unwrap();
+    b.sparse()
+        .unwrap()
+        .write_coo(arr2(&[[0u64, 0], [0, 1]]).view(), &[200u8, 100])
+        .unwrap();
+    assert_eq!(
+        b.sparse().unwrap().spmv_as::<u8, u16>(&[300, 2]).unwrap(),
+        [60200, 0]
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Random writes (sparse and dense) against a model, for every format, with and without

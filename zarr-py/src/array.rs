@@ -587,7 +587,7 @@ impl ArrayCore {
         sparse::sum(self, py)
     }
 
-    /// `A @ x` for a 2-d array, `x` a contiguous 1-d array of the array's dtype.
+    /// `A @ x` for a 2-d array, `x` a contiguous 1-d array of the product's dtype.
     fn spmv<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         sparse::spmv(self, py, x)
     }

@@ -15,7 +15,7 @@ use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::{self, FilesystemStore, Store, StoreUrl};
 use zarr_array::{
     Array, ArrayBuilder, ArrayError, BlockSelection, DataType, ExtensionDef, Extensions, Group,
-    NodeKind, Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
+    NodeKind, Promote, Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
 };
 
 pub(crate) use zarr_array::{ArrayError as Error, Result};
@@ -650,6 +650,9 @@ pub(crate) fn sum<T: SparseScalar>(a: &Array) -> Result<T::Sum> {
     a.sparse()?.sum::<T>()
 }
 
-pub(crate) fn spmv<T: SparseScalar>(a: &Array, x: &[T]) -> Result<Vec<T>> {
-    a.sparse()?.spmv(x)
+pub(crate) fn spmv<A: SparseScalar + Promote<R>, R: SparseScalar>(
+    a: &Array,
+    x: &[R],
+) -> Result<Vec<R>> {
+    a.sparse()?.spmv_as::<A, R>(x)
 }

@@ -5,7 +5,7 @@
 use numpy::{Element as NpElement, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use zarr_array::zarr_layout_sparse::sprs::SpIndex;
-use zarr_array::{DataType, SparseElement, SparseScalar};
+use zarr_array::{DataType, Promote, SparseElement, SparseScalar};
 
 use crate::array::{unsupported, ArrayCore};
 use crate::engine;
@@ -183,18 +183,46 @@ where
     Ok(PyArray1::from_vec(py, vec![s]).into_any())
 }
 
-fn spmv_typed<'py, T: SparseScalar + NpElement>(
+/// `A @ x` for an array of `A` and an `x` of `R`, computed in `R`.
+fn spmv_typed<'py, A, R>(
     py: Python<'py>,
     core: &ArrayCore,
     x: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let x: PyReadonlyArray1<'_, T> = x.extract()?;
+) -> PyResult<Bound<'py, PyAny>>
+where
+    A: SparseScalar + Promote<R>,
+    R: SparseScalar + NpElement,
+{
+    let x: PyReadonlyArray1<'_, R> = x.extract()?;
     let xs = x
         .as_slice()
         .map_err(|e| raise("InvalidArgumentError", format!("x: {e}")))?;
     let a = &core.inner;
-    let y = py.detach(|| engine::spmv::<T>(a, xs)).py_err()?;
+    let y = py.detach(|| engine::spmv::<A, R>(a, xs)).py_err()?;
     Ok(PyArray1::from_vec(py, y).into_any())
+}
+
+/// Runs `spmv_typed::<A, R>` for the array's data type `$a` and the vector's `$r`: every
+/// pair where `R` is SciPy's result type of `A @ x` for some `x` (NumPy's `result_type`,
+/// with `float16` results computed in `float32` as SciPy does), so `A` casts safely to `R`.
+macro_rules! with_spmv_types {
+    ($a:expr, $r:expr, ($py:expr, $core:expr, $x:expr);
+     $($at:ident $ta:ty => [$($rt:ident $tr:ty),*]);* $(;)?) => {
+        match ($a, $r) {
+            $($(
+                (DataType::$at, DataType::$rt) => spmv_typed::<$ta, $tr>($py, $core, $x),
+            )*)*
+            (a, r) => Err(raise(
+                "DataTypeError",
+                format!(
+                    "no sparse product of a {} array and a {} vector (the vector is cast to \
+                     the result type of both first)",
+                    a.name(),
+                    r.name()
+                ),
+            )),
+        }
+    };
 }
 
 /// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, every array owning the
@@ -273,11 +301,37 @@ pub(crate) fn sum<'py>(core: &ArrayCore, py: Python<'py>) -> PyResult<Bound<'py,
     with_sparse_type!(data_type(core)?, T => sum_typed::<T>(py, core))
 }
 
-/// `A @ x` for a 2-d array, `x` a contiguous 1-d array of the array's dtype.
+/// `A @ x` for a 2-d array, `x` a contiguous 1-d array of the product's dtype (the result
+/// type of both, which the array's dtype casts to safely), computed in that type.
 pub(crate) fn spmv<'py>(
     core: &ArrayCore,
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    with_sparse_type!(data_type(core)?, T => spmv_typed::<T>(py, core, x))
+    use half::f16;
+    use num_complex::{Complex32 as c64, Complex64 as c128};
+    let a = data_type(core)?;
+    // an array type without a sparse form: the same refusal as every other sparse call
+    with_sparse_type!(a, T => Ok::<_, PyErr>(std::mem::size_of::<T>()))?;
+    let name: String = x.getattr("dtype")?.getattr("name")?.extract()?;
+    let r = engine::data_type(&name).py_err()?;
+    with_spmv_types!(a, r, (py, core, x);
+        Int8 i8 => [Int8 i8, Int16 i16, Int32 i32, Int64 i64, Float32 f32, Float64 f64,
+            Complex64 c64, Complex128 c128];
+        Int16 i16 => [Int16 i16, Int32 i32, Int64 i64, Float32 f32, Float64 f64, Complex64 c64,
+            Complex128 c128];
+        Int32 i32 => [Int32 i32, Int64 i64, Float64 f64, Complex128 c128];
+        Int64 i64 => [Int64 i64, Float64 f64, Complex128 c128];
+        UInt8 u8 => [UInt8 u8, UInt16 u16, UInt32 u32, UInt64 u64, Int16 i16, Int32 i32,
+            Int64 i64, Float32 f32, Float64 f64, Complex64 c64, Complex128 c128];
+        UInt16 u16 => [UInt16 u16, UInt32 u32, UInt64 u64, Int32 i32, Int64 i64, Float32 f32,
+            Float64 f64, Complex64 c64, Complex128 c128];
+        UInt32 u32 => [UInt32 u32, UInt64 u64, Int64 i64, Float64 f64, Complex128 c128];
+        UInt64 u64 => [UInt64 u64, Float64 f64, Complex128 c128];
+        Float16 f16 => [Float32 f32, Float64 f64, Complex64 c64, Complex128 c128];
+        Float32 f32 => [Float32 f32, Float64 f64, Complex64 c64, Complex128 c128];
+        Float64 f64 => [Float64 f64, Complex128 c128];
+        Complex64 c64 => [Complex64 c64, Complex128 c128];
+        Complex128 c128 => [Complex128 c128];
+    )
 }

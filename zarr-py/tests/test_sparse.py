@@ -168,3 +168,27 @@ def test_sum_accumulates_wider_than_the_elements(tmp_path):
     h = zarr_rs.create_array(str(tmp_path / "h.zarr"), shape=(64, 64), chunks=(64, 64), dtype="float16", sparse="csr")
     h[...] = np.ones((64, 64), "float16")
     assert h.sum() == 4096 and h.sum().dtype == np.float16 == np.ones((64, 64), "float16").sum().dtype
+
+
+def test_spmv_computes_in_the_result_type(tmp_path):
+    # issue 38: an int array times a float64 vector was refused ("cannot write float64 data")
+    m = np.zeros((5, 8), "uint8")
+    m[[0, 1, 3, 4], :4] = 200
+    a = zarr_rs.create_array(str(tmp_path / "u.zarr"), shape=m.shape, chunks=(2, 3), dtype="uint8", sparse="csr")
+    a[...] = m
+    x = np.linspace(0.5, 4.0, 8)
+    y = a.spmv(x)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y, sp.csr_array(m) @ x)
+    y = a.spmv(np.full(8, 300, "uint16"))  # uint16, as SciPy: 200 * 300 * 4 wraps at 2**16
+    assert y.dtype == np.uint16
+    np.testing.assert_array_equal(y, sp.csr_array(m) @ np.full(8, 300, "uint16"))
+    i = zarr_rs.create_array(str(tmp_path / "i.zarr"), shape=(3, 2), chunks=(2, 2), dtype="int32", sparse="coo")
+    i[...] = np.array([[2**31 - 1, -5], [0, 0], [2**31 - 1, 17]], "int32")
+    np.testing.assert_array_equal(i.spmv(np.array([2.0, 0.5])), [2.0**32 - 2 - 2.5, 0, 2.0**32 - 2 + 8.5])
+    # NumPy's result type (int32 with float16: float64), but a float16 one (uint8 with
+    # float16) is float32, as SciPy computes it
+    assert i.spmv(np.ones(2, "float16")).dtype == np.float64
+    assert a.spmv(np.ones(8, "float16")).dtype == np.float32
+    with pytest.raises(TypeError):
+        a.spmv(np.ones(8, object))

@@ -203,13 +203,17 @@ impl StoredSparseChunk {
     }
 
     /// Calls `f(local row, local column, value)` for every entry of a 2-d chunk inside the
-    /// array, reading the sections with their stored types (no per-entry decoding).
-    pub(super) fn for_each_2d<T: SparseValue>(
+    /// array, reading the sections with their stored types (no per-entry decoding); the
+    /// values are taken from `values` (the chunk's values in storage order, of any type: the
+    /// stored ones, or those converted to another type).
+    pub(super) fn for_each_2d_of<T: Copy>(
         &self,
+        values: &[T],
         f: impl FnMut(u64, u64, T),
     ) -> Result<(), SparseError> {
         let valid = &self.place.valid;
-        self.for_each_2d_in(
+        self.for_each_2d_with(
+            values,
             valid.start[0]..valid.start[0] + valid.shape[0],
             valid.start[1]..valid.start[1] + valid.shape[1],
             f,
@@ -225,10 +229,22 @@ impl StoredSparseChunk {
         &self,
         rows: Range<u64>,
         cols: Range<u64>,
+        f: impl FnMut(u64, u64, T),
+    ) -> Result<(), SparseError> {
+        self.for_each_2d_with(self.view.values::<T>()?, rows, cols, f)
+    }
+
+    /// [`StoredSparseChunk::for_each_2d_in`] with the values taken from `values` (one per
+    /// stored entry, in storage order).
+    fn for_each_2d_with<T: Copy>(
+        &self,
+        values: &[T],
+        rows: Range<u64>,
+        cols: Range<u64>,
         mut f: impl FnMut(u64, u64, T),
     ) -> Result<(), SparseError> {
         let view = &self.view;
-        let values = view.values::<T>()?;
+        debug_assert_eq!(values.len(), view.nnz());
         let layout = *view.layout();
         match (layout.format(), layout.pointer_type()) {
             (Format::Coo, _) => with_index!(layout.index_type(), I => {

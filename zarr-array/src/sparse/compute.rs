@@ -1,7 +1,12 @@
 //! Computations on the sparse chunks, chunk-parallel: [`SparseArray::map_reduce`] and what is
 //! built on it ([`SparseArray::nnz`], [`SparseArray::sum`], [`SparseArray::spmv`]).
 
-use super::{concat, sparse_err, SparseArray, SparseScalar, StoredSparseChunk};
+use std::any::TypeId;
+use std::borrow::Cow;
+
+use zarr_layout_sparse::{SparseError, SparseValue};
+
+use super::{concat, sparse_err, Promote, SparseArray, SparseScalar, StoredSparseChunk};
 use crate::error::{ArrayError, Result};
 
 impl SparseArray<'_> {
@@ -95,17 +100,58 @@ impl SparseArray<'_> {
     }
 
     /// The sparse matrix-vector product `y = A x` of a 2-d array `A` (`x` has one element per
-    /// column, `y` one per row), computed on the sparse chunks in parallel. The fill value
-    /// must be zero.
+    /// column, `y` one per row), computed on the sparse chunks in parallel, in the array's
+    /// element type (integers wrap around, as SciPy's do). The fill value must be zero.
     ///
     /// # Errors
     /// Another rank or element type, a nonzero fill value, an `x` of the wrong length, and as
     /// [`SparseArray::chunks`].
     pub fn spmv<T: SparseScalar>(&self, x: &[T]) -> Result<Vec<T>> {
-        let rows = self.check_spmv(x)?;
+        self.spmv_as::<T, T>(x)
+    }
+
+    /// The sparse matrix-vector product `y = A x` of a 2-d array `A` of element type `A`
+    /// computed in another type `R` into which `A` converts ([`Promote`]): SciPy's `A @ x`
+    /// for an `x` of another type, computed in the type of both, as
+    /// `np.result_type(A.dtype, x.dtype)` (an `i32` array times an `f64` vector is computed
+    /// in `f64`). Each chunk's values are converted once (with `R` the array's type, they are
+    /// read in place, as [`SparseArray::spmv`] does).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, DataType};
+    /// # use zarr_array::zarr_layout_sparse::Format;
+    /// # let a = ArrayBuilder::new(vec![2, 3], DataType::UInt8).chunk_shape(vec![2, 2])
+    /// #     .sparse(Format::Csr).create(Arc::new(zarr_store::MemoryStore::new()), "m")?;
+    /// let s = a.sparse()?;
+    /// s.write_coo(ndarray::arr2(&[[0u64, 1], [0, 2]]).view(), &[200u8, 3])?;
+    /// assert_eq!(s.spmv_as::<u8, f64>(&[0.5, 1.0, 2.5])?, vec![100.0, 7.5]);
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SparseArray::spmv`] (the array's type must be `A`).
+    pub fn spmv_as<A, R>(&self, x: &[R]) -> Result<Vec<R>>
+    where
+        A: SparseScalar + Promote<R>,
+        R: SparseScalar,
+    {
+        let rows = self.check_spmv::<A>(x.len())?;
+        self.spmv_with(rows, x, values_as::<A, R>)
+    }
+
+    /// `A x` in `R`, each chunk's values given as `R`s by `values` (the only part that
+    /// depends on the array's type, so that the product is built once per `R`).
+    fn spmv_with<R: SparseScalar>(
+        &self,
+        rows: usize,
+        x: &[R],
+        values: ValuesAs<R>,
+    ) -> Result<Vec<R>> {
         // per chunk: (first array row, partial sums of its rows inside the array)
-        let partials = self.map_reduce(Vec::new, |c| Ok(vec![spmv_chunk(c, x)?]), concat)?;
-        let mut y = vec![T::zero(); rows];
+        let partials =
+            self.map_reduce(Vec::new, |c| Ok(vec![spmv_chunk(c, x, values)?]), concat)?;
+        let mut y = vec![R::zero(); rows];
         for (row0, part) in partials {
             for (slot, v) in y[row0..row0 + part.len()].iter_mut().zip(part) {
                 *slot = slot.sparse_add(v);
@@ -114,10 +160,11 @@ impl SparseArray<'_> {
         Ok(y)
     }
 
-    /// Checks the operands of [`SparseArray::spmv`]; the number of rows of the product.
-    fn check_spmv<T: SparseScalar>(&self, x: &[T]) -> Result<usize> {
+    /// Checks the operands of [`SparseArray::spmv_as`] for an array of `A` and an `x` of
+    /// `x_len` elements; the number of rows of the product.
+    fn check_spmv<A: SparseScalar>(&self, x_len: usize) -> Result<usize> {
         let a = self.array;
-        a.check_type::<T>()?;
+        a.check_type::<A>()?;
         if a.rank() != 2 {
             return Err(ArrayError::RankMismatch {
                 operation: "spmv",
@@ -126,8 +173,8 @@ impl SparseArray<'_> {
                 got: a.rank(),
             });
         }
-        let fill: T = self.fill();
-        if fill != T::zero() {
+        let fill: A = self.fill();
+        if fill != A::zero() {
             return Err(ArrayError::NonZeroFill {
                 operation: "spmv",
                 path: a.path().to_string(),
@@ -135,10 +182,10 @@ impl SparseArray<'_> {
             });
         }
         let (rows, cols) = (a.shape()[0], a.shape()[1]);
-        if x.len() as u64 != cols {
+        if x_len as u64 != cols {
             return Err(ArrayError::ShapeMismatch {
                 expected: vec![cols],
-                got: vec![x.len() as u64],
+                got: vec![x_len as u64],
             });
         }
         usize::try_from(rows).map_err(|_| ArrayError::TooLarge {
@@ -148,18 +195,40 @@ impl SparseArray<'_> {
     }
 }
 
+/// A chunk's values as `R`s: borrowed when `R` is the array's type, converted otherwise.
+type ValuesAs<R> =
+    for<'c> fn(&'c StoredSparseChunk) -> std::result::Result<Cow<'c, [R]>, SparseError>;
+
+/// The values of a chunk of an `A` array as `R`s.
+fn values_as<A: SparseValue + Promote<R>, R: SparseValue>(
+    c: &StoredSparseChunk,
+) -> std::result::Result<Cow<'_, [R]>, SparseError> {
+    if TypeId::of::<A>() == TypeId::of::<R>() {
+        return c.values::<R>().map(Cow::Borrowed);
+    }
+    Ok(Cow::Owned(
+        c.values::<A>()?.iter().map(|&v| v.promote()).collect(),
+    ))
+}
+
 /// One chunk's part of `A x`: its first array row and the partial sums of its rows inside
 /// the array.
-fn spmv_chunk<T: SparseScalar>(c: &StoredSparseChunk, x: &[T]) -> Result<(usize, Vec<T>)> {
+fn spmv_chunk<R: SparseScalar>(
+    c: &StoredSparseChunk,
+    x: &[R],
+    values: ValuesAs<R>,
+) -> Result<(usize, Vec<R>)> {
+    let err = || sparse_err(format!("chunk {:?}", c.chunk_index()));
     let valid = c.valid_region();
     let row0 = c.origin()[0] + valid.start[0] as i64;
     let col0 = c.origin()[1];
-    let mut y = vec![T::zero(); valid.shape[0] as usize];
+    let mut y = vec![R::zero(); valid.shape[0] as usize];
     let first = valid.start[0];
-    c.for_each_2d::<T>(|r, col, v| {
+    let values = values(c).map_err(err())?;
+    c.for_each_2d_of(&values, |r, col, v| {
         let slot = &mut y[(r - first) as usize];
         *slot = slot.sparse_add(v.sparse_mul(x[(col0 + col as i64) as usize]));
     })
-    .map_err(sparse_err(format!("chunk {:?}", c.chunk_index())))?;
+    .map_err(err())?;
     Ok((row0 as usize, y))
 }

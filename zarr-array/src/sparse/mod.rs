@@ -95,7 +95,7 @@ impl<T: Element + SparseValue> SparseElement for T {}
 /// `sum` gives too) and accumulated in a type at least that wide ([`SparseScalar::Acc`]), so
 /// a `u8` array of sixteen 200s sums to 3200. Integer arithmetic wraps around (at 64 bits for
 /// sums, in the element type for products, as NumPy and SciPy do).
-pub trait SparseScalar: SparseElement + SparseSum + PartialEq {
+pub trait SparseScalar: SparseElement + SparseSum + PartialEq + Promote<Self> {
     /// The type of a sum: `i64` for signed integers, `u64` for unsigned ones, the type
     /// itself for floating-point and complex types (NumPy's result type of `sum`).
     type Sum: SparseElement + PartialEq + std::fmt::Debug;
@@ -188,6 +188,77 @@ float_scalar!(
     num_complex::Complex64 => num_complex::Complex64::new(0.0, 0.0), num_complex::Complex64:
         |v: num_complex::Complex64| v, |a: num_complex::Complex64| a;
 );
+
+/// An exact or NumPy-safe conversion of an array element into the type `R` a product is
+/// computed in ([`SparseArray::spmv_as`]): implemented for the pairs NumPy's
+/// `can_cast(.., "safe")` allows (wider integers, integers of either signedness that hold
+/// every value, floating-point and complex types wide enough; `i64` and `u64` into `f64` round
+/// as NumPy's do), so an `R` of `np.result_type(A, x)` is always one.
+pub trait Promote<R>: Copy {
+    /// `self` as an `R`.
+    fn promote(self) -> R;
+}
+
+macro_rules! promote_as {
+    ($($src:ty => $($dst:ty),*);* $(;)?) => {$($(
+        impl Promote<$dst> for $src {
+            #[inline]
+            fn promote(self) -> $dst {
+                self as $dst
+            }
+        }
+    )*)*};
+}
+
+promote_as!(
+    i8 => i8, i16, i32, i64, f32, f64;
+    i16 => i16, i32, i64, f32, f64;
+    i32 => i32, i64, f64;
+    i64 => i64, f64;
+    u8 => u8, u16, u32, u64, i16, i32, i64, f32, f64;
+    u16 => u16, u32, u64, i32, i64, f32, f64;
+    u32 => u32, u64, i64, f64;
+    u64 => u64, f64;
+    f32 => f32, f64;
+    f64 => f64;
+);
+
+macro_rules! promote_with {
+    ($($src:ty => $dst:ty: $f:expr);* $(;)?) => {$(
+        impl Promote<$dst> for $src {
+            #[inline]
+            fn promote(self) -> $dst {
+                $f(self)
+            }
+        }
+    )*};
+}
+
+promote_with!(
+    i8 => half::f16: |v: i8| half::f16::from_f32(f32::from(v));
+    u8 => half::f16: |v: u8| half::f16::from_f32(f32::from(v));
+    half::f16 => half::f16: |v| v;
+    half::f16 => f32: half::f16::to_f32;
+    half::f16 => f64: half::f16::to_f64;
+    num_complex::Complex32 => num_complex::Complex32: |v| v;
+    num_complex::Complex32 => num_complex::Complex64:
+        |v: num_complex::Complex32| num_complex::Complex64::new(v.re.into(), v.im.into());
+    num_complex::Complex64 => num_complex::Complex64: |v| v;
+);
+
+macro_rules! promote_complex {
+    ($c:ty, $f:ty: $($src:ty),*) => {$(
+        impl Promote<$c> for $src {
+            #[inline]
+            fn promote(self) -> $c {
+                <$c>::new(Promote::<$f>::promote(self), 0.0)
+            }
+        }
+    )*};
+}
+
+promote_complex!(num_complex::Complex32, f32: i8, i16, u8, u16, half::f16, f32);
+promote_complex!(num_complex::Complex64, f64: i8, i16, i32, i64, u8, u16, u32, u64, half::f16, f32, f64);
 
 /// How an array's stored values hold sparse chunks: the array's chain, whose leaf chunks
 /// (the chunks themselves, or the inner chunks of zero or more levels of sharding) are stored

@@ -144,6 +144,28 @@ def _as_data(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     return np.ascontiguousarray(_broadcast(arr, shape))
 
 
+# The types a sparse product is computed in (every numeric type but float16, which SciPy
+# replaces by float32, and longdouble).
+_PRODUCT_DTYPES = (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+)
+
+
+def _product_dtype(a: Any, b: Any) -> np.dtype:
+    """SciPy's result type of a sparse ``A @ x`` for an ``A`` of dtype ``a`` and an ``x`` of
+    ``b``: NumPy's ``result_type`` of both, with a float16 result raised to float32 (SciPy
+    has no float16 arithmetic and takes the first type it supports). A DataTypeError when
+    NumPy has no common type (strings, datetimes, objects)."""
+    try:
+        r = np.result_type(np.dtype(a), np.dtype(b))
+    except TypeError as e:  # numpy's DTypePromotionError
+        raise DataTypeError(f"no product of {a} and {b} data: {e}") from None
+    if r.kind not in "biufc":
+        raise DataTypeError(f"no product of {a} and {b} data (their common type is {r})")
+    return np.dtype(np.float32) if r == np.float16 else r
+
+
 def _broadcast(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """``arr`` broadcast to ``shape`` (a view), or a ShapeError."""
     if arr.shape == tuple(shape):
@@ -711,11 +733,20 @@ class Array:
 
     def spmv(self, x: Any) -> np.ndarray:
         """The product ``A @ x`` of a 2-d sparse array and a vector, on the sparse chunks in
-        parallel (the fill value must be 0)."""
+        parallel (the fill value must be 0). It is computed in SciPy's result type of
+        ``A @ x`` (NumPy's ``result_type`` of both, float16 results in
+        float32), into which ``x`` is cast: an int32 array times a float64 vector is float64,
+        an int8 array times an int8 vector int8 (wrapping around, as SciPy's does)."""
         xs = np.asarray(x)
         if xs.ndim != 1:
             raise ShapeError(f"x must be a vector, it has shape {xs.shape}")
-        return self._core.spmv(_as_data(xs, self._dtype, xs.shape))
+        dtype = _product_dtype(self._dtype, xs.dtype)
+        if dtype.name not in _PRODUCT_DTYPES and self._dtype.kind != "b":  # bool: the engine refuses
+            raise DataTypeError(
+                f"no sparse product in {dtype} (a {self._dtype} array times a {xs.dtype} vector): "
+                f"the engine computes in {', '.join(_PRODUCT_DTYPES)}"
+            )
+        return self._core.spmv(np.ascontiguousarray(xs, dtype=dtype))
 
     # ---- dask ----
     def to_dask(self, **kwargs: Any) -> Any:

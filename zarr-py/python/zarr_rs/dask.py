@@ -30,7 +30,7 @@ import dask.array as da
 import numpy as np
 import scipy.sparse
 
-from .core import Array, create_array, open_array
+from .core import Array, create_array, open_array, _product_dtype
 from .errors import InvalidArgumentError
 
 
@@ -326,7 +326,8 @@ class SparseMatrix(da.Array):
             and other.nbytes <= _CARRIED_OPERAND
             and other.dtype.kind in "iufc"
         ):
-            dtype = np.result_type(self.dtype, other.dtype)
+            # SciPy's type of each band's block @ other (float16 results in float32)
+            dtype = _product_dtype(self.dtype, other.dtype)
             # blockwise with the column index contracted and concatenate=False: the task
             # gets the row band's blocks as a list (one here) and Dask does not stack them
             # (which would copy the sparse block)
