@@ -192,3 +192,176 @@ def test_spmv_computes_in_the_result_type(tmp_path):
     assert a.spmv(np.ones(8, "float16")).dtype == np.float32
     with pytest.raises(TypeError):
         a.spmv(np.ones(8, object))
+
+
+# The differential test: sum() and spmv against SciPy (NumPy for float16 arrays, which SciPy
+# does not take) for values, result dtypes and refusals, over random dtypes, shapes (matrices,
+# and 1-d and 3-d arrays for sums), chunkings, shards, formats, densities and values near each
+# type's limits. Sums of bool arrays are not compared: the engine has no sparse bool form (every
+# sparse call on a bool array is refused with UnsupportedError).
+_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64", "complex64", "complex128"]
+_X_DTYPES = ["bool"] + _DTYPES
+
+
+def _values(rng, dt, n, near_limits):
+    """n nonzero values of dtype dt; near_limits: ints anywhere in the range, mostly at its
+    ends (so that sums and products overflow), floats all positive near the largest (so that
+    sums overflow to inf); else small values."""
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return np.ones(n, dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if near_limits:
+            pick = rng.integers(0, 3, n)
+            lo = np.array(info.min, dt) + rng.integers(0, 4, n).astype(dt)
+            hi = np.array(info.max, dt) - rng.integers(0, 4, n).astype(dt)
+            anywhere = rng.integers(info.min, info.max, n, endpoint=True, dtype=dt)
+            v = np.where(pick == 0, lo, np.where(pick == 1, hi, anywhere)).astype(dt)
+        else:
+            v = rng.integers(max(info.min, -100), 101, n).astype(dt)
+        v[v == 0] = 1
+        return v
+    real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    if near_limits:
+        parts = [np.finfo(real).max * rng.uniform(0.8, 1.0, n) for _ in range(2)]
+    else:
+        parts = [rng.uniform(-100, 100, n) for _ in range(2)]
+    v = (parts[0] + 1j * parts[1] if dt.kind == "c" else parts[0]).astype(dt)
+    v[v == 0] = 1
+    return v
+
+
+def _random_case(rng):
+    dt = _DTYPES[rng.integers(len(_DTYPES))]
+    # mostly matrices; some 1-d and 3-d arrays (COO, summed only)
+    ndim = 2 if rng.random() < 0.85 else [1, 3][rng.integers(2)]
+    shape = tuple(int(n) for n in rng.integers(1, 25 if ndim < 3 else 8, ndim))
+    chunks = tuple(int(rng.integers(1, n + 4)) for n in shape)
+    shards = tuple(c * int(rng.integers(1, 3)) for c in chunks) if rng.random() < 0.25 else None
+    fmt = ["coo", "csr", "csc"][rng.integers(3)] if ndim == 2 else "coo"
+    density = [0.0, 0.05, 0.3, 1.0][rng.integers(4)]
+    near = rng.random() < 0.5
+    dense = np.zeros(shape, dt)
+    mask = rng.random(shape) < density
+    dense[mask] = _values(rng, dt, int(mask.sum()), near)
+    a = zarr_rs.create_array("memory://", shape=shape, chunks=chunks, shards=shards, dtype=dt,
+                             sparse=fmt)
+    if dt != "float16" and ndim == 2 and rng.random() < 0.5:
+        a.write_sparse(sp.csr_array(dense).asformat(fmt))
+    else:
+        a[...] = dense
+    return a, dense, near
+
+
+def _sum_tolerance(exact, values, dt):
+    """How far a float sum may be from the exact one: a rounding of the result, plus
+    pairwise summation's error bound in the element type."""
+    real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    eps = float(np.finfo(real).eps)
+    n = max(len(values), 1)
+    return eps * (abs(exact) + 2 * np.log2(n + 2) * float(np.sum(np.abs(values.astype(complex)))))
+
+
+def _check_sum(a, dense):
+    dt = dense.dtype
+    got = a.sum()
+    # SciPy's sum (NumPy's for float16, which SciPy refuses; SciPy's is NumPy's for the rest)
+    want = dense.sum() if dt == np.float16 else sp.coo_array(dense).sum()
+    assert got.dtype == want.dtype == dense.sum().dtype, (got.dtype, want.dtype)
+    if dt.kind in "iu":
+        assert got == want
+        return
+    values = dense[dense != 0]
+    exact = complex(np.sum(values.astype(np.clongdouble))) if dt.kind == "c" else float(
+        np.sum(values.astype(np.longdouble)))
+    for part in ("real", "imag"):
+        g, w, e = (float(getattr(np.asarray(v), part)) for v in (got, want, exact))
+        if not np.isfinite(w) or abs(e) > float(np.finfo(np.asarray(got).real.dtype).max):
+            assert g == w, (g, w, e)
+        else:
+            tol = _sum_tolerance(e, values, dt)
+            assert abs(g - e) <= tol and abs(w - e) <= tol, (g, w, e, tol)
+
+
+def _check_spmv(rng, a, dense, near):
+    xdt = np.dtype(_X_DTYPES[rng.integers(len(_X_DTYPES))])
+    # near-limit floats in x overflow in an order-dependent way: only ints go near limits
+    x = _values(rng, xdt, dense.shape[1], near and xdt.kind in "iu")
+    x[rng.random(len(x)) < 0.2] = 0
+    if near and dense.dtype.kind in "fc":
+        # the matrix's values are positive and near the largest: with x >= 0 (and real) every
+        # product is too, so a row overflows to inf in any order of summation or none
+        x = np.maximum(x.real, 0).astype(xdt)
+    got = a.spmv(x)
+    if dense.dtype == np.float16:
+        # SciPy has no float16 matrices; its rule for their products: float16 results are
+        # computed in float32
+        rt = np.result_type(dense.dtype, xdt)
+        rt = np.dtype(np.float32) if rt == np.float16 else rt
+        want = sp.csr_array(dense.astype(rt)) @ x.astype(rt)
+    else:
+        want = sp.csr_array(dense) @ x
+    assert got.dtype == want.dtype, (dense.dtype, xdt, got.dtype, want.dtype)
+    assert got.shape == want.shape == (dense.shape[0],)
+    if want.dtype.kind in "iu":
+        np.testing.assert_array_equal(got, want)
+        return
+    eps = float(np.finfo(want.dtype).eps)
+    scale = np.abs(dense.astype(np.clongdouble)) @ np.abs(x.astype(np.clongdouble))
+    tol = 4 * (dense.shape[1] + 1) * eps * scale
+    for part in (np.real, np.imag):
+        g, w = part(got), part(want)
+        fin = np.isfinite(w)
+        np.testing.assert_array_equal(g[~fin], w[~fin])  # overflowed rows: inf alike
+        assert np.all(np.abs(g[fin] - w[fin]) <= tol[fin]), (got, want)
+
+
+def test_sum_and_spmv_match_scipy_differential():
+    rng = np.random.default_rng(3800)
+    seen = set()
+    for k in range(300):
+        a, dense, near = _random_case(rng)
+        with np.errstate(over="ignore"):  # SciPy's sums that overflow, as the engine's do
+            _check_sum(a, dense)
+            if dense.ndim == 2:
+                _check_spmv(rng, a, dense, near)
+        seen.add((dense.dtype.name, a.sparse_format))
+        if k % 3 == 0 and dense.ndim == 2:
+            # refusals where SciPy refuses: a vector of the wrong length (ValueError), of a
+            # type with no common type with the array's (TypeError)
+            bad = [np.ones(dense.shape[1] + 1, dense.dtype), np.ones(dense.shape[1], object),
+                   np.array(["a"] * dense.shape[1]), np.zeros(dense.shape[1], "datetime64[s]")]
+            x = bad[rng.integers(len(bad))]
+            m = sp.csr_array(dense.astype(np.float32)) if dense.dtype == np.float16 else sp.csr_array(dense)
+            with pytest.raises(Exception) as want:
+                m @ x
+            with pytest.raises(Exception) as got:
+                a.spmv(x)
+            if isinstance(want.value, TypeError):
+                assert isinstance(got.value, TypeError), (x.dtype, got.value, want.value)
+            else:
+                assert isinstance(want.value, ValueError), want.value
+                # a ValueError, not a DataTypeError (which is both)
+                assert isinstance(got.value, errors.ShapeError), (x.dtype, got.value, want.value)
+    assert len(seen) > 30  # most dtypes met every format
+
+
+def test_sum_and_spmv_dask_blocks_agree(tmp_path, rng):
+    # to_dask() blocks (SciPy's sums and products of each block) agree with the engine's
+    for k, dt in enumerate(["uint8", "int16", "int64", "uint64", "float32", "complex64"]):
+        dense = np.zeros((13, 11), dt)
+        mask = rng.random(dense.shape) < 0.4
+        dense[mask] = _values(rng, dt, int(mask.sum()), near_limits=dt[0] in "iu")
+        a = zarr_rs.create_array(str(tmp_path / f"d{k}.zarr"), shape=dense.shape, chunks=(4, 11), dtype=dt,
+                                 sparse="csr")
+        a[...] = dense
+        x = a.to_dask()
+        total = x.sum().compute()
+        assert total.dtype == a.sum().dtype
+        assert total == a.sum() if dt[0] in "iu" else np.isclose(total, a.sum(), rtol=1e-5)
+        v = np.arange(11, dtype="float64")
+        y = (x @ v).compute()
+        assert y.dtype == a.spmv(v).dtype == np.result_type(dt, v.dtype)
+        np.testing.assert_allclose(y, a.spmv(v), rtol=1e-6)
