@@ -17,7 +17,7 @@ ALLOWED = {
     "zarr-meta": set(),
     "zarr-store": {"zarr-buffer"},
     "zarr-grid": {"zarr-meta"},
-    "zarr-layout-sparse": {"zarr-buffer", "zarr-meta", "zarr-grid"},
+    "zarr-layout-sparse": {"zarr-buffer"},
     "zarr-codecs": {"zarr-buffer", "zarr-meta", "zarr-grid", "zarr-layout-sparse"},
     "zarr-array": {
         "zarr-buffer",
