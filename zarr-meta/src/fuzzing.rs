@@ -2,7 +2,7 @@
 //! stable API**: it changes with the targets).
 //!
 //! `fuzz/fuzz_targets/<target>.rs` calls them (the `fuzz` crate enables the feature), and
-//! `tests/fuzz_corpus.rs` replays the target's corpus and regressions through the same
+//! `tests/it/fuzz_corpus.rs` replays the target's corpus and regressions through the same
 //! functions under plain `cargo test`. A panic is a finding.
 
 /// The parsing half of the `metadata` target (zarr-array's `fuzzing::array_open` is the other).

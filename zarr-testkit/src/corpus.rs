@@ -10,7 +10,7 @@
 //! ```no_run
 //! use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
 //!
-//! // zarr-grid/tests/fuzz_corpus.rs: `zarr_grid::fuzzing::chunk_key::run` is the body of the
+//! // zarr-grid/tests/it/fuzz_corpus.rs: `zarr_grid::fuzzing::chunk_key::run` is the body of the
 //! // `chunk_key` fuzz target
 //! # mod zarr_grid { pub mod fuzzing { pub mod chunk_key { pub fn run(_: &[u8]) {} } } }
 //! #[test]

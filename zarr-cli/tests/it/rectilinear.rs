@@ -3,12 +3,10 @@
 //! grows by the last edge, `convert` copies onto a regular grid, `prepend` is refused saying
 //! why, and a reader built without the grid refuses the array by name.
 
-mod common;
-
 use std::num::NonZeroU64;
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use zarr_array::zarr_grid::rectilinear::{AxisEdges, Edge};
 use zarr_array::zarr_store::FilesystemStore;
 use zarr_array::{ArrayBuilder, Region};

@@ -1,9 +1,7 @@
 //! The worked example of the prepend spec (design/regular_bounded.md), end to end through the
 //! command line.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 #[test]

@@ -3,13 +3,11 @@
 //! writing it, and a seeded corpus of mutated fixtures exported under a 4 GiB address-space
 //! limit and 20 s of CPU is read or refused, never aborted, signalled or left running.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use zarr_testkit::Rng;
 
 fn i32_array(dir: &Path, shape: &[u64], chunks: &str) -> (String, Vec<i32>) {

@@ -5,9 +5,7 @@
 //! "sparse_layout", the tests that need it print a note and return, and the ones here check
 //! that asking for it fails cleanly with the library's "unknown codec" error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn info(path: &std::path::Path) -> Value {

@@ -268,7 +268,7 @@ fn xarray_corpus_round_trips() {
                 zmetadata += usize::from(p.is_file());
             }
             Some(3) if fx["node"] == "group" => v3 += round_trip_v3_group(&dir, &fx),
-            Some(3) => {} // v3 arrays: tests/conformance.rs's kind of check, done below
+            Some(3) => {} // v3 arrays: conformance.rs's kind of check, done below
             other => panic!("{fx}: zarr_format {other:?}"),
         }
     }

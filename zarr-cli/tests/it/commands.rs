@@ -1,8 +1,6 @@
 //! Every subcommand through the built binary, and its errors.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn info(path: &std::path::Path) -> Value {

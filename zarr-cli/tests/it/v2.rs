@@ -1,9 +1,7 @@
 //! The `zarr` command on Zarr v2 nodes: create and import as v2, info, tree, validate and
 //! export of zarr-python's v2 arrays and groups, and `convert --to-v3` / `--to-v2`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn create_import_info_and_export_v2() {

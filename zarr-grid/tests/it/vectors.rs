@@ -45,7 +45,7 @@ struct File<T> {
 #[test]
 fn grid_vectors() {
     let file: File<GridCase> =
-        serde_json::from_str(include_str!("data/grids.json")).expect("grids.json parses");
+        serde_json::from_str(include_str!("../data/grids.json")).expect("grids.json parses");
     let registry = default_registry();
     let keys = build_key_encoding(
         &default_key_encoding_registry(),
@@ -101,7 +101,7 @@ fn grid_vectors() {
 #[test]
 fn key_vectors() {
     let file: File<KeyCase> =
-        serde_json::from_str(include_str!("data/keys.json")).expect("keys.json parses");
+        serde_json::from_str(include_str!("../data/keys.json")).expect("keys.json parses");
     let registry = default_key_encoding_registry();
     for case in &file.cases {
         let def = ExtensionDef::from_value(&case.encoding, "chunk_key_encoding").expect(&case.key);
