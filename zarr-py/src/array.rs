@@ -247,11 +247,18 @@ impl ArrayCore {
         engine::grid_chunk_shape(&self.inner)
     }
 
-    /// `(start, length)` in positions of every chunk along `axis`, in grid order (the first
-    /// chunk of a `regular_bounded` array may be partly before position 0: its span starts
-    /// at 0 and is shorter).
-    fn chunk_spans(&self, axis: usize) -> PyResult<Vec<(u64, u64)>> {
-        engine::chunk_spans(&self.inner, axis).py_err()
+    /// `(start, length)` in positions of each group of `per_block` consecutive chunks along
+    /// `axis` (the last group may hold fewer), for Dask's block layout; refused when there
+    /// would be more than 2^22 groups, so that a grid of 2^40 chunks fails at once.
+    fn block_spans(
+        &self,
+        py: Python<'_>,
+        axis: usize,
+        per_block: u64,
+    ) -> PyResult<Vec<(u64, u64)>> {
+        let a = &self.inner;
+        py.detach(|| engine::block_spans(a, axis, per_block))
+            .py_err()
     }
 
     /// The number of chunks along each axis.

@@ -363,32 +363,47 @@ pub(crate) fn grid_chunk_shape(a: &Array) -> Vec<u64> {
         .unwrap_or_else(|| a.codecs().repr().shape.clone())
 }
 
-/// The grid's chunk indices along each axis (first, end), domain coordinates aside: for
-/// `regular_bounded` arrays the first chunk may start before position 0.
-pub(crate) fn chunk_spans(a: &Array, axis: usize) -> Result<Vec<(u64, u64)>> {
-    let ranges = a.grid().grid_range();
-    let Some(r) = ranges.get(axis) else {
-        return Err(Error::InvalidAxis {
-            axis,
-            rank: a.rank(),
-        });
-    };
-    Ok(r.clone()
-        .filter_map(|g| {
-            let mut chunk: Vec<i64> = ranges.iter().map(|r| r.start).collect();
-            chunk[axis] = g;
-            a.grid()
-                .chunk_region(&chunk)
-                .map(|reg| (reg.start[axis], reg.shape[axis]))
-        })
-        .collect())
-}
-
 pub(crate) fn grid_shape(a: &Array) -> Vec<u64> {
     a.grid()
         .grid_range()
         .iter()
         .map(|r| r.end.saturating_sub(r.start) as u64)
+        .collect()
+}
+
+/// The most block spans [`block_spans`] lists along one axis.
+const MAX_BLOCK_SPANS: u64 = 1 << 22;
+
+/// `(start, length)` of each group of `per_block` consecutive chunks along `axis`: the
+/// engine's [`Array::block_region`] of each group, so only the chunks bounding a group are
+/// looked at.
+pub(crate) fn block_spans(a: &Array, axis: usize, per_block: u64) -> Result<Vec<(u64, u64)>> {
+    let counts = grid_shape(a);
+    let Some(&n) = counts.get(axis) else {
+        return Err(Error::InvalidAxis {
+            axis,
+            rank: a.rank(),
+        });
+    };
+    let per_block = per_block.max(1);
+    let groups = n.div_ceil(per_block);
+    if groups > MAX_BLOCK_SPANS {
+        return Err(Error::TooLarge {
+            what: "the list of Dask blocks along one axis (give larger blocks)",
+            shape: vec![groups],
+        });
+    }
+    let mut items: Vec<BlockSelection> = (0..counts.len())
+        .map(|_| BlockSelection::Index(0))
+        .collect();
+    (0..groups)
+        .map(|g| {
+            let first = g * per_block;
+            let last = (first + per_block).min(n);
+            items[axis] = BlockSelection::Range(Some(first as i64), Some(last as i64));
+            let r = a.block_region(&items)?;
+            Ok((r.start[axis], r.shape[axis]))
+        })
         .collect()
 }
 

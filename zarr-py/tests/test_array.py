@@ -229,7 +229,7 @@ def test_create_with_lower_bound(tmp_path):
     a = zarr_rs.create_array(str(tmp_path / "lb.zarr"), shape=(5,), chunks=(2,), dtype="int16", lower_bound=[-3])
     a[...] = np.arange(5, dtype="int16")
     assert a.domain == ((-3, 2),)
-    np.testing.assert_array_equal(a.blocks[0], a[0 : a._core.chunk_spans(0)[0][1]])
+    np.testing.assert_array_equal(a.blocks[0], a[0 : a._core.block_spans(0, 1)[0][1]])
 
 
 def test_compressors_and_codecs(tmp_path, rng):

@@ -261,3 +261,16 @@ def test_local_cluster_on_files(tmp_path, rng):
 @pytest.mark.s3
 def test_local_cluster_on_s3(s3_url, rng):
     _cluster_checks(s3_url, rng)
+
+
+def test_to_dask_of_an_array_of_2_to_the_38_chunks(tmp_path):
+    """Blocks are found from the chunks that bound them: to_dask() of an array of 2^38 chunks
+    plans blocks of Dask's chunk size at once, and a layout of one block per chunk
+    is refused at once (it took time in the number of chunks)."""
+    a = zarr_rs.create_array(str(tmp_path / "big.zarr"), shape=(2**38,), chunks=(1024,), dtype="uint8")
+    a[2**38 - 3 :] = np.array([1, 2, 3], dtype="uint8")
+    x = a.to_dask()
+    assert x.shape == (2**38,) and len(x.chunks[0]) < 2**22
+    assert x[-3:].compute().tolist() == [1, 2, 3]
+    with pytest.raises(errors.TooLargeError):
+        a.to_dask(blocks="chunks")

@@ -503,9 +503,6 @@ class Array:
         start, count = self._core.block_region(_indexing.blocks(key, self.ndim))
         return _indexing.Region(start, count, [])
 
-    def _spans(self) -> list[list[tuple[int, int]]]:
-        return [self._core.chunk_spans(d) for d in range(self.ndim)]
-
     def __getitem__(self, key: Any) -> np.ndarray:
         return self._get(_indexing.kind_of(key, self.ndim), key)
 

@@ -143,10 +143,11 @@ def _read_block(blocks: _Blocks, slices: tuple[slice, ...]) -> Any:
 _SPARSE_EXPANSION = 4
 
 
-def _chunk_memory(a: Array, spans: list[list[tuple[int, int]]]) -> int:
+def _chunk_memory(a: Array) -> int:
     """The expected bytes of one chunk (shard) in memory: its dense size, or for a sparse
     array the mean stored chunk's bytes times ``_SPARSE_EXPANSION`` (at most the dense size)."""
-    dense = int(np.prod([max(n for _, n in s) for s in spans])) * a.dtype.itemsize
+    dims = [min(c, n) for c, n in zip(a._core.grid_chunk_shape, a.shape)]
+    dense = int(np.prod(dims, dtype=object)) * a.dtype.itemsize
     if not a.is_sparse:
         return max(dense, 1)
     sizes = [n for _, n in a._core.stored_chunk_sizes()]
@@ -155,12 +156,10 @@ def _chunk_memory(a: Array, spans: list[list[tuple[int, int]]]) -> int:
     return max(1, min(dense, _SPARSE_EXPANSION * sum(sizes) // len(sizes)))
 
 
-def _merge(spans: list[list[tuple[int, int]]], per_block: list[int]) -> list[list[tuple[int, int]]]:
-    """The spans of blocks of ``per_block[d]`` consecutive chunks along each axis ``d``."""
-    out = []
-    for sp, k in zip(spans, per_block):
-        out.append([(sp[i][0], sum(n for _, n in sp[i:i + k])) for i in range(0, len(sp), k)])
-    return out
+def _grouped(a: Array, per_block: list[int]) -> list[list[tuple[int, int]]]:
+    """The spans of blocks of ``per_block[d]`` consecutive chunks (shards) along each axis
+    ``d``, from the engine, which looks only at the chunks that bound each block."""
+    return [a._core.block_spans(d, int(k)) for d, k in enumerate(per_block)]
 
 
 def _parallelism() -> int:
@@ -180,17 +179,16 @@ def _spans(a: Array, blocks: Any, min_blocks: int | None = None) -> list[list[tu
     if a.size == 0:
         # no element, no chunk to follow: one empty block
         return [[(0, n)] for n in a.shape]
-    spans = a._spans()
     if blocks == "chunks" and a.shards is not None:
         out = []
-        for sp, inner in zip(spans, a.chunks):
+        for sp, inner in zip(_grouped(a, [1] * a.ndim), a.chunks):
             axis = []
             for s, n in sp:
                 axis.extend((s + k, min(inner, n - k)) for k in range(0, n, inner))
             out.append(axis)
         return out
     if blocks in ("shards", "chunks"):
-        return spans
+        return _grouped(a, [1] * a.ndim)
     if blocks == "auto":
         import dask
         from dask.utils import parse_bytes
@@ -200,19 +198,20 @@ def _spans(a: Array, blocks: Any, min_blocks: int | None = None) -> list[list[tu
         # whole chunks (shards) per block, filling the first axis first (row bands), then the
         # next, while a block's expected memory stays within Dask's array.chunk-size and
         # there are at least min_blocks blocks (as many as there are chunks, at most)
-        budget = max(1, limit // _chunk_memory(a, spans))
-        count = int(np.prod([len(sp) for sp in spans]))
+        counts = [int(n) for n in a._core.grid_shape]
+        budget = max(1, limit // _chunk_memory(a))
+        count = int(np.prod(counts, dtype=object))
         budget = min(budget, max(1, count // max(1, min_blocks or _parallelism())))
         per_block = []
-        for sp in spans:
-            k = max(1, min(len(sp), budget))
+        for n in counts:
+            k = max(1, min(n, budget))
             per_block.append(k)
             budget = max(1, budget // k)
-        return _merge(spans, per_block)
+        return _grouped(a, per_block)
     if isinstance(blocks, (tuple, list)) and len(blocks) == a.ndim:
         grid = a.shards or a.chunks
         if all(isinstance(b, (int, np.integer)) and b > 0 and b % c == 0 for b, c in zip(blocks, grid)):
-            return _merge(spans, [int(b) // c for b, c in zip(blocks, grid)])
+            return _grouped(a, [int(b) // c for b, c in zip(blocks, grid)])
         raise InvalidArgumentError(
             f"blocks={tuple(blocks)!r}: a block shape must be whole multiples of the "
             f"{'shard' if a.shards else 'chunk'} shape {grid}"
