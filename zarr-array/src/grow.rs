@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::{ChunkGrid, ChunkSet};
+#[cfg(feature = "vlen")]
 use zarr_meta::DataType;
 use zarr_store::Store;
 
@@ -27,6 +28,7 @@ use crate::array::Array;
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
 use crate::path::NodePath;
+#[cfg(feature = "vlen")]
 use crate::vlen::VlenElement;
 
 impl Array {
@@ -512,7 +514,9 @@ impl Array {
                 return Ok(());
             };
             let bytes = match self.data_type() {
+                #[cfg(feature = "vlen")]
                 DataType::String => self.copy_vlen_region::<String>(dst, &region)?,
+                #[cfg(feature = "vlen")]
                 DataType::Bytes => self.copy_vlen_region::<Vec<u8>>(dst, &region)?,
                 _ => {
                     let mut buf =
@@ -529,6 +533,7 @@ impl Array {
     }
 
     /// Copies the variable-size elements of `region` into `dst`; the bytes they hold.
+    #[cfg(feature = "vlen")]
     fn copy_vlen_region<T: VlenElement>(&self, dst: &Array, region: &Region) -> Result<usize> {
         let items = self.read_region_vlen::<T>(region)?;
         dst.write_region_vlen(region, items.view())?;
