@@ -919,17 +919,16 @@ impl Array {
         if shared {
             // Positions of this chunk outside the part may be another writer's: update it by
             // compare-and-swap, from the chunk as stored at the time of the write.
-            return crate::cas::update(&*self.store, &key, |stored| {
-                let new = if rewrite_leaves {
+            return self.update_chunk(&key, |stored| {
+                if rewrite_leaves {
                     self.rewrite_shard(&cc, &key, part, data_shape, data, true, |chain, l, f| {
                         chain.rewrite_leaves(stored, l, f)
-                    })?
+                    })
                 } else {
                     let mut chunk = self.decoded_or_fill(&cc, &key, stored)?;
                     place(chunk.as_bytes_mut());
-                    self.encode_shared(&cc, &key, chunk.as_bytes())?
-                };
-                Ok(shared_apply(stored, new))
+                    self.encode_shared(&cc, &key, chunk.as_bytes())
+                }
             });
         }
         if rewrite_leaves {
@@ -1002,17 +1001,32 @@ impl Array {
         }
     }
 
+    /// Updates the stored chunk under `key` by compare-and-swap (`cas::update`): `encode`
+    /// makes its new encoding from the value stored (`None`: absent), again on a conflict;
+    /// its `None` (nothing to store) keeps a missing chunk missing and deletes a stored one
+    /// (only for codecs that cannot store an empty chunk: a delete is not conditional). The
+    /// one compare-and-swap loop of chunk writes, fixed-size and variable-size alike.
+    pub(crate) fn update_chunk(
+        &self,
+        key: &str,
+        mut encode: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+    ) -> Result<()> {
+        crate::cas::update(&*self.store, key, |stored| {
+            Ok(shared_apply(stored, encode(stored)?))
+        })
+    }
+
     /// Rewrites the stored chunk `chunk` by compare-and-swap: `edit` changes its decoded
     /// buffer (fill value when it is absent). A missing chunk that `edit` leaves all fill stays
     /// missing.
     pub(crate) fn edit_chunk(&self, chunk: &[i64], edit: impl Fn(&mut [u8])) -> Result<()> {
         let key = self.chunk_key(chunk);
         let cc = self.chunk_codec(chunk)?;
-        crate::cas::update(&*self.store, &key, |stored| {
+        self.update_chunk(&key, |stored| {
             let mut buf = self.decoded_or_fill(&cc, &key, stored)?;
             edit(buf.as_bytes_mut());
             let buf = buf.as_bytes();
-            let new = match stored {
+            match stored {
                 // nothing stored and nothing to store: no write at all
                 None => cc
                     .chain
@@ -1020,10 +1034,9 @@ impl Array {
                     .map_err(|source| ArrayError::Codec {
                         context: key.clone(),
                         source,
-                    })?,
-                Some(_) => self.encode_shared(&cc, &key, buf)?,
-            };
-            Ok(shared_apply(stored, new))
+                    }),
+                Some(_) => self.encode_shared(&cc, &key, buf),
+            }
         })
     }
 

@@ -11,7 +11,9 @@
 //! decoded, encoded and written in parallel (rayon), a read's chunks fetched in batches
 //! through `Store::get_many` when the store serves more requests at once than there are
 //! threads, as fixed-size reads do; a write reads, changes and stores each chunk it covers in
-//! part, with no compare-and-swap.
+//! part. Appends and prepends update a chunk they cover in part (one a neighbouring append
+//! may share) by compare-and-swap, through the loop fixed-size writes use
+//! (`Array::update_chunk`): a shard is decoded and re-encoded whole under it.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -40,7 +42,7 @@ use zarr_grid::geometry::Region;
 use zarr_grid::ChunkPart;
 use zarr_meta::DataType;
 
-use crate::array::{to_ndarray, Array};
+use crate::array::{to_ndarray, Array, ChunkCodec};
 use crate::error::{try_collect, ArrayError, Result};
 use crate::selection::Selection;
 use crate::source::StoreSource;
@@ -130,6 +132,22 @@ fn chunk_items<'a>(
     Ok(items)
 }
 
+/// `items` (a chunk of `chunk_shape`) with the positions of `part` set to their elements of
+/// `data` (C order, a region of `region_shape`).
+fn placed<'a>(
+    mut items: Vec<&'a [u8]>,
+    part: &ChunkPart,
+    chunk_shape: &[u64],
+    region_shape: &[u64],
+    data: &[&'a [u8]],
+) -> Result<Vec<&'a [u8]>> {
+    part.try_for_each_position(chunk_shape, region_shape, |src, dst| {
+        items[src] = data[dst];
+        Ok::<(), ArrayError>(())
+    })?;
+    Ok(items)
+}
+
 fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -164,22 +182,54 @@ impl Array {
         Ok(())
     }
 
-    /// The elements of the stored chunk `chunk` (every element of its chunk shape), or the
-    /// fill value for each when it is not stored.
-    fn vlen_chunk_or_fill(&self, chunk: &[i64], count: usize) -> Result<Option<VlenChunk>> {
-        let stored = self.read_chunk_vlen(chunk)?;
-        if let Some(c) = &stored {
-            if c.len() != count {
-                return Err(ArrayError::Codec {
-                    context: self.chunk_key(chunk),
-                    source: CodecError::Corrupt {
-                        codec: self.chunk_codec(chunk)?.chain.array_to_bytes().name(),
-                        reason: format!("{} elements for a chunk of {count}", c.len()),
-                    },
-                });
-            }
+    /// The elements of `stored`, the stored value of a chunk of `cc` under `key` (`None`:
+    /// not stored), decoded: every element of its chunk shape, `count` of them (checked).
+    fn decode_vlen_stored(
+        &self,
+        cc: &ChunkCodec,
+        key: &str,
+        stored: Option<&[u8]>,
+        count: usize,
+    ) -> Result<Option<VlenChunk>> {
+        let Some(bytes) = stored else {
+            return Ok(None);
+        };
+        let codec_err = |source| ArrayError::Codec {
+            context: key.to_owned(),
+            source,
+        };
+        let chunk = cc.chain.decode_vlen(bytes).map_err(codec_err)?;
+        if chunk.len() != count {
+            return Err(codec_err(CodecError::Corrupt {
+                codec: cc.chain.array_to_bytes().name(),
+                reason: format!("{} elements for a chunk of {count}", chunk.len()),
+            }));
         }
-        Ok(stored)
+        Ok(Some(chunk))
+    }
+
+    /// The encoding of a chunk of `cc` written by compare-and-swap (`Array::update_chunk`)
+    /// whose elements are `items`: `None` (nothing to write) only when it was not stored
+    /// (`stored` false) and is all fill value; otherwise a chunk of fill value is stored
+    /// rather than deleted, since a delete cannot be conditional.
+    fn encode_vlen_shared(
+        &self,
+        cc: &ChunkCodec,
+        key: &str,
+        stored: bool,
+        items: Vec<&[u8]>,
+    ) -> Result<Option<Vec<u8>>> {
+        let fill = self.meta.fill_value.as_bytes();
+        if !stored && !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
+            return Ok(None);
+        }
+        cc.chain
+            .encode_vlen(items)
+            .map(Some)
+            .map_err(|source| ArrayError::Codec {
+                context: key.to_owned(),
+                source,
+            })
     }
 
     /// The fill value as an element.
@@ -424,6 +474,20 @@ impl Array {
         region: &Region,
         data: ArrayViewD<'_, T>,
     ) -> Result<()> {
+        self.write_region_vlen_in(region, data, false)
+    }
+
+    /// As [`Array::write_region_vlen`]; with `shared`, every chunk the region covers only in
+    /// part is updated by a compare-and-swap read-modify-write of the chunk itself (a shard
+    /// decoded and re-encoded whole), so that a concurrent writer of another part of it (a
+    /// neighbouring append) loses nothing; chunks covered whole are written plainly. As
+    /// `Array::write_region_in` does for fixed-size elements.
+    fn write_region_vlen_in<T: VlenElement>(
+        &self,
+        region: &Region,
+        data: ArrayViewD<'_, T>,
+        shared: bool,
+    ) -> Result<()> {
         self.check_vlen_type::<T>()?;
         region.check_inside(&self.meta.shape)?;
         let data_shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
@@ -442,17 +506,29 @@ impl Array {
             let key = self.chunk_key(&part.chunk);
             let cc = self.chunk_codec(&part.chunk)?;
             let count = chunk_count(&cc.shape)?;
-            let existing = if part.is_whole_chunk(&cc.shape) {
-                None
-            } else {
-                self.vlen_chunk_or_fill(&part.chunk, count)?
-            };
-            let mut items = chunk_items(existing.as_ref(), count, fill)?;
-            part.try_for_each_position(&cc.shape, &region.shape, |src, dst| {
-                items[src] = data[dst];
-                Ok::<(), ArrayError>(())
-            })?;
-            self.store_vlen_chunk(&key, &cc.chain, items)
+            // the chunk's elements with the part of `data` this write puts there
+            let place = |items| placed(items, part, &cc.shape, &region.shape, &data);
+            if part.is_whole_chunk(&cc.shape) {
+                return self.store_vlen_chunk(
+                    &key,
+                    &cc.chain,
+                    place(chunk_items(None, count, fill)?)?,
+                );
+            }
+            if shared {
+                // Positions of this chunk outside the part may be another writer's: update it
+                // by compare-and-swap, from the chunk as stored at the time of the write.
+                return self.update_chunk(&key, |stored| {
+                    let existing = self.decode_vlen_stored(&cc, &key, stored, count)?;
+                    let items = chunk_items(existing.as_ref(), count, fill)?;
+                    let items = placed(items, part, &cc.shape, &region.shape, &data)?;
+                    self.encode_vlen_shared(&cc, &key, stored.is_some(), items)
+                });
+            }
+            let stored = self.store.get(&key)?;
+            let existing = self.decode_vlen_stored(&cc, &key, stored.as_deref(), count)?;
+            let items = chunk_items(existing.as_ref(), count, fill)?;
+            self.store_vlen_chunk(&key, &cc.chain, place(items)?)
         };
         let parts = try_collect(
             self.grid.chunks_in_region(region)?,
@@ -468,8 +544,9 @@ impl Array {
     /// Appends `data` after the end of `axis` of a `string` (`T = String`) or
     /// `variable_length_bytes` (`T = Vec<u8>`) array (its other axes match the array's):
     /// the grown shape is reserved by compare-and-swap as [`Array::append_bytes`] does, then
-    /// the data is written with [`Array::write_region_vlen`] (a chunk shared with a
-    /// concurrent append is not updated by compare-and-swap).
+    /// the data is written with [`Array::write_region_vlen`], a chunk (or shard) it covers in
+    /// part, one a concurrent append may share, by compare-and-swap: every append lands
+    /// whole, as [`Array::append_bytes`] promises.
     ///
     /// # Errors
     /// As [`Array::append_bytes`] and [`Array::write_region_vlen`].
@@ -480,13 +557,14 @@ impl Array {
     ) -> Result<()> {
         let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
         self.append_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
-            next.write_region_vlen(region, data.view())
+            next.write_region_vlen_in(region, data.view(), true)
         })
     }
 
     /// Prepends `data` before position 0 of `axis` of a `string` or `variable_length_bytes`
     /// array, as [`Array::prepend_bytes`] does (the grid becomes `regular_bounded`), the data
-    /// written with [`Array::write_region_vlen`].
+    /// written with [`Array::write_region_vlen`], a chunk it covers in part by
+    /// compare-and-swap (as [`Array::append_vlen`]).
     ///
     /// # Errors
     /// As [`Array::prepend_bytes`] and [`Array::write_region_vlen`].
@@ -497,7 +575,7 @@ impl Array {
     ) -> Result<()> {
         let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
         self.prepend_with(&shape, axis, Array::check_vlen_type::<T>, |next, region| {
-            next.write_region_vlen(region, data.view())
+            next.write_region_vlen_in(region, data.view(), true)
         })
     }
 
@@ -579,8 +657,10 @@ impl Array {
         work.par_iter()
             .try_for_each(|(chunk, pairs)| -> Result<()> {
                 let cc = self.chunk_codec(chunk)?;
+                let key = self.chunk_key(chunk);
                 let count = chunk_count(&cc.shape)?;
-                let existing = self.vlen_chunk_or_fill(chunk, count)?;
+                let stored = self.store.get(&key)?;
+                let existing = self.decode_vlen_stored(&cc, &key, stored.as_deref(), count)?;
                 let mut items = chunk_items(existing.as_ref(), count, fill)?;
                 for &(src, dst) in pairs {
                     // both positions come from the checked selection: inside the chunk and the data
@@ -588,7 +668,7 @@ impl Array {
                         *slot = value;
                     }
                 }
-                self.store_vlen_chunk(&self.chunk_key(chunk), &cc.chain, items)
+                self.store_vlen_chunk(&key, &cc.chain, items)
             })
     }
 }

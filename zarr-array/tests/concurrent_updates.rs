@@ -4,6 +4,9 @@
 //!   shards) and on the local S3 server (ignored: needs the server), end with all 100 blocks
 //!   present, each whole, once, in consecutive rows. Blocks have 1 to 3 rows, so appends
 //!   share boundary chunks and shards.
+//! - The same 4 x 25 appends to a `string` array (dense chunks and shards, on the filesystem
+//!   and on the local S3 server): every block whole, no row read as the fill value `""`
+//!   (issue 38, item 1: a chunk two appends shared lost one of them).
 //! - Appends and prepends from threads at once: every block lands whole.
 //! - Concurrent attribute updates of different keys (arrays and groups, memory and
 //!   filesystem) all land.
@@ -142,9 +145,17 @@ fn check_consolidated(store: Arc<dyn Store>) {
 fn processes_append(url: &str, sharded: bool) {
     let store = open_url(url).expect("the store");
     create(store.clone(), sharded);
+    run_appenders(url, "append");
+    let array = Array::open(store.clone(), PATH).expect("opens");
+    check_all_blocks(&array, WRITERS, BLOCKS);
+    check_consolidated(store);
+}
+
+/// Starts the `WRITERS` child processes in `role` on the store at `url` and waits for them.
+fn run_appenders(url: &str, role: &str) {
     let children: Vec<_> = (0..WRITERS)
         .map(|w| {
-            child::command("child_appender", "append")
+            child::command("child_appender", role)
                 .env("ZARR_CAS_URL", url)
                 .env("ZARR_CAS_WRITER", w.to_string())
                 .spawn()
@@ -152,10 +163,108 @@ fn processes_append(url: &str, sharded: bool) {
         })
         .collect();
     for c in children {
-        child::wait_done(c, "append");
+        child::wait_done(c, role);
     }
+}
+
+/// Row `r`, column `c` of the string block `b` of writer `w`: never the fill value `""`.
+#[cfg(feature = "vlen")]
+fn string_value(w: u32, b: u32, r: u64, c: u64) -> String {
+    format!("w{w}b{b}r{r}c{c}")
+}
+
+/// A `[0, COLS]` `string` array (fill value `""`) in `[4, COLS]` chunks (or `[8, COLS]`
+/// shards of them) in a group with consolidated metadata.
+#[cfg(feature = "vlen")]
+fn create_strings(store: Arc<dyn Store>, sharded: bool) -> Array {
+    let mut root = Group::create(store.clone(), "", Map::new()).expect("the root group");
+    root.create_group("g", Map::new()).expect("the group");
+    let mut builder = ArrayBuilder::new(vec![0, COLS], DataType::String)
+        .chunk_shape(vec![4, COLS])
+        .fill_value_json(&Value::from(""))
+        .expect("the fill value");
+    if sharded {
+        builder = builder.shards(vec![8, COLS]);
+    }
+    let array = builder.create(store, PATH).expect("creates");
+    root.consolidate().expect("consolidates");
+    array
+}
+
+/// Appends the string blocks of writer `w` (`blocks` of them) to the array at `PATH`.
+#[cfg(feature = "vlen")]
+fn append_string_blocks(store: Arc<dyn Store>, w: u32, blocks: u32) {
+    let mut array = Array::open(store, PATH).expect("opens");
+    for b in 0..blocks {
+        let rows = rows_of(w, b);
+        let data =
+            zarr_array::ndarray::Array2::from_shape_fn((rows as usize, COLS as usize), |(r, c)| {
+                string_value(w, b, r as u64, c as u64)
+            })
+            .into_dyn();
+        array
+            .append_vlen(data.view(), 0)
+            .unwrap_or_else(|e| panic!("writer {w} block {b}: {}", zarr_array::report(&e)));
+    }
+}
+
+/// Every string block of every writer exactly once, whole, in consecutive rows, each
+/// writer's in the order it appended; no row is the fill value.
+#[cfg(feature = "vlen")]
+fn check_all_string_blocks(array: &Array) {
+    let rows = array.shape()[0];
+    let data: zarr_array::ndarray::ArrayD<String> = array
+        .read_region_vlen(&zarr_array::Region::whole(array.shape()))
+        .expect("reads");
+    let cell = |row: u64, c: u64| data[[row as usize, c as usize]].as_str();
+    let mut per_writer: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let mut row = 0u64;
+    while row < rows {
+        let first = cell(row, 0);
+        assert_ne!(first, "", "row {row} is fill: a block was lost or torn");
+        let (w, b) = first
+            .strip_prefix('w')
+            .and_then(|s| s.split_once('b'))
+            .and_then(|(w, rest)| Some((w.parse().ok()?, rest.split_once('r')?.0.parse().ok()?)))
+            .unwrap_or_else(|| panic!("row {row} starts with {first:?}, no block's first row"));
+        for r in 0..rows_of(w, b) {
+            for c in 0..COLS {
+                assert!(
+                    row + r < rows,
+                    "block {b} of writer {w} is cut at its row {r}"
+                );
+                assert_eq!(
+                    cell(row + r, c),
+                    string_value(w, b, r, c),
+                    "block {b} of writer {w} is not whole at its row {r}, column {c} \
+                     (array row {})",
+                    row + r
+                );
+            }
+        }
+        per_writer.entry(w).or_default().push(b);
+        row += rows_of(w, b);
+    }
+    for w in 0..WRITERS {
+        assert_eq!(
+            per_writer.get(&w).map(Vec::as_slice),
+            Some((0..BLOCKS).collect::<Vec<_>>().as_slice()),
+            "writer {w}'s blocks, in the order found"
+        );
+    }
+    let want: u64 = (0..WRITERS)
+        .flat_map(|w| (0..BLOCKS).map(move |b| rows_of(w, b)))
+        .sum();
+    assert_eq!(array.shape(), [want, COLS]);
+}
+
+#[cfg(feature = "vlen")]
+fn processes_append_strings(url: &str, sharded: bool) {
+    let store = open_url(url).expect("the store");
+    create_strings(store.clone(), sharded);
+    run_appenders(url, "append-strings");
     let array = Array::open(store.clone(), PATH).expect("opens");
-    check_all_blocks(&array, WRITERS, BLOCKS);
+    check_all_string_blocks(&array);
     check_consolidated(store);
 }
 
@@ -171,6 +280,8 @@ fn child_appender() {
         .expect("a number");
     match role.as_str() {
         "append" => append_blocks(open_url(&url).expect("the store"), w, BLOCKS),
+        #[cfg(feature = "vlen")]
+        "append-strings" => append_string_blocks(open_url(&url).expect("the store"), w, BLOCKS),
         other => panic!("unknown role {other}"),
     }
     child::done(&role);
@@ -195,6 +306,31 @@ fn four_processes_appending_25_blocks_each_on_s3_all_land() {
         zarr_testkit::s3::unique_prefix("concurrent-appends")
     );
     processes_append(&url, false);
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+fn four_processes_appending_25_string_blocks_each_on_the_filesystem_all_land() {
+    for sharded in [false, true] {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let url = dir.path().to_str().expect("a UTF-8 path").to_owned();
+        processes_append_strings(&url, sharded);
+    }
+}
+
+#[cfg(feature = "vlen")]
+#[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
+fn four_processes_appending_25_string_blocks_each_on_s3_all_land() {
+    const BUCKET: &str = "zarr-test";
+    zarr_testkit::s3::endpoint(BUCKET);
+    for sharded in [false, true] {
+        let url = format!(
+            "s3://{BUCKET}/{}",
+            zarr_testkit::s3::unique_prefix("concurrent-string-appends")
+        );
+        processes_append_strings(&url, sharded);
+    }
 }
 
 #[test]
