@@ -1016,15 +1016,30 @@ impl Array {
         })
     }
 
-    /// Rewrites the stored chunk `chunk` by compare-and-swap: `edit` changes its decoded
-    /// buffer (fill value when it is absent). A missing chunk that `edit` leaves all fill stays
-    /// missing.
-    pub(crate) fn edit_chunk(&self, chunk: &[i64], edit: impl Fn(&mut [u8])) -> Result<()> {
+    /// Rewrites the stored chunk `chunk` by compare-and-swap: `edit(buffer, fill, size)`
+    /// changes its decoded buffer (fill value when it is absent), a buffer of elements of
+    /// `size` bytes of which `fill` is the fill value. A missing chunk that `edit` leaves all
+    /// fill stays missing.
+    ///
+    /// A chunk of variable-size elements is edited as the permutation of its elements: the
+    /// buffer holds each element's index (a native-endian `u64`), `fill` an index that
+    /// stands for the fill value, so that edits that move and fill positions (block copies)
+    /// are the same code for every data type.
+    pub(crate) fn edit_chunk(
+        &self,
+        chunk: &[i64],
+        edit: impl Fn(&mut [u8], &[u8], usize),
+    ) -> Result<()> {
         let key = self.chunk_key(chunk);
         let cc = self.chunk_codec(chunk)?;
+        #[cfg(feature = "vlen")]
+        if self.meta.data_type.is_variable_size() {
+            return self.edit_vlen_chunk(&cc, &key, edit);
+        }
+        let (fill, elem) = (self.meta.fill_value.as_bytes(), self.meta.data_type.size());
         self.update_chunk(&key, |stored| {
             let mut buf = self.decoded_or_fill(&cc, &key, stored)?;
-            edit(buf.as_bytes_mut());
+            edit(buf.as_bytes_mut(), fill, elem);
             let buf = buf.as_bytes();
             match stored {
                 // nothing stored and nothing to store: no write at all

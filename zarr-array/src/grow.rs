@@ -54,8 +54,13 @@ impl Array {
     /// (a reader may meanwhile see stale data there, only where an earlier shrink was
     /// interrupted).
     ///
+    /// Every data type: a chunk of `string` or `variable_length_bytes` elements is edited as
+    /// the permutation of its elements (a shard decoded and re-encoded whole).
+    ///
     /// # Errors
-    /// A rank mismatch, an overflow, store or codec errors; [`ArrayError::Contended`].
+    /// A rank mismatch, an overflow, store or codec errors; [`ArrayError::Contended`]. An
+    /// error after the new shape is written (clearing the positions a growth exposes) leaves
+    /// this handle with the new shape, as the store has it.
     pub fn resize(&mut self, new_shape: &[u64]) -> Result<()> {
         // refused before anything is read or written
         zarr_grid::resize(&*self.grid, new_shape)?;
@@ -71,9 +76,9 @@ impl Array {
             next.delete_chunks_in(&r.removed)?;
             Ok((next, fresh.clone()))
         })?;
-        next.clear_exposed(&old)?;
+        // the new metadata is written: this handle holds it even if the clearing fails
         *self = next;
-        Ok(())
+        self.clear_exposed(&old)
     }
 
     /// The chunks of `set` to visit: all of them when there are few, otherwise only those
@@ -97,12 +102,10 @@ impl Array {
             return Ok(());
         };
         let shape = self.chunk_codec(chunk)?.shape;
-        let elem = self.data_type().size();
-        let mut fresh = vec![0u8; buffer_len(&shape, elem)?];
-        fill_pattern(&mut fresh, self.fill_value().as_bytes());
-        self.edit_chunk(chunk, |buf| {
+        self.edit_chunk(chunk, |buf, fill, elem| {
             // keep the part inside the array, fill everything else
-            let mut kept = fresh.clone();
+            let mut kept = vec![0u8; buf.len()];
+            fill_pattern(&mut kept, fill);
             copy_region(
                 buf,
                 &shape,
@@ -135,7 +138,6 @@ impl Array {
         if back.removed.is_empty() && back.clipped.is_empty() {
             return Ok(());
         }
-        let elem = self.data_type().size();
         let stored = self.stored_chunks()?;
         stored.par_iter().try_for_each(|chunk| -> Result<()> {
             if !back.removed.contains(chunk) && !back.clipped.contains(chunk) {
@@ -150,10 +152,10 @@ impl Array {
                 self.store.delete(&self.chunk_key(chunk))?;
                 return Ok(());
             }
-            let mut fill = vec![0u8; buffer_len(&shape, elem)?];
-            fill_pattern(&mut fill, self.fill_value().as_bytes());
-            self.edit_chunk(chunk, |buf| {
+            self.edit_chunk(chunk, |buf, fill_element, elem| {
                 let original = buf.to_vec();
+                let mut fill = vec![0u8; buf.len()];
+                fill_pattern(&mut fill, fill_element);
                 // fill what is inside this array...
                 copy_region(
                     &fill,

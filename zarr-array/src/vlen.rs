@@ -13,7 +13,9 @@
 //! threads, as fixed-size reads do; a write reads, changes and stores each chunk it covers in
 //! part. Appends and prepends update a chunk they cover in part (one a neighbouring append
 //! may share) by compare-and-swap, through the loop fixed-size writes use
-//! (`Array::update_chunk`): a shard is decoded and re-encoded whole under it.
+//! (`Array::update_chunk`): a shard is decoded and re-encoded whole under it. Resize edits
+//! chunks as the permutation of their elements (`Array::edit_chunk`), the block copies of
+//! fixed-size chunks run on the elements' indices.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -230,6 +232,39 @@ impl Array {
                 context: key.to_owned(),
                 source,
             })
+    }
+
+    /// [`Array::edit_chunk`] of a chunk of variable-size elements: `edit` moves and fills the
+    /// elements' indices (native-endian `u64`s, `count` standing for the fill value), then
+    /// the chunk is the elements those indices name, updated by compare-and-swap.
+    pub(crate) fn edit_vlen_chunk(
+        &self,
+        cc: &ChunkCodec,
+        key: &str,
+        edit: impl Fn(&mut [u8], &[u8], usize),
+    ) -> Result<()> {
+        const INDEX: usize = std::mem::size_of::<u64>();
+        let count = chunk_count(&cc.shape)?;
+        let fill = self.meta.fill_value.as_bytes();
+        let mut indices = try_vec::<u8>(count.saturating_mul(INDEX), "a chunk's element indices")?;
+        self.update_chunk(key, |stored| {
+            let existing = self.decode_vlen_stored(cc, key, stored, count)?;
+            let items = chunk_items(existing.as_ref(), count, fill)?;
+            indices.clear();
+            indices.extend((0..count as u64).flat_map(u64::to_ne_bytes));
+            edit(&mut indices, &(count as u64).to_ne_bytes(), INDEX);
+            let mut edited = try_vec::<&[u8]>(count, "a chunk's elements")?;
+            edited.extend(indices.chunks_exact(INDEX).map(|b| {
+                let mut i = [0; INDEX];
+                i.copy_from_slice(b);
+                // an index of the chunk, or `count`: the fill value
+                usize::try_from(u64::from_ne_bytes(i))
+                    .ok()
+                    .and_then(|i| items.get(i).copied())
+                    .unwrap_or(fill)
+            }));
+            self.encode_vlen_shared(cc, key, stored.is_some(), edited)
+        })
     }
 
     /// The fill value as an element.

@@ -543,3 +543,106 @@ fn string_selection_writes() {
         Err(ArrayError::ShapeMismatch { .. })
     ));
 }
+
+/// The string array of `shape` (values `"{row}.{col}"`, fill `"-"`), in `[2, 2]` chunks or
+/// `[4, 2]` shards of them, Zarr v3 or v2, fully written.
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+fn written_strings(store: Arc<dyn Store>, shape: &[u64], sharded: bool, format: u8) -> Array {
+    let mut b = ArrayBuilder::new(shape.to_vec(), DataType::String)
+        .chunk_shape(vec![2, 2])
+        .fill_value_json(&json!("-"))
+        .unwrap()
+        .zarr_format(format);
+    if sharded {
+        b = b.shards(vec![4, 2]);
+    }
+    let a = b.create(store, "r").unwrap();
+    let all = ArrayD::from_shape_fn(IxDyn(&[shape[0] as usize, shape[1] as usize]), |ix| {
+        format!("{}.{}", ix[0], ix[1])
+    });
+    a.write_region_vlen(&Region::whole(shape), all.view())
+        .unwrap();
+    a
+}
+
+/// Issue 38, item 9: resizing a string array to a shape that is not chunk-aligned failed
+/// ("decoding into a byte buffer is not available"), sharded ones even when growing. Any
+/// shape works now: a kept edge chunk loses its cut elements (reset to fill, so a growth
+/// after shows fill there, not the old values), on v3 and v2, chunked and sharded.
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn string_arrays_resize_to_any_shape_and_cut_elements_come_back_as_fill() {
+    for (sharded, format) in [(false, 3), (true, 3), (false, 2)] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let mut a = written_strings(store.clone(), &[5, 3], sharded, format);
+        let case = format!("sharded {sharded}, v{format}");
+        a.resize(&[3, 2])
+            .unwrap_or_else(|e| panic!("{case}: {}", zarr_array::report(&e)));
+        assert_eq!(a.shape(), [3, 2], "{case}");
+        let got: ArrayD<String> = a.read_region_vlen(&Region::whole(&[3, 2])).unwrap();
+        let want = ArrayD::from_shape_fn(IxDyn(&[3, 2]), |ix| format!("{}.{}", ix[0], ix[1]));
+        assert_eq!(got, want, "{case}");
+        a.resize(&[6, 4])
+            .unwrap_or_else(|e| panic!("{case}: {}", zarr_array::report(&e)));
+        let reopened = Array::open(store.clone(), "r").unwrap();
+        assert_eq!(reopened.shape(), [6, 4], "{case}");
+        let got: ArrayD<String> = reopened.read_region_vlen(&Region::whole(&[6, 4])).unwrap();
+        let want = ArrayD::from_shape_fn(IxDyn(&[6, 4]), |ix| {
+            if ix[0] < 3 && ix[1] < 2 {
+                format!("{}.{}", ix[0], ix[1])
+            } else {
+                "-".to_string()
+            }
+        });
+        assert_eq!(got, want, "{case}");
+    }
+}
+
+/// The same for `variable_length_bytes`, and a shrink to an empty axis and back.
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn bytes_arrays_resize_to_any_shape() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut a = ArrayBuilder::new(vec![7], DataType::Bytes)
+        .chunk_shape(vec![3])
+        .create(store, "b")
+        .unwrap();
+    let items = ArrayD::from_shape_fn(IxDyn(&[7]), |ix| vec![ix[0] as u8 + 1; ix[0] + 1]);
+    a.write_region_vlen(&Region::whole(&[7]), items.view())
+        .unwrap();
+    a.resize(&[4]).unwrap();
+    a.resize(&[0]).unwrap();
+    a.resize(&[5]).unwrap();
+    let got: ArrayD<Vec<u8>> = a.read_region_vlen(&Region::whole(&[5])).unwrap();
+    assert!(got.iter().all(Vec::is_empty), "{got:?}");
+    a.write_region_vlen(
+        &Region::whole(&[5]),
+        items.slice(zarr_array::ndarray::s![..5]).into_dyn(),
+    )
+    .unwrap();
+    a.resize(&[2]).unwrap();
+    a.resize(&[4]).unwrap();
+    let got: ArrayD<Vec<u8>> = a.read_region_vlen(&Region::whole(&[4])).unwrap();
+    assert_eq!(
+        got.as_slice().unwrap(),
+        [vec![1], vec![2, 2], vec![], vec![]]
+    );
+}
+
+/// A resize whose work after the new metadata fails (clearing the exposed positions) leaves
+/// the handle with the shape the store has: it used to keep its old shape.
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn a_resize_failing_after_its_metadata_leaves_the_handle_as_the_store() {
+    use zarr_array::zarr_store::testing::{Fault, FaultOp, FaultyStore};
+    let faulty = Arc::new(FaultyStore::new(MemoryStore::new()));
+    let store: Arc<dyn Store> = faulty.clone();
+    let mut a = written_strings(store.clone(), &[5, 3], true, 3);
+    // growing lists the stored chunks after the metadata is written: that listing fails
+    faulty.set_fault(Some(Fault::from(FaultOp::List, 0)));
+    let result = a.resize(&[7, 3]);
+    faulty.set_fault(None);
+    assert!(result.is_err(), "the listing fault must surface");
+    assert_eq!(Array::open(store, "r").unwrap().shape(), [7, 3]);
+    assert_eq!(a.shape(), [7, 3], "the handle disagrees with the store");
+}

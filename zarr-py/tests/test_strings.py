@@ -145,3 +145,64 @@ def test_xarray_opens_string_coordinates(fixture):
     got = xr.open_dataset(path, engine="zarr_rs")
     want = xr.open_dataset(path, engine="zarr", consolidated=True)
     xr.testing.assert_identical(got.load(), want.load())
+
+
+def _string_values(rng, shape):
+    n = int(np.prod(shape))
+    return _words(rng, n).reshape(shape) if n else np.empty(shape, dtype=object)
+
+
+def _as_lists(a):
+    return np.asarray(a, dtype=object).tolist()
+
+
+def test_resize_differential_against_zarr_python(tmp_path):
+    """Issue 38, item 9: string arrays resized to random shapes (growing, shrinking, each axis
+    on its own), chunked or sharded, Zarr v3 or v2, as zarr-python 3.1.6 resizes them: the
+    same shape and values, each read by both. Then a second resize of ours against NumPy:
+    positions a shrink cut come back as the fill value (zarr-python 3.1.6 keeps the old
+    values of a partly kept chunk there, so this step is not compared with it)."""
+    import shutil
+
+    rng = np.random.default_rng(38)
+    for case in range(240):
+        ndim = int(rng.integers(1, 4))
+        shape = tuple(int(n) for n in rng.integers(1, 8, size=ndim))
+        chunks = tuple(int(n) for n in rng.integers(1, 5, size=ndim))
+        fmt = 2 if rng.random() < 0.3 else 3
+        shards = None
+        if fmt == 3 and rng.random() < 0.5:
+            shards = tuple(c * int(rng.integers(1, 3)) for c in chunks)
+        new_shape = tuple(int(n) for n in rng.integers(0, 9, size=ndim))
+        label = f"case {case}: {shape} -> {new_shape}, chunks {chunks}, shards {shards}, v{fmt}"
+        ours_path, theirs_path = tmp_path / f"o{case}", tmp_path / f"t{case}"
+        kwargs = {"shards": shards} if shards else {}
+        z = zarr.create_array(str(theirs_path), shape=shape, chunks=chunks, dtype=str,
+                              fill_value="-", zarr_format=fmt, **kwargs)
+        values = _string_values(rng, shape)
+        z[...] = values
+        shutil.copytree(theirs_path, ours_path)
+        z.resize(new_shape)
+        a = zarr_rs.open_array(str(ours_path))
+        a.resize(new_shape)
+        assert a.shape == z.shape == new_shape, label
+        want = _as_lists(z[...])
+        assert _as_lists(a[...]) == want, label
+        # each reads what the other resized
+        assert _as_lists(zarr.open_array(str(ours_path), mode="r")[...]) == want, label
+        assert _as_lists(zarr_rs.open_array(str(theirs_path))[...]) == want, label
+
+        # a second resize of ours, against the NumPy model
+        model = np.full(new_shape, "-", dtype=object)
+        keep = tuple(slice(0, min(a_, b_)) for a_, b_ in zip(shape, new_shape))
+        model[keep] = values[keep]
+        again = tuple(int(n) for n in rng.integers(0, 9, size=ndim))
+        grown = np.full(again, "-", dtype=object)
+        keep = tuple(slice(0, min(a_, b_)) for a_, b_ in zip(new_shape, again))
+        grown[keep] = model[keep]
+        a.resize(again)
+        assert a.shape == again, label
+        assert _as_lists(a[...]) == _as_lists(grown), f"{label}, then -> {again}"
+        reopened = zarr_rs.open_array(str(ours_path))
+        assert reopened.shape == again, label
+        assert _as_lists(zarr.open_array(str(ours_path), mode="r")[...]) == _as_lists(grown), label
