@@ -646,3 +646,80 @@ fn a_resize_failing_after_its_metadata_leaves_the_handle_as_the_store() {
     assert_eq!(Array::open(store, "r").unwrap().shape(), [7, 3]);
     assert_eq!(a.shape(), [7, 3], "the handle disagrees with the store");
 }
+
+/// Issue 38, item 10: a Zarr v2 `|O` string array of order F (its chunks' elements in F
+/// order, as zarr-python 3.1.6 writes them) could not be read ("codec transpose takes
+/// fixed-size elements"). It reads and writes now, byte for byte as zarr-python does, and
+/// converts to v3 (a `transpose` before `vlen-utf8`).
+#[cfg(feature = "vlen")]
+#[test]
+fn v2_string_arrays_of_order_f_read_and_write_as_zarr_python() {
+    let store = Arc::new(MemoryStore::new());
+    // exactly what zarr-python 3.1.6 writes for
+    // create_array(shape=(2, 3), chunks=(2, 3), dtype=str, zarr_format=2, order="F",
+    // compressors=None, fill_value="") and [["a", "bb", "c"], ["dé", "", "f"]]
+    let zarray = json!({
+        "shape": [2, 3], "chunks": [2, 3], "dtype": "|O", "fill_value": "", "order": "F",
+        "filters": [{"id": "vlen-utf8"}], "dimension_separator": ".", "compressor": null,
+        "zarr_format": 2
+    });
+    store
+        .set("f/.zarray", &serde_json::to_vec(&zarray).unwrap())
+        .unwrap();
+    let chunk: &[u8] =
+        b"\x06\x00\x00\x00\x01\x00\x00\x00a\x03\x00\x00\x00d\xc3\xa9\x02\x00\x00\x00bb\x00\x00\x00\x00\x01\x00\x00\x00c\x01\x00\x00\x00f";
+    store.set("f/0.0", chunk).unwrap();
+    let a =
+        Array::open(store.clone(), "f").unwrap_or_else(|e| panic!("{}", zarr_array::report(&e)));
+    let want = strings(&["a", "bb", "c", "dé", "", "f"], &[2, 3]);
+    let got: ArrayD<String> = a.read_region_vlen(&Region::whole(&[2, 3])).unwrap();
+    assert_eq!(got, want);
+    // a part of the chunk, and a selection
+    let got: ArrayD<String> = a
+        .read_region_vlen(&Region::new(vec![0, 1], vec![2, 2]).unwrap())
+        .unwrap();
+    assert_eq!(got, strings(&["bb", "c", "", "f"], &[2, 2]));
+    // written back whole: the same bytes; a partial write keeps the F order
+    a.write_region_vlen(&Region::whole(&[2, 3]), want.view())
+        .unwrap();
+    assert_eq!(store.get("f/0.0").unwrap().unwrap(), chunk);
+    a.write_region_vlen(
+        &Region::new(vec![1, 2], vec![1, 1]).unwrap(),
+        strings(&["g"], &[1, 1]).view(),
+    )
+    .unwrap();
+    let changed = store.get("f/0.0").unwrap().unwrap();
+    assert!(
+        changed.ends_with(b"\x01\x00\x00\x00c\x01\x00\x00\x00g"),
+        "{changed:?}"
+    );
+    let got: ArrayD<String> = a.read_region_vlen(&Region::whole(&[2, 3])).unwrap();
+    assert_eq!(got, strings(&["a", "bb", "c", "dé", "", "g"], &[2, 3]));
+    // converted to v3: the transpose comes along, the data reads the same
+    let v3 = a.to_v3(false).unwrap().array;
+    assert_eq!(v3.zarr_format(), 3);
+    let got: ArrayD<String> = v3.read_region_vlen(&Region::whole(&[2, 3])).unwrap();
+    assert_eq!(got, strings(&["a", "bb", "c", "dé", "", "g"], &[2, 3]));
+    // and created by ArrayBuilder with the same .zarray
+    let b = ArrayBuilder::new(vec![2, 3], DataType::String)
+        .chunk_shape(vec![2, 3])
+        .filters([zarr_array::zarr_codecs::transpose::TransposeConfig {
+            order: zarr_array::zarr_codecs::transpose::TransposeOrder::Named("F".into()),
+        }])
+        .zarr_format(2)
+        .create(store.clone(), "g")
+        .unwrap();
+    b.write_region_vlen(&Region::whole(&[2, 3]), want.view())
+        .unwrap();
+    let written: serde_json::Value =
+        serde_json::from_slice(&store.get("g/.zarray").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        (&written["order"], &written["dtype"]),
+        (&json!("F"), &json!("|O"))
+    );
+    let got: ArrayD<String> = Array::open(store, "g")
+        .unwrap()
+        .read_region_vlen(&Region::whole(&[2, 3]))
+        .unwrap();
+    assert_eq!(got, want);
+}

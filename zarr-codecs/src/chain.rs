@@ -263,6 +263,12 @@ impl CodecChain {
                 ),
             });
         }
+        self.decode_bytes_bounded(bytes)
+    }
+
+    /// The bytes->bytes decoders on `bytes`, their output checked against the array->bytes
+    /// codec's bound.
+    fn decode_bytes_bounded<'a>(&self, bytes: &'a [u8]) -> Result<Decoded<'a>> {
         let decoded = self.decode_bytes(bytes, 0)?;
         if decoded.len() as u64 > self.bounds[0] {
             return Err(CodecError::ExceedsBound {
@@ -356,22 +362,54 @@ impl CodecChain {
     /// [`CodecError::NotApplicable`] for a chain whose array->bytes codec is not a vlen codec;
     /// corrupt, truncated or oversized data (no allocation beyond what the stored bytes and
     /// [`vlen::MAX_DECODED`](crate::vlen::MAX_DECODED) bound).
+    ///
+    /// Array -> array codecs that only move elements (`transpose`, as a Zarr v2 `|O` array
+    /// of `order` F has) run as the permutation of the elements they are
+    /// ([`ArrayToArrayCodec::encoded_order`]).
     #[cfg(feature = "vlen")]
     pub fn decode_vlen(&self, bytes: &[u8]) -> Result<crate::vlen::VlenChunk> {
+        // the array -> array codecs run below, on the elements
+        let decoded = self.decode_bytes_bounded(bytes)?;
         #[cfg(feature = "sharding")]
         if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
-            let decoded = self.decode_bytes_codecs(bytes)?;
-            return shard.decode_vlen(decoded.as_slice());
+            return self.unpermute_vlen(shard.decode_vlen(decoded.as_slice())?);
         }
         let codec = self.vlen_codec("decoding variable-size elements")?;
-        let decoded = self.decode_bytes_codecs(bytes)?;
-        codec.decode_chunk(decoded.as_slice())
+        self.unpermute_vlen(codec.decode_chunk(decoded.as_slice())?)
+    }
+
+    /// The elements of `chunk` (in the order the array -> bytes codec sees them) put back
+    /// in the decoded order: each array -> array codec's permutation undone, the last first.
+    #[cfg(feature = "vlen")]
+    fn unpermute_vlen(&self, chunk: crate::vlen::VlenChunk) -> Result<crate::vlen::VlenChunk> {
+        let mut chunk = chunk;
+        for (c, _) in self.array_to_array.iter().rev() {
+            let order = element_order(&**c)?;
+            if order.len() != chunk.len() {
+                return Err(CodecError::BufferLength {
+                    what: "the chunk's elements",
+                    expected: order.len() as u64,
+                    got: chunk.len() as u64,
+                });
+            }
+            let mut items: Vec<&[u8]> = vec![&[]; order.len()];
+            for (k, &from) in order.iter().enumerate() {
+                // `from` is a decoded index below the element count; `k` one of the chunk
+                if let (Some(slot), Some(e)) = (items.get_mut(from), chunk.get(k)) {
+                    *slot = e;
+                }
+            }
+            chunk = crate::vlen::VlenChunk::from_items(items);
+        }
+        Ok(chunk)
     }
 
     /// Whether [`CodecChain::decode_vlen_region`] reads only part of a stored chunk: a
     /// sharded chain of variable-size elements (`[sharding_indexed]` alone).
     pub fn reads_vlen_regions(&self) -> bool {
-        self.bytes_to_bytes.is_empty() && self.array_to_bytes.name() == "sharding_indexed"
+        self.bytes_to_bytes.is_empty()
+            && self.array_to_array.is_empty()
+            && self.array_to_bytes.name() == "sharding_indexed"
     }
 
     /// The elements of `region` (of the chunk; C order of the region) of a stored chunk of a
@@ -390,7 +428,7 @@ impl CodecChain {
     ) -> Result<Option<crate::vlen::VlenChunk>> {
         check_inside(&self.repr, region)?;
         #[cfg(feature = "sharding")]
-        if self.bytes_to_bytes.is_empty() {
+        if self.reads_vlen_regions() {
             if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
                 return shard.decode_vlen_region(source, region);
             }
@@ -426,6 +464,33 @@ impl CodecChain {
     /// the format.
     #[cfg(feature = "vlen")]
     pub fn encode_vlen<'a, I>(&self, items: I) -> Result<Vec<u8>>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        if !self.array_to_array.is_empty() {
+            // each array -> array codec's permutation (`transpose`), in order
+            let mut items: Vec<&[u8]> = items.into_iter().collect();
+            for (c, _) in &self.array_to_array {
+                let order = element_order(&**c)?;
+                if order.len() != items.len() {
+                    return Err(CodecError::BufferLength {
+                        what: "the chunk's elements",
+                        expected: order.len() as u64,
+                        got: items.len() as u64,
+                    });
+                }
+                // every index of `order` is below the element count
+                items = order.iter().map(|&from| items[from]).collect();
+            }
+            return self.encode_vlen_unpermuted(items);
+        }
+        self.encode_vlen_unpermuted(items)
+    }
+
+    /// [`CodecChain::encode_vlen`] of elements in the order the array -> bytes codec takes.
+    #[cfg(feature = "vlen")]
+    fn encode_vlen_unpermuted<'a, I>(&self, items: I) -> Result<Vec<u8>>
     where
         I: IntoIterator<Item = &'a [u8]>,
         I::IntoIter: ExactSizeIterator,
@@ -976,10 +1041,27 @@ fn check_inside(repr: &ChunkRepr, region: &Region) -> Result<()> {
         })
 }
 
-/// Whether codec `name` takes variable-size elements: the vlen codecs, and sharding over
-/// them.
+/// Whether codec `name` takes variable-size elements: the vlen codecs, sharding over them,
+/// and `transpose`, which only moves elements
+/// ([`ArrayToArrayCodec::encoded_order`]).
 fn takes_variable_size(name: &str) -> bool {
-    matches!(name, "vlen-utf8" | "vlen-bytes" | "sharding_indexed")
+    matches!(
+        name,
+        "vlen-utf8" | "vlen-bytes" | "sharding_indexed" | "transpose"
+    )
+}
+
+/// The element order of an array -> array codec run on variable-size elements
+/// ([`ArrayToArrayCodec::encoded_order`]); refused for a codec that changes values (which
+/// [`CodecChain::from_defs`] does not build for such elements).
+#[cfg(feature = "vlen")]
+fn element_order(codec: &dyn ArrayToArrayCodec) -> Result<Vec<usize>> {
+    codec.encoded_order().unwrap_or_else(|| {
+        Err(CodecError::NotApplicable {
+            operation: "reordering variable-size elements",
+            reason: format!("codec {:?} changes element values", codec.name()),
+        })
+    })
 }
 
 #[cfg(test)]
@@ -994,6 +1076,62 @@ mod tests {
 
     fn chain(json: &str, r: &ChunkRepr) -> Result<CodecChain> {
         CodecChain::from_json(json, r, &default_registry())
+    }
+
+    /// Issue 38, item 10: `transpose` on variable-size elements (a Zarr v2 `|O` array of
+    /// order F) is the permutation of the elements: the vlen codec sees them in the
+    /// transposed C order (the F order of the chunk), and decoding puts them back; sharded
+    /// too, with the transpose inside the shard or around it.
+    #[cfg(all(feature = "vlen", feature = "sharding"))]
+    #[test]
+    fn transpose_permutes_variable_size_elements() {
+        let fill = FillValue::from_json(&serde_json::json!(""), DataType::String).unwrap();
+        let r = ChunkRepr::new(vec![2, 3], DataType::String, fill.clone());
+        let items = ["a", "bb", "c", "dé", "", "f"];
+        let bytes =
+            |v: &[&'static str]| -> Vec<&'static [u8]> { v.iter().map(|s| s.as_bytes()).collect() };
+        let f = chain(
+            r#"[{"name":"transpose","configuration":{"order":[1,0]}},{"name":"vlen-utf8"}]"#,
+            &r,
+        )
+        .unwrap();
+        let encoded = f.encode_vlen(bytes(&items)).unwrap();
+        // as stored: the elements in F order, read by the plain vlen codec
+        let transposed = ChunkRepr::new(vec![3, 2], DataType::String, fill.clone());
+        let plain = chain(r#"[{"name":"vlen-utf8"}]"#, &transposed).unwrap();
+        let stored = plain.decode_vlen(&encoded).unwrap();
+        let stored: Vec<Vec<u8>> = stored.iter().map(<[u8]>::to_vec).collect();
+        let want_f: Vec<Vec<u8>> = ["a", "dé", "bb", "", "c", "f"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        assert_eq!(stored, want_f);
+        let back = f.decode_vlen(&encoded).unwrap();
+        assert_eq!(back.iter().collect::<Vec<_>>(), bytes(&items));
+        // a three-axis permutation, inside and around a shard
+        let r3 = ChunkRepr::new(vec![2, 2, 4], DataType::String, fill);
+        let many: Vec<String> = (0..16).map(|i| format!("e{i}")).collect();
+        let many: Vec<&[u8]> = many.iter().map(|s| s.as_bytes()).collect();
+        for json in [
+            r#"[{"name":"transpose","configuration":{"order":[2,0,1]}},{"name":"vlen-utf8"},{"name":"zstd","configuration":{"level":0}}]"#,
+            r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[1,2,2],
+                "codecs":[{"name":"transpose","configuration":{"order":[1,2,0]}},{"name":"vlen-utf8"}],
+                "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}}]"#,
+            r#"[{"name":"transpose","configuration":{"order":[2,1,0]}},
+                {"name":"sharding_indexed","configuration":{"chunk_shape":[2,1,2],
+                "codecs":[{"name":"vlen-utf8"}],
+                "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}}]"#,
+        ] {
+            let c = chain(json, &r3).unwrap_or_else(|e| panic!("{json}: {e}"));
+            let encoded = c.encode_vlen(many.iter().copied()).unwrap();
+            let back = c.decode_vlen(&encoded).unwrap();
+            assert_eq!(back.iter().collect::<Vec<_>>(), many, "{json}");
+            // a region of it, as the array reads a part of a chunk
+            let region = Region::new(vec![1, 0, 1], vec![1, 2, 2]).unwrap();
+            let part = c.decode_vlen_region(&encoded, &region).unwrap().unwrap();
+            let want: Vec<&[u8]> = [9, 10, 13, 14].iter().map(|&i| many[i]).collect();
+            assert_eq!(part.iter().collect::<Vec<_>>(), want, "{json}");
+        }
     }
 
     #[test]

@@ -99,6 +99,18 @@ pub trait ArrayToArrayCodec: fmt::Debug + Send + Sync {
     /// # Errors
     /// [`CodecError::BufferLength`] if a buffer has the wrong length.
     fn decode(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+
+    /// For a codec that only moves elements (`transpose`): for each position of the encoded
+    /// chunk (C order), the C-order index of the decoded element found there. What lets it
+    /// run on variable-size elements, as a permutation of them
+    /// ([`CodecChain::decode_vlen`](crate::CodecChain::decode_vlen)). `None` (the default)
+    /// for a codec that changes element values.
+    ///
+    /// # Errors
+    /// [`CodecError::ChunkTooLarge`] when the indices do not fit in memory.
+    fn encoded_order(&self) -> Option<Result<Vec<usize>>> {
+        None
+    }
 }
 
 /// The byte spans `(offset, nbytes)` of the inner chunks of a stored chunk, in C order of

@@ -187,6 +187,46 @@ impl ArrayToArrayCodec for TransposeCodec {
         );
         Ok(())
     }
+
+    /// The decoded elements' indices (native-endian `u64`s) permuted as `encode` permutes
+    /// elements.
+    fn encoded_order(&self) -> Option<Result<Vec<usize>>> {
+        const INDEX: usize = std::mem::size_of::<u64>();
+        let too_large = || CodecError::ChunkTooLarge {
+            shape: self.decoded.shape.clone(),
+            element_size: INDEX,
+        };
+        let order = (|| {
+            let n = zarr_grid::geometry::num_elements(&self.decoded.shape)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(too_large)?;
+            let bytes = n.checked_mul(INDEX).ok_or_else(too_large)?;
+            let mut indices = Vec::new();
+            indices.try_reserve_exact(bytes).map_err(|_| too_large())?;
+            indices.extend((0..n as u64).flat_map(u64::to_ne_bytes));
+            let mut permuted = Vec::new();
+            permuted.try_reserve_exact(bytes).map_err(|_| too_large())?;
+            permuted.resize(bytes, 0);
+            permute(
+                &indices,
+                &self.decoded.shape,
+                &self.order,
+                INDEX,
+                &mut permuted,
+            );
+            drop(indices);
+            let mut order = Vec::new();
+            order.try_reserve_exact(n).map_err(|_| too_large())?;
+            order.extend(permuted.chunks_exact(INDEX).map(|b| {
+                let mut i = [0; INDEX];
+                i.copy_from_slice(b);
+                // an index below n, which fits in usize
+                u64::from_ne_bytes(i) as usize
+            }));
+            Ok(order)
+        })();
+        Some(order)
+    }
 }
 
 /// Writes the C-order array `src` of shape `src_shape` with its axes permuted into `dst`:

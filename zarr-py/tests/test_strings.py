@@ -158,7 +158,8 @@ def _as_lists(a):
 
 def test_resize_differential_against_zarr_python(tmp_path):
     """Issue 38, item 9: string arrays resized to random shapes (growing, shrinking, each axis
-    on its own), chunked or sharded, Zarr v3 or v2, as zarr-python 3.1.6 resizes them: the
+    on its own), chunked or sharded, Zarr v3 or v2 (of order C or F: item 10), as zarr-python
+    3.1.6 resizes them: the
     same shape and values, each read by both. Then a second resize of ours against NumPy:
     positions a shrink cut come back as the fill value (zarr-python 3.1.6 keeps the old
     values of a partly kept chunk there, so this step is not compared with it)."""
@@ -174,9 +175,13 @@ def test_resize_differential_against_zarr_python(tmp_path):
         if fmt == 3 and rng.random() < 0.5:
             shards = tuple(c * int(rng.integers(1, 3)) for c in chunks)
         new_shape = tuple(int(n) for n in rng.integers(0, 9, size=ndim))
-        label = f"case {case}: {shape} -> {new_shape}, chunks {chunks}, shards {shards}, v{fmt}"
+        order = "F" if fmt == 2 and rng.random() < 0.5 else "C"
+        label = (f"case {case}: {shape} -> {new_shape}, chunks {chunks}, shards {shards}, "
+                 f"v{fmt}, order {order}")
         ours_path, theirs_path = tmp_path / f"o{case}", tmp_path / f"t{case}"
         kwargs = {"shards": shards} if shards else {}
+        if fmt == 2:
+            kwargs["order"] = order
         z = zarr.create_array(str(theirs_path), shape=shape, chunks=chunks, dtype=str,
                               fill_value="-", zarr_format=fmt, **kwargs)
         values = _string_values(rng, shape)
@@ -206,3 +211,32 @@ def test_resize_differential_against_zarr_python(tmp_path):
         reopened = zarr_rs.open_array(str(ours_path))
         assert reopened.shape == again, label
         assert _as_lists(zarr.open_array(str(ours_path), mode="r")[...]) == _as_lists(grown), label
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_v2_object_arrays_of_order_f(tmp_path, rng, ndim):
+    """Issue 38, item 10: a v2 ``|O`` string array of order F (a ``transpose`` before the vlen
+    codec: its chunks' elements in F order) as zarr-python 3.1.6 writes it: read, written in
+    part (both ways), converted to v3, and each reads what the other wrote."""
+    shape = (5, 4, 3)[:ndim]
+    chunks = (2, 3, 2)[:ndim]
+    path = str(tmp_path / "f")
+    z = zarr.create_array(path, shape=shape, chunks=chunks, dtype=str, zarr_format=2,
+                          order="F", fill_value="")
+    want = _string_values(rng, shape)
+    z[...] = want
+    a = zarr_rs.open_array(path)
+    assert a.metadata["codecs"][0]["name"] == "transpose"
+    assert _as_lists(a[...]) == _as_lists(want)
+    part = tuple(slice(1, n - 1) for n in shape)
+    block = _string_values(rng, want[part].shape)
+    a[part] = block
+    want[part] = block
+    assert _as_lists(zarr.open_array(path, mode="r")[...]) == _as_lists(want)
+    assert _as_lists(a.vindex[tuple([0, n - 1] for n in shape)]) == _as_lists(
+        want[tuple([0, n - 1] for n in shape)])
+    z[(0,) * ndim] = "zp"
+    want[(0,) * ndim] = "zp"
+    assert _as_lists(zarr_rs.open_array(path)[...]) == _as_lists(want)
+    # still the v2 array zarr-python made
+    assert (tmp_path / "f" / ".zarray").exists() and not (tmp_path / "f" / "zarr.json").exists()
