@@ -723,3 +723,48 @@ fn v2_string_arrays_of_order_f_read_and_write_as_zarr_python() {
         .unwrap();
     assert_eq!(got, want);
 }
+
+/// Copying a string or bytes array into another layout (`Array::copy_to`: `zarr convert`,
+/// `to_regular`) refused its variable-size elements; they are copied as elements now, into
+/// other chunks, shards, and a v2 array of order F.
+#[cfg(all(feature = "vlen", feature = "sharding"))]
+#[test]
+fn string_arrays_copy_into_another_layout() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let src = written_strings(store.clone(), &[5, 3], false, 3);
+    let all: ArrayD<String> = src.read_region_vlen(&Region::whole(&[5, 3])).unwrap();
+    let layouts: [(&str, Option<Vec<u64>>, u8); 3] = [
+        ("d1", None, 3),
+        ("d2", Some(vec![4, 3]), 3),
+        ("d3", None, 2),
+    ];
+    for (path, shards, format) in layouts {
+        let mut b = ArrayBuilder::new(vec![5, 3], DataType::String)
+            .chunk_shape(if shards.is_some() {
+                vec![2, 3]
+            } else {
+                vec![3, 2]
+            })
+            .fill_value_json(&json!("-"))
+            .unwrap()
+            .zarr_format(format);
+        if let Some(s) = shards {
+            b = b.shards(s);
+        }
+        if format == 2 {
+            b = b.filters([zarr_array::zarr_codecs::transpose::TransposeConfig {
+                order: zarr_array::zarr_codecs::transpose::TransposeOrder::Named("F".into()),
+            }]);
+        }
+        let dst = b.create(store.clone(), path).unwrap();
+        let written = src
+            .copy_to(&dst)
+            .unwrap_or_else(|e| panic!("{path}: {}", zarr_array::report(&e)));
+        assert!(written > 0, "{path}");
+        let got: ArrayD<String> = Array::open(store.clone(), path)
+            .unwrap()
+            .read_region_vlen(&Region::whole(&[5, 3]))
+            .unwrap();
+        assert_eq!(got, all, "{path}");
+    }
+}
