@@ -13,7 +13,9 @@ use zarr_array::selection::{AxisSelection, BlockSelection, Selection, Slice};
 use zarr_array::Array;
 
 use crate::engine::{self, Error, VlenItems};
-use crate::error::{raise, IntoPy};
+use crate::error::{
+    BoundsError, DataTypeError, IntoPy, InvalidArgumentError, ReadOnlyError, TooLargeError,
+};
 use crate::sparse;
 
 /// One axis of a block selection from Python: a chunk index, or a range `(start, stop)`.
@@ -47,13 +49,10 @@ impl ArrayCore {
 
     pub(crate) fn writable(&self) -> PyResult<()> {
         if self.read_only {
-            return Err(raise(
-                "ReadOnlyError",
-                format!(
-                    "array {:?} was opened read-only (open it with mode=\"r+\" or \"a\" to write)",
-                    engine::array_path(&self.inner)
-                ),
-            ));
+            return Err(ReadOnlyError::new_err(format!(
+                "array {:?} was opened read-only (open it with mode=\"r+\" or \"a\" to write)",
+                engine::array_path(&self.inner)
+            )));
         }
         Ok(())
     }
@@ -62,20 +61,18 @@ impl ArrayCore {
 /// A contiguous byte slice of a NumPy array.
 fn bytes<'a>(a: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
     a.as_slice()
-        .map_err(|e| raise("InvalidArgumentError", format!("data buffer: {e}")))
+        .map_err(|e| InvalidArgumentError::new_err(format!("data buffer: {e}")))
 }
 
 pub(crate) fn parse_json_map(text: &str) -> PyResult<Map<String, Value>> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(raise(
-            "InvalidArgumentError",
-            "attributes must be a JSON object (a dict)".into(),
+        Ok(_) => Err(InvalidArgumentError::new_err(
+            "attributes must be a JSON object (a dict)",
         )),
-        Err(e) => Err(raise(
-            "InvalidArgumentError",
-            format!("attributes are not JSON: {e}"),
-        )),
+        Err(e) => Err(InvalidArgumentError::new_err(format!(
+            "attributes are not JSON: {e}"
+        ))),
     }
 }
 
@@ -110,9 +107,8 @@ fn selection(sel: &Bound<'_, PyTuple>) -> PyResult<Selection> {
             let per_axis: Vec<PyReadonlyArray1<'_, i64>> = items.extract()?;
             let n = per_axis.first().map_or(0, |a| a.len());
             if per_axis.iter().any(|a| a.len() != n) {
-                return Err(raise(
-                    "BoundsError",
-                    "point coordinates of different lengths".into(),
+                return Err(BoundsError::new_err(
+                    "point coordinates of different lengths",
                 ));
             }
             let views: Vec<_> = per_axis.iter().map(|a| a.as_array()).collect();
@@ -122,10 +118,9 @@ fn selection(sel: &Bound<'_, PyTuple>) -> PyResult<Selection> {
                     .collect(),
             ))
         }
-        other => Err(raise(
-            "InvalidArgumentError",
-            format!("unknown selection kind {other:?}"),
-        )),
+        other => Err(InvalidArgumentError::new_err(format!(
+            "unknown selection kind {other:?}"
+        ))),
     }
 }
 
@@ -146,13 +141,10 @@ fn vlen_items(a: &Array, list: &Bound<'_, PyList>) -> PyResult<VlenItems> {
             .get_type()
             .name()
             .map_or_else(|_| "?".to_string(), |n| n.to_string());
-        raise(
-            "DataTypeError",
-            format!(
-                "element {k} is a {got}, not {want}: an array of {} holds {want} only",
-                engine::data_type_name(a)
-            ),
-        )
+        DataTypeError::new_err(format!(
+            "element {k} is a {got}, not {want}: an array of {} holds {want} only",
+            engine::data_type_name(a)
+        ))
     };
     match engine::vlen_kind(a) {
         Some(true) => list
@@ -173,13 +165,10 @@ fn vlen_items(a: &Array, list: &Bound<'_, PyList>) -> PyResult<VlenItems> {
             })
             .collect::<PyResult<_>>()
             .map(VlenItems::Bytes),
-        None => Err(raise(
-            "DataTypeError",
-            format!(
-                "the array holds {}, whose elements have a fixed size (write a NumPy buffer)",
-                engine::data_type_name(a)
-            ),
-        )),
+        None => Err(DataTypeError::new_err(format!(
+            "the array holds {}, whose elements have a fixed size (write a NumPy buffer)",
+            engine::data_type_name(a)
+        ))),
     }
 }
 
@@ -333,7 +322,7 @@ impl ArrayCore {
         let region = engine::region(start, shape).py_err()?;
         let dst = out
             .as_slice_mut()
-            .map_err(|e| raise("InvalidArgumentError", format!("output buffer: {e}")))?;
+            .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
         let a = &self.inner;
         py.detach(|| engine::read_region_bytes_into(a, &region, dst))
             .py_err()
@@ -377,13 +366,13 @@ impl ArrayCore {
             .try_fold(a.data_type().size(), |n, &d| {
                 n.checked_mul(usize::try_from(d).ok()?)
             })
-            .ok_or_else(|| raise("TooLargeError", format!("a selection of shape {shape:?}")))?;
+            .ok_or_else(|| TooLargeError::new_err(format!("a selection of shape {shape:?}")))?;
         let out = PyArray1::<u8>::zeros(py, len, false);
         {
             let mut rw = out.readwrite();
             let dst = rw
                 .as_slice_mut()
-                .map_err(|e| raise("InvalidArgumentError", format!("output buffer: {e}")))?;
+                .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
             py.detach(|| engine::read_selection_bytes_into(a, &sel, dst))
                 .py_err()?;
         }

@@ -1,87 +1,112 @@
 //! zarr-array's errors as Python exceptions of the `zarr_rs.errors` hierarchy.
 //!
-//! The classes are defined in Python (`python/zarr_rs/errors.py`) so that each can also
-//! subclass the built-in exception a Python user catches (`KeyError` and `FileNotFoundError`
-//! for a missing node, `IndexError` for a selection outside the array, `ValueError` for bad
-//! arguments or metadata, `OSError` for the store). The mapping below picks the class from the
-//! error variant, never from its message; the message is the Rust error's, with its causes.
+//! The classes are defined once, in Python (`python/zarr_rs/errors.py`, the documented public
+//! module), because each also subclasses the built-in exception a Python user catches
+//! (`KeyError` and `FileNotFoundError` for a missing node, `IndexError` for a selection outside
+//! the array, `TypeError` and `ValueError` for data of the wrong type, `OSError` for the store),
+//! which a class made by `create_exception!` (one base) cannot. Rust holds each as a type of its
+//! own (`import_exception!`): the class object is fetched once, when the module is loaded
+//! ([`import`]), and raised as `BoundsError::new_err(..)`, never looked up by name. [`to_py`]
+//! picks the class by matching the error's variant, never its message; the message is the Rust
+//! error's, with its causes.
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
-use zarr_array::zarr_store::StoreError;
+use pyo3::PyTypeInfo;
+use zarr_array::zarr_store::StoreError as StoreFailure;
 use zarr_array::ArrayError;
 
-/// The `zarr_rs.errors` class name for an error.
-fn class_of(e: &ArrayError) -> &'static str {
+/// Each class of `zarr_rs.errors` as a Rust exception type, and [`import`].
+macro_rules! classes {
+    ($($name:ident),* $(,)?) => {
+        $(pyo3::import_exception!(zarr_rs.errors, $name);)*
+
+        /// Fetches every class of `zarr_rs.errors` once, when the module is loaded (an error
+        /// then, not a panic at a raise, when the module lacks one or it is no `ZarrError`).
+        pub(crate) fn import(py: Python<'_>) -> PyResult<()> {
+            let module = PyModule::import(py, "zarr_rs.errors")?;
+            let base = module.getattr("ZarrError")?.cast_into::<PyType>()?;
+            $(
+                let class = module.getattr(stringify!($name))?.cast_into::<PyType>()?;
+                if !class.is_subclass(&base)? {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "zarr_rs.errors.{} is not a subclass of ZarrError",
+                        stringify!($name)
+                    )));
+                }
+                // the class object, fetched and kept (import_exception!'s cell)
+                $name::type_object(py);
+            )*
+            Ok(())
+        }
+    };
+}
+
+classes!(
+    ZarrError,
+    NodeNotFoundError,
+    NodeExistsError,
+    NodeTypeError,
+    MetadataError,
+    ChunkError,
+    BoundsError,
+    ShapeError,
+    DataTypeError,
+    InvalidArgumentError,
+    UnsupportedError,
+    TooLargeError,
+    StoreError,
+    ReadOnlyError,
+);
+
+/// Converts a zarr-array error: the class by its variant, the message the error's and each of
+/// its causes, once.
+pub(crate) fn to_py(e: ArrayError) -> PyErr {
+    let msg = zarr_array::report(&e);
     match e {
-        ArrayError::NotFound { .. } => "NodeNotFoundError",
-        ArrayError::AlreadyExists { .. } | ArrayError::NotEmpty { .. } => "NodeExistsError",
-        ArrayError::WrongNodeType { .. } => "NodeTypeError",
+        ArrayError::NotFound { .. } => NodeNotFoundError::new_err(msg),
+        ArrayError::AlreadyExists { .. } | ArrayError::NotEmpty { .. } => {
+            NodeExistsError::new_err(msg)
+        }
+        ArrayError::WrongNodeType { .. } => NodeTypeError::new_err(msg),
         // zarr-python raises ValueError for `use_consolidated=True` on a group without a copy
-        ArrayError::Metadata { .. } | ArrayError::NoConsolidatedMetadata { .. } => "MetadataError",
-        ArrayError::Codec { .. } | ArrayError::Sparse { .. } => "ChunkError",
+        ArrayError::Metadata { .. } | ArrayError::NoConsolidatedMetadata { .. } => {
+            MetadataError::new_err(msg)
+        }
+        ArrayError::Codec { .. } | ArrayError::Sparse { .. } | ArrayError::InvalidValue(_) => {
+            ChunkError::new_err(msg)
+        }
         ArrayError::Store(s) => match s {
-            StoreError::ReadOnly { .. } => "ReadOnlyError",
-            StoreError::InvalidUrl { .. }
-            | StoreError::UnsupportedUrl { .. }
-            | StoreError::InvalidKey { .. }
-            | StoreError::InvalidPrefix { .. } => "InvalidArgumentError",
-            StoreError::NotFound { .. } => "NodeNotFoundError",
-            _ => "StoreError",
+            StoreFailure::ReadOnly { .. } => ReadOnlyError::new_err(msg),
+            StoreFailure::InvalidUrl { .. }
+            | StoreFailure::UnsupportedUrl { .. }
+            | StoreFailure::InvalidKey { .. }
+            | StoreFailure::InvalidPrefix { .. } => InvalidArgumentError::new_err(msg),
+            StoreFailure::NotFound { .. } => NodeNotFoundError::new_err(msg),
+            _ => StoreError::new_err(msg),
         },
-        ArrayError::InvalidPath { .. } => "InvalidArgumentError",
-        ArrayError::DataTypeMismatch { .. } => "DataTypeError",
-        ArrayError::ShapeMismatch { .. } => "ShapeError",
+        ArrayError::DataTypeMismatch { .. } => DataTypeError::new_err(msg),
+        ArrayError::ShapeMismatch { .. } => ShapeError::new_err(msg),
         ArrayError::InvalidSelection(_)
         | ArrayError::Region(_)
-        | ArrayError::OutOfBounds { .. } => "BoundsError",
-        ArrayError::InvalidAxis { .. }
+        | ArrayError::OutOfBounds { .. } => BoundsError::new_err(msg),
+        ArrayError::InvalidPath { .. }
+        | ArrayError::InvalidAxis { .. }
         | ArrayError::InvalidArgument { .. }
         | ArrayError::SparseStructure { .. }
-        | ArrayError::AttributeInUse { .. } => "InvalidArgumentError",
-        ArrayError::Grid(_) => "InvalidArgumentError",
+        | ArrayError::AttributeInUse { .. }
+        | ArrayError::Grid(_) => InvalidArgumentError::new_err(msg),
         ArrayError::TooLarge { .. }
         | ArrayError::OutOfMemory { .. }
-        | ArrayError::NdarrayShape { .. } => "TooLargeError",
-        ArrayError::InvalidValue(_) => "ChunkError",
+        | ArrayError::NdarrayShape { .. } => TooLargeError::new_err(msg),
         ArrayError::Unsupported { .. }
         | ArrayError::ExtensionMissing { .. }
         | ArrayError::RankMismatch { .. }
         | ArrayError::NotSparse { .. }
         | ArrayError::NonZeroFill { .. }
-        | ArrayError::CompiledOut { .. } => "UnsupportedError",
-        _ => "ZarrError",
+        | ArrayError::CompiledOut { .. } => UnsupportedError::new_err(msg),
+        _ => ZarrError::new_err(msg),
     }
-}
-
-/// The message: the error and each of its causes, once.
-fn message(e: &ArrayError) -> String {
-    zarr_array::report(e)
-}
-
-static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-
-/// The class `name` of `zarr_rs.errors`.
-pub(crate) fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
-    let module = ERRORS.get_or_try_init(py, || {
-        PyModule::import(py, "zarr_rs.errors").map(Bound::unbind)
-    })?;
-    Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
-}
-
-/// An error of the `zarr_rs.errors` class `name`.
-pub(crate) fn raise(name: &str, msg: String) -> PyErr {
-    Python::attach(|py| match class(py, name) {
-        Ok(cls) => PyErr::from_type(cls, msg),
-        Err(e) => PyRuntimeError::new_err(format!("{msg} (and zarr_rs.errors failed: {e})")),
-    })
-}
-
-/// Converts a zarr-array error.
-pub(crate) fn to_py(e: ArrayError) -> PyErr {
-    raise(class_of(&e), message(&e))
 }
 
 /// `Result<T, ArrayError>` to `PyResult<T>`.

@@ -6,7 +6,7 @@ use zarr_array::Group;
 
 use crate::array::{parse_json_map, ArrayCore};
 use crate::engine::{self, Node};
-use crate::error::{raise, IntoPy};
+use crate::error::{IntoPy, ReadOnlyError};
 use crate::spec::spec_from_kwargs;
 
 /// A Zarr group opened by the Rust engine (private: use `zarr_rs.Group`).
@@ -28,13 +28,10 @@ pub(crate) fn node_to_py(py: Python<'_>, node: Node, read_only: bool) -> PyResul
 impl GroupCore {
     fn writable(&self) -> PyResult<()> {
         if self.read_only {
-            return Err(raise(
-                "ReadOnlyError",
-                format!(
-                    "group {:?} was opened read-only (open it with mode=\"r+\" or \"a\" to write)",
-                    engine::group_path(&self.inner)
-                ),
-            ));
+            return Err(ReadOnlyError::new_err(format!(
+                "group {:?} was opened read-only (open it with mode=\"r+\" or \"a\" to write)",
+                engine::group_path(&self.inner)
+            )));
         }
         Ok(())
     }

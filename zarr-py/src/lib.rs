@@ -25,17 +25,16 @@ use pyo3::types::PyDict;
 
 use crate::array::ArrayCore;
 use crate::engine::Access;
-use crate::error::{raise, IntoPy};
+use crate::error::{IntoPy, InvalidArgumentError};
 use crate::group::{node_to_py, GroupCore};
 
 fn read_only(mode: &str) -> PyResult<bool> {
     match mode {
         "r" => Ok(true),
         "r+" | "a" | "w" | "w-" => Ok(false),
-        other => Err(raise(
-            "InvalidArgumentError",
-            format!("mode {other:?} (use \"r\", \"r+\", \"a\", \"w\" or \"w-\")"),
-        )),
+        other => Err(InvalidArgumentError::new_err(format!(
+            "mode {other:?} (use \"r\", \"r+\", \"a\", \"w\" or \"w-\")"
+        ))),
     }
 }
 
@@ -158,6 +157,7 @@ fn create_array(
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    error::import(m.py())?;
     m.add_class::<ArrayCore>()?;
     m.add_class::<GroupCore>()?;
     m.add_function(wrap_pyfunction!(open_node, m)?)?;

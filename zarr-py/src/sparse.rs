@@ -9,7 +9,7 @@ use zarr_array::{DataType, Promote, SparseElement, SparseScalar};
 
 use crate::array::{unsupported, ArrayCore};
 use crate::engine;
-use crate::error::{raise, IntoPy};
+use crate::error::{DataTypeError, IntoPy, InvalidArgumentError};
 
 /// Runs `$body` with `$t` bound to the Rust element type of data type `$dt` (every numeric
 /// type; `bool` and raw bits have no sparse form).
@@ -153,7 +153,7 @@ fn write_compressed_typed<T: SparseElement + NpElement, I: SpIndex + NpElement>(
 }
 
 fn contiguous<'a, T>(what: &str, r: Result<&'a [T], numpy::AsSliceError>) -> PyResult<&'a [T]> {
-    r.map_err(|e| raise("InvalidArgumentError", format!("{what}: {e}")))
+    r.map_err(|e| InvalidArgumentError::new_err(format!("{what}: {e}")))
 }
 
 fn write_coo_typed<T: SparseElement + NpElement>(
@@ -166,7 +166,7 @@ fn write_coo_typed<T: SparseElement + NpElement>(
     let values: PyReadonlyArray1<'_, T> = values.extract()?;
     let v = values
         .as_slice()
-        .map_err(|e| raise("InvalidArgumentError", format!("values: {e}")))?;
+        .map_err(|e| InvalidArgumentError::new_err(format!("values: {e}")))?;
     let c = coords.as_array();
     let a = &core.inner;
     py.detach(|| engine::write_coo(a, c, v)).py_err()
@@ -196,7 +196,7 @@ where
     let x: PyReadonlyArray1<'_, R> = x.extract()?;
     let xs = x
         .as_slice()
-        .map_err(|e| raise("InvalidArgumentError", format!("x: {e}")))?;
+        .map_err(|e| InvalidArgumentError::new_err(format!("x: {e}")))?;
     let a = &core.inner;
     let y = py.detach(|| engine::spmv::<A, R>(a, xs)).py_err()?;
     Ok(PyArray1::from_vec(py, y).into_any())
@@ -212,9 +212,7 @@ macro_rules! with_spmv_types {
             $($(
                 (DataType::$at, DataType::$rt) => spmv_typed::<$ta, $tr>($py, $core, $x),
             )*)*
-            (a, r) => Err(raise(
-                "DataTypeError",
-                format!(
+            (a, r) => Err(DataTypeError::new_err(format!(
                     "no sparse product of a {} array and a {} vector (the vector is cast to \
                      the result type of both first)",
                     a.name(),

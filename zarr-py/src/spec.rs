@@ -6,11 +6,11 @@ use serde_json::Value;
 
 use crate::array::parse_json_map;
 use crate::engine::ArraySpec;
-use crate::error::raise;
+use crate::error::InvalidArgumentError;
 
 fn json(text: &str, what: &str) -> PyResult<Value> {
     serde_json::from_str(text)
-        .map_err(|e| raise("InvalidArgumentError", format!("{what} is not JSON: {e}")))
+        .map_err(|e| InvalidArgumentError::new_err(format!("{what} is not JSON: {e}")))
 }
 
 /// Reads `shape`, `dtype` (a Zarr data type name), `chunks`, `shards`, `compressors` (JSON
@@ -27,15 +27,15 @@ pub(crate) fn spec_from_kwargs(d: &Bound<'_, PyDict>) -> PyResult<ArraySpec> {
             Some(v) if v.is_none() => Ok(None),
             Some(v) => v.extract::<T>().map(Some).map_err(|e| {
                 let e: PyErr = e.into();
-                raise("InvalidArgumentError", format!("{key}: {e}"))
+                InvalidArgumentError::new_err(format!("{key}: {e}"))
             }),
         }
     }
     let mut spec = ArraySpec {
         shape: get(d, "shape")?
-            .ok_or_else(|| raise("InvalidArgumentError", "shape is required".into()))?,
+            .ok_or_else(|| InvalidArgumentError::new_err("shape is required"))?,
         data_type: get(d, "dtype")?
-            .ok_or_else(|| raise("InvalidArgumentError", "dtype is required".into()))?,
+            .ok_or_else(|| InvalidArgumentError::new_err("dtype is required"))?,
         chunks: get(d, "chunks")?,
         shards: get(d, "shards")?,
         dimension_names: get(d, "dimension_names")?,
@@ -49,12 +49,7 @@ pub(crate) fn spec_from_kwargs(d: &Bound<'_, PyDict>) -> PyResult<ArraySpec> {
     if let Some(text) = get::<String>(d, "compressors")? {
         match json(&text, "compressors")? {
             Value::Array(list) => spec.compressors = Some(list),
-            _ => {
-                return Err(raise(
-                    "InvalidArgumentError",
-                    "compressors must be a list".into(),
-                ))
-            }
+            _ => return Err(InvalidArgumentError::new_err("compressors must be a list")),
         }
     }
     if let Some(text) = get::<String>(d, "fill_value")? {

@@ -141,3 +141,23 @@ def test_sparse_calls_on_dense_arrays(arr):
         arr.nnz()
     with pytest.raises(ValueError):
         arr.read_csr()
+
+
+def test_engine_raises_the_classes_of_errors_py(tmp_path, monkeypatch):
+    """The engine raises the very classes of zarr_rs.errors, which it holds from its import:
+    rebinding a name in the module afterwards changes nothing (no lookup by name at a raise)."""
+    originals = {name: getattr(errors, name) for name in errors.__all__}
+
+    class Impostor(Exception):
+        pass
+
+    for name in errors.__all__:
+        monkeypatch.setattr(errors, name, Impostor)
+    with pytest.raises(originals["NodeNotFoundError"]) as e:
+        zarr_rs.open_array(str(tmp_path / "nope.zarr"), mode="r")
+    assert type(e.value) is originals["NodeNotFoundError"]
+    a = zarr_rs.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype="int32")
+    with pytest.raises(originals["BoundsError"]) as e:
+        a.blocks[5]
+    assert type(e.value) is originals["BoundsError"]
+    assert isinstance(e.value, IndexError)

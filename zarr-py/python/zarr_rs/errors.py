@@ -3,7 +3,9 @@
 Every error the Rust engine reports is raised as a subclass of :class:`ZarrError` that also
 subclasses the built-in exception a Python user would catch, so both ``except
 zarr_rs.ZarrError`` and ``except KeyError`` (or ``FileNotFoundError``, ``IndexError``,
-``ValueError``, ``OSError``) work. The message is the engine's, causes included.
+``ValueError``, ``OSError``) work. The message is the engine's, causes included. This module
+is where each class is defined, once: the engine (``zarr_rs._core``) takes these very class
+objects when it loads and raises them.
 
 ======================== ======================================== ==============================
 class                    also a                                   raised for
