@@ -14,11 +14,11 @@ use zarr_array::zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
 use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::zarr_store::{self, FilesystemStore, Store, StoreUrl};
 use zarr_array::{
-    Array, ArrayBuilder, ArrayError, BlockSelection, DataType, ExtensionDef, Extensions, Group,
-    NodeKind, Promote, Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
+    Array, ArrayBuilder, ArrayError, BlockSelection, ExtensionDef, Extensions, Group, NodeKind,
+    Promote, Selection, SparseElement, SparseScalar, UseConsolidated, WriteOptions,
 };
 
-pub(crate) use zarr_array::{ArrayError as Error, Result};
+pub(crate) use zarr_array::{ArrayError as Error, DataType, Result};
 
 /// What a caller is about to do with a location.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,10 +154,10 @@ pub(crate) fn create_group(
 }
 
 /// Everything `create_array` takes, as plain values.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct ArraySpec {
     pub shape: Vec<u64>,
-    pub data_type: String,
+    pub data_type: DataType,
     pub chunks: Option<Vec<u64>>,
     pub shards: Option<Vec<u64>>,
     /// `None`: the default (zstd); `Some([])`: raw bytes.
@@ -181,29 +181,42 @@ fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
     }
 }
 
-/// A data type by its Zarr name, or by NumPy's `dtype.str` for the types with a configuration
-/// (`<M8[s]`, `<U8`, `|S4`).
+/// A data type by name: Zarr's (`int32`, `r16`, `string`, `variable_length_bytes`), `str`
+/// (zarr-python's `dtype=str`: `string`), or NumPy's spelling of a core type or of one with a
+/// configuration (`<i4`, `float64`, `<M8[s]`, `<U8`, `|S4`, `|V2`, as
+/// `zarr_meta::numpy::NumpyDtype::parse` reads them); `None` for other text.
+pub(crate) fn data_type_named(name: &str) -> Option<DataType> {
+    if name == "str" {
+        return Some(DataType::String);
+    }
+    DataType::from_name(name).or_else(|| {
+        zarr_array::zarr_meta::numpy::NumpyDtype::parse(name)
+            .ok()
+            .map(|t| t.data_type)
+    })
+}
+
+/// [`data_type_named`], or an error naming the types there are.
 pub(crate) fn data_type(name: &str) -> Result<DataType> {
-    DataType::from_name(name)
-        .or_else(|| {
-            zarr_array::zarr_meta::numpy::NumpyDtype::parse(name)
-                .ok()
-                .map(|t| t.data_type)
-        })
-        .ok_or_else(|| {
-            invalid(
-                "data type",
-                format!(
-                    "{name:?} is not a Zarr v3 data type (bool, int8..uint64, \
-                     float16..complex128, r<N>, a NumPy datetime64 / timedelta64, U<n>, S<n>)"
-                ),
-            )
-        })
+    data_type_named(name).ok_or_else(|| {
+        invalid(
+            "data type",
+            format!(
+                "{name:?} is not a Zarr v3 data type (bool, int8..uint64, \
+                 float16..complex128, r<N>, a NumPy datetime64 / timedelta64, U<n>, S<n>)"
+            ),
+        )
+    })
+}
+
+/// NumPy's `dtype.str` of a data type in native byte order: `|O` (Python objects) for the
+/// variable-size types.
+pub(crate) fn numpy_str(t: DataType) -> String {
+    zarr_array::zarr_meta::numpy::NumpyDtype::native(t).to_numpy_str()
 }
 
 fn builder(spec: &ArraySpec) -> Result<ArrayBuilder> {
-    let dt = data_type(&spec.data_type)?;
-    let mut b = ArrayBuilder::new(spec.shape.clone(), dt)
+    let mut b = ArrayBuilder::new(spec.shape.clone(), spec.data_type)
         .overwrite(spec.overwrite)
         .write_options(WriteOptions {
             write_empty_chunks: spec.write_empty_chunks,
@@ -343,8 +356,7 @@ pub(crate) fn data_type_name(a: &Array) -> String {
 /// types.
 pub(crate) fn numpy_dtype(a: &Array) -> Option<String> {
     let t = a.data_type();
-    t.fixed_size()
-        .map(|_| zarr_array::zarr_meta::numpy::NumpyDtype::native(t).to_numpy_str())
+    t.fixed_size().map(|_| numpy_str(t))
 }
 
 pub(crate) fn item_size(a: &Array) -> usize {

@@ -155,6 +155,14 @@ fn create_array(
     Ok(ArrayCore::new(a, false))
 }
 
+/// NumPy's `dtype.str` (native byte order) of the Zarr data type a `dtype` argument of
+/// `create_array` makes (see `spec::data_type_of`): `|O` for `string` and
+/// `variable_length_bytes`.
+#[pyfunction]
+fn numpy_dtype(dtype: &Bound<'_, PyAny>) -> PyResult<String> {
+    spec::data_type_of(dtype).map(engine::numpy_str)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::import(m.py())?;
@@ -166,6 +174,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(consolidate_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(create_group, m)?)?;
     m.add_function(wrap_pyfunction!(create_array, m)?)?;
+    m.add_function(wrap_pyfunction!(numpy_dtype, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -135,3 +135,81 @@ def test_anndata_sparse_matrix_reads_as_scipy(tmp_path, rng):
     assert X.attrs["encoding-type"] == "csr_matrix"
     m = sp.csr_array((X["data"][...], X["indices"][...], X["indptr"][...]), shape=tuple(X.attrs["shape"]))
     np.testing.assert_array_equal(m.toarray(), x.toarray())
+
+
+def _dtype_spellings(rng, n):
+    """``n`` random spellings of the data types both libraries make: NumPy dtypes, their
+    ``.str`` (either byte order), names and one-letter codes, Python and NumPy types, and the
+    variable-size types (``str`` and their names), and spellings both refuse."""
+    numeric = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+    units = ["Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns"]
+    out = []
+    for _ in range(n):
+        kind = rng.integers(0, 7)
+        if kind <= 2:
+            dt = np.dtype(numeric[rng.integers(len(numeric))])
+        elif kind == 3:
+            scale = ["", "", str(rng.integers(2, 20))][rng.integers(3)]
+            dt = np.dtype(f"{'Mm'[rng.integers(2)]}8[{scale}{units[rng.integers(len(units))]}]")
+        elif kind == 4:
+            dt = np.dtype(f"{'USV'[rng.integers(3)]}{rng.integers(1, 12)}")
+        elif kind == 5:
+            dt = np.dtype(f"({rng.integers(1, 4)},){numeric[rng.integers(1, len(numeric))]}")
+        else:
+            # (the type bytes is zarr_rs's spelling of variable_length_bytes, which
+            # zarr-python refuses as a zero-length S0; the others are both libraries')
+            others = [str, "str", "bytes", "string", "variable_length_bytes", "T", int, float,
+                      complex, bool, "int_", "c", "p", "?", "U", "S", "g", object, "|O"]
+            out.append(others[rng.integers(len(others))])
+            continue
+        if rng.integers(2) and dt.byteorder not in "|":
+            dt = dt.newbyteorder(">" if rng.integers(2) else "<")
+        form = rng.integers(4)
+        if form == 0 or dt.subdtype is not None:
+            out.append(dt)
+        elif form == 1:
+            out.append(dt.str)
+        elif form == 2:
+            out.append(dt.type if dt.kind in "biufc" else dt.str)
+        elif dt.kind in "USV":
+            out.append(dt.str[1:])
+        else:
+            out.append(dt.char if dt.kind in "biufc" and dt.isnative else dt.name)
+    return out
+
+
+@pytest.mark.filterwarnings("ignore:The data type")  # zarr-python's unstable-type warnings
+def test_dtypes_make_the_data_types_zarr_python_makes(tmp_path):
+    """The engine decides the Zarr data type of every ``dtype`` spelling as zarr-python does
+    (the metadata's ``data_type``), the array's NumPy dtype is that type's in native order, and
+    a fill value is converted to it as zarr-python converts it (seeded random spellings)."""
+    import zarr
+
+    rng = np.random.default_rng(20261207)
+    for i, dtype in enumerate(_dtype_spellings(rng, 300)):
+        try:
+            z = zarr.create_array(store={}, shape=(3,), dtype=dtype, zarr_format=3)
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)) as ours:
+                zarr_rs.create_array(str(tmp_path / f"d{i}.zarr"), shape=(3,), dtype=dtype)
+            assert isinstance(ours.value, zarr_rs.errors.DataTypeError), (dtype, ours.value)
+            continue
+        theirs = z.metadata.data_type.to_json(zarr_format=3)
+        if isinstance(theirs, dict) and theirs["name"] == "raw_bytes":
+            # zarr-python's name of the core type r<bits>, which zarr-rs writes
+            theirs = f"r{theirs['configuration']['length_bytes'] * 8}"
+        a = zarr_rs.create_array(str(tmp_path / f"d{i}.zarr"), shape=(3,), dtype=dtype)
+        assert a.metadata["data_type"] == theirs, (dtype, a.metadata["data_type"], theirs)
+        if z.dtype.kind in "OT":
+            assert a.dtype == np.dtype(object), dtype
+            continue
+        assert a.dtype == z.dtype.newbyteorder("="), (dtype, a.dtype, z.dtype)
+        if a.dtype.kind in "biufc":
+            fill = int(rng.integers(0, 2 if a.dtype.kind == "b" else 100))
+            z = zarr.create_array(store={}, shape=(3,), dtype=dtype, fill_value=fill)
+            a = zarr_rs.create_array(str(tmp_path / f"f{i}.zarr"), shape=(3,), dtype=dtype,
+                                     fill_value=fill)
+            theirs = json.loads(json.dumps(z.metadata.to_dict()["fill_value"]))
+            assert a.metadata["fill_value"] == theirs, dtype
+            np.testing.assert_array_equal(a[...], z[...])

@@ -34,58 +34,6 @@ def _np_dtype(core: Any) -> np.dtype:
     return np.dtype(core.numpy_dtype)
 
 
-def _np_dtype_named(zdt: str) -> np.dtype:
-    """The NumPy dtype of what ``_zarr_dtype`` returns."""
-    if zdt in _VLEN_TYPES:
-        return np.dtype(object)
-    if zdt.startswith("r") and zdt[1:].isdigit():
-        return np.dtype(f"V{int(zdt[1:]) // 8}")
-    return np.dtype(zdt)
-
-
-def _zarr_dtype(dtype: Any) -> str:
-    """The Zarr data type name of a NumPy dtype (or anything ``np.dtype`` takes)."""
-    if isinstance(dtype, str) and dtype in ("bool", "float16", "float32", "float64"):
-        return dtype
-    if isinstance(dtype, str) and dtype.startswith("r") and dtype[1:].isdigit():
-        return dtype
-    # text and byte strings of any length: the variable-size types (NumPy's StringDType too)
-    if dtype is str or (isinstance(dtype, str) and dtype in ("string", "str", "T")):
-        return "string"
-    if dtype is bytes or dtype == "variable_length_bytes":
-        return "variable_length_bytes"
-    if getattr(np.dtype(dtype) if _is_dtype_like(dtype) else None, "kind", None) == "T":
-        return "string"
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as e:
-        raise DataTypeError(f"{dtype!r} is not a data type: {e}") from None
-    if dt.kind == "O":
-        raise DataTypeError(
-            "object arrays have no one Zarr data type: give dtype=str (string) or bytes "
-            "(variable_length_bytes)"
-        )
-    if dt.kind == "V" and dt.fields is None:
-        return f"r{dt.itemsize * 8}"
-    if dt.kind in "biufc":
-        return dt.newbyteorder("=").name
-    if dt.kind in "MmUS":
-        # numpy.datetime64 / numpy.timedelta64, fixed_length_utf32, null_terminated_bytes
-        return dt.str
-    raise DataTypeError(
-        f"{dt} has no Zarr v3 data type (bool, int8..uint64, float16..complex128, r<N>, "
-        "datetime64, timedelta64, U<n>, S<n>, str, bytes)"
-    )
-
-
-def _is_dtype_like(dtype: Any) -> bool:
-    try:
-        np.dtype(dtype)
-    except TypeError:
-        return False
-    return True
-
-
 def _vlen_items(value: Any, kind: type, shape: tuple[int, ...]) -> list:
     """``value`` broadcast to ``shape`` as a flat list (C order) of ``kind`` (str or bytes)
     elements, for an array of variable-size elements. NumPy ``U`` / ``S`` / StringDType
@@ -1007,10 +955,10 @@ def _spec(
         shape = (int(shape),)
     if isinstance(chunks, (int, np.integer)):
         chunks = (int(chunks),) * len(shape)
-    zdt = _zarr_dtype(dtype)
     spec: dict[str, Any] = {
         "shape": [int(n) for n in shape],
-        "dtype": zdt,
+        # the engine decides the Zarr data type (of NumPy's dtype, str or bytes)
+        "dtype": dtype,
         "chunks": None if chunks is None else [int(n) for n in chunks],
         "shards": None if shards is None else [int(n) for n in shards],
         "dimension_names": None if dimension_names is None else list(dimension_names),
@@ -1024,7 +972,9 @@ def _spec(
     if compressors is not _DEFAULT_COMPRESSORS:
         spec["compressors"] = json.dumps(_codec_list(compressors))
     if fill_value is not None:
-        spec["fill_value"] = json.dumps(_fill_json(fill_value, _np_dtype_named(zdt)))
+        # the fill value as the elements of the data type the engine makes of ``dtype``
+        element = np.dtype(_core.numpy_dtype(dtype))
+        spec["fill_value"] = json.dumps(_fill_json(fill_value, element))
     return spec
 
 
