@@ -1,13 +1,14 @@
 //! `zarr_rs._core.GroupCore`: the Rust half of `zarr_rs.Group`.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use serde_json::Value;
 use zarr_array::Group;
 
 use crate::array::{parse_json_map, ArrayCore};
 use crate::engine::{self, Node};
 use crate::error::{IntoPy, ReadOnlyError};
-use crate::spec::spec_from_kwargs;
+use crate::spec::{self, CreateArray};
 
 /// A Zarr group opened by the Rust engine (private: use `zarr_rs.Group`).
 #[pyclass(module = "zarr_rs._core")]
@@ -98,11 +99,11 @@ impl GroupCore {
         &self,
         py: Python<'_>,
         name: &str,
-        attributes: &str,
+        attributes: Option<Bound<'_, PyDict>>,
         zarr_format: Option<u8>,
     ) -> PyResult<GroupCore> {
         self.writable()?;
-        let attrs = parse_json_map(attributes)?;
+        let attrs = spec::attributes(attributes.as_ref())?;
         let g = &self.inner;
         let inner = py
             .detach(|| engine::create_child_group(g, name, attrs, zarr_format))
@@ -118,10 +119,10 @@ impl GroupCore {
         &self,
         py: Python<'_>,
         name: &str,
-        spec: &Bound<'_, pyo3::types::PyDict>,
+        spec: &Bound<'_, PyAny>,
     ) -> PyResult<ArrayCore> {
         self.writable()?;
-        let spec = spec_from_kwargs(spec)?;
+        let spec = CreateArray::read(spec)?;
         let g = &self.inner;
         let a = py
             .detach(|| engine::create_child_array(g, name, &spec))

@@ -119,11 +119,11 @@ fn create_group(
     py: Python<'_>,
     location: &str,
     path: &str,
-    attributes: &str,
+    attributes: Option<Bound<'_, PyDict>>,
     overwrite: bool,
     zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
-    let attrs = array::parse_json_map(attributes)?;
+    let attrs = spec::attributes(attributes.as_ref())?;
     let inner = py
         .detach(|| {
             let (store, path) = engine::open_located(location, path, Access::Create, true)?;
@@ -137,15 +137,15 @@ fn create_group(
 }
 
 /// Creates an array at `path` inside the store at `location` (created when missing), from
-/// the settings in `spec` (see `spec::spec_from_kwargs`).
+/// the settings in `spec` (a dict, see `spec::CreateArray`).
 #[pyfunction]
 fn create_array(
     py: Python<'_>,
     location: &str,
     path: &str,
-    spec: &Bound<'_, PyDict>,
+    spec: &Bound<'_, PyAny>,
 ) -> PyResult<ArrayCore> {
-    let spec = spec::spec_from_kwargs(spec)?;
+    let spec = spec::CreateArray::read(spec)?;
     let a = py
         .detach(|| {
             let (store, path) = engine::open_located(location, path, Access::Create, true)?;

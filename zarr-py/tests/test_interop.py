@@ -213,3 +213,76 @@ def test_dtypes_make_the_data_types_zarr_python_makes(tmp_path):
             theirs = json.loads(json.dumps(z.metadata.to_dict()["fill_value"]))
             assert a.metadata["fill_value"] == theirs, dtype
             np.testing.assert_array_equal(a[...], z[...])
+
+
+def _json_value(rng, depth=0):
+    """A random value ``json.dumps`` writes: None, bools, ints across the 64-bit ranges, finite
+    floats, text, and (to depth 3) lists, tuples and dicts whose keys are str, int, float, bool
+    or None."""
+    k = rng.integers(0, 9 if depth < 3 else 6)
+    if k == 0:
+        return None
+    if k == 1:
+        return bool(rng.integers(2))
+    if k == 2:
+        return int(rng.integers(-(2**63), 2**63 - 1)) if rng.integers(2) else int(
+            rng.integers(2**63, 2**64 - 1, dtype=np.uint64))
+    if k == 3:
+        return float(rng.standard_normal() * 10.0 ** rng.integers(-300, 300))
+    if k in (4, 5):
+        return "".join(rng.choice(list("aZ 09_é中\"\\\n🙂"), size=rng.integers(0, 8)))
+    if k == 6:
+        return [_json_value(rng, depth + 1) for _ in range(rng.integers(0, 4))]
+    if k == 7:
+        return tuple(_json_value(rng, depth + 1) for _ in range(rng.integers(0, 4)))
+    keys = [f"k{rng.integers(100)}", int(rng.integers(-5, 5)), True, None, 0.5]
+    return {keys[rng.integers(len(keys))]: _json_value(rng, depth + 1)
+            for _ in range(rng.integers(0, 4))}
+
+
+def test_attributes_arrive_as_json_dumps_writes_them(tmp_path):
+    """Attributes, fill values and codecs reach the engine as Python objects (no JSON text);
+    what it stores is what ``json.dumps`` writes of them, and zarr-python reads the same
+    (seeded random nested values), for arrays and groups."""
+    import zarr
+
+    rng = np.random.default_rng(37)
+    for i in range(200):
+        attrs = {f"a{j}": _json_value(rng) for j in range(rng.integers(1, 4))}
+        expected = json.loads(json.dumps(attrs))
+        path = str(tmp_path / f"a{i}.zarr")
+        if i % 2:
+            zarr_rs.create_array(path, shape=(2,), dtype="uint64", fill_value=2**64 - 1,
+                                 compressors=[{"name": "zstd", "configuration": {"level": 1}}],
+                                 attributes=attrs)
+            z = zarr.open_array(path, mode="r")
+            assert z.fill_value == 2**64 - 1 and z.metadata.to_dict()["codecs"][1]["name"] == "zstd"
+        else:
+            zarr_rs.create_group(path, attributes=attrs)
+            z = zarr.open_group(path, mode="r")
+        assert zarr_rs.open(path, mode="r").attrs.asdict() == expected
+        assert z.attrs.asdict() == expected
+
+
+def test_attributes_refuse_what_json_cannot_hold_exactly(tmp_path):
+    """An int beyond 64 bits is refused (it became a rounded float through JSON text), as are
+    NaN, values json.dumps refuses, and too deep a nesting; nothing is created."""
+    from zarr_rs import errors
+
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    for attrs, error in [
+        ({"n": 2**70}, errors.InvalidArgumentError),
+        ({"n": -(2**64)}, errors.InvalidArgumentError),
+        ({"x": float("nan")}, errors.InvalidArgumentError),
+        ({"x": np.int64(3)}, TypeError),
+        ({"x": {(1, 2): 3}}, TypeError),
+        ({"x": deep}, errors.InvalidArgumentError),
+    ]:
+        path = tmp_path / "r.zarr"
+        with pytest.raises(error):
+            zarr_rs.create_array(str(path), shape=(2,), dtype="int8", attributes=attrs)
+        with pytest.raises(error):
+            zarr_rs.create_group(str(path), attributes=attrs)
+        assert not path.exists()

@@ -887,7 +887,7 @@ class Group(Mapping):
         """Creates a child group, of this group's Zarr format unless ``zarr_format`` (2 or 3)
         says otherwise (zarr-python's view of a group, and its consolidated metadata, list the
         children of the group's format only)."""
-        core = self._core.create_group(name, json.dumps(dict(attributes or {})), zarr_format)
+        core = self._core.create_group(name, dict(attributes or {}), zarr_format)
         return Group(core, self._location, self._child_path(name))
 
     def require_group(self, name: str) -> "Group":
@@ -962,7 +962,7 @@ def _spec(
         "chunks": None if chunks is None else [int(n) for n in chunks],
         "shards": None if shards is None else [int(n) for n in shards],
         "dimension_names": None if dimension_names is None else list(dimension_names),
-        "attributes": json.dumps(dict(attributes or {})),
+        "attributes": dict(attributes or {}),
         "lower_bound": None if lower_bound is None else [int(v) for v in lower_bound],
         "sparse": sparse,
         "overwrite": bool(overwrite),
@@ -970,11 +970,11 @@ def _spec(
         "zarr_format": None if zarr_format is None else int(zarr_format),
     }
     if compressors is not _DEFAULT_COMPRESSORS:
-        spec["compressors"] = json.dumps(_codec_list(compressors))
+        spec["compressors"] = _codec_list(compressors)
     if fill_value is not None:
         # the fill value as the elements of the data type the engine makes of ``dtype``
         element = np.dtype(_core.numpy_dtype(dtype))
-        spec["fill_value"] = json.dumps(_fill_json(fill_value, element))
+        spec["fill_value"] = _fill_json(fill_value, element)
     return spec
 
 
@@ -1119,7 +1119,7 @@ def open(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array | Group
     except KeyError:
         if mode != "a":
             raise
-    return Group(_core.create_group(path_or_url, path, "{}", False), path_or_url, path)
+    return Group(_core.create_group(path_or_url, path, {}, False), path_or_url, path)
 
 
 def open_array(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array:
@@ -1148,7 +1148,7 @@ def open_group(
     v2 hierarchy then opens in the one request of its ``.zmetadata``); a group created here
     is of that format (v3 by default)."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-"))
-    attrs = json.dumps(dict(attributes or {}))
+    attrs = dict(attributes or {})
     if mode in ("w", "w-"):
         core = _core.create_group(path_or_url, path, attrs, mode == "w", zarr_format)
         return Group(core, path_or_url, path)
@@ -1175,7 +1175,7 @@ def create_group(
 ) -> Group:
     """Creates a group at a directory or url (``zarr_format=2``: a Zarr v2 group, whose child
     groups are v2 too)."""
-    attrs = json.dumps(dict(attributes or {}))
+    attrs = dict(attributes or {})
     core = _core.create_group(path_or_url, path, attrs, overwrite, zarr_format)
     return Group(core, path_or_url, path)
 
