@@ -18,8 +18,6 @@
     feature = "vlen"
 ))]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -93,8 +91,8 @@ fn run_fixture(dir: &Path, f: &Value, tally: &mut Tally) {
             .push(format!("{name}: {}", zarr_testkit::report(&e))),
         (_, Ok(array)) => {
             let npy_path = dir.join(f["data"].as_str().unwrap());
-            let npy = common::read_npy(&std::fs::read(&npy_path).unwrap());
-            match common::check_whole(&array, &npy) {
+            let npy = crate::common::read_npy(&std::fs::read(&npy_path).unwrap());
+            match crate::common::check_whole(&array, &npy) {
                 Ok(()) => {
                     tally.read += 1;
                     check_v2_written_back(dir, path, &array, tally);
