@@ -8,8 +8,8 @@
 //!
 //! - `unix`: directory descriptors. Every key is reached from a descriptor of the root
 //!   (`openat` one folder at a time, or one `openat2` call on Linux), so nothing renamed
-//!   meanwhile can lead an operation outside the root. The system calls are wrapped in `sys`,
-//!   which holds every `unsafe` of the crate.
+//!   meanwhile can lead an operation outside the root. The system calls are wrapped in `sys`
+//!   (through rustix: the crate has no `unsafe`).
 //! - `portable`: paths, on every other target. Each name is checked with `symlink_metadata`
 //!   and then used through its joined path.
 //!
@@ -34,7 +34,6 @@ mod access;
 #[cfg(any(not(unix), feature = "portable-paths"))]
 mod portable;
 #[cfg(all(unix, not(feature = "portable-paths")))]
-#[allow(unsafe_code)]
 mod sys;
 #[cfg(all(unix, not(feature = "portable-paths")))]
 mod unix;
@@ -647,7 +646,9 @@ impl Store for FilesystemStore {
             match kind {
                 EntryKind::File => listing.keys.push(format!("{prefix}{name}")),
                 EntryKind::Dir => {
-                    let sub = match Native::open_dir(Native::stream_dir(&stream), &name) {
+                    let sub = match Native::stream_dir(&stream)
+                        .and_then(|dir| Native::open_dir(dir, &name))
+                    {
                         Ok(Open::Opened(sub)) => sub,
                         Ok(Open::Missing | Open::NotFollowed) => continue,
                         Err(e) => return Err(io_error(e)),
@@ -709,7 +710,7 @@ fn read_entries(stream: &mut Stream) -> io::Result<Vec<(String, EntryKind)>> {
         }
         let kind = match entry.kind {
             Some(kind) => kind,
-            None => match Native::lstat(Native::stream_dir(stream), name.as_str())? {
+            None => match Native::lstat(Native::stream_dir(stream)?, name.as_str())? {
                 Some(stat) => stat.kind,
                 None => continue,
             },
@@ -738,7 +739,7 @@ fn visit_keys(top: Dir, prefix: &str, visit: &mut dyn FnMut(String) -> bool) -> 
                 let Some((parent, name, sub_prefix)) = pending.pop() else {
                     return Ok(());
                 };
-                let dir = match Native::open_dir(Native::stream_dir(&parent), name.as_str())? {
+                let dir = match Native::open_dir(Native::stream_dir(&parent)?, name.as_str())? {
                     Open::Opened(dir) => dir,
                     Open::Missing | Open::NotFollowed => continue,
                 };
@@ -793,7 +794,7 @@ fn remove_contents(top: Dir) -> io::Result<()> {
             // Emptied: remove it from its parent.
             if let Some((_, Some(name))) = stack.pop() {
                 if let Some((parent, _)) = stack.last() {
-                    match Native::rmdir(Native::stream_dir(parent), &name) {
+                    match Native::stream_dir(parent).and_then(|dir| Native::rmdir(dir, &name)) {
                         Err(e) if !is_missing(&e) => return Err(e),
                         _ => {}
                     }
@@ -802,7 +803,7 @@ fn remove_contents(top: Dir) -> io::Result<()> {
             continue;
         };
         let name = entry.name;
-        let dir = Native::stream_dir(stream);
+        let dir = Native::stream_dir(stream)?;
         let kind = match entry.kind {
             Some(kind) => kind,
             None => match Native::lstat(dir, &name)? {

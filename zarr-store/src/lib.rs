@@ -1,6 +1,6 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` stands in the filesystem store's `sys` module only (the system calls).
-#![deny(unsafe_code)]
+// No `unsafe`: the filesystem store's system calls go through rustix (`filesystem/sys.rs`).
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "testing")]
 mod counting;

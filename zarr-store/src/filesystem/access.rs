@@ -114,8 +114,9 @@ pub(super) trait DirAccess: Sized {
     fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>;
     /// Starts reading the directory `dir`.
     fn read_dir(dir: Self::Dir) -> io::Result<Self::Stream>;
-    /// The directory that `stream` reads, for the operations on its entries.
-    fn stream_dir(stream: &Self::Stream) -> Self::DirRef<'_>;
+    /// The directory that `stream` reads, for the operations on its entries (fallible where
+    /// the stream is a C `DIR`: `dirfd`).
+    fn stream_dir(stream: &Self::Stream) -> io::Result<Self::DirRef<'_>>;
     /// The next entry of `stream`, `None` at the end.
     fn next_entry(stream: &mut Self::Stream) -> io::Result<Option<Entry>>;
 }

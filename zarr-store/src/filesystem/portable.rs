@@ -190,8 +190,8 @@ impl DirAccess for Paths {
         Ok(Listing { dir, entries })
     }
 
-    fn stream_dir(stream: &Listing) -> &Path {
-        &stream.dir
+    fn stream_dir(stream: &Listing) -> io::Result<&Path> {
+        Ok(&stream.dir)
     }
 
     fn next_entry(stream: &mut Listing) -> io::Result<Option<Entry>> {

@@ -1,34 +1,22 @@
-//! Safe wrappers around the few `*at` system calls of the filesystem store's descriptor
-//! backend (unix only); every `unsafe` of the crate is here.
+//! The few `*at` system calls of the filesystem store's descriptor backend (unix only),
+//! through `rustix`, which makes them without `unsafe` of ours: the crate has none.
 //!
 //! Each function works on one name (a single path segment, never a path) inside a directory
 //! given by its descriptor, and none follows a symbolic link in that name, so a caller that
 //! walks a key one segment at a time from a descriptor of the root never leaves the root,
-//! whatever is renamed meanwhile. Every descriptor is opened with `O_CLOEXEC`. Errors are
-//! `io::Error::last_os_error()`.
+//! whatever is renamed meanwhile. Every descriptor is opened with `O_CLOEXEC`. Errors are the
+//! call's `errno`, as an `io::Error` (`raw_os_error`).
 
-use std::ffi::{c_char, CStr, CString, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
 use std::io;
-use std::mem::{offset_of, MaybeUninit};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::ptr::NonNull;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::retry_on_intr;
 
 use super::access::{Kind, Stat};
-
-// Large-file variants on glibc, as std uses them: on 32-bit targets the plain ones fail with
-// `EOVERFLOW` on files of 2 GiB or more. Elsewhere the plain ones are already 64-bit.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-use libc::{
-    dirent as RawDirent, fstatat as raw_fstatat, openat as raw_openat, readdir as raw_readdir,
-    stat as RawStat,
-};
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-use libc::{
-    dirent64 as RawDirent, fstatat64 as raw_fstatat, openat64 as raw_openat,
-    readdir64 as raw_readdir, stat64 as RawStat,
-};
 
 /// A single file name (no `/`): a key segment, or a name read from a directory.
 pub(super) trait Name {
@@ -68,108 +56,57 @@ impl Name for CStr {
     }
 }
 
-/// `-1` as the last OS error.
-fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
-/// `cvt`, calling again when interrupted by a signal.
-fn cvt_retry(mut call: impl FnMut() -> libc::c_int) -> io::Result<libc::c_int> {
-    loop {
-        match cvt(call()) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            result => return result,
-        }
-    }
-}
-
-/// `openat(dir, name, flags | O_CLOEXEC, mode)`.
+/// `openat(dir, name, flags | O_CLOEXEC, mode)` (and `O_LARGEFILE`, which rustix adds as
+/// `open64` does).
 fn open_at(
     dir: BorrowedFd<'_>,
     name: &(impl Name + ?Sized),
-    flags: libc::c_int,
-    mode: libc::c_uint,
+    flags: OFlags,
+    mode: Mode,
 ) -> io::Result<OwnedFd> {
     name.with_c_str(|name| {
-        let fd = cvt_retry(|| {
-            // SAFETY: `name` is a NUL-terminated string and `dir` an open descriptor, both
-            // alive for the whole call; `openat` keeps neither.
-            unsafe {
-                raw_openat(
-                    dir.as_raw_fd(),
-                    name.as_ptr(),
-                    flags | libc::O_CLOEXEC,
-                    mode,
-                )
-            }
-        })?;
-        // SAFETY: `openat` succeeded, so `fd` is a new open descriptor that nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        Ok(retry_on_intr(|| {
+            rustix::fs::openat(dir, name, flags | OFlags::CLOEXEC, mode)
+        })?)
     })
 }
 
 /// Opens the relative `path` (segments separated by `/`, no `.` or `..`) under `dir` in one
 /// system call, refusing a symbolic link at any component (`ELOOP`) and anything that would
 /// resolve outside `dir`: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux 5.6
-/// and later). `flags` are `openat` flags. `Ok(None)` when the kernel (or a seccomp filter)
-/// refuses `openat2` itself: the caller then walks one segment at a time, as it does on other
-/// systems.
+/// and later). `flags` are `openat` flags (`O_CLOEXEC` and `O_LARGEFILE` are added). `Ok(None)`
+/// when the kernel (or a seccomp filter) refuses `openat2` itself: the caller then walks one
+/// segment at a time, as it does on other systems.
 #[cfg(target_os = "linux")]
 pub(super) fn open_beneath(
     dir: BorrowedFd<'_>,
     path: &str,
-    flags: libc::c_int,
+    flags: OFlags,
 ) -> io::Result<Option<OwnedFd>> {
+    use rustix::fs::ResolveFlags;
+    use rustix::io::Errno;
     use std::sync::atomic::Ordering;
-
-    /// `struct open_how` of `linux/openat2.h` (libc's is `non_exhaustive`).
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
 
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    let how = OpenHow {
-        // `O_LARGEFILE`: as `open64` does on 32-bit targets (implied on 64-bit ones).
-        flags: u64::from((flags | libc::O_CLOEXEC | libc::O_LARGEFILE).cast_unsigned()),
-        mode: 0,
-        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
-    };
     path.with_c_str(|path| loop {
-        // SAFETY: `path` is NUL-terminated, `how` is an `open_how` of the size passed and
-        // `dir` is open, all alive for the call; `openat2` keeps none of them.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir.as_raw_fd(),
-                path.as_ptr(),
-                &raw const how,
-                std::mem::size_of::<OpenHow>(),
-            )
-        };
-        if let Ok(fd) = libc::c_int::try_from(fd) {
-            if fd >= 0 {
-                // SAFETY: `openat2` succeeded, so `fd` is a new descriptor nothing else owns.
-                return Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) }));
-            }
-        }
-        let error = io::Error::last_os_error();
-        match error.raw_os_error() {
-            Some(libc::EINTR) => {}
+        let opened = rustix::fs::openat2(
+            dir,
+            path,
+            flags | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+        );
+        match opened {
+            Ok(fd) => return Ok(Some(fd)),
+            Err(Errno::INTR) => {}
             // No `openat2` here (before Linux 5.6, or filtered out by a container runtime).
-            Some(libc::ENOSYS | libc::EPERM) => {
+            Err(Errno::NOSYS | Errno::PERM) => {
                 UNSUPPORTED.store(true, Ordering::Relaxed);
                 return Ok(None);
             }
-            _ => return Err(error),
+            Err(error) => return Err(error.into()),
         }
     })
 }
@@ -191,28 +128,32 @@ pub(super) fn disable_open_beneath() {
 pub(super) fn open_beneath(
     _dir: BorrowedFd<'_>,
     _path: &str,
-    _flags: libc::c_int,
+    _flags: OFlags,
 ) -> io::Result<Option<OwnedFd>> {
     Ok(None)
 }
 
 /// The flags of [`open_dir_at`], for [`open_beneath`].
-pub(super) const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+pub(super) const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW);
 
 /// The flags of [`open_file_at`], for [`open_beneath`].
-pub(super) const FILE_FLAGS: libc::c_int =
-    libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+pub(super) const FILE_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::NOCTTY);
 
 /// Opens the directory `name` of `dir` (for reading, `openat` relative to it, `fsync`);
 /// `ENOTDIR` when `name` is a symbolic link or anything but a directory.
 pub(super) fn open_dir_at(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized)) -> io::Result<OwnedFd> {
-    open_at(dir, name, DIR_FLAGS, 0)
+    open_at(dir, name, DIR_FLAGS, Mode::empty())
 }
 
 /// Opens `name` of `dir` for reading; `ELOOP` (`EMLINK` on FreeBSD) when it is a symbolic
 /// link. Never blocks on a FIFO (`O_NONBLOCK`, which does nothing to regular files).
 pub(super) fn open_file_at(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized)) -> io::Result<File> {
-    open_at(dir, name, FILE_FLAGS, 0).map(File::from)
+    open_at(dir, name, FILE_FLAGS, Mode::empty()).map(File::from)
 }
 
 /// Creates the new file `name` in `dir` for writing (mode 0666 less the umask); `EEXIST` when
@@ -224,18 +165,15 @@ pub(super) fn create_new_file_at(
     open_at(
         dir,
         name,
-        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_NOCTTY,
-        0o666,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::NOCTTY,
+        Mode::from_raw_mode(0o666),
     )
     .map(File::from)
 }
 
 /// Creates the directory `name` in `dir` (mode 0777 less the umask).
 pub(super) fn mkdir_at(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized)) -> io::Result<()> {
-    name.with_c_str(|name| {
-        // SAFETY: `name` is NUL-terminated and `dir` open, both alive for the call.
-        cvt(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o777) }).map(drop)
-    })
+    name.with_c_str(|name| Ok(rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o777))?))
 }
 
 /// Renames `from` to `to`, both in `dir`, replacing `to` atomically (a link named `to` is
@@ -245,71 +183,64 @@ pub(super) fn rename_at(
     from: &(impl Name + ?Sized),
     to: &(impl Name + ?Sized),
 ) -> io::Result<()> {
-    from.with_c_str(|from| {
-        to.with_c_str(|to| {
-            let fd = dir.as_raw_fd();
-            // SAFETY: both names are NUL-terminated and `dir` open, all alive for the call.
-            cvt(unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) }).map(drop)
-        })
-    })
+    from.with_c_str(|from| to.with_c_str(|to| Ok(rustix::fs::renameat(dir, from, dir, to)?)))
 }
 
 /// Removes the name `name` (not a directory) from `dir`; a link is removed, not its target.
 pub(super) fn unlink_at(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized)) -> io::Result<()> {
-    unlinkat(dir, name, 0)
+    unlinkat(dir, name, AtFlags::empty())
 }
 
 /// Removes the empty directory `name` from `dir`; `ENOTDIR` for a link.
 pub(super) fn rmdir_at(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized)) -> io::Result<()> {
-    unlinkat(dir, name, libc::AT_REMOVEDIR)
+    unlinkat(dir, name, AtFlags::REMOVEDIR)
 }
 
-fn unlinkat(
-    dir: BorrowedFd<'_>,
-    name: &(impl Name + ?Sized),
-    flags: libc::c_int,
-) -> io::Result<()> {
-    name.with_c_str(|name| {
-        // SAFETY: `name` is NUL-terminated and `dir` open, both alive for the call.
-        cvt(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) }).map(drop)
-    })
+fn unlinkat(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized), flags: AtFlags) -> io::Result<()> {
+    name.with_c_str(|name| Ok(rustix::fs::unlinkat(dir, name, flags)?))
 }
 
-/// The kind and size of `name` in `dir`, not following a link.
+/// The kind and size of `name` in `dir`, not following a link (`fstatat`).
 pub(super) fn lstat_at(dir: BorrowedFd<'_>, name: &(impl Name + ?Sized)) -> io::Result<Stat> {
     name.with_c_str(|name| {
-        let mut stat = MaybeUninit::<RawStat>::uninit();
-        cvt_retry(|| {
-            // SAFETY: `name` is NUL-terminated, `dir` open and `stat` a writable buffer of the
-            // type `fstatat` fills, all alive for the call.
-            unsafe {
-                raw_fstatat(
-                    dir.as_raw_fd(),
-                    name.as_ptr(),
-                    stat.as_mut_ptr(),
-                    libc::AT_SYMLINK_NOFOLLOW,
-                )
-            }
-        })?;
-        // SAFETY: `fstatat` succeeded, so it filled `stat`.
-        let stat = unsafe { stat.assume_init() };
-        let kind = match stat.st_mode & libc::S_IFMT {
-            libc::S_IFREG => Kind::File,
-            libc::S_IFDIR => Kind::Dir,
-            libc::S_IFLNK => Kind::Symlink,
-            _ => Kind::Other,
-        };
+        let stat = retry_on_intr(|| rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW))?;
         Ok(Stat {
-            kind,
+            kind: kind_of(FileType::from_raw_mode(stat.st_mode)),
             len: u64::try_from(stat.st_size).unwrap_or(0),
         })
     })
 }
 
+/// What the store makes of a file type.
+fn kind_of(file_type: FileType) -> Kind {
+    match file_type {
+        FileType::RegularFile => Kind::File,
+        FileType::Directory => Kind::Dir,
+        FileType::Symlink => Kind::Symlink,
+        _ => Kind::Other,
+    }
+}
+
+/// The kind of a directory entry from its `d_type`; `None` for `DT_UNKNOWN` (the filesystem
+/// does not tell).
+#[cfg(not(any(
+    target_os = "solaris",
+    target_os = "illumos",
+    target_os = "aix",
+    target_os = "haiku",
+    target_os = "nto",
+    target_os = "vita"
+)))]
+fn entry_kind(file_type: FileType) -> Option<Kind> {
+    match file_type {
+        FileType::Unknown => None,
+        file_type => Some(kind_of(file_type)),
+    }
+}
+
 /// Flushes the directory (or file) `fd` to disk: after a rename or a new entry in it.
 pub(super) fn sync(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: `fd` is open for the call.
-    cvt_retry(|| unsafe { libc::fsync(fd.as_raw_fd()) }).map(drop)
+    Ok(retry_on_intr(|| rustix::fs::fsync(fd))?)
 }
 
 /// An entry of a directory stream.
@@ -320,58 +251,140 @@ pub(super) struct Entry {
     pub(super) kind: Option<Kind>,
 }
 
-/// A directory stream (`fdopendir` / `readdir`) that owns its descriptor.
-#[derive(Debug)]
-pub(super) struct Dir(NonNull<libc::DIR>);
+/// Whether `name` is `.` or `..`, which a directory stream skips.
+fn is_dot(name: &CStr) -> bool {
+    name == c"." || name == c".."
+}
 
+/// A directory being read, which owns its descriptor: `getdents64` into a buffer of 32 KiB
+/// (`rustix::fs::RawDir`), as glibc's `readdir` does, without its `fstat` and `fcntl` calls of
+/// `fdopendir`. The entries of one buffer are taken at once (a `RawDir` borrows the buffer, so
+/// it lives for one refill), each name copied once, as `readdir` and `to_owned` did.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) struct Dir {
+    fd: OwnedFd,
+    buf: Box<[std::mem::MaybeUninit<u8>]>,
+    /// The entries of the last buffer not yet returned.
+    pending: std::collections::VecDeque<Entry>,
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+impl std::fmt::Debug for Dir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dir")
+            .field("fd", &self.fd)
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
 impl Dir {
+    /// glibc's buffer for a directory whose `st_blksize` is at most 32 KiB (ext4, xfs, tmpfs).
+    const BUFFER: usize = 32 * 1024;
+
     /// Reads the directory `fd`, which must be a descriptor of its own (one from
     /// [`open_dir_at`], not a `dup`: a duplicate shares its read position with the original).
     pub(super) fn new(fd: OwnedFd) -> io::Result<Self> {
-        // SAFETY: `fd` is an open descriptor; on success the stream owns it and `closedir`
-        // closes it, so it is released from `fd` below.
-        let stream = unsafe { libc::fdopendir(fd.as_raw_fd()) };
-        match NonNull::new(stream) {
-            Some(stream) => {
-                let _ = fd.into_raw_fd();
-                Ok(Self(stream))
-            }
-            None => Err(io::Error::last_os_error()), // `fd` is closed after errno is read
-        }
+        Ok(Self {
+            fd,
+            buf: Box::new_uninit_slice(Self::BUFFER),
+            pending: std::collections::VecDeque::new(),
+        })
     }
 
     /// The descriptor of the directory, for the `*at` calls on its entries.
-    pub(super) fn fd(&self) -> BorrowedFd<'_> {
-        // SAFETY: the stream stays open while `self` lives, and so does the descriptor that
-        // `dirfd` returns (the stream owns it).
-        unsafe { BorrowedFd::borrow_raw(libc::dirfd(self.0.as_ptr())) }
+    pub(super) fn fd(&self) -> io::Result<BorrowedFd<'_>> {
+        Ok(std::os::fd::AsFd::as_fd(&self.fd))
     }
 
     /// The next entry, skipping `.` and `..`; `None` at the end.
     pub(super) fn next_entry(&mut self) -> io::Result<Option<Entry>> {
         loop {
-            let errno_cleared = clear_errno();
-            // SAFETY: the stream is open, and `&mut self` keeps any other call off it.
-            let entry = unsafe { raw_readdir(self.0.as_ptr()) };
-            if entry.is_null() {
-                let error = io::Error::last_os_error();
-                return match error.raw_os_error() {
-                    Some(code) if code != 0 && errno_cleared => Err(error),
-                    _ => Ok(None),
-                };
+            if let Some(entry) = self.pending.pop_front() {
+                return Ok(Some(entry));
             }
-            let entry = entry.cast::<u8>();
-            // SAFETY: a non-null entry stays valid until the next `readdir` or `closedir` on
-            // the stream (both need `self`, borrowed here), and its `d_name` is NUL-terminated.
-            // The entry may be shorter than `RawDirent` (`d_name` is cut to the name), so only
-            // offsets of fields are used, never a reference to the whole struct (as std does).
-            let name = unsafe {
-                CStr::from_ptr(entry.add(offset_of!(RawDirent, d_name)).cast::<c_char>())
+            if !self.refill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Reads one buffer of entries (one `getdents64` call) into `pending`; `false` at the end.
+    /// `ENOENT` (the directory was removed) is the end, as glibc's `readdir` takes it.
+    fn refill(&mut self) -> io::Result<bool> {
+        use rustix::io::Errno;
+
+        let mut raw = rustix::fs::RawDir::new(&self.fd, &mut self.buf);
+        loop {
+            match raw.next() {
+                None | Some(Err(Errno::NOENT)) => return Ok(false),
+                Some(Err(error)) => return Err(error.into()),
+                Some(Ok(entry)) => {
+                    let name = entry.file_name();
+                    if !is_dot(name) {
+                        self.pending.push_back(Entry {
+                            name: name.to_owned(),
+                            kind: entry_kind(entry.file_type()),
+                        });
+                    }
+                }
+            }
+            if raw.is_buffer_empty() {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// A directory stream (`fdopendir` / `readdir`, through `rustix::fs::Dir`) that owns its
+/// descriptor: the calls of the libc version it replaces, and one more copy of each name
+/// (rustix's entry owns one, which `next_entry` copies).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[derive(Debug)]
+pub(super) struct Dir(rustix::fs::Dir);
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+impl Dir {
+    /// Reads the directory `fd`, which must be a descriptor of its own (one from
+    /// [`open_dir_at`], not a `dup`: a duplicate shares its read position with the original).
+    pub(super) fn new(fd: OwnedFd) -> io::Result<Self> {
+        Ok(Self(rustix::fs::Dir::new(fd)?))
+    }
+
+    /// The descriptor of the directory (`dirfd`), for the `*at` calls on its entries.
+    pub(super) fn fd(&self) -> io::Result<BorrowedFd<'_>> {
+        Ok(self.0.fd()?)
+    }
+
+    /// The next entry, skipping `.` and `..`; `None` at the end.
+    pub(super) fn next_entry(&mut self) -> io::Result<Option<Entry>> {
+        loop {
+            let Some(entry) = self.0.read().transpose()? else {
+                return Ok(None);
             };
-            if name == c"." || name == c".." {
+            let name = entry.file_name();
+            if is_dot(name) {
                 continue;
             }
-            let kind = entry_kind(entry);
+            #[cfg(not(any(
+                target_os = "solaris",
+                target_os = "illumos",
+                target_os = "aix",
+                target_os = "haiku",
+                target_os = "nto",
+                target_os = "vita"
+            )))]
+            let kind = entry_kind(entry.file_type());
+            #[cfg(any(
+                target_os = "solaris",
+                target_os = "illumos",
+                target_os = "aix",
+                target_os = "haiku",
+                target_os = "nto",
+                target_os = "vita"
+            ))]
+            let kind = None;
             return Ok(Some(Entry {
                 name: name.to_owned(),
                 kind,
@@ -380,115 +393,10 @@ impl Dir {
     }
 }
 
-impl Drop for Dir {
-    fn drop(&mut self) {
-        // SAFETY: the stream is open and closed once, here; nothing uses it afterwards.
-        unsafe { libc::closedir(self.0.as_ptr()) };
-    }
-}
-
-/// The kind of a directory entry from its `d_type`, where the platform has one.
-#[cfg(not(any(
-    target_os = "solaris",
-    target_os = "illumos",
-    target_os = "aix",
-    target_os = "haiku",
-    target_os = "nto",
-    target_os = "vxworks"
-)))]
-fn entry_kind(entry: *const u8) -> Option<Kind> {
-    // SAFETY: `entry` is a live entry from `readdir` (see `next_entry`); `d_type` lies in the
-    // fixed part of it.
-    let d_type = unsafe { entry.add(offset_of!(RawDirent, d_type)).read() };
-    match d_type {
-        libc::DT_REG => Some(Kind::File),
-        libc::DT_DIR => Some(Kind::Dir),
-        libc::DT_LNK => Some(Kind::Symlink),
-        libc::DT_UNKNOWN => None,
-        _ => Some(Kind::Other),
-    }
-}
-
-#[cfg(any(
-    target_os = "solaris",
-    target_os = "illumos",
-    target_os = "aix",
-    target_os = "haiku",
-    target_os = "nto",
-    target_os = "vxworks"
-))]
-fn entry_kind(_entry: *const u8) -> Option<Kind> {
-    None
-}
-
-#[cfg(any(target_os = "solaris", target_os = "illumos"))]
-use libc::___errno as errno_location;
-#[cfg(any(
-    target_os = "android",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "cygwin"
-))]
-use libc::__errno as errno_location;
-#[cfg(any(
-    target_os = "linux",
-    target_os = "emscripten",
-    target_os = "fuchsia",
-    target_os = "hurd",
-    target_os = "redox",
-    target_os = "dragonfly"
-))]
-use libc::__errno_location as errno_location;
-#[cfg(any(target_vendor = "apple", target_os = "freebsd"))]
-use libc::__error as errno_location;
-
-/// Sets `errno` to 0, so that a null `readdir` tells the end of a directory from an error.
-/// Returns whether it could (on other platforms a null `readdir` is taken as the end).
-#[cfg(any(
-    target_os = "linux",
-    target_os = "emscripten",
-    target_os = "fuchsia",
-    target_os = "hurd",
-    target_os = "redox",
-    target_os = "dragonfly",
-    target_os = "android",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "cygwin",
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "solaris",
-    target_os = "illumos"
-))]
-fn clear_errno() -> bool {
-    // SAFETY: the function returns a valid pointer to the calling thread's `errno`.
-    unsafe { *errno_location() = 0 };
-    true
-}
-
-#[cfg(not(any(
-    target_os = "linux",
-    target_os = "emscripten",
-    target_os = "fuchsia",
-    target_os = "hurd",
-    target_os = "redox",
-    target_os = "dragonfly",
-    target_os = "android",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "cygwin",
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "solaris",
-    target_os = "illumos"
-)))]
-fn clear_errno() -> bool {
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::io::Errno;
     use std::os::fd::AsFd;
 
     #[test]
@@ -502,20 +410,12 @@ mod tests {
         Ok(())
     }
 
-    /// `errno` cleared and read back: what Miri checks of the system-call wrappers
-    /// (`scripts/miri`), beside the C strings above.
-    #[test]
-    fn errno_is_cleared() {
-        // SAFETY: `close(-1)` touches no memory; it only sets `errno` (EBADF)
-        assert_eq!(unsafe { libc::close(-1) }, -1);
-        assert_eq!(io::Error::last_os_error().raw_os_error(), Some(libc::EBADF));
-        assert!(clear_errno());
-        assert_eq!(io::Error::last_os_error().raw_os_error(), Some(0));
+    fn errno(e: io::Error) -> Option<Errno> {
+        Errno::from_io_error(&e)
     }
 
-    /// `openat` relative to a directory descriptor, its errors, and `errno`.
+    /// `openat` relative to a directory descriptor, and its errors.
     #[test]
-    #[cfg_attr(miri, ignore = "Miri (nightly 2026-05-19) has no openat")]
     fn directories_open_relative_to_their_parent() -> io::Result<()> {
         let dir = tempfile::tempdir()?;
         std::fs::create_dir(dir.path().join("sub"))?;
@@ -523,22 +423,33 @@ mod tests {
         let root = File::open(dir.path())?;
         let sub = open_dir_at(root.as_fd(), "sub")?;
         assert!(File::from(sub.try_clone()?).metadata()?.is_dir());
-        let errno = |e: io::Error| e.raw_os_error();
         assert_eq!(
             open_dir_at(root.as_fd(), "missing").map_err(errno).err(),
-            Some(Some(libc::ENOENT))
+            Some(Some(Errno::NOENT))
         );
         assert_eq!(
             open_dir_at(sub.as_fd(), "file").map_err(errno).err(),
-            Some(Some(libc::ENOTDIR))
+            Some(Some(Errno::NOTDIR))
         );
-        assert!(clear_errno());
-        assert_eq!(io::Error::last_os_error().raw_os_error(), Some(0));
         Ok(())
     }
 
+    /// Every entry of `stream` with its kind (asking `fstatat` where `d_type` does not tell),
+    /// sorted by name.
+    fn read_all(stream: &mut Dir) -> io::Result<Vec<(String, Kind)>> {
+        let mut found = Vec::new();
+        while let Some(entry) = stream.next_entry()? {
+            let kind = match entry.kind {
+                Some(kind) => kind,
+                None => lstat_at(stream.fd()?, entry.name.as_c_str())?.kind,
+            };
+            found.push((entry.name.into_string().unwrap_or_default(), kind));
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(found)
+    }
+
     #[test]
-    #[cfg_attr(miri, ignore = "Miri has no fdopendir")]
     fn directory_streams_list_every_entry_with_its_kind() -> io::Result<()> {
         let dir = tempfile::tempdir()?;
         std::fs::write(dir.path().join("file"), b"x")?;
@@ -546,28 +457,54 @@ mod tests {
         std::os::unix::fs::symlink("file", dir.path().join("link"))?;
         let root = File::open(dir.path())?;
         let mut stream = Dir::new(open_dir_at(root.as_fd(), c".")?)?;
-        let mut found = Vec::new();
-        while let Some(entry) = stream.next_entry()? {
-            let kind = match entry.kind {
-                Some(kind) => kind,
-                None => lstat_at(stream.fd(), entry.name.as_c_str())?.kind,
-            };
-            found.push((entry.name.into_string().unwrap_or_default(), kind));
-        }
-        found.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
-            found,
+            read_all(&mut stream)?,
             [
                 ("file".to_owned(), Kind::File),
                 ("link".to_owned(), Kind::Symlink),
                 ("sub".to_owned(), Kind::Dir)
             ]
         );
+        // the end stays the end
+        assert!(stream.next_entry()?.is_none());
+        Ok(())
+    }
+
+    /// A directory whose entries fill many reads of the stream's buffer (about 180 KiB of
+    /// `dirent64` records): each entry comes once, none is lost between two reads.
+    #[test]
+    fn a_directory_larger_than_one_read_lists_every_entry_once() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let names: Vec<String> = (0..3000)
+            .map(|i| format!("chunk.{i:04}.{:0>30}", i % 7))
+            .collect();
+        for name in &names {
+            File::create(dir.path().join(name))?;
+        }
+        let root = File::open(dir.path())?;
+        let mut stream = Dir::new(open_dir_at(root.as_fd(), c".")?)?;
+        let found = read_all(&mut stream)?;
+        let mut expected: Vec<(String, Kind)> =
+            names.into_iter().map(|name| (name, Kind::File)).collect();
+        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(found, expected);
+        Ok(())
+    }
+
+    /// A directory removed while it is read ends its stream (Linux answers `ENOENT`), as
+    /// glibc's `readdir` has it.
+    #[test]
+    fn a_removed_directory_reads_as_empty() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::create_dir(dir.path().join("sub"))?;
+        let root = File::open(dir.path())?;
+        let mut stream = Dir::new(open_dir_at(root.as_fd(), "sub")?)?;
+        rmdir_at(root.as_fd(), "sub")?;
+        assert!(stream.next_entry()?.is_none());
         Ok(())
     }
 
     #[test]
-    #[cfg_attr(miri, ignore = "Miri has no fstatat, no O_NOCTTY in openat")]
     fn links_are_refused_not_followed() -> io::Result<()> {
         let dir = tempfile::tempdir()?;
         std::fs::create_dir(dir.path().join("sub"))?;

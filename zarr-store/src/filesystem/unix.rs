@@ -15,6 +15,9 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
+use rustix::fs::OFlags;
+use rustix::io::Errno;
+
 use super::access::{DirAccess, Entry, Open, Stat};
 use super::not_a_directory;
 use super::sys;
@@ -26,19 +29,19 @@ pub(super) struct Descriptors {
     root: Arc<OwnedFd>,
 }
 
-fn has_errno(e: &io::Error, code: libc::c_int) -> bool {
-    e.raw_os_error() == Some(code)
+fn has_errno(e: &io::Error, code: Errno) -> bool {
+    Errno::from_io_error(e) == Some(code)
 }
 
 /// Whether opening a directory failed because there is nothing by that name.
 fn is_missing(e: &io::Error) -> bool {
-    has_errno(e, libc::ENOENT)
+    has_errno(e, Errno::NOENT)
 }
 
 /// Whether opening a file for reading failed because there is none: nothing by that name
 /// (`ENOENT`) or a socket (`ENXIO`).
 fn is_not_a_file(e: &io::Error) -> bool {
-    is_missing(e) || has_errno(e, libc::ENXIO)
+    is_missing(e) || has_errno(e, Errno::NXIO)
 }
 
 /// Sorts the outcome of an `O_NOFOLLOW` open, where `missing` tells the errors that mean there
@@ -50,8 +53,8 @@ fn sort<T>(opened: io::Result<T>, missing: fn(&io::Error) -> bool) -> io::Result
         Err(e) if missing(&e) => Ok(Open::Missing),
         Err(e)
             if matches!(
-                e.raw_os_error(),
-                Some(libc::ELOOP | libc::EMLINK | libc::ENOTDIR)
+                Errno::from_io_error(&e),
+                Some(Errno::LOOP | Errno::MLINK | Errno::NOTDIR)
             ) =>
         {
             Ok(Open::NotFollowed)
@@ -81,10 +84,10 @@ impl DirAccess for Descriptors {
         // std adds `O_CLOEXEC`; the root itself may be a link, followed here, once.
         let dir = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_DIRECTORY)
+            .custom_flags(OFlags::DIRECTORY.bits().cast_signed())
             .open(root)
             .map_err(|e| {
-                if has_errno(&e, libc::ENOTDIR) {
+                if has_errno(&e, Errno::NOTDIR) {
                     not_a_directory()
                 } else {
                     e
@@ -181,7 +184,7 @@ impl DirAccess for Descriptors {
         sys::Dir::new(dir)
     }
 
-    fn stream_dir(stream: &sys::Dir) -> BorrowedFd<'_> {
+    fn stream_dir(stream: &sys::Dir) -> io::Result<BorrowedFd<'_>> {
         stream.fd()
     }
 
