@@ -77,10 +77,11 @@ def test_a_failed_to_regular_leaves_nothing(tmp_path):
     a = zarr_rs.create_array(loc, shape=(4,), chunks=(2,), dtype=str)
     a[...] = np.array(["a", "b", "c", "d"], dtype=object)
     a.prepend(np.array(["front"], dtype=object))
-    chunks = sorted(p for p in (tmp_path / "s.zarr" / "c").rglob("*") if p.is_file())
-    assert len(chunks) == 3  # c/-1, c/0, c/1
-    chunks[-1].write_bytes(b"\x01\x02")
+    chunk = tmp_path / "s.zarr" / "c" / "1"  # of c/-1, c/0, c/1
+    assert chunk.is_file()
+    chunk.write_bytes(b"\x01\x02")
     with pytest.raises(errors.ChunkError):
         a.to_regular(str(tmp_path / "copy.zarr"))
-    left = [p for p in (tmp_path / "copy.zarr").rglob("*")] if os.path.exists(tmp_path / "copy.zarr") else []
-    assert not [p for p in left if p.is_file()], left
+    left = list((tmp_path / "copy.zarr").rglob("*")) if os.path.exists(tmp_path / "copy.zarr") else []
+    # nothing but the lock files conditional writes leave (listings never show them)
+    assert not [p for p in left if p.is_file() and not p.name.startswith(".tmp-")], left
