@@ -2,6 +2,7 @@
 //! (cargo feature `testing`; `zarr_store::testing::CountingStore`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::error::Result;
 use crate::range::ByteRange;
@@ -36,6 +37,8 @@ pub struct CountingStore<S> {
     counters: Counters,
     /// What `fetch_concurrency` reports, when not the inner store's.
     fetch_concurrency: Option<usize>,
+    /// How long every read waits before it is served (an object store's round trip).
+    latency: Option<Duration>,
 }
 
 /// A snapshot of the counts of a [`CountingStore`].
@@ -73,6 +76,9 @@ pub struct StoreCounts {
     /// Bytes of the opened value that successful `replace` calls kept ([`Piece::Kept`]),
     /// which are not counted as written.
     pub bytes_kept: u64,
+    /// The most reads served at once (a `get_many` counts its keys): the requests a reader
+    /// keeps in flight, with [`CountingStore::with_latency`].
+    pub peak_in_flight: u64,
 }
 
 impl StoreCounts {
@@ -117,6 +123,8 @@ struct Counters {
     bytes_written: AtomicU64,
     open_value: AtomicU64,
     bytes_kept: AtomicU64,
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64, by: u64) {
@@ -130,7 +138,30 @@ impl<S> CountingStore<S> {
             inner,
             counters: Counters::default(),
             fetch_concurrency: None,
+            latency: None,
         }
+    }
+
+    /// Makes every read (`get`, `get_many`, `get_ranges`, `size`, `open_value`) wait
+    /// `latency` before it is served, as an object store's requests do, so that a test can
+    /// see how many requests a reader keeps in flight ([`StoreCounts::peak_in_flight`]).
+    #[must_use]
+    pub fn with_latency(mut self, latency: Duration) -> Self {
+        self.latency = Some(latency);
+        self
+    }
+
+    /// Counts `n` reads in flight while `serve` runs, after the latency.
+    fn in_flight<T>(&self, n: u64, serve: impl FnOnce() -> T) -> T {
+        let c = &self.counters;
+        let now = c.in_flight.fetch_add(n, Ordering::SeqCst) + n;
+        c.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        if let Some(latency) = self.latency {
+            std::thread::sleep(latency);
+        }
+        let out = serve();
+        c.in_flight.fetch_sub(n, Ordering::SeqCst);
+        out
     }
 
     /// Makes the wrapper report `n` as its [`Store::fetch_concurrency`] instead of the inner
@@ -171,6 +202,7 @@ impl<S> CountingStore<S> {
             bytes_written: load(&c.bytes_written),
             open_value: load(&c.open_value),
             bytes_kept: load(&c.bytes_kept),
+            peak_in_flight: load(&c.peak_in_flight),
         }
     }
 
@@ -192,6 +224,7 @@ impl<S> CountingStore<S> {
             &c.bytes_written,
             &c.open_value,
             &c.bytes_kept,
+            &c.peak_in_flight,
         ] {
             counter.store(0, Ordering::Relaxed);
         }
@@ -201,7 +234,7 @@ impl<S> CountingStore<S> {
 impl<S: Store> Store for CountingStore<S> {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         bump(&self.counters.get, 1);
-        let value = self.inner.get(key)?;
+        let value = self.in_flight(1, || self.inner.get(key))?;
         if let Some(value) = &value {
             bump(&self.counters.bytes_read, value.len() as u64);
         }
@@ -212,7 +245,7 @@ impl<S: Store> Store for CountingStore<S> {
         // counted as one `get` per key, as the default would, but fetched by the inner store
         bump(&self.counters.get_many, 1);
         bump(&self.counters.get, keys.len() as u64);
-        let values = self.inner.get_many(keys)?;
+        let values = self.in_flight(keys.len() as u64, || self.inner.get_many(keys))?;
         let read: u64 = values.iter().flatten().map(|v| v.len() as u64).sum();
         bump(&self.counters.bytes_read, read);
         Ok(values)
@@ -230,7 +263,7 @@ impl<S: Store> Store for CountingStore<S> {
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
         bump(&self.counters.get_ranges, 1);
         bump(&self.counters.ranges, ranges.len() as u64);
-        let parts = self.inner.get_ranges(key, ranges)?;
+        let parts = self.in_flight(1, || self.inner.get_ranges(key, ranges))?;
         if let Some(parts) = &parts {
             let read: usize = parts.iter().map(Vec::len).sum();
             bump(&self.counters.bytes_read, read as u64);
@@ -240,7 +273,7 @@ impl<S: Store> Store for CountingStore<S> {
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
         bump(&self.counters.size, 1);
-        self.inner.size(key)
+        self.in_flight(1, || self.inner.size(key))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -311,12 +344,14 @@ impl<S: Store> Store for CountingStore<S> {
 
     fn open_value(&self, key: &str) -> Result<Option<Box<dyn StoredValue + '_>>> {
         bump(&self.counters.open_value, 1);
-        Ok(self.inner.open_value(key)?.map(|inner| {
-            Box::new(CountedValue {
-                inner,
-                counters: &self.counters,
-            }) as Box<dyn StoredValue + '_>
-        }))
+        Ok(self
+            .in_flight(1, || self.inner.open_value(key))?
+            .map(|inner| {
+                Box::new(CountedValue {
+                    inner,
+                    counters: &self.counters,
+                }) as Box<dyn StoredValue + '_>
+            }))
     }
 }
 
