@@ -128,12 +128,73 @@ where
             .enumerate()
             .try_for_each_init(&init, |state, (i, t)| f(state, i, t));
     }
+    each_cell(items, init, f, &|len, work| run_helping(len, work))
+}
+
+/// As [`try_for_each_mut`], but on the calling thread and up to `threads - 1` threads of its
+/// own, for items that mostly wait (a read from a store that serves many requests at once:
+/// an object store). rayon's pool has a thread per core, so a loop on it keeps only as many
+/// requests in flight as there are cores; here `threads` of them are.
+///
+/// ```
+/// use zarr_codecs::parallel;
+///
+/// let mut waited = vec![0u32; 32];
+/// parallel::try_for_each_mut_on_threads(&mut waited, 16, || (), |_, _, w| {
+///     std::thread::sleep(std::time::Duration::from_millis(10)); // a request in flight
+///     *w = 1;
+///     Ok::<(), ()>(())
+/// })?;
+/// assert!(waited.iter().all(|&w| w == 1));
+/// # Ok::<(), ()>(())
+/// ```
+///
+/// # Errors
+/// An error `f` returned.
+pub fn try_for_each_mut_on_threads<T, S, E, I, F>(
+    items: &mut [T],
+    threads: usize,
+    init: I,
+    f: F,
+) -> Result<(), E>
+where
+    T: Send,
+    E: Send,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, usize, &mut T) -> Result<(), E> + Sync,
+{
+    each_cell(items, init, f, &|len, work| {
+        let extra = threads.saturating_sub(1).min(len.saturating_sub(1));
+        std::thread::scope(|scope| {
+            for _ in 0..extra {
+                scope.spawn(work);
+            }
+            work();
+        });
+    })
+}
+
+/// The loop of [`try_for_each_mut`] and [`try_for_each_mut_on_threads`]: `run(len, work)`
+/// runs `work` on each participant, which draw the items' indices from one counter, so each
+/// item is taken once.
+fn each_cell<T, S, E, I, F>(
+    items: &mut [T],
+    init: I,
+    f: F,
+    run: &dyn Fn(usize, &(dyn Fn() + Sync)),
+) -> Result<(), E>
+where
+    T: Send,
+    E: Send,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, usize, &mut T) -> Result<(), E> + Sync,
+{
     // each item is taken once, by whoever draws its index: its lock is never contended
     let cells: Vec<Mutex<&mut T>> = items.iter_mut().map(Mutex::new).collect();
     let next = AtomicUsize::new(0);
     let error: Mutex<Option<E>> = Mutex::new(None);
     let failed = AtomicBool::new(false);
-    run_helping(cells.len(), &|| {
+    run(cells.len(), &|| {
         let mut state = None;
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
