@@ -816,13 +816,16 @@ impl Array {
                 .iter()
                 .map(|&w| if w { values.next() } else { None })
                 .collect();
-            batch
-                .par_iter()
-                .zip(blocks.par_iter_mut())
-                .zip(fetched)
-                .try_for_each_init(Vec::<u8>::new, |scratch, ((part, block), value)| {
-                    run(scratch, part, block, value)
-                })?;
+            // the parts of chunks read what they need themselves, each waiting on its own
+            // requests: on as many threads as the store serves requests at once, not on the
+            // pool's thread per core (which kept a plane through 65 chunks at 2 in flight)
+            let mut work: Vec<_> = batch.iter().zip(blocks.iter_mut()).zip(fetched).collect();
+            parallel::try_for_each_mut_on_threads(
+                &mut work,
+                concurrency,
+                Vec::<u8>::new,
+                |scratch, _, ((part, block), value)| run(scratch, part, block, value.take()),
+            )?;
         }
         Ok(())
     }
