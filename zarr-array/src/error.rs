@@ -365,6 +365,26 @@ pub enum SelectionError {
         /// The axis length.
         len: u64,
     },
+    /// A coordinate or mask selection of an array without axes.
+    #[error("a {kind} needs an array of at least one axis, this one has none")]
+    NoAxes {
+        /// `"coordinate selection"` or `"mask selection"`.
+        kind: &'static str,
+    },
+    /// Index arrays of a coordinate selection whose shapes do not broadcast together.
+    #[error("index arrays of shapes {shapes:?} do not broadcast together")]
+    Broadcast {
+        /// The shapes of the index arrays.
+        shapes: Vec<Vec<usize>>,
+    },
+    /// A boolean mask of another shape than the array.
+    #[error("boolean mask of shape {got:?} for an array of shape {shape:?}")]
+    MaskShape {
+        /// The mask's shape.
+        got: Vec<usize>,
+        /// The array's shape.
+        shape: Vec<u64>,
+    },
     /// A chunk position outside the grid (a block selection, or a chunk index asked of
     /// [`Array::read_chunk`](crate::Array::read_chunk) and the like).
     #[error("chunk {chunk:?} lies outside the grid")]

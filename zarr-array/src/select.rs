@@ -64,7 +64,7 @@ impl Array {
     pub fn block_region(&self, blocks: &[BlockSelection]) -> Result<Region> {
         let axes = match self.indexer(&Selection::Blocks(blocks.to_vec()))? {
             Indexer::Orthogonal(axes) => axes,
-            Indexer::Points(_) => Vec::new(),
+            Indexer::Points(..) => Vec::new(),
         };
         Ok(Region {
             start: axes
@@ -81,6 +81,21 @@ impl Array {
     /// A selection that does not fit the array.
     pub fn selection_shape(&self, sel: &Selection) -> Result<Vec<u64>> {
         Ok(self.indexer(sel)?.output_shape())
+    }
+
+    /// The block of positions `sel` selects, when it is one (integers, slices of step 1, whole
+    /// chunks): its start and shape per axis, an axis an integer selects of length 1 (the
+    /// output drops it: see [`Array::selection_shape`]). None for any other selection. Reads
+    /// and writes through such a selection take the region path themselves; this tells a
+    /// caller that needs the region (a sparse read) what it is.
+    ///
+    /// # Errors
+    /// A selection that does not fit the array.
+    pub fn selection_region(&self, sel: &Selection) -> Result<Option<Region>> {
+        Ok(match self.indexer(sel)? {
+            Indexer::Orthogonal(axes) => contiguous_region(&axes),
+            Indexer::Points(..) => None,
+        })
     }
 
     /// Splits one axis's positions by chunk: (grid index, [(buffer offset, output index)]).
@@ -122,7 +137,7 @@ impl Array {
                     self.read_orthogonal(axes, out)
                 }
             }
-            Indexer::Points(points) => self.read_points(points, out),
+            Indexer::Points(points, _) => self.read_points(points, out),
         }
     }
 
@@ -267,7 +282,7 @@ impl Array {
                     work.push((chunk, pairs));
                 }
             }
-            Indexer::Points(points) => {
+            Indexer::Points(points, _) => {
                 for (chunk, in_chunk) in self.points_by_chunk(points)? {
                     let chunk_shape = self.chunk_codec(&chunk)?.shape;
                     let pairs = in_chunk

@@ -5,16 +5,24 @@
 //!   mask (the outer product of the per-axis selections, like zarr-python's `oindex`);
 //! - [`Selection::Points`]: coordinate (point) selection, one output element per point
 //!   (zarr-python's `vindex` with integer arrays);
+//! - [`Selection::Coordinates`]: one integer array per axis, broadcast together; the output
+//!   has their broadcast shape (zarr-python's `vindex` with N-d index arrays);
+//! - [`Selection::Mask`]: a boolean mask of the array's shape (zarr-python's `vindex` with a
+//!   mask);
 //! - [`Selection::Blocks`]: whole chunks by chunk index per axis (zarr-python's `blocks`).
 //!
-//! Negative integers count from the end of the axis, as in NumPy. Indices are positions
-//! (zero-based), never domain coordinates.
+//! Basic, orthogonal and block selections take at most one ellipsis and may leave out
+//! trailing axes (they are then full). Negative integers count from the end of the axis, as in
+//! NumPy. Indices are positions (zero-based), never domain coordinates. The normalisation here
+//! is the only one: zarr-py hands Python keys to it unchanged.
 
 use std::fmt;
 
+use ndarray::{ArrayD, Dimension, IxDyn};
+
 use zarr_grid::ChunkGrid;
 
-use crate::error::{ArrayError, SelectionError};
+use crate::error::{try_collect, ArrayError, SelectionError};
 
 /// A slice `start:stop:step` with NumPy semantics (`step` > 0; bounds clamp; negatives count
 /// from the end).
@@ -110,6 +118,8 @@ pub enum AxisSelection {
     Indices(Vec<i64>),
     /// A boolean mask as long as the axis.
     Mask(Vec<bool>),
+    /// As many full axes as needed (at most one per selection).
+    Ellipsis,
 }
 
 /// One axis of a block selection: chunk indices counted from the array's first chunk.
@@ -119,6 +129,8 @@ pub enum BlockSelection {
     Index(i64),
     /// A range of chunks with step 1.
     Range(Option<i64>, Option<i64>),
+    /// As many full axes as needed (at most one per selection).
+    Ellipsis,
 }
 
 /// What to read or write.
@@ -126,10 +138,17 @@ pub enum BlockSelection {
 pub enum Selection {
     /// Basic indexing (missing trailing axes are full).
     Basic(Vec<BasicItem>),
-    /// Orthogonal (outer) indexing, one entry per axis.
+    /// Orthogonal (outer) indexing, one entry per axis (missing trailing axes are full).
     Orthogonal(Vec<AxisSelection>),
     /// Coordinate (point) selection: `points[i]` is one position tuple.
     Points(Vec<Vec<i64>>),
+    /// Coordinate selection by one integer array per axis: the arrays broadcast together (as
+    /// NumPy's), each element of the broadcast shape is one point, and the output has that
+    /// shape. Positions are checked before the arrays are broadcast, as zarr-python checks
+    /// them.
+    Coordinates(Vec<ArrayD<i64>>),
+    /// The positions where a mask of the array's shape is true, in C order (a 1-d output).
+    Mask(ArrayD<bool>),
     /// Whole chunks, one entry per axis (missing trailing axes are full).
     Blocks(Vec<BlockSelection>),
 }
@@ -192,8 +211,8 @@ impl AxisIndex {
 pub(crate) enum Indexer {
     /// The outer product of per-axis index sets.
     Orthogonal(Vec<AxisIndex>),
-    /// Points (each a full position tuple), in output order.
-    Points(Vec<Vec<u64>>),
+    /// Points (each a full position tuple), in output (C) order, and the output shape.
+    Points(Vec<Vec<u64>>, Vec<u64>),
 }
 
 impl Indexer {
@@ -205,7 +224,7 @@ impl Indexer {
                 .filter(|a| !matches!(a, AxisIndex::Single(_)))
                 .map(AxisIndex::len)
                 .collect(),
-            Indexer::Points(p) => vec![p.len() as u64],
+            Indexer::Points(_, shape) => shape.clone(),
         }
     }
 }
@@ -270,61 +289,41 @@ pub(crate) fn normalize(
     };
     match sel {
         Selection::Basic(items) => {
-            let ellipses = items
-                .iter()
-                .filter(|i| matches!(i, BasicItem::Ellipsis))
-                .count();
-            if ellipses > 1 {
-                return Err(SelectionError::Ellipses { count: ellipses }.into());
-            }
-            let explicit = items.len() - ellipses;
-            if explicit > rank {
-                return Err(too_many("selection", explicit));
-            }
+            let per_axis = expand(
+                items,
+                rank,
+                |i| matches!(i, BasicItem::Ellipsis),
+                "selection",
+            )?;
             let mut axes = Vec::with_capacity(rank);
-            for item in items {
-                match item {
-                    BasicItem::Ellipsis => {
-                        for _ in 0..rank - explicit {
-                            let d = axes.len();
-                            axes.push(full_axis(shape[d]));
-                        }
-                    }
-                    BasicItem::Index(i) => {
-                        let d = axes.len();
-                        axes.push(AxisIndex::Single(position(*i, shape[d], d)?));
-                    }
-                    BasicItem::Slice(s) => {
-                        let d = axes.len();
-                        let (start, count, step) = s.resolve(shape[d], d)?;
-                        axes.push(AxisIndex::Range { start, count, step });
-                    }
-                }
-            }
-            while axes.len() < rank {
-                let d = axes.len();
-                axes.push(full_axis(shape[d]));
+            for (d, item) in per_axis.into_iter().enumerate() {
+                axes.push(match item {
+                    None | Some(BasicItem::Ellipsis) => full_axis(shape[d]),
+                    Some(BasicItem::Index(i)) => AxisIndex::Single(position(*i, shape[d], d)?),
+                    Some(BasicItem::Slice(s)) => slice_axis(s, shape[d], d)?,
+                });
             }
             Ok(Indexer::Orthogonal(axes))
         }
-        Selection::Orthogonal(per_axis) => {
-            if per_axis.len() != rank {
-                return Err(too_many("orthogonal selection", per_axis.len()));
-            }
+        Selection::Orthogonal(items) => {
+            let per_axis = expand(
+                items,
+                rank,
+                |i| matches!(i, AxisSelection::Ellipsis),
+                "orthogonal selection",
+            )?;
             let mut axes = Vec::with_capacity(rank);
-            for (d, a) in per_axis.iter().enumerate() {
+            for (d, a) in per_axis.into_iter().enumerate() {
                 axes.push(match a {
-                    AxisSelection::Index(i) => AxisIndex::Single(position(*i, shape[d], d)?),
-                    AxisSelection::Slice(s) => {
-                        let (start, count, step) = s.resolve(shape[d], d)?;
-                        AxisIndex::Range { start, count, step }
-                    }
-                    AxisSelection::Indices(v) => AxisIndex::List(
+                    None | Some(AxisSelection::Ellipsis) => full_axis(shape[d]),
+                    Some(AxisSelection::Index(i)) => AxisIndex::Single(position(*i, shape[d], d)?),
+                    Some(AxisSelection::Slice(s)) => slice_axis(s, shape[d], d)?,
+                    Some(AxisSelection::Indices(v)) => AxisIndex::List(
                         v.iter()
                             .map(|&i| position(i, shape[d], d))
                             .collect::<Result<_, _>>()?,
                     ),
-                    AxisSelection::Mask(m) => {
+                    Some(AxisSelection::Mask(m)) => {
                         if m.len() as u64 != shape[d] {
                             return Err(SelectionError::MaskLength {
                                 axis: d,
@@ -358,17 +357,45 @@ pub(crate) fn normalize(
                         .collect::<Result<Vec<_>, _>>()?,
                 );
             }
-            Ok(Indexer::Points(out))
+            let n = out.len() as u64;
+            Ok(Indexer::Points(out, vec![n]))
         }
-        Selection::Blocks(per_axis) => {
-            if per_axis.len() > rank {
-                return Err(too_many("block selection", per_axis.len()));
+        Selection::Coordinates(arrays) => coordinates(arrays, shape),
+        Selection::Mask(mask) => {
+            if rank == 0 {
+                return Err(SelectionError::NoAxes {
+                    kind: "mask selection",
+                }
+                .into());
             }
+            if mask.ndim() != rank || mask.shape().iter().zip(shape).any(|(&m, &n)| m as u64 != n) {
+                return Err(SelectionError::MaskShape {
+                    got: mask.shape().to_vec(),
+                    shape: shape.to_vec(),
+                }
+                .into());
+            }
+            let points = try_collect(
+                mask.indexed_iter()
+                    .filter(|(_, &b)| b)
+                    .map(|(ix, _)| ix.slice().iter().map(|&i| i as u64).collect()),
+                "the points of a mask selection",
+            )?;
+            let n = points.len() as u64;
+            Ok(Indexer::Points(points, vec![n]))
+        }
+        Selection::Blocks(items) => {
+            let per_axis = expand(
+                items,
+                rank,
+                |i| matches!(i, BlockSelection::Ellipsis),
+                "block selection",
+            )?;
             let mut axes = Vec::with_capacity(rank);
-            for d in 0..rank {
+            for (d, item) in per_axis.into_iter().enumerate() {
                 let n = blocks.count(d);
-                let (first, count) = match per_axis.get(d) {
-                    None => (0, n),
+                let (first, count) = match item {
+                    None | Some(BlockSelection::Ellipsis) => (0, n),
                     Some(BlockSelection::Index(i)) => (position(*i, n, d)?, 1),
                     Some(BlockSelection::Range(a, b)) => {
                         let (s, c, _) = Slice {
@@ -399,6 +426,121 @@ pub(crate) fn normalize(
             Ok(Indexer::Orthogonal(axes))
         }
     }
+}
+
+/// Per axis the item of `items` that selects along it, or None for a full axis: at most one
+/// ellipsis (`is_ellipsis`) stands for as many full axes as the other items leave, and
+/// missing trailing axes are full.
+fn expand<'a, T>(
+    items: &'a [T],
+    rank: usize,
+    is_ellipsis: impl Fn(&T) -> bool,
+    kind: &'static str,
+) -> Result<Vec<Option<&'a T>>, ArrayError> {
+    let ellipses = items.iter().filter(|i| is_ellipsis(i)).count();
+    if ellipses > 1 {
+        return Err(SelectionError::Ellipses { count: ellipses }.into());
+    }
+    let explicit = items.len() - ellipses;
+    if explicit > rank {
+        return Err(SelectionError::Rank {
+            kind,
+            got: explicit,
+            rank,
+        }
+        .into());
+    }
+    let mut out = Vec::with_capacity(rank);
+    for item in items {
+        if is_ellipsis(item) {
+            out.extend((0..rank - explicit).map(|_| None));
+        } else {
+            out.push(Some(item));
+        }
+    }
+    out.resize(rank, None);
+    Ok(out)
+}
+
+fn slice_axis(s: &Slice, len: u64, axis: usize) -> Result<AxisIndex, ArrayError> {
+    let (start, count, step) = s.resolve(len, axis)?;
+    Ok(AxisIndex::Range { start, count, step })
+}
+
+/// The broadcast shape of `shapes` (NumPy's rules: aligned at the last axis, each axis of one
+/// length or 1), or None.
+fn broadcast_shape(shapes: &[&[usize]]) -> Option<Vec<usize>> {
+    let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; ndim];
+    for s in shapes {
+        for (o, &n) in out[ndim - s.len()..].iter_mut().zip(s.iter()) {
+            if *o == 1 {
+                *o = n;
+            } else if n != 1 && n != *o {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A [`Selection::Coordinates`]: the positions checked axis by axis, then broadcast.
+fn coordinates(arrays: &[ArrayD<i64>], shape: &[u64]) -> Result<Indexer, ArrayError> {
+    let rank = shape.len();
+    if rank == 0 {
+        return Err(SelectionError::NoAxes {
+            kind: "coordinate selection",
+        }
+        .into());
+    }
+    if arrays.len() != rank {
+        return Err(SelectionError::Rank {
+            kind: "coordinate selection",
+            got: arrays.len(),
+            rank,
+        }
+        .into());
+    }
+    let mut positions: Vec<ArrayD<u64>> = Vec::with_capacity(rank);
+    for (d, a) in arrays.iter().enumerate() {
+        let v = a
+            .iter()
+            .map(|&i| position(i, shape[d], d))
+            .collect::<Result<Vec<_>, _>>()?;
+        positions.push(ArrayD::from_shape_vec(a.raw_dim(), v).map_err(|_| {
+            SelectionError::Broadcast {
+                shapes: vec![a.shape().to_vec()],
+            }
+        })?);
+    }
+    let shapes: Vec<&[usize]> = arrays.iter().map(|a| a.shape()).collect();
+    let broadcast_error = || SelectionError::Broadcast {
+        shapes: shapes.iter().map(|s| s.to_vec()).collect(),
+    };
+    let out_shape = broadcast_shape(&shapes).ok_or_else(broadcast_error)?;
+    let n = out_shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| ArrayError::TooLarge {
+            what: "a coordinate selection",
+            shape: out_shape.iter().map(|&n| n as u64).collect(),
+        })?;
+    let mut per_axis = Vec::with_capacity(rank);
+    for p in &positions {
+        let view = p.broadcast(IxDyn(&out_shape)).ok_or_else(broadcast_error)?;
+        per_axis.push(try_collect(
+            view.iter().copied(),
+            "the points of a coordinate selection",
+        )?);
+    }
+    let points = try_collect(
+        (0..n).map(|k| per_axis.iter().map(|v| v[k]).collect()),
+        "the points of a coordinate selection",
+    )?;
+    Ok(Indexer::Points(
+        points,
+        out_shape.iter().map(|&n| n as u64).collect(),
+    ))
 }
 
 fn full_axis(len: u64) -> AxisIndex {
@@ -484,9 +626,117 @@ mod tests {
         let pts = Selection::Points(vec![vec![0, 1], vec![2, -1]]);
         assert_eq!(
             normalize(&pts, &[3, 4], &NO_BLOCKS).unwrap(),
-            Indexer::Points(vec![vec![0, 1], vec![2, 3]])
+            Indexer::Points(vec![vec![0, 1], vec![2, 3]], vec![2])
         );
         assert!(normalize(&Selection::Points(vec![vec![3, 0]]), &[3, 4], &NO_BLOCKS).is_err());
+    }
+
+    #[test]
+    fn orthogonal_and_blocks_take_an_ellipsis_and_leave_out_trailing_axes() {
+        let sel = Selection::Orthogonal(vec![
+            AxisSelection::Ellipsis,
+            AxisSelection::Indices(vec![0, -1]),
+        ]);
+        let ix = normalize(&sel, &[4, 5, 6], &NO_BLOCKS).unwrap();
+        assert_eq!(ix.output_shape(), vec![4, 5, 2]);
+        let sel = Selection::Orthogonal(vec![AxisSelection::Mask(vec![true, false, true, true])]);
+        assert_eq!(
+            normalize(&sel, &[4, 5], &NO_BLOCKS).unwrap().output_shape(),
+            vec![3, 5]
+        );
+        let two = Selection::Orthogonal(vec![AxisSelection::Ellipsis, AxisSelection::Ellipsis]);
+        assert!(matches!(
+            normalize(&two, &[4], &NO_BLOCKS),
+            Err(ArrayError::InvalidSelection(SelectionError::Ellipses {
+                count: 2
+            }))
+        ));
+        let spans = Spans(vec![(0, 3), (3, 4), (7, 2)]);
+        let sel = Selection::Blocks(vec![BlockSelection::Ellipsis, BlockSelection::Index(-1)]);
+        assert_eq!(
+            normalize(&sel, &[9], &spans).unwrap(),
+            Indexer::Orthogonal(vec![AxisIndex::Range {
+                start: 7,
+                count: 2,
+                step: 1
+            }])
+        );
+    }
+
+    fn arr(shape: &[usize], v: Vec<i64>) -> ArrayD<i64> {
+        ArrayD::from_shape_vec(IxDyn(shape), v).unwrap()
+    }
+
+    #[test]
+    fn coordinates_broadcast_and_keep_their_shape() {
+        // (2, 1) against (3,): NumPy's broadcast shape (2, 3), points in C order
+        let sel = Selection::Coordinates(vec![arr(&[2, 1], vec![0, -1]), arr(&[3], vec![0, 1, 2])]);
+        let ix = normalize(&sel, &[4, 5], &NO_BLOCKS).unwrap();
+        assert_eq!(ix.output_shape(), vec![2, 3]);
+        let Indexer::Points(points, _) = ix else {
+            panic!("not points")
+        };
+        assert_eq!(
+            points,
+            vec![
+                vec![0, 0],
+                vec![0, 1],
+                vec![0, 2],
+                vec![3, 0],
+                vec![3, 1],
+                vec![3, 2]
+            ]
+        );
+        // shapes that do not broadcast
+        let bad = Selection::Coordinates(vec![arr(&[2], vec![0, 1]), arr(&[3], vec![0, 1, 2])]);
+        assert!(matches!(
+            normalize(&bad, &[4, 5], &NO_BLOCKS),
+            Err(ArrayError::InvalidSelection(
+                SelectionError::Broadcast { .. }
+            ))
+        ));
+        // positions are checked before the arrays are broadcast, as zarr-python checks them
+        let both = Selection::Coordinates(vec![arr(&[2], vec![0, 4]), arr(&[3], vec![0, 1, 2])]);
+        assert!(matches!(
+            normalize(&both, &[4, 5], &NO_BLOCKS),
+            Err(ArrayError::OutOfBounds {
+                axis: 0,
+                index: 4,
+                len: 4
+            })
+        ));
+        // one array per axis; an array without axes has no coordinates
+        let one = Selection::Coordinates(vec![arr(&[1], vec![0])]);
+        assert!(normalize(&one, &[4, 5], &NO_BLOCKS).is_err());
+        assert!(matches!(
+            normalize(&Selection::Coordinates(vec![]), &[], &NO_BLOCKS),
+            Err(ArrayError::InvalidSelection(SelectionError::NoAxes { .. }))
+        ));
+        // empty arrays select nothing, in the broadcast shape
+        let empty = Selection::Coordinates(vec![arr(&[0], vec![]), arr(&[1], vec![2])]);
+        assert_eq!(
+            normalize(&empty, &[4, 5], &NO_BLOCKS)
+                .unwrap()
+                .output_shape(),
+            vec![0]
+        );
+    }
+
+    #[test]
+    fn masks_select_their_true_positions_in_c_order() {
+        let mask = ArrayD::from_shape_vec(IxDyn(&[2, 2]), vec![false, true, true, true]).unwrap();
+        let ix = normalize(&Selection::Mask(mask), &[2, 2], &NO_BLOCKS).unwrap();
+        assert_eq!(
+            ix,
+            Indexer::Points(vec![vec![0, 1], vec![1, 0], vec![1, 1]], vec![3])
+        );
+        let short = ArrayD::from_shape_vec(IxDyn(&[2]), vec![true, true]).unwrap();
+        assert!(matches!(
+            normalize(&Selection::Mask(short), &[3], &NO_BLOCKS),
+            Err(ArrayError::InvalidSelection(
+                SelectionError::MaskShape { .. }
+            ))
+        ));
     }
 
     #[test]
