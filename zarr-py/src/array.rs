@@ -3,36 +3,21 @@
 //! Reads decode straight into a NumPy array that the caller allocated (`out`, a flat `uint8`
 //! view of it), or hand the buffer Rust filled over to NumPy as the array's owner; writes read
 //! the caller's C-contiguous buffer in place. Every read and write releases the GIL.
-//! Selections arrive already normalised by the Python side (see `python/zarr_rs/_indexing.py`).
+//! Selections arrive as the Python key and its kind (see [`crate::key`]); zarr-array normalises
+//! them. A selection that is one block (ints and slices of step 1, whole chunks) is read
+//! and written as a region by the engine itself.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::{Map, Value};
-use zarr_array::selection::{AxisSelection, BlockSelection, Selection, Slice};
+use zarr_array::selection::Selection;
 use zarr_array::Array;
 
 use crate::engine::{self, Error, VlenItems};
-use crate::error::{
-    BoundsError, DataTypeError, IntoPy, InvalidArgumentError, ReadOnlyError, TooLargeError,
-};
+use crate::error::{DataTypeError, IntoPy, InvalidArgumentError, ReadOnlyError, TooLargeError};
+use crate::key;
 use crate::sparse;
-
-/// One axis of a block selection from Python: a chunk index, or a range `(start, stop)`.
-#[derive(Debug, FromPyObject)]
-enum BlockItem {
-    Index(i64),
-    Range(Option<i64>, Option<i64>),
-}
-
-impl From<BlockItem> for BlockSelection {
-    fn from(item: BlockItem) -> Self {
-        match item {
-            BlockItem::Index(i) => BlockSelection::Index(i),
-            BlockItem::Range(a, b) => BlockSelection::Range(a, b),
-        }
-    }
-}
 
 /// A Zarr array opened by the Rust engine (private: use `zarr_rs.Array`).
 #[pyclass(module = "zarr_rs._core")]
@@ -72,54 +57,6 @@ pub(crate) fn parse_json_map(text: &str) -> PyResult<Map<String, Value>> {
         )),
         Err(e) => Err(InvalidArgumentError::new_err(format!(
             "attributes are not JSON: {e}"
-        ))),
-    }
-}
-
-fn slice_of(t: &Bound<'_, PyTuple>) -> PyResult<Slice> {
-    let (start, stop, step): (Option<i64>, Option<i64>, Option<i64>) = t.extract()?;
-    Ok(Slice { start, stop, step })
-}
-
-/// A selection from its Python form: `(kind, items)` with kind `"orthogonal"` (per axis an
-/// int, a `(start, stop, step)` tuple, an int64 or a bool array), `"points"` (per axis an
-/// int64 array, all of one length). Block selections are regions by then.
-fn selection(sel: &Bound<'_, PyTuple>) -> PyResult<Selection> {
-    let (kind, items): (String, Bound<'_, PyList>) = sel.extract()?;
-    match kind.as_str() {
-        "orthogonal" => {
-            let mut axes = Vec::with_capacity(items.len());
-            for item in items.iter() {
-                axes.push(if let Ok(i) = item.extract::<i64>() {
-                    AxisSelection::Index(i)
-                } else if let Ok(t) = item.cast::<PyTuple>() {
-                    AxisSelection::Slice(slice_of(t)?)
-                } else if let Ok(m) = item.extract::<PyReadonlyArray1<'_, bool>>() {
-                    AxisSelection::Mask(m.as_array().to_vec())
-                } else {
-                    let v: PyReadonlyArray1<'_, i64> = item.extract()?;
-                    AxisSelection::Indices(v.as_array().to_vec())
-                });
-            }
-            Ok(Selection::Orthogonal(axes))
-        }
-        "points" => {
-            let per_axis: Vec<PyReadonlyArray1<'_, i64>> = items.extract()?;
-            let n = per_axis.first().map_or(0, |a| a.len());
-            if per_axis.iter().any(|a| a.len() != n) {
-                return Err(BoundsError::new_err(
-                    "point coordinates of different lengths",
-                ));
-            }
-            let views: Vec<_> = per_axis.iter().map(|a| a.as_array()).collect();
-            Ok(Selection::Points(
-                (0..n)
-                    .map(|k| views.iter().map(|v| v[k]).collect())
-                    .collect(),
-            ))
-        }
-        other => Err(InvalidArgumentError::new_err(format!(
-            "unknown selection kind {other:?}"
         ))),
     }
 }
@@ -256,17 +193,6 @@ impl ArrayCore {
         engine::grid_shape(&self.inner)
     }
 
-    /// `(start, shape)` of the positions a block selection covers: per axis a chunk index or
-    /// a `(start, stop)` range of chunk indices (either may be None). Only the chunks named
-    /// are looked at.
-    fn block_region(&self, items: Vec<BlockItem>) -> PyResult<(Vec<u64>, Vec<u64>)> {
-        engine::block_region(
-            &self.inner,
-            items.into_iter().map(BlockItem::into).collect(),
-        )
-        .py_err()
-    }
-
     /// The stored chunks as `(grid index, stored bytes)`.
     fn stored_chunk_sizes(&self, py: Python<'_>) -> PyResult<Vec<(Vec<i64>, u64)>> {
         let a = &self.inner;
@@ -310,55 +236,45 @@ impl ArrayCore {
         py.detach(|| engine::set_attributes(a, map)).py_err()
     }
 
-    /// Reads the region `start`/`shape` into `out`, a flat `uint8` view of a C-contiguous
-    /// array of the region's shape and the array's dtype. The GIL is released.
-    fn read_into(
-        &self,
-        py: Python<'_>,
-        start: Vec<u64>,
-        shape: Vec<u64>,
-        mut out: PyReadwriteArray1<'_, u8>,
-    ) -> PyResult<()> {
-        let region = engine::region(start, shape).py_err()?;
-        let dst = out
-            .as_slice_mut()
-            .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
-        let a = &self.inner;
-        py.detach(|| engine::read_region_bytes_into(a, &region, dst))
-            .py_err()
-    }
-
-    /// Writes `data` (a flat `uint8` view of C-contiguous data of the region's shape and the
-    /// array's dtype) into the region `start`/`shape`. The GIL is released.
-    fn write_from(
-        &self,
-        py: Python<'_>,
-        start: Vec<u64>,
-        shape: Vec<u64>,
-        data: PyReadonlyArray1<'_, u8>,
-    ) -> PyResult<()> {
-        self.writable()?;
-        let region = engine::region(start, shape).py_err()?;
-        let src = bytes(&data)?;
-        let a = &self.inner;
-        py.detach(|| engine::write_region_bytes(a, &region, src))
-            .py_err()
-    }
-
-    /// The shape a selection reads.
-    fn selection_shape(&self, sel: &Bound<'_, PyTuple>) -> PyResult<Vec<u64>> {
-        let sel = selection(sel)?;
+    /// The shape a selection reads (and a write through it takes): `kind` is `"basic"`,
+    /// `"orthogonal"`, `"points"` or `"blocks"`, `key` the Python key.
+    fn selection_shape(&self, kind: &str, key: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+        let sel = key::selection(kind, key)?;
         engine::selection_shape(&self.inner, &sel).py_err()
     }
 
-    /// Reads a selection: `(shape, flat uint8 array)`; the engine decodes straight into the
-    /// NumPy array's buffer (no copy). The GIL is released.
+    /// `(start, shape, output shape)` of the block a selection covers, when it is one (ints
+    /// and slices of step 1): an axis an int selects has length 1 in `shape` and is dropped
+    /// from the output shape. None for any other selection.
+    #[allow(clippy::type_complexity)]
+    fn selection_region(
+        &self,
+        kind: &str,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<(Vec<u64>, Vec<u64>, Vec<u64>)>> {
+        let sel = key::selection(kind, key)?;
+        let a = &self.inner;
+        let Some((start, shape)) = engine::selection_region(a, &sel).py_err()? else {
+            return Ok(None);
+        };
+        let out = engine::selection_shape(a, &sel).py_err()?;
+        Ok(Some((start, shape, out)))
+    }
+
+    /// Reads a selection into a new NumPy array of `dtype` (the array's) and the selection's
+    /// shape; the engine decodes straight into its buffer (no copy). A block (ints and slices
+    /// of step 1, whole chunks) is read as a region into an array that owns its buffer; any
+    /// other selection into a flat `uint8` array, returned viewed as `dtype`. Buffers come
+    /// from `numpy.zeros`, so one too large for memory raises MemoryError. The GIL is
+    /// released while the engine reads.
     fn read_selection<'py>(
         &self,
         py: Python<'py>,
-        sel: &Bound<'py, PyTuple>,
-    ) -> PyResult<(Vec<u64>, Bound<'py, PyArray1<u8>>)> {
-        let sel = selection(sel)?;
+        kind: &str,
+        key: &Bound<'py, PyAny>,
+        dtype: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let sel = key::selection(kind, key)?;
         let a = &self.inner;
         let shape = engine::selection_shape(a, &sel).py_err()?;
         let len = shape
@@ -367,57 +283,60 @@ impl ArrayCore {
                 n.checked_mul(usize::try_from(d).ok()?)
             })
             .ok_or_else(|| TooLargeError::new_err(format!("a selection of shape {shape:?}")))?;
-        let out = PyArray1::<u8>::zeros(py, len, false);
-        {
-            let mut rw = out.readwrite();
-            let dst = rw
-                .as_slice_mut()
-                .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
-            py.detach(|| engine::read_selection_bytes_into(a, &sel, dst))
-                .py_err()?;
-        }
-        Ok((shape, out))
+        let np = py.import("numpy")?;
+        // only basic and block selections are asked (an orthogonal or point selection's
+        // index lists would be normalised once more)
+        let block = matches!(sel, Selection::Basic(_) | Selection::Blocks(_))
+            && engine::selection_region(a, &sel).py_err()?.is_some();
+        let (out, flat) = if block {
+            let out = np.call_method1("zeros", (shape.clone(), dtype))?;
+            let flat = out
+                .call_method1("reshape", (-1,))?
+                .call_method1("view", ("uint8",))?;
+            (out, flat)
+        } else {
+            let flat = np.call_method1("zeros", (len, "uint8"))?;
+            let out = flat
+                .call_method1("view", (dtype,))?
+                .call_method1("reshape", (shape,))?;
+            (out, flat)
+        };
+        let flat = flat.cast_into::<PyArray1<u8>>()?;
+        let mut rw = flat.readwrite();
+        let dst = rw
+            .as_slice_mut()
+            .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
+        py.detach(|| engine::read_selection_bytes_into(a, &sel, dst))
+            .py_err()?;
+        Ok(out)
     }
 
     /// Writes `data` (flat `uint8` view of C-contiguous data of the selection's shape)
-    /// through a selection. The GIL is released.
+    /// through a selection (a block as a region). The GIL is released.
     fn write_selection(
         &self,
         py: Python<'_>,
-        sel: &Bound<'_, PyTuple>,
+        kind: &str,
+        key: &Bound<'_, PyAny>,
         data: PyReadonlyArray1<'_, u8>,
     ) -> PyResult<()> {
         self.writable()?;
-        let sel = selection(sel)?;
+        let sel = key::selection(kind, key)?;
         let src = bytes(&data)?;
         let a = &self.inner;
         py.detach(|| engine::write_selection_bytes(a, &sel, src))
             .py_err()
     }
 
-    /// Reads the region `start`/`shape` of a `string` / `variable_length_bytes` array: a
-    /// list of `str` / `bytes` in C order. The GIL is released while chunks are read.
-    fn read_vlen_region<'py>(
-        &self,
-        py: Python<'py>,
-        start: Vec<u64>,
-        shape: Vec<u64>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let region = engine::region(start, shape).py_err()?;
-        let a = &self.inner;
-        let items = py
-            .detach(|| engine::read_vlen_region(a, &region))
-            .py_err()?;
-        vlen_list(py, items)
-    }
-
-    /// Reads a selection of a `string` / `variable_length_bytes` array: `(shape, list)`.
+    /// Reads a selection of a `string` / `variable_length_bytes` array: `(shape, list)` of
+    /// `str` / `bytes` in C order. The GIL is released while chunks are read.
     fn read_vlen_selection<'py>(
         &self,
         py: Python<'py>,
-        sel: &Bound<'py, PyTuple>,
+        kind: &str,
+        key: &Bound<'py, PyAny>,
     ) -> PyResult<(Vec<u64>, Bound<'py, PyList>)> {
-        let sel = selection(sel)?;
+        let sel = key::selection(kind, key)?;
         let a = &self.inner;
         let (shape, items) = py
             .detach(|| engine::read_vlen_selection(a, &sel))
@@ -425,32 +344,17 @@ impl ArrayCore {
         Ok((shape, vlen_list(py, items)?))
     }
 
-    /// Writes `items` (a list of `str` / `bytes`, C order) into the region `start`/`shape`.
-    fn write_vlen_region(
-        &self,
-        py: Python<'_>,
-        start: Vec<u64>,
-        shape: Vec<u64>,
-        items: &Bound<'_, PyList>,
-    ) -> PyResult<()> {
-        self.writable()?;
-        let region = engine::region(start, shape).py_err()?;
-        let a = &self.inner;
-        let items = vlen_items(a, items)?;
-        py.detach(|| engine::write_vlen_region(a, &region, items))
-            .py_err()
-    }
-
     /// Writes `items` (a list of `str` / `bytes`, C order, the selection's shape) through a
     /// selection.
     fn write_vlen_selection(
         &self,
         py: Python<'_>,
-        sel: &Bound<'_, PyTuple>,
+        kind: &str,
+        key: &Bound<'_, PyAny>,
         items: &Bound<'_, PyList>,
     ) -> PyResult<()> {
         self.writable()?;
-        let sel = selection(sel)?;
+        let sel = key::selection(kind, key)?;
         let a = &self.inner;
         let items = vlen_items(a, items)?;
         py.detach(|| engine::write_vlen_selection(a, &sel, items))

@@ -419,11 +419,6 @@ pub(crate) fn block_spans(a: &Array, axis: usize, per_block: u64) -> Result<Vec<
         .collect()
 }
 
-pub(crate) fn block_region(a: &Array, blocks: Vec<BlockSelection>) -> Result<(Vec<u64>, Vec<u64>)> {
-    let r = a.block_region(&blocks)?;
-    Ok((r.start, r.shape))
-}
-
 pub(crate) fn stored_chunk_sizes(a: &Array) -> Result<Vec<(Vec<i64>, u64)>> {
     a.stored_chunk_sizes()
 }
@@ -463,16 +458,6 @@ pub(crate) fn region(start: Vec<u64>, shape: Vec<u64>) -> Result<Region> {
     Ok(Region::new(start, shape)?)
 }
 
-/// Reads a region into `out` (C order, native byte order).
-pub(crate) fn read_region_bytes_into(a: &Array, region: &Region, out: &mut [u8]) -> Result<()> {
-    a.read_region_bytes_into(region, out)
-}
-
-/// Writes `data` (C order, native byte order, the region's shape) into a region.
-pub(crate) fn write_region_bytes(a: &Array, region: &Region, data: &[u8]) -> Result<()> {
-    a.write_region_bytes(region, data)
-}
-
 /// Reads a selection into `out` (C order, native byte order, the selection's shape).
 pub(crate) fn read_selection_bytes_into(a: &Array, sel: &Selection, out: &mut [u8]) -> Result<()> {
     a.read_selection_bytes_into(sel, out)
@@ -484,6 +469,12 @@ pub(crate) fn write_selection_bytes(a: &Array, sel: &Selection, data: &[u8]) -> 
 
 pub(crate) fn selection_shape(a: &Array, sel: &Selection) -> Result<Vec<u64>> {
     a.selection_shape(sel)
+}
+
+/// `(start, shape)` of the block `sel` selects, when it is one (see
+/// [`Array::selection_region`]).
+pub(crate) fn selection_region(a: &Array, sel: &Selection) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
+    Ok(a.selection_region(sel)?.map(|r| (r.start, r.shape)))
 }
 
 // ---- arrays of variable-size elements (`string`, `variable_length_bytes`) ----
@@ -548,8 +539,12 @@ pub(crate) fn read_vlen_region(a: &Array, region: &Region) -> Result<VlenItems> 
 }
 
 /// Reads a selection of a `string` / `variable_length_bytes` array: its shape and elements.
+/// A selection that is one block is read as a region (chunk regions decoded whole).
 pub(crate) fn read_vlen_selection(a: &Array, sel: &Selection) -> Result<(Vec<u64>, VlenItems)> {
     let shape = a.selection_shape(sel)?;
+    if let Some(region) = a.selection_region(sel)? {
+        return Ok((shape, read_vlen_region(a, &region)?));
+    }
     let items = match vlen_kind(a) {
         Some(true) => VlenItems::Strings(c_order(a.read_selection_vlen(sel)?)),
         Some(false) => VlenItems::Bytes(c_order(a.read_selection_vlen(sel)?)),
@@ -566,8 +561,12 @@ pub(crate) fn write_vlen_region(a: &Array, region: &Region, items: VlenItems) ->
     }
 }
 
-/// Writes `items` (C order, the selection's shape) through a selection.
+/// Writes `items` (C order, the selection's shape) through a selection; a selection that is
+/// one block is written as a region.
 pub(crate) fn write_vlen_selection(a: &Array, sel: &Selection, items: VlenItems) -> Result<()> {
+    if let Some(region) = a.selection_region(sel)? {
+        return write_vlen_region(a, &region, items);
+    }
     let shape = a.selection_shape(sel)?;
     match items {
         VlenItems::Strings(v) => a.write_selection_vlen(sel, shaped(&shape, v)?.view()),

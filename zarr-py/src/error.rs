@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 use pyo3::PyTypeInfo;
 use zarr_array::zarr_store::StoreError as StoreFailure;
-use zarr_array::ArrayError;
+use zarr_array::{ArrayError, SelectionError};
 
 /// Each class of `zarr_rs.errors` as a Rust exception type, and [`import`].
 macro_rules! classes {
@@ -87,6 +87,10 @@ pub(crate) fn to_py(e: ArrayError) -> PyErr {
         },
         ArrayError::DataTypeMismatch { .. } => DataTypeError::new_err(msg),
         ArrayError::ShapeMismatch { .. } => ShapeError::new_err(msg),
+        // index arrays that do not broadcast: NumPy's and zarr-python's ValueError
+        ArrayError::InvalidSelection(SelectionError::Broadcast { .. }) => {
+            InvalidArgumentError::new_err(msg)
+        }
         ArrayError::InvalidSelection(_)
         | ArrayError::Region(_)
         | ArrayError::OutOfBounds { .. } => BoundsError::new_err(msg),

@@ -10,6 +10,7 @@ mod array;
 mod engine;
 mod error;
 mod group;
+mod key;
 mod sparse;
 mod spec;
 

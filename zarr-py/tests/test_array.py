@@ -337,6 +337,30 @@ def test_huge_reads_raise_memory_error_not_abort(tmp_path):
     assert out.stdout.split() == ["MemoryError"] * 3
 
 
+def test_huge_selections_raise_memory_error_not_panic(tmp_path):
+    """A strided or block read of 2^39 ints under a 4 GiB address-space limit raises
+    MemoryError: the buffer of a selection that is not a region was allocated by a call that
+    panics when NumPy cannot give it (a PanicException)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import resource, zarr_rs
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        a = zarr_rs.create_array({str(tmp_path / "a.zarr")!r}, shape=(2**40,), chunks=(2**10,),
+                                 dtype="int32")
+        for get in [lambda: a[::2], lambda: a[1::3], lambda: a.blocks[1:]]:
+            try:
+                get()
+            except MemoryError:
+                print("MemoryError")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["MemoryError"] * 3, out.stderr[-2000:]
+
+
 @pytest.mark.parametrize("dtype", [str, bytes, "int32"])
 def test_selections_of_an_axis_of_length_zero(tmp_path, dtype):
     """A string array with an axis of length 0 failed on strided and orthogonal selections

@@ -375,81 +375,32 @@ class Array:
         return self.shape[0]
 
     # ---- dense reads and writes ----
-    def _read_region(self, r: _indexing.Region) -> np.ndarray:
-        if self._vlen is not None:
-            out = _object_array(self._core.read_vlen_region(r.start, r.count), r.count)
-            return out.reshape(r.out_shape) if r.drop else out
-        out = np.zeros(r.count, dtype=self._dtype)
-        if out.size:
-            self._core.read_into(r.start, r.count, _flat_bytes(out))
-        return out.reshape(r.out_shape) if r.drop else out
-
-    def _write_region(self, r: _indexing.Region, value: Any) -> None:
-        if self._vlen is not None:
-            items = _vlen_items(value, self._vlen, r.out_shape)
-            if items:
-                self._core.write_vlen_region(r.start, r.count, items)
-            return
-        data = _as_data(value, self._dtype, r.out_shape)
-        if data.size:
-            self._core.write_from(r.start, r.count, _flat_bytes(data))
-
-    def _read_sel(self, sel: tuple, out_shape: tuple[int, ...] | None = None) -> np.ndarray:
-        if self._vlen is not None:
-            shape, items = self._core.read_vlen_selection(sel)
-            return _object_array(items, shape if out_shape is None else out_shape)
-        shape, buf = self._core.read_selection(sel)
-        arr = buf.view(self._dtype).reshape(shape if out_shape is None else out_shape)
-        return arr
-
-    def _write_sel(self, sel: tuple, value: Any, shape: tuple[int, ...]) -> None:
-        if self._vlen is not None:
-            self._core.write_vlen_selection(sel, _vlen_items(value, self._vlen, shape))
-            return
-        data = _as_data(value, self._dtype, shape)
-        self._core.write_selection(sel, _flat_bytes(data))
-
+    # The key goes to the engine as it is, with its kind (``_indexing.kind_of``, or the
+    # indexer used): the engine normalises it, checks it, gives the shape and raises the
+    # errors. A block (ints and slices of step 1) is read and written as a region, chunks
+    # decoded straight into the output the engine allocates and NumPy then owns.
     def _get(self, kind: str, key: Any) -> np.ndarray:
-        shape = self.shape
-        if kind == "basic":
-            sel = _indexing.basic(key, shape)
-            if isinstance(sel, _indexing.Region):
-                return self._read_region(sel)
-            return self._read_sel(sel)
-        if kind == "orthogonal":
-            return self._read_sel(_indexing.orthogonal(key, shape))
-        if kind == "points":
-            sel, out_shape = _indexing.points(key, shape)
-            return self._read_sel(sel, out_shape)
-        return self._read_region(self._block_region(key))
+        if kind == "blocks":
+            self._check_blocks(key)
+        if self._vlen is not None:
+            shape, items = self._core.read_vlen_selection(kind, key)
+            return _object_array(items, shape)
+        return self._core.read_selection(kind, key, self._dtype)
 
     def _set(self, kind: str, key: Any, value: Any) -> None:
-        shape = self.shape
-        if kind == "basic":
-            sel = _indexing.basic(key, shape)
-            if isinstance(sel, _indexing.Region):
-                return self._write_region(sel, value)
-        elif kind == "orthogonal":
-            sel = _indexing.orthogonal(key, shape)
-        elif kind == "points":
-            sel, out_shape = _indexing.points(key, shape)
-            if self._vlen is not None:
-                self._core.write_vlen_selection(sel, _vlen_items(value, self._vlen, out_shape))
-                return None
-            data = _as_data(value, self._dtype, out_shape).reshape(-1)
-            self._core.write_selection(sel, _flat_bytes(np.ascontiguousarray(data)))
-            return None
-        else:
-            return self._write_region(self._block_region(key), value)
-        self._write_sel(sel, value, tuple(self._core.selection_shape(sel)))
-        return None
+        if kind == "blocks":
+            self._check_blocks(key)
+        shape = tuple(self._core.selection_shape(kind, key))
+        if self._vlen is not None:
+            self._core.write_vlen_selection(kind, key, _vlen_items(value, self._vlen, shape))
+            return
+        data = _as_data(value, self._dtype, shape)
+        self._core.write_selection(kind, key, _flat_bytes(data))
 
-    def _block_region(self, key: Any) -> _indexing.Region:
+    def _check_blocks(self, key: Any) -> None:
         if self.size == 0:
             # as zarr-python: an array without elements has no block to select
             raise BoundsError(f"block selection {key!r} of an array of shape {self.shape}, which has no elements")
-        start, count = self._core.block_region(_indexing.blocks(key, self.ndim))
-        return _indexing.Region(start, count, [])
 
     def __getitem__(self, key: Any) -> np.ndarray:
         return self._get(_indexing.kind_of(key, self.ndim), key)
@@ -568,13 +519,14 @@ class Array:
         return Array(core, path_or_url, path)
 
     # ---- sparse ----
-    def _region_of(self, selection: Any) -> _indexing.Region:
-        sel = _indexing.basic(selection, self.shape)
-        if not isinstance(sel, _indexing.Region) or sel.drop:
+    def _region_of(self, selection: Any) -> tuple[list[int], list[int]]:
+        """``(start, shape)`` of a block given as a basic key (the engine normalises it)."""
+        r = self._core.selection_region("basic", selection)
+        if r is None or len(r[2]) != self.ndim:
             raise InvalidArgumentError(
                 "sparse reads take a block: slices with step 1 (no integer indices, no steps)"
             )
-        return sel
+        return r[0], r[1]
 
     def read_csr(self, selection: Any = Ellipsis) -> Any:
         """A 2-d block as a ``scipy.sparse.csr_array``, built by the engine straight from the
@@ -583,21 +535,21 @@ class Array:
         positions (as SciPy picks them), else int64."""
         import scipy.sparse
 
-        r = self._region_of(selection)
-        indptr, indices, data = self._core.read_csr(r.start, r.count)
-        return scipy.sparse.csr_array((data, indices, indptr), shape=tuple(r.count), copy=False)
+        start, count = self._region_of(selection)
+        indptr, indices, data = self._core.read_csr(start, count)
+        return scipy.sparse.csr_array((data, indices, indptr), shape=tuple(count), copy=False)
 
     def read_coo(self, selection: Any = Ellipsis) -> Any:
         """A block of any rank as a ``sparse.COO`` (pydata/sparse), coordinates relative to
         the block, sorted; the coordinate and value arrays own the vectors the engine built."""
         import sparse
 
-        r = self._region_of(selection)
-        coords, values = self._core.read_coo(r.start, r.count)
-        if any(r.start):
-            coords -= np.asarray(r.start, dtype=np.int64)[:, None]
+        start, count = self._region_of(selection)
+        coords, values = self._core.read_coo(start, count)
+        if any(start):
+            coords -= np.asarray(start, dtype=np.int64)[:, None]
         return sparse.COO(
-            coords, values, shape=tuple(r.count), has_duplicates=False, sorted=True,
+            coords, values, shape=tuple(count), has_duplicates=False, sorted=True,
             fill_value=self.fill_value,
         )
 
