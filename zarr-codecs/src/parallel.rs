@@ -76,10 +76,42 @@ where
     if rayon::current_thread_index().is_some() {
         return items.par_iter().enumerate().map(|(i, t)| f(i, t)).collect();
     }
+    map_with(items, f, &|len, work| run_helping(len, work))
+}
+
+/// As [`try_map`], but on the calling thread and up to `threads - 1` threads of its own, for
+/// items that mostly wait on a store that serves many requests at once (see
+/// [`try_for_each_mut_on_threads`]).
+///
+/// # Errors
+/// The first error `f` returns.
+pub fn try_map_on_threads<T, R, E, F>(items: &[T], threads: usize, f: F) -> Result<Vec<R>, E>
+where
+    T: Sync,
+    R: Send,
+    E: Send,
+    F: Fn(usize, &T) -> Result<R, E> + Sync,
+{
+    map_with(items, f, &|len, work| on_threads(threads, len, work))
+}
+
+/// The loop of [`try_map`] and [`try_map_on_threads`]: `run(len, work)` runs `work` on each
+/// participant, which draw the items' indices from one counter.
+fn map_with<T, R, E, F>(
+    items: &[T],
+    f: F,
+    run: &dyn Fn(usize, &(dyn Fn() + Sync)),
+) -> Result<Vec<R>, E>
+where
+    T: Sync,
+    R: Send,
+    E: Send,
+    F: Fn(usize, &T) -> Result<R, E> + Sync,
+{
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let done: Mutex<Vec<(usize, Result<R, E>)>> = Mutex::new(Vec::with_capacity(items.len()));
-    run_helping(items.len(), &|| {
+    run(items.len(), &|| {
         let mut mine = Vec::new();
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -100,6 +132,18 @@ where
     done.sort_unstable_by_key(|(i, _)| *i);
     // with no error every item ran; with one, the first error in order ends the collection
     done.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Runs `work` on the calling thread and on up to `threads - 1` scoped threads of its own (no
+/// more than the `len - 1` items the caller leaves), and returns when all have returned.
+fn on_threads(threads: usize, len: usize, work: &(dyn Fn() + Sync)) {
+    let extra = threads.saturating_sub(1).min(len.saturating_sub(1));
+    std::thread::scope(|scope| {
+        for _ in 0..extra {
+            scope.spawn(work);
+        }
+        work();
+    });
 }
 
 /// `f(state, i, &mut items[i])` for every item, in parallel (the calling thread taking part),
@@ -163,15 +207,7 @@ where
     I: Fn() -> S + Sync,
     F: Fn(&mut S, usize, &mut T) -> Result<(), E> + Sync,
 {
-    each_cell(items, init, f, &|len, work| {
-        let extra = threads.saturating_sub(1).min(len.saturating_sub(1));
-        std::thread::scope(|scope| {
-            for _ in 0..extra {
-                scope.spawn(work);
-            }
-            work();
-        });
-    })
+    each_cell(items, init, f, &|len, work| on_threads(threads, len, work))
 }
 
 /// The loop of [`try_for_each_mut`] and [`try_for_each_mut_on_threads`]: `run(len, work)`
