@@ -2,12 +2,11 @@
 //! and each chunk is decoded once, in parallel.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_buffer::AlignedBuffer;
-use zarr_codecs::{parallel, AxisSet, BlockBuffer, BlockError};
+use zarr_codecs::{parallel, AxisSet, Block, BlockBuffer, BlockError};
 use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
 use crate::array::{to_ndarray, Array};
@@ -188,37 +187,46 @@ impl Array {
             .collect();
         let mut out = BlockBuffer::new(out, &full_shape, elem).map_err(|e| self.out_err(e))?;
         let mut blocks = out.split_product(&sets).map_err(|e| self.out_err(e))?;
-        combos
-            .par_iter()
-            .zip(blocks.par_iter_mut())
-            .try_for_each(|(combo, block)| -> Result<()> {
-                let chunk: Vec<i64> = combo
+        let mut work: Vec<_> = combos.iter().zip(blocks.iter_mut()).collect();
+        let concurrency = self.store.fetch_concurrency();
+        let each = |_: &mut (),
+                    _: usize,
+                    (combo, block): &mut (&Vec<u64>, &mut Block<'_>)|
+         -> Result<()> {
+            let chunk: Vec<i64> = combo
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| groups[d][i as usize].0)
+                .collect();
+            let Some(decoded) = self.decoded_chunk(&chunk)? else {
+                return block.fill(&fill).map_err(|e| self.out_err(e));
+            };
+            let chunk_shape = self.chunk_codec(&chunk)?.shape;
+            let offsets: Vec<&[u64]> = combo
+                .iter()
+                .enumerate()
+                .map(|(d, &i)| groups[d][i as usize].1.offsets.as_slice())
+                .collect();
+            let bytes = decoded.as_bytes();
+            block.for_each_element(|pos, dst| {
+                let src = pos
                     .iter()
-                    .enumerate()
-                    .map(|(d, &i)| groups[d][i as usize].0)
-                    .collect();
-                let Some(decoded) = self.decoded_chunk(&chunk)? else {
-                    return block.fill(&fill).map_err(|e| self.out_err(e));
-                };
-                let chunk_shape = self.chunk_codec(&chunk)?.shape;
-                let offsets: Vec<&[u64]> = combo
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &i)| groups[d][i as usize].1.offsets.as_slice())
-                    .collect();
-                let bytes = decoded.as_bytes();
-                block.for_each_element(|pos, dst| {
-                    let src = pos
-                        .iter()
-                        .zip(&offsets)
-                        .zip(&chunk_shape)
-                        .fold(0usize, |acc, ((&p, off), &n)| {
-                            acc * n as usize + off[p as usize] as usize
-                        });
-                    dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
-                });
-                Ok(())
-            })
+                    .zip(&offsets)
+                    .zip(&chunk_shape)
+                    .fold(0usize, |acc, ((&p, off), &n)| {
+                        acc * n as usize + off[p as usize] as usize
+                    });
+                dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
+            });
+            Ok(())
+        };
+        if concurrency > rayon::current_num_threads() {
+            // a store serving many requests at once: as many chunks in flight as it serves
+            parallel::try_for_each_mut_on_threads(&mut work, concurrency, || (), each)
+        } else {
+            work.par_iter_mut()
+                .try_for_each(|item| each(&mut (), 0, item))
+        }
     }
 
     /// Groups points by chunk: each chunk (in grid order) with its points' positions in the
@@ -343,31 +351,8 @@ impl Array {
             // the calling thread reads too (`parallel`)
             parallel::try_map(&work, |_, item| read_one(item))?
         } else {
-            // as many chunks in flight as the store serves at once, each worker taking the
-            // next chunk not yet taken
-            let next = AtomicUsize::new(0);
-            let mut got: Vec<(usize, Result<Vec<u8>>)> = std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..concurrency)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut mine = Vec::new();
-                            loop {
-                                let i = next.fetch_add(1, Ordering::Relaxed);
-                                let Some(item) = work.get(i) else {
-                                    return mine;
-                                };
-                                mine.push((i, read_one(item)));
-                            }
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .collect()
-            });
-            got.sort_unstable_by_key(|(i, _)| *i);
-            got.into_iter().map(|(_, r)| r).collect::<Result<_>>()?
+            // as many chunks in flight as the store serves at once
+            parallel::try_map_on_threads(&work, concurrency, |_, item| read_one(item))?
         };
         for ((_, in_chunk), values) in work.iter().zip(&values) {
             for (&i, v) in in_chunk.outputs.iter().zip(values.chunks_exact(elem)) {

@@ -631,3 +631,49 @@ fn a_plane_through_chunks_of_an_object_store_keeps_many_requests_in_flight() {
         "{peak} requests in flight at most, for 16 chunks"
     );
 }
+
+/// Orthogonal and point selections on an object store keep many requests in flight too.
+#[test]
+fn selections_on_an_object_store_keep_many_requests_in_flight() {
+    let mem = Arc::new(MemoryStore::new());
+    let n = 16u64;
+    let a = ArrayBuilder::new(vec![n, n], DataType::UInt32)
+        .chunk_shape(vec![2, 2])
+        .create(mem.clone(), "a")
+        .unwrap();
+    let data: Vec<u32> = (0..(n * n) as u32).collect();
+    a.write_region_bytes(&Region::whole(&[n, n]), &bytes(&data))
+        .unwrap();
+    let remote = Arc::new(
+        CountingStore::new(mem)
+            .with_fetch_concurrency(16)
+            .with_latency(std::time::Duration::from_millis(20)),
+    );
+    let a = Array::open(remote.clone(), "a").unwrap();
+    let rows: Vec<i64> = (0..n as i64).step_by(2).collect();
+    let sel = Selection::Orthogonal(vec![
+        zarr_array::AxisSelection::Indices(rows.clone()),
+        zarr_array::AxisSelection::Indices(vec![1, 5, 9, 13]),
+    ]);
+    let got = a.read_selection::<u32>(&sel).unwrap();
+    let want: Vec<u32> = rows
+        .iter()
+        .flat_map(|&r| [1u32, 5, 9, 13].map(|c| r as u32 * n as u32 + c))
+        .collect();
+    assert_eq!(got.as_slice().unwrap(), want.as_slice());
+    let peak = remote.counts().peak_in_flight;
+    assert!(
+        peak >= 8,
+        "orthogonal: {peak} requests in flight at most, for 32 chunks"
+    );
+    remote.reset();
+    let points = Selection::Points((0..n as i64).map(|i| vec![i, (i * 7) % n as i64]).collect());
+    let got = a.read_selection::<u32>(&points).unwrap();
+    let want: Vec<u32> = (0..n).map(|i| (i * n + (i * 7) % n) as u32).collect();
+    assert_eq!(got.as_slice().unwrap(), want.as_slice());
+    let peak = remote.counts().peak_in_flight;
+    assert!(
+        peak >= 8,
+        "points: {peak} requests in flight at most, for 16 chunks"
+    );
+}
