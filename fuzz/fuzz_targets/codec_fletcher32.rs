@@ -2,4 +2,4 @@
 //! Stored chunks decoded by fixed `numcodecs.fletcher32` chains (first byte: which chain).
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| zarr_codecs::fuzzing::codec::run("fletcher32", data));
+fuzz_target!(|data: &[u8]| zarr_numcodecs::fuzzing::run("fletcher32", data));

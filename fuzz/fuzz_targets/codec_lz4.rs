@@ -2,4 +2,4 @@
 //! Stored chunks decoded by fixed `numcodecs.lz4` chains (first byte: which chain).
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| zarr_codecs::fuzzing::codec::run("lz4", data));
+fuzz_target!(|data: &[u8]| zarr_numcodecs::fuzzing::run("lz4", data));

@@ -52,11 +52,39 @@ impl Default for Extensions {
             data_types: zarr_meta::data_type::default_registry(),
             chunk_grids: zarr_grid::default_registry(),
             chunk_key_encodings: zarr_grid::default_key_encoding_registry(),
-            codecs: zarr_codecs::default_registry(),
+            codecs: default_codecs(),
             codecs_v2: zarr_codecs::v2::default_v2_registry(),
             storage_transformers: Registry::new(ExtensionPoint::StorageTransformer),
         }
     }
+}
+
+/// zarr-codecs' default codec registry, with the codecs of zarr-numcodecs when a feature
+/// brings it (without, their names are refused naming the feature `numcodecs`).
+fn default_codecs() -> CodecRegistry {
+    #[allow(unused_mut)] // without zarr-numcodecs, nothing is added
+    let mut codecs = zarr_codecs::default_registry();
+    #[cfg(any(
+        feature = "zlib",
+        feature = "bz2",
+        feature = "lz4",
+        feature = "lzma",
+        feature = "shuffle",
+        feature = "delta",
+        feature = "fixedscaleoffset",
+        feature = "bitround",
+        feature = "quantize",
+        feature = "packbits",
+        feature = "crc32",
+        feature = "adler32",
+        feature = "fletcher32",
+        feature = "astype",
+        feature = "pcodec",
+        feature = "zfp"
+    ))]
+    // cannot fail: zarr-codecs registers none of zarr-numcodecs' names
+    let _ = zarr_numcodecs::register(&mut codecs);
+    codecs
 }
 
 impl Extensions {

@@ -9,7 +9,7 @@ const TILE: usize = 32;
 /// elements are `k` bytes (`k >= 1`): `dst[i * k + b] = src[b * n + i]` with
 /// `n = src.len() / k`, and the `src.len() % k` bytes after the `n` elements copied as they are
 /// (c-blosc's `unshuffle`, which a prefix of a block stops early).
-pub(crate) fn unshuffle(src: &[u8], k: usize, dst: &mut [u8]) {
+pub fn unshuffle(src: &[u8], k: usize, dst: &mut [u8]) {
     if k <= 1 {
         dst.copy_from_slice(&src[..dst.len()]);
         return;

@@ -556,13 +556,7 @@ impl Codec {
 }
 
 /// Converts a bound to a `usize` allocation limit.
-#[cfg(any(
-    feature = "gzip",
-    feature = "zstd",
-    feature = "zlib",
-    feature = "bz2",
-    feature = "lzma"
-))]
+#[cfg(any(feature = "gzip", feature = "zstd"))]
 pub(crate) fn limit_usize(bound: u64) -> usize {
     usize::try_from(bound).unwrap_or(usize::MAX)
 }

@@ -270,19 +270,8 @@ impl From<SourceError> for CodecError {
 }
 
 impl CodecError {
-    #[cfg(any(
-        feature = "gzip",
-        feature = "zstd",
-        feature = "blosc",
-        feature = "zlib",
-        feature = "bz2",
-        feature = "lz4",
-        feature = "lzma",
-        feature = "pcodec",
-        feature = "shuffle",
-        feature = "zfp"
-    ))]
-    pub(crate) fn corrupt(codec: &'static str, reason: impl Into<String>) -> Self {
+    /// [`CodecError::Corrupt`]: the stored bytes of `codec` are not a valid encoding.
+    pub fn corrupt(codec: &'static str, reason: impl Into<String>) -> Self {
         CodecError::Corrupt {
             codec,
             reason: reason.into(),

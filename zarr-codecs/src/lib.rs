@@ -7,8 +7,6 @@
 #[allow(unsafe_code)]
 mod block;
 mod buffer;
-#[cfg(any(feature = "blosc", feature = "shuffle"))]
-mod byteshuffle;
 mod chain;
 mod codec;
 mod config;
@@ -23,6 +21,7 @@ mod source;
 #[allow(unsafe_code)]
 pub mod blosc;
 pub mod bytes;
+pub mod byteshuffle;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
 #[cfg(feature = "fuzzing")]

@@ -64,7 +64,7 @@ pub type CodecRegistry = Registry<CodecFactory>;
 /// | `sharding_indexed` | `sharding` (which enables `crc32c`) |
 /// | `sparse_layout` | `sparse` |
 /// | `vlen-utf8`, `vlen-bytes` | `vlen` |
-/// | `numcodecs.<id>`, `pcodec`, `zfp`, `zfpy` | one per codec (see [`crate::numcodecs`]) |
+/// | `numcodecs.<id>`, `pcodec`, `zfp`, `zfpy` | none here: recorded as compiled out (cargo feature `numcodecs`), the crate zarr-numcodecs registers them (see [`crate::numcodecs`]) |
 ///
 /// # Errors
 /// [`MetaError::DuplicateExtension`] if one of the names is already registered.
@@ -125,7 +125,7 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     // refuse the array" (kept when the codec is removed from the registry)
     registry.register_never_ignored("sparse_layout");
 
-    crate::numcodecs::register(registry)?;
+    crate::numcodecs::register_compiled_out(registry);
 
     Ok(())
 }

@@ -73,7 +73,10 @@ impl ChunkRepr {
     /// Checks that the fill value fits the data type and that the chunk fits in memory;
     /// returns the decoded size in bytes (0 for a variable-size data type, which has no
     /// fixed-size buffer and any fill value length).
-    pub(crate) fn validate(&self) -> Result<usize> {
+    ///
+    /// # Errors
+    /// A fill value of another size than the data type, or a chunk too large to address.
+    pub fn validate(&self) -> Result<usize> {
         if self.data_type.is_variable_size() {
             return Ok(0);
         }

@@ -40,14 +40,22 @@
 //!
 //! let zarray = br#"{"zarr_format": 2, "shape": [20, 13], "chunks": [8, 5], "dtype": "<i2",
 //!   "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
-//!   "fill_value": 0, "order": "F", "filters": [{"id": "delta", "dtype": "<i2"}]}"#;
+//!   "fill_value": 0, "order": "F", "filters": null}"#;
 //! let meta = ArrayMetadataV2::from_slice(zarray)?;
 //! let defs = v3_codecs(&meta, &default_v2_registry(), &default_registry())?;
 //! let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
-//! assert_eq!(names, ["transpose", "numcodecs.delta", "bytes", "blosc"]);
+//! assert_eq!(names, ["transpose", "bytes", "blosc"]);
+//!
+//! // a numcodecs filter is `numcodecs.<id>`, which this crate's registry knows by name only
+//! // (zarr_numcodecs::register adds the codecs)
+//! let mut meta = meta;
+//! let delta = serde_json::json!({"id": "delta", "dtype": "<i2"});
+//! meta.filters = Some(vec![zarr_meta::v2::CodecV2::from_value(&delta, "filters")?]);
+//! let err = v3_codecs(&meta, &default_v2_registry(), &default_registry()).unwrap_err();
+//! assert!(err.to_string().contains(r#"enable cargo feature "numcodecs""#), "{err}");
 //!
 //! // an unknown id is refused by name
-//! let mut meta = meta;
+//! meta.filters = None;
 //! meta.compressor.as_mut().unwrap().id = "mystery".into();
 //! let err = v3_codecs(&meta, &default_v2_registry(), &default_registry()).unwrap_err();
 //! assert_eq!(err.to_string(), "unknown codec \"mystery\"");
@@ -74,9 +82,11 @@ pub type V2CodecFactory = fn(&CodecV2, &ChunkRepr) -> Result<ExtensionDef>;
 /// numcodecs `id` -> [`V2CodecFactory`].
 pub type V2CodecRegistry = Registry<V2CodecFactory>;
 
-/// Registers every numcodecs `id` this build has (`blosc`, `zstd`, `gzip` and the codecs of
-/// [`crate::numcodecs`]), and records the ones left out by a cargo feature so that using them
-/// names the feature.
+/// Registers every numcodecs `id` this build has (`blosc`, `zstd`, `gzip`, `vlen-utf8`,
+/// `vlen-bytes`), and records the ones left out by a cargo feature so that using them names
+/// the feature; the codecs of [`crate::numcodecs`] are always registered, as
+/// `numcodecs.<id>`, which the v3 registry builds (with zarr-numcodecs) or refuses naming the
+/// feature `numcodecs`.
 ///
 /// # Errors
 /// [`MetaError::DuplicateExtension`] if one of the ids is already registered.
@@ -99,17 +109,14 @@ pub fn register_v2_defaults(registry: &mut V2CodecRegistry) -> Result<(), MetaEr
         #[cfg(not(feature = "vlen"))]
         registry.register_compiled_out(id, "vlen");
     }
+    // every numcodecs id, whether or not zarr-numcodecs is in the build: the v3 registry
+    // builds `numcodecs.<id>` or refuses it naming the feature
     for c in NUMCODECS {
-        if crate::numcodecs::is_enabled(c.id) {
-            let factory = match c.id {
-                #[cfg(feature = "zfp")]
-                "zfpy" => zfpy as V2CodecFactory,
-                _ => numcodecs_name as V2CodecFactory,
-            };
-            registry.register(c.id, factory)?;
-        } else {
-            registry.register_compiled_out(c.id, c.feature);
-        }
+        let factory = match c.id {
+            "zfpy" => zfpy as V2CodecFactory,
+            _ => numcodecs_name as V2CodecFactory,
+        };
+        registry.register(c.id, factory)?;
     }
     Ok(())
 }
@@ -160,9 +167,47 @@ fn numcodecs_name(codec: &CodecV2, _: &ChunkRepr) -> Result<ExtensionDef> {
 /// v2 `zfpy`: numcodecs 0.16's configuration repeats the parameter of its mode as
 /// `compression_kwargs` (`{"mode": 2, "rate": 16, "compression_kwargs": {"rate": 16}}`); the
 /// v3 form zarr-python writes has no such field.
-#[cfg(feature = "zfp")]
 fn zfpy(codec: &CodecV2, repr: &ChunkRepr) -> Result<ExtensionDef> {
-    crate::numcodecs::zfp::without_compression_kwargs(&numcodecs_name(codec, repr)?)
+    without_compression_kwargs(&numcodecs_name(codec, repr)?)
+}
+
+/// `def` (a `numcodecs.zfpy` definition) without the `compression_kwargs` that numcodecs 0.16's `ZFPY.get_config` adds, and
+/// so zarr-python writes (`{"mode": 2, "rate": 16, "compression_kwargs": {"rate": 16}}`):
+/// numcodecs derives them from the mode and its parameter and ignores the field when it reads
+/// it; one that contradicts the configuration is refused.
+///
+/// # Errors
+/// An invalid configuration: `compression_kwargs` not an object, or giving a parameter
+/// another value than the configuration.
+pub fn without_compression_kwargs(def: &ExtensionDef) -> Result<ExtensionDef> {
+    let mut def = def.clone();
+    let Some(config) = def.configuration.as_mut() else {
+        return Ok(def);
+    };
+    let kwargs = match config.shift_remove("compression_kwargs") {
+        None => return Ok(def),
+        Some(serde_json::Value::Object(kwargs)) => kwargs,
+        Some(other) => {
+            return Err(def
+                .invalid_configuration(
+                    ExtensionPoint::Codec,
+                    format!("compression_kwargs must be an object, got {other}"),
+                )
+                .into())
+        }
+    };
+    for (k, v) in kwargs {
+        if config.get(&k).is_some_and(|mine| *mine != v) {
+            let reason = format!(
+                "compression_kwargs gives {k} = {v}, the configuration {}",
+                config[&k]
+            );
+            return Err(def
+                .invalid_configuration(ExtensionPoint::Codec, reason)
+                .into());
+        }
+    }
+    Ok(def)
 }
 
 /// v2 `blosc`: `{"cname", "clevel", "shuffle": -1|0|1|2, "blocksize"}` (numcodecs' `Blosc`;
@@ -620,98 +665,6 @@ mod tests {
         ))
     }
 
-    #[cfg(all(
-        feature = "zlib",
-        feature = "crc32",
-        feature = "pcodec",
-        feature = "bitround",
-        feature = "delta"
-    ))]
-    fn names(defs: &[ExtensionDef]) -> Vec<&str> {
-        defs.iter().map(|d| d.name.as_str()).collect()
-    }
-
-    #[cfg(all(
-        feature = "zlib",
-        feature = "crc32",
-        feature = "pcodec",
-        feature = "bitround",
-        feature = "delta"
-    ))]
-    #[test]
-    fn layouts_follow_zarr_pythons_v2_pipeline() {
-        let v2 = default_v2_registry();
-        let v3 = default_registry();
-        let cases = [
-            ("<f8", "C", "null", "null", vec!["bytes"]),
-            (
-                ">i2",
-                "F",
-                r#"{"id": "zlib", "level": 1}"#,
-                "null",
-                vec!["transpose", "bytes", "numcodecs.zlib"],
-            ),
-            (
-                "<i4",
-                "C",
-                r#"{"id": "zlib", "level": 1}"#,
-                r#"[{"id": "crc32"}]"#,
-                vec!["bytes", "numcodecs.crc32", "numcodecs.zlib"],
-            ),
-            (
-                "<f4",
-                "C",
-                r#"{"id": "pcodec"}"#,
-                r#"[{"id": "bitround", "keepbits": 10}]"#,
-                vec!["numcodecs.bitround", "numcodecs.pcodec"],
-            ),
-            (
-                "<i4",
-                "C",
-                "null",
-                r#"[{"id": "delta", "dtype": "<i4", "astype": "|i1"}]"#,
-                vec!["numcodecs.delta", "bytes"],
-            ),
-        ];
-        for (dtype, order, compressor, filters, want) in cases {
-            let m = zarray(dtype, order, compressor, filters);
-            let defs = v3_codecs(&m, &v2, &v3).unwrap();
-            assert_eq!(names(&defs), want, "{dtype} {compressor} {filters}");
-            let repr = ChunkRepr::new(
-                vec![8, 5],
-                m.dtype.data_type,
-                FillValue::zero(m.dtype.data_type),
-            );
-            crate::CodecChain::from_defs(&defs, &repr, &v3).unwrap();
-            // and back
-            let back = v2_codecs(&defs, 2).unwrap();
-            assert_eq!(back.order, m.order);
-            assert_eq!(back.filters, m.filters);
-            assert_eq!(back.compressor, m.compressor);
-            let has_bytes = defs.iter().any(|d| d.name == "bytes");
-            let changes_type = defs.iter().any(|d| d.name == "numcodecs.delta");
-            if m.dtype.data_type.size() > 1 && has_bytes && !changes_type {
-                assert_eq!(back.byte_order, m.dtype.byte_order);
-            }
-        }
-        // the big-endian bytes codec
-        let defs = v3_codecs(&zarray(">i2", "C", "null", "null"), &v2, &v3).unwrap();
-        assert_eq!(defs[0].to_value()["configuration"]["endian"], "big");
-        // delta stored as |i1: one-byte bytes codec
-        let defs = v3_codecs(
-            &zarray(
-                "<i4",
-                "C",
-                "null",
-                r#"[{"id": "delta", "dtype": "<i4", "astype": "|i1"}]"#,
-            ),
-            &v2,
-            &v3,
-        )
-        .unwrap();
-        assert!(defs[1].configuration.is_none(), "{:?}", defs[1]);
-    }
-
     #[cfg(feature = "blosc")]
     #[test]
     fn blosc_shuffles_and_typesize() {
@@ -822,18 +775,14 @@ mod tests {
         let m = zarray("<i4", "C", r#"{"id": "zlib", "level": 1}"#, "null");
         let err = v3_codecs(&m, &without, &v3).unwrap_err();
         assert!(err.to_string().contains("zlib"), "{err}");
-        // a filter that acts on values after one that gives bytes
-        #[cfg(all(feature = "crc32", feature = "delta"))]
-        {
-            let m = zarray(
-                "<i4",
-                "C",
-                "null",
-                r#"[{"id": "crc32"}, {"id": "delta", "dtype": "<i4"}]"#,
-            );
-            let err = v3_codecs(&m, &default_v2_registry(), &v3).unwrap_err();
-            assert!(matches!(err, CodecError::InvalidChain { .. }), "{err}");
-        }
+        // a numcodecs id maps to `numcodecs.<id>`, which a build without zarr-numcodecs
+        // refuses naming the feature that brings it
+        let m = zarray("<i4", "C", "null", r#"[{"id": "delta", "dtype": "<i4"}]"#);
+        let err = v3_codecs(&m, &default_v2_registry(), &v3).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"unsupported codec "numcodecs.delta" (enable cargo feature "numcodecs")"#
+        );
     }
 
     #[test]
@@ -861,183 +810,9 @@ mod tests {
         }
     }
 
-    #[cfg(all(
-        feature = "delta",
-        feature = "fixedscaleoffset",
-        feature = "astype",
-        feature = "quantize"
-    ))]
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
-
-    #[cfg(all(
-        feature = "delta",
-        feature = "fixedscaleoffset",
-        feature = "astype",
-        feature = "quantize"
-    ))]
-    /// Native bytes of `values` as `t`.
-    fn native(t: DataType, values: &[f64]) -> Vec<u8> {
-        values
-            .iter()
-            .flat_map(|&v| match t {
-                DataType::Int16 => (v as i16).to_ne_bytes().to_vec(),
-                DataType::Int32 => (v as i32).to_ne_bytes().to_vec(),
-                DataType::Int64 => (v as i64).to_ne_bytes().to_vec(),
-                DataType::UInt16 => (v as u16).to_ne_bytes().to_vec(),
-                DataType::Float32 => (v as f32).to_ne_bytes().to_vec(),
-                DataType::Float64 => v.to_ne_bytes().to_vec(),
-                other => unreachable!("{other}"),
-            })
-            .collect()
-    }
-
-    /// Filters whose `astype` (`encode_dtype`) has another byte order than their `dtype`
-    /// (`decode_dtype`) and the array's: the stored bytes (written by zarr-python 3.1.6 with
-    /// numcodecs 0.16) are in the `astype`'s byte order, read and written here as there.
-    #[cfg(all(
-        feature = "delta",
-        feature = "fixedscaleoffset",
-        feature = "astype",
-        feature = "quantize"
-    ))]
-    #[test]
-    fn filters_that_change_only_the_byte_order() {
-        let v2 = default_v2_registry();
-        let v3 = default_registry();
-        // dtype, filters, the values written, the chunk zarr-python stores, the values read
-        type Case<'a> = (&'a str, &'a str, &'a [f64], &'a str, &'a [f64]);
-        let cases: [Case<'_>; 6] = [
-            (
-                ">i4",
-                r#"[{"id": "delta", "dtype": ">i4", "astype": "<i4"}]"#,
-                &[1.0, 2.0, 3.0, -5.0],
-                "010000000100000001000000f8ffffff",
-                &[1.0, 2.0, 3.0, -5.0],
-            ),
-            (
-                ">u2",
-                r#"[{"id": "fixedscaleoffset", "scale": 2, "offset": 10, "dtype": ">u2", "astype": "<u2"}]"#,
-                &[10.0, 20.0, 300.0, 11.0],
-                "0000140044020200",
-                &[10.0, 20.0, 300.0, 11.0],
-            ),
-            (
-                "<f4",
-                r#"[{"id": "astype", "encode_dtype": ">f4", "decode_dtype": "<f4"}]"#,
-                &[1.5, -2.25, 3.0, 0.0],
-                "3fc00000c01000004040000000000000",
-                &[1.5, -2.25, 3.0, 0.0],
-            ),
-            (
-                ">f8",
-                r#"[{"id": "quantize", "digits": 2, "dtype": ">f8", "astype": "<f4"}]"#,
-                &[1.234567, -2.5, 100.125, 0.001],
-                "00009e3f000020c00040c84200000000",
-                &[1.234375, -2.5, 100.125, 0.0],
-            ),
-            (
-                "<i8",
-                r#"[{"id": "astype", "encode_dtype": ">i4", "decode_dtype": "<i8"}]"#,
-                &[1.0, -2.0, 70000.0, 4.0],
-                "00000001fffffffe0001117000000004",
-                &[1.0, -2.0, 70000.0, 4.0],
-            ),
-            (
-                ">i2",
-                r#"[{"id": "delta", "dtype": ">i2", "astype": ">i2"},
-                    {"id": "astype", "encode_dtype": "<i4", "decode_dtype": ">i2"}]"#,
-                &[7.0, 9.0, -3.0, 0.0],
-                "0700000002000000f4ffffff03000000",
-                &[7.0, 9.0, -3.0, 0.0],
-            ),
-        ];
-        for (dtype, filters, written, stored, read) in cases {
-            let m = meta(&format!(
-                r#"{{"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "{dtype}",
-                "compressor": null, "fill_value": 0, "order": "C", "filters": {filters}}}"#
-            ));
-            let t = m.dtype.data_type;
-            let defs = v3_codecs(&m, &v2, &v3).unwrap();
-            let repr = ChunkRepr::new(vec![4], t, FillValue::zero(t));
-            let chain = crate::CodecChain::from_defs(&defs, &repr, &v3).unwrap();
-            let stored = hex(stored);
-            assert_eq!(
-                chain.decode(&stored).unwrap().as_bytes(),
-                &native(t, read)[..],
-                "{dtype} {filters}"
-            );
-            assert_eq!(
-                chain.encode(&native(t, written)).unwrap(),
-                stored,
-                "{dtype} {filters}"
-            );
-            // and back: the same dtype and filters
-            let back = v2_codecs(&defs, 1).unwrap();
-            assert_eq!(back.byte_order, m.dtype.byte_order, "{dtype} {filters}");
-            assert_eq!(back.filters, m.filters, "{dtype} {filters}");
-        }
-    }
-
-    /// A filter whose `dtype` has the other byte order than the values it receives: numcodecs
-    /// reinterprets their bytes (`[1, 2]` as `>i4` viewed as `<i4`), which no chain can say.
-    #[cfg(all(feature = "delta", feature = "astype"))]
-    #[test]
-    fn byte_reinterpretations_are_refused() {
-        let v2 = default_v2_registry();
-        let v3 = default_registry();
-        for (dtype, filters, filter, field, received) in [
-            (
-                ">i4",
-                r#"[{"id": "delta", "dtype": "<i4"}]"#,
-                "delta",
-                "dtype",
-                "big",
-            ),
-            (
-                "<i4",
-                r#"[{"id": "delta", "dtype": "int32", "astype": ">i4"},
-                    {"id": "astype", "encode_dtype": "<i8", "decode_dtype": "<i4"}]"#,
-                "astype",
-                "decode_dtype",
-                "big",
-            ),
-            (
-                ">f8",
-                r#"[{"id": "astype", "encode_dtype": "<f8", "decode_dtype": "float64"}]"#,
-                "astype",
-                "decode_dtype",
-                "big",
-            ),
-        ] {
-            let m = zarray(dtype, "C", "null", filters);
-            let err = v3_codecs(&m, &v2, &v3).unwrap_err();
-            assert!(
-                matches!(&err, CodecError::V2ByteReinterpretation { filter: f, field: g, received: r, .. }
-                    if f == filter && *g == field && *r == received),
-                "{dtype} {filters}: {err}"
-            );
-            assert!(err.to_string().contains("reinterpreting"), "{err}");
-        }
-        // one-byte values have no byte order
-        let m = zarray(
-            "|i1",
-            "C",
-            "null",
-            r#"[{"id": "astype", "encode_dtype": ">i2", "decode_dtype": "|i1"}]"#,
-        );
-        let defs = v3_codecs(&m, &v2, &v3).unwrap();
-        assert_eq!(defs[1].to_value()["configuration"]["endian"], "big");
-    }
-
     /// The `.zarray` dtype of a v3 chain is the byte order numcodecs views the array's bytes
     /// in (the first filter's `dtype`), not the stored one; a chain numcodecs would run with
     /// a reinterpretation has no v2 form.
-    #[cfg(all(feature = "delta", feature = "astype"))]
     #[test]
     fn the_v2_dtype_is_what_the_first_filter_views() {
         let defs: Vec<ExtensionDef> = serde_json::from_str(

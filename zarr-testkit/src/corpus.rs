@@ -195,3 +195,79 @@ pub fn conformance_corpora_of(own_sets: &[&str], shared_sets: &[&str]) -> Vec<Pa
     }
     all
 }
+
+/// Seed data of `len` bytes for a fuzz corpus: all zero (`kind` 0), a ramp (1), or
+/// pseudo-random (`bool` chunks get 0/1).
+pub fn seed_pattern(kind: usize, len: usize, is_bool: bool) -> Vec<u8> {
+    let mut rng = crate::Rng::new(1);
+    (0..len)
+        .map(|i| {
+            let b = match kind {
+                0 => 0,
+                1 => (i / 3) as u8,
+                _ => rng.byte(),
+            };
+            if is_bool {
+                b & 1
+            } else {
+                b
+            }
+        })
+        .collect()
+}
+
+/// Chunk files (`c/...`) of the conformance fixtures (conformance/v3/) whose `zarr.json` text
+/// `uses` accepts, at most two per fixture, named `<fixture>-<k>`.
+pub fn conformance_chunks(uses: impl Fn(&str) -> bool) -> Vec<(String, Vec<u8>)> {
+    let root = repo_root().join("conformance/v3");
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return out;
+    };
+    let mut fixtures: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    fixtures.sort();
+    for fixture in fixtures {
+        let Ok(text) = std::fs::read_to_string(fixture.join("zarr.json")) else {
+            continue;
+        };
+        if !uses(&text) {
+            continue;
+        }
+        let mut files = Vec::new();
+        let mut pending = vec![fixture.join("c")];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.filter_map(Result::ok) {
+                let p = e.path();
+                if p.is_dir() {
+                    pending.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let fname = fixture
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("x")
+            .to_owned();
+        for (k, f) in files.iter().take(2).enumerate() {
+            if let Ok(bytes) = std::fs::read(f) {
+                out.push((format!("{fname}-{k}"), bytes));
+            }
+        }
+    }
+    out
+}
+
+/// Writes `fuzz/corpus/<target>/seed-<name>-<selector>`: the selector byte, then `bytes`.
+pub fn write_seed(target: &str, name: &str, selector: usize, bytes: &[u8]) {
+    let dir = repo_root().join("fuzz/corpus").join(target);
+    std::fs::create_dir_all(&dir).expect("corpus folder");
+    let mut data = vec![selector as u8];
+    data.extend_from_slice(bytes);
+    std::fs::write(dir.join(format!("seed-{name}-{selector}")), data).expect("seed written");
+}

@@ -14,6 +14,7 @@ mod conformance;
 mod consolidated;
 mod create;
 mod data_types;
+mod extensions;
 mod faults;
 mod partial_io;
 mod prepend;

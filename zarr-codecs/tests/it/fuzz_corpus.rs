@@ -7,12 +7,13 @@
     feature = "gzip",
     feature = "blosc",
     feature = "crc32c",
-    feature = "sharding",
-    feature = "numcodecs"
+    feature = "sharding"
 ))]
 
 use zarr_codecs::fuzzing::{codec, shard};
-use zarr_testkit::corpus::{replay_fuzz_target, Inputs};
+use zarr_testkit::corpus::{
+    conformance_chunks, replay_fuzz_target, seed_pattern, write_seed, Inputs,
+};
 
 macro_rules! codec_replay {
     ($($test:ident: $codec:literal),* $(,)?) => {
@@ -34,22 +35,6 @@ codec_replay! {
     zstd_corpus_replays_cleanly: "zstd",
     blosc_corpus_replays_cleanly: "blosc",
     crc32c_corpus_replays_cleanly: "crc32c",
-    zlib_corpus_replays_cleanly: "zlib",
-    bz2_corpus_replays_cleanly: "bz2",
-    lz4_corpus_replays_cleanly: "lz4",
-    lzma_corpus_replays_cleanly: "lzma",
-    shuffle_corpus_replays_cleanly: "shuffle",
-    crc32_corpus_replays_cleanly: "crc32",
-    adler32_corpus_replays_cleanly: "adler32",
-    fletcher32_corpus_replays_cleanly: "fletcher32",
-    delta_corpus_replays_cleanly: "delta",
-    fixedscaleoffset_corpus_replays_cleanly: "fixedscaleoffset",
-    bitround_corpus_replays_cleanly: "bitround",
-    quantize_corpus_replays_cleanly: "quantize",
-    packbits_corpus_replays_cleanly: "packbits",
-    astype_corpus_replays_cleanly: "astype",
-    pcodec_corpus_replays_cleanly: "pcodec",
-    zfp_corpus_replays_cleanly: "zfp",
 }
 
 #[test]
@@ -143,86 +128,6 @@ fn known_failures() {
     replay_fuzz_target("shard", Inputs::KnownFailures, shard::run);
 }
 
-/// Test data of `len` bytes: all zero, a ramp, or pseudo-random (`bool` chunks get 0/1).
-fn pattern(kind: usize, len: usize, is_bool: bool) -> Vec<u8> {
-    let mut rng = zarr_testkit::Rng::new(1);
-    (0..len)
-        .map(|i| {
-            let b = match kind {
-                0 => 0,
-                1 => (i / 3) as u8,
-                _ => rng.byte(),
-            };
-            if is_bool {
-                b & 1
-            } else {
-                b
-            }
-        })
-        .collect()
-}
-
-/// Chunk files (`c/...`) of the conformance fixtures whose top-level codecs include `name`,
-/// at most two per fixture.
-fn conformance_chunks(name: &str) -> Vec<(String, Vec<u8>)> {
-    let root = zarr_testkit::repo_root().join("conformance/v3");
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return out;
-    };
-    let mut fixtures: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    fixtures.sort();
-    for fixture in fixtures {
-        let Ok(text) = std::fs::read_to_string(fixture.join("zarr.json")) else {
-            continue;
-        };
-        let Ok(meta) = serde_json::from_str::<serde_json::Value>(&text) else {
-            continue;
-        };
-        let uses = meta["codecs"]
-            .as_array()
-            .is_some_and(|codecs| codecs.iter().any(|c| c["name"] == name));
-        if !uses {
-            continue;
-        }
-        let mut files = Vec::new();
-        let mut pending = vec![fixture.join("c")];
-        while let Some(dir) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.filter_map(Result::ok) {
-                let p = e.path();
-                if p.is_dir() {
-                    pending.push(p);
-                } else {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
-        let fname = fixture
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("x")
-            .to_owned();
-        for (k, f) in files.iter().take(2).enumerate() {
-            if let Ok(bytes) = std::fs::read(f) {
-                out.push((format!("{fname}-{k}"), bytes));
-            }
-        }
-    }
-    out
-}
-
-fn write_seed(target: &str, name: &str, selector: usize, bytes: &[u8]) {
-    let dir = zarr_testkit::repo_root().join("fuzz/corpus").join(target);
-    std::fs::create_dir_all(&dir).expect("corpus folder");
-    let mut data = vec![selector as u8];
-    data.extend_from_slice(bytes);
-    std::fs::write(dir.join(format!("seed-{name}-{selector}")), data).expect("seed written");
-}
-
 /// Writes seed inputs for the codec and shard targets into `fuzz/corpus/` (then minimise with
 /// `cargo fuzz cmin`): chunks encoded by the fixed chains, and chunk files of the conformance
 /// fixtures that use the codec.
@@ -235,21 +140,14 @@ fn generate_seeds() {
         for (i, (t, _, _)) in chains.iter().enumerate() {
             let chain = codec::chain(name, i);
             for p in 0..3 {
-                let data = pattern(p, chain.decoded_len(), *t == zarr_meta::DataType::Bool);
-                // a lossy codec may refuse a pattern (a delta first element out of range)
-                match chain.encode(&data) {
-                    Ok(stored) => write_seed(&target, &format!("enc{p}"), i, &stored),
-                    Err(e) => assert!(codec::lossy(name), "{name}: {e}"),
-                }
+                let data = seed_pattern(p, chain.decoded_len(), *t == zarr_meta::DataType::Bool);
+                let stored = chain
+                    .encode(&data)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                write_seed(&target, &format!("enc{p}"), i, &stored);
             }
         }
-        let numcodecs_name = match name {
-            "zfp" => "numcodecs.zfpy".to_string(),
-            other => format!("numcodecs.{other}"),
-        };
-        let mut chunks = conformance_chunks(name);
-        chunks.extend(conformance_chunks(&numcodecs_name));
-        for (seed_name, bytes) in chunks {
+        for (seed_name, bytes) in conformance_chunks(|zarr_json| uses(zarr_json, name)) {
             for i in 0..chains.len() {
                 write_seed(&target, &seed_name, i, &bytes);
             }
@@ -258,7 +156,7 @@ fn generate_seeds() {
     for (i, _) in shard::chains().iter().enumerate() {
         let chain = shard::chain(i);
         for p in 0..3 {
-            let data = pattern(p, chain.decoded_len(), false);
+            let data = seed_pattern(p, chain.decoded_len(), false);
             write_seed(
                 "shard",
                 &format!("enc{p}"),
@@ -271,9 +169,18 @@ fn generate_seeds() {
         data[0] = 1;
         write_seed("shard", "one", i, &chain.encode(&data).expect("encodes"));
     }
-    for (name, bytes) in conformance_chunks("sharding_indexed") {
+    for (name, bytes) in conformance_chunks(|zarr_json| uses(zarr_json, "sharding_indexed")) {
         for i in 0..shard::chains().len() {
             write_seed("shard", &name, i, &bytes);
         }
     }
+}
+
+/// Whether the array metadata `zarr_json` names the codec `name` among its top-level codecs.
+fn uses(zarr_json: &str, name: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(zarr_json).is_ok_and(|meta| {
+        meta["codecs"]
+            .as_array()
+            .is_some_and(|codecs| codecs.iter().any(|c| c["name"] == name))
+    })
 }

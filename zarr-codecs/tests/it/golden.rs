@@ -146,30 +146,6 @@ fn golden_vectors() {
     assert!(identical >= 8);
 }
 
-/// Chunks zarr-python 3.1.6 wrote with numcodecs 0.16.6 codecs (tests/data/numcodecs.json,
-/// written by tests/data/generate_numcodecs.py): decoded values equal zarr-python's, and our
-/// encoding of what was written is byte-identical for every deterministic codec.
-#[cfg(feature = "numcodecs")]
-#[test]
-fn numcodecs_golden_vectors() {
-    let dir = data_dir();
-    let doc = manifest("numcodecs.json");
-    let registry = default_registry();
-    let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 45);
-    let mut seen = std::collections::BTreeSet::new();
-    for case in cases {
-        check_case(&dir, case, &registry);
-        for codec in case["codecs"].as_array().unwrap() {
-            seen.insert(codec["name"].as_str().unwrap().to_owned());
-        }
-    }
-    // every numcodecs codec of this crate has a case
-    for c in zarr_codecs::numcodecs::NUMCODECS {
-        assert!(seen.contains(c.name), "no golden case uses {}", c.name);
-    }
-}
-
 #[test]
 fn rejected_chains() {
     let doc = manifest("golden.json");

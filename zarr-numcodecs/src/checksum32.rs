@@ -8,7 +8,8 @@
 //! mismatch is an error. The two share one implementation, as in numcodecs.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![9], DataType::UInt8, FillValue::zero(DataType::UInt8));
@@ -26,10 +27,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::codec::{BytesToBytesCodec, Codec, Decoded};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
+use zarr_codecs::{CodecError, Result};
 
 /// The name of the CRC-32 codec.
 pub const CRC32_NAME: &str = "numcodecs.crc32";
@@ -276,9 +277,9 @@ impl BytesToBytesCodec for Checksum32Codec {
 #[cfg(all(test, feature = "crc32", feature = "adler32"))]
 mod tests {
     use super::*;
-    use crate::buffer::AlignedBuffer;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
+    use zarr_codecs::AlignedBuffer;
     use zarr_meta::{DataType, FillValue};
 
     fn codec(json: &str) -> Result<Codec> {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the numcodecs golden vectors of zarr-codecs (tests/data/numcodecs/, numcodecs.json).
+"""Write the numcodecs golden vectors of zarr-numcodecs (tests/data/numcodecs/, numcodecs.json).
 
 Each case is one chunk that zarr-python 3.1.6 writes with numcodecs 0.16.6 codecs (the
 `numcodecs.<id>` names), with:
@@ -15,7 +15,7 @@ The table-driven test `golden.rs` reads every case. Files stay small (a few hund
 
 Usage (a venv with zarr==3.1.6 numcodecs==0.16.6 pcodec zfpy==1.0.1 numpy):
 
-    python zarr-codecs/tests/data/generate_numcodecs.py
+    python zarr-numcodecs/tests/data/generate_numcodecs.py
 """
 from __future__ import annotations
 

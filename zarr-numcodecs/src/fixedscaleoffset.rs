@@ -16,7 +16,8 @@
 //! values are within `0.5 / scale` of the original ones, when `astype` holds the range.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![4], DataType::Float64, FillValue::zero(DataType::Float64));
@@ -37,10 +38,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Number;
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint};
 
-use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{ArrayToArrayCodec, Codec};
+use zarr_codecs::{CodecError, Result};
 
 use super::cast::{cast_repr, get, is_real, set, with_real, Element, Real, Value};
 use super::{check_len, dtype, invalid};
@@ -291,7 +292,7 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::FillValue;
 

@@ -23,7 +23,8 @@
 //! does: in fixed-accuracy mode every decoded value is within `tolerance` of the original.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![8, 8], DataType::Float64, FillValue::zero(DataType::Float64));
@@ -56,10 +57,10 @@ use self::core::{
     decode_floats_block, decode_ints_block, encode_floats_block, encode_ints_block, pad_block,
     Params, MAX_BITS, MAX_PREC, MIN_BITS, MIN_EXP,
 };
-use crate::codec::{ArrayToBytesCodec, Codec};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{ArrayToBytesCodec, Codec};
+use zarr_codecs::{CodecError, Result};
 
 use super::invalid;
 
@@ -725,51 +726,14 @@ impl ZfpCodec {
     }
 }
 
-/// `def` without the `compression_kwargs` that numcodecs 0.16's `ZFPY.get_config` adds, and
-/// so zarr-python writes (`{"mode": 2, "rate": 16, "compression_kwargs": {"rate": 16}}`):
-/// numcodecs derives them from the mode and its parameter and ignores the field when it reads
-/// it; one that contradicts the configuration is refused.
-///
-/// # Errors
-/// An invalid configuration: `compression_kwargs` not an object, or giving a parameter
-/// another value than the configuration.
-pub(crate) fn without_compression_kwargs(def: &ExtensionDef) -> Result<ExtensionDef> {
-    let mut def = def.clone();
-    let Some(config) = def.configuration.as_mut() else {
-        return Ok(def);
-    };
-    let kwargs = match config.shift_remove("compression_kwargs") {
-        None => return Ok(def),
-        Some(serde_json::Value::Object(kwargs)) => kwargs,
-        Some(other) => {
-            return Err(invalid(
-                &def.name,
-                format!("compression_kwargs must be an object, got {other}"),
-            ))
-        }
-    };
-    for (k, v) in kwargs {
-        if config.get(&k).is_some_and(|mine| *mine != v) {
-            return Err(invalid(
-                &def.name,
-                format!(
-                    "compression_kwargs gives {k} = {v}, the configuration {}",
-                    config[&k]
-                ),
-            ));
-        }
-    }
-    Ok(def)
-}
-
 /// Builds `numcodecs.zfpy` from its definition.
 pub(crate) fn numcodecs_factory(
     def: &ExtensionDef,
     repr: &ChunkRepr,
     _: &CodecRegistry,
 ) -> Result<Codec> {
-    let config: ZfpyConfig =
-        without_compression_kwargs(def)?.parse_configuration(ExtensionPoint::Codec)?;
+    let config: ZfpyConfig = zarr_codecs::v2::without_compression_kwargs(def)?
+        .parse_configuration(ExtensionPoint::Codec)?;
     Ok(Codec::ArrayToBytes(Box::new(ZfpCodec::zfpy(
         NUMCODECS_NAME,
         config,
@@ -783,8 +747,8 @@ pub(crate) fn zfpy_factory(
     repr: &ChunkRepr,
     _: &CodecRegistry,
 ) -> Result<Codec> {
-    let config: ZfpyConfig =
-        without_compression_kwargs(def)?.parse_configuration(ExtensionPoint::Codec)?;
+    let config: ZfpyConfig = zarr_codecs::v2::without_compression_kwargs(def)?
+        .parse_configuration(ExtensionPoint::Codec)?;
     Ok(Codec::ArrayToBytes(Box::new(ZfpCodec::zfpy(
         ZFPY_NAME, config, repr,
     )?)))

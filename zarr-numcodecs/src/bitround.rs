@@ -12,7 +12,8 @@
 //! a decoded value is within half a unit of its last kept bit of the original.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![2], DataType::Float32, FillValue::zero(DataType::Float32));
@@ -29,10 +30,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint};
 
-use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::Result;
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::Result;
+use zarr_codecs::{ArrayToArrayCodec, Codec};
 
 use super::{check_len, invalid};
 
@@ -178,7 +179,7 @@ impl ArrayToArrayCodec for BitRoundCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::FillValue;
 

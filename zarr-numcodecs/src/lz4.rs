@@ -11,7 +11,8 @@
 //! of 0x7E000000 bytes.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![1000], DataType::UInt8, FillValue::zero(DataType::UInt8));
@@ -28,11 +29,11 @@ use lz4::block::CompressionMode;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::buffer::AlignedBuffer;
-use crate::codec::{BytesToBytesCodec, Codec, Decoded};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::AlignedBuffer;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
+use zarr_codecs::{CodecError, Result};
 
 /// The codec's name.
 pub const NAME: &str = "numcodecs.lz4";
@@ -194,7 +195,7 @@ impl BytesToBytesCodec for Lz4Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::{DataType, FillValue};
 

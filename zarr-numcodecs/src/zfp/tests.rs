@@ -1,5 +1,5 @@
 use super::*;
-use crate::registry::default_registry;
+use crate::default_registry;
 use proptest::prelude::*;
 use zarr_meta::FillValue;
 

@@ -12,7 +12,8 @@
 //! bits) are supported, as NumPy's `diff` and `cumsum` are for them.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![5], DataType::Int16, FillValue::zero(DataType::Int16));
@@ -29,10 +30,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint};
 
-use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{ArrayToArrayCodec, Codec};
+use zarr_codecs::{CodecError, Result};
 
 use super::cast::{cast_repr, get, is_real, set, with_real, Element, Real, Value};
 use super::{check_len, dtype, invalid};
@@ -197,7 +198,7 @@ impl ArrayToArrayCodec for DeltaCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::FillValue;
 

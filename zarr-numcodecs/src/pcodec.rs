@@ -18,7 +18,8 @@
 //! headers before allocating (a chunk holds at most 2^24 numbers).
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![100], DataType::Int64, FillValue::zero(DataType::Int64));
@@ -39,10 +40,10 @@ use pco::{ChunkConfig, DeltaSpec, ModeSpec, PagingSpec};
 use serde::{Deserialize, Serialize};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint};
 
-use crate::codec::{ArrayToBytesCodec, Codec};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{ArrayToBytesCodec, Codec};
+use zarr_codecs::{CodecError, Result};
 
 use super::invalid;
 
@@ -430,7 +431,7 @@ impl ArrayToBytesCodec for PcodecCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::FillValue;
 

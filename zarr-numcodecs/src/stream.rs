@@ -3,9 +3,9 @@
 
 use std::io::{self, Read};
 
-use crate::buffer::AlignedBuffer;
-use crate::codec::limit_usize;
-use crate::error::{CodecError, Result};
+use crate::limit_usize;
+use zarr_codecs::AlignedBuffer;
+use zarr_codecs::{CodecError, Result};
 
 fn io_error(codec: &'static str, e: io::Error) -> CodecError {
     CodecError::Decompress {

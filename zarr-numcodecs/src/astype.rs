@@ -13,7 +13,8 @@
 //! `int64` and wrap from there (what NumPy gives on x86-64).
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![3], DataType::Int64, FillValue::zero(DataType::Int64));
@@ -30,10 +31,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::Result;
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::Result;
+use zarr_codecs::{ArrayToArrayCodec, Codec};
 
 use super::cast::{cast, cast_repr};
 use super::{check_len, dtype};
@@ -134,7 +135,7 @@ impl ArrayToArrayCodec for AsTypeCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::data_type::CORE_DATA_TYPES;
     use zarr_meta::{DataType, FillValue};

@@ -179,7 +179,7 @@ macro_rules! with_element {
         use ::zarr_meta::DataType as D;
         match $t {
             D::Bool => {
-                type $T = $crate::numcodecs::cast::Bool;
+                type $T = $crate::cast::Bool;
                 $body
             }
             D::Int8 => {
@@ -227,11 +227,11 @@ macro_rules! with_element {
                 $body
             }
             D::Complex64 => {
-                type $T = $crate::numcodecs::cast::C64;
+                type $T = $crate::cast::C64;
                 $body
             }
             D::Complex128 => {
-                type $T = $crate::numcodecs::cast::C128;
+                type $T = $crate::cast::C128;
                 $body
             }
             _ => $other,
@@ -390,14 +390,14 @@ impl Real for f16 {
 /// `packbits`, reshaped): the fill value is cast too, as zarr-python keeps it.
 #[allow(dead_code)]
 pub(crate) fn cast_repr(
-    repr: &crate::repr::ChunkRepr,
+    repr: &zarr_codecs::ChunkRepr,
     to: DataType,
     shape: Vec<u64>,
-) -> crate::error::Result<crate::repr::ChunkRepr> {
+) -> zarr_codecs::Result<zarr_codecs::ChunkRepr> {
     let fill = cast_element(repr.data_type, to, repr.fill_value.as_bytes())
         .unwrap_or_else(|| vec![0; to.size()]);
     let fill = zarr_meta::FillValue::from_ne_bytes(to, fill)?;
-    Ok(crate::repr::ChunkRepr::new(shape, to, fill))
+    Ok(zarr_codecs::ChunkRepr::new(shape, to, fill))
 }
 
 /// Reads element `i` of `bytes` (native order, any alignment).

@@ -9,7 +9,8 @@
 //! is not a whole number of elements is an error, as in numcodecs.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![3], DataType::UInt16, FillValue::zero(DataType::UInt16));
@@ -26,12 +27,12 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::buffer::AlignedBuffer;
-use crate::byteshuffle::unshuffle;
-use crate::codec::{BytesToBytesCodec, Codec, Decoded};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::byteshuffle::unshuffle;
+use zarr_codecs::AlignedBuffer;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
+use zarr_codecs::{CodecError, Result};
 
 /// The codec's name.
 pub const NAME: &str = "numcodecs.shuffle";
@@ -179,7 +180,7 @@ impl BytesToBytesCodec for ShuffleCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::{DataType, FillValue};
 

@@ -9,7 +9,8 @@
 //! error.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![4], DataType::UInt8, FillValue::zero(DataType::UInt8));
@@ -24,10 +25,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::codec::{BytesToBytesCodec, Codec, Decoded};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
+use zarr_codecs::{CodecError, Result};
 
 /// The codec's name.
 pub const NAME: &str = "numcodecs.fletcher32";
@@ -155,7 +156,7 @@ impl BytesToBytesCodec for Fletcher32Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::{DataType, FillValue};
 

@@ -1,75 +1,16 @@
-//! The codecs of [numcodecs](https://numcodecs.readthedocs.io) 0.16, under the names
-//! zarr-python 3 writes them (`numcodecs.<id>`), and the `pcodec`, `zfp` and `zfpy` codecs of
-//! the zarr-extensions registry that zarrs reads.
-//!
-//! Each codec is one module of one shape: a configuration struct with numcodecs' parameters
-//! (the codec's numcodecs configuration without its `id`, unknown fields refused), the codec
-//! built from that configuration and the chunk representation it sees, and its tests. The
-//! registry factory of `numcodecs.<id>` is a thin wrapper over it, and so is [`build`], which
-//! builds the same codec from a Zarr v2 `{"id": ..., ...}` object (its `id` taken out):
-//! one implementation serves both formats.
-//!
-//! | numcodecs `id` | v3 name | module | kind | cargo feature |
-//! |---|---|---|---|---|
-//! | `zlib` | `numcodecs.zlib` | [`zlib`] | bytes -> bytes | `zlib` |
-//! | `bz2` | `numcodecs.bz2` | [`bz2`] | bytes -> bytes | `bz2` |
-//! | `lz4` | `numcodecs.lz4` | [`lz4`] | bytes -> bytes | `lz4` |
-//! | `lzma` | `numcodecs.lzma` | [`lzma`] | bytes -> bytes | `lzma` |
-//! | `shuffle` | `numcodecs.shuffle` | [`shuffle`] | bytes -> bytes | `shuffle` |
-//! | `crc32` | `numcodecs.crc32` | [`checksum32`] | bytes -> bytes | `crc32` |
-//! | `adler32` | `numcodecs.adler32` | [`checksum32`] | bytes -> bytes | `adler32` |
-//! | `fletcher32` | `numcodecs.fletcher32` | [`fletcher32`] | bytes -> bytes | `fletcher32` |
-//! | `delta` | `numcodecs.delta` | [`delta`] | array -> array | `delta` |
-//! | `fixedscaleoffset` | `numcodecs.fixedscaleoffset` | [`fixedscaleoffset`] | array -> array | `fixedscaleoffset` |
-//! | `bitround` | `numcodecs.bitround` | [`bitround`] | array -> array | `bitround` |
-//! | `quantize` | `numcodecs.quantize` | [`quantize`] | array -> array | `quantize` |
-//! | `packbits` | `numcodecs.packbits` | [`packbits`] | array -> array | `packbits` |
-//! | `astype` | `numcodecs.astype` | [`astype`] | array -> array | `astype` |
-//! | `pcodec` | `numcodecs.pcodec`, `pcodec` | [`pcodec`] | array -> bytes | `pcodec` |
-//! | `zfpy` | `numcodecs.zfpy`, `zfp`, `zfpy` | [`zfp`] | array -> bytes | `zfp` |
-//!
-//! The kinds are the ones zarr-python gives these codecs. The array -> array codecs may change
-//! the representation the next codec sees: `delta`, `fixedscaleoffset` and `astype` its data
-//! type (to `astype` / `encode_dtype`), `packbits` its data type and shape (`uint8`, one axis of
-//! `1 + ceil(n / 8)` elements). The fill value the next codec sees is the chunk's fill value
-//! cast to the new data type, as zarr-python keeps it.
-//!
-//! None of these codecs decodes part of a chunk (their formats have no index into the
-//! decoded values: a zlib, bz2, lzma or lz4 stream, a shuffled or checksummed buffer, a
-//! pcodec or zfp stream are decoded whole), so a region of a chunk stored through them is read
-//! by decoding the whole chunk; the chain's partial reads stay for `[bytes]` alone, shards,
-//! and prefixes of `zstd` and `blosc`.
-//!
-//! ```
-//! use zarr_codecs::{default_registry, numcodecs, ChunkRepr, CodecChain};
-//! use zarr_meta::{DataType, FillValue};
-//!
-//! let repr = ChunkRepr::new(vec![100], DataType::Int32, FillValue::zero(DataType::Int32));
-//! // the v3 form zarr-python writes...
-//! let json = r#"[{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}},
-//!                {"name": "bytes", "configuration": {"endian": "little"}},
-//!                {"name": "numcodecs.zlib", "configuration": {"level": 1}}]"#;
-//! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
-//! let chunk: Vec<u8> = (0..100i32).flat_map(|v| v.to_ne_bytes()).collect();
-//! let stored = chain.encode(&chunk)?;
-//! assert_eq!(chain.decode(&stored)?.as_bytes(), &chunk[..]);
-//!
-//! // ...and the same codec built from its Zarr v2 form
-//! let v2: serde_json::Map<String, serde_json::Value> =
-//!     serde_json::from_str(r#"{"level": 1}"#)?;
-//! let zlib = numcodecs::build("zlib", v2, &repr)?;
-//! assert_eq!(zlib.name(), "numcodecs.zlib");
-//! assert!(numcodecs::build("mystery", Default::default(), &repr).is_err());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 use serde_json::{Map, Value};
+use zarr_codecs::{ChunkRepr, Codec, CodecError, CodecFactory, CodecRegistry, Result};
 use zarr_meta::{ExtensionDef, ExtensionPoint, MetaError};
 
-use crate::codec::Codec;
-use crate::error::{CodecError, Result};
-use crate::registry::{CodecFactory, CodecRegistry};
-use crate::repr::ChunkRepr;
+pub use zarr_codecs::numcodecs::{CodecKind, NumcodecsCodec, NUMCODECS, PREFIX};
+
+mod config;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 
 #[cfg(any(
     feature = "delta",
@@ -118,64 +59,6 @@ pub mod shuffle;
 pub mod zfp;
 #[cfg(feature = "zlib")]
 pub mod zlib;
-
-/// The prefix zarr-python gives numcodecs' codecs in Zarr v3 metadata.
-pub const PREFIX: &str = "numcodecs.";
-
-/// The kind of a codec.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodecKind {
-    /// array -> array (numcodecs' filters that change values or types).
-    ArrayToArray,
-    /// array -> bytes.
-    ArrayToBytes,
-    /// bytes -> bytes (compressors, `shuffle`, checksums).
-    BytesToBytes,
-}
-
-/// One numcodecs codec this crate implements.
-#[derive(Debug, Clone, Copy)]
-pub struct NumcodecsCodec {
-    /// numcodecs' `id` (the Zarr v2 name).
-    pub id: &'static str,
-    /// The Zarr v3 name zarr-python writes (`numcodecs.<id>`).
-    pub name: &'static str,
-    /// Its kind.
-    pub kind: CodecKind,
-    /// The cargo feature of zarr-codecs that brings it.
-    pub feature: &'static str,
-}
-
-macro_rules! numcodecs_table {
-    ($($id:literal, $kind:ident, $feature:literal;)*) => {
-        /// Every numcodecs codec of this crate, whether or not this build has its feature.
-        pub const NUMCODECS: &[NumcodecsCodec] = &[$(NumcodecsCodec {
-            id: $id,
-            name: concat!("numcodecs.", $id),
-            kind: CodecKind::$kind,
-            feature: $feature,
-        }),*];
-    };
-}
-
-numcodecs_table! {
-    "zlib", BytesToBytes, "zlib";
-    "bz2", BytesToBytes, "bz2";
-    "lz4", BytesToBytes, "lz4";
-    "lzma", BytesToBytes, "lzma";
-    "shuffle", BytesToBytes, "shuffle";
-    "crc32", BytesToBytes, "crc32";
-    "adler32", BytesToBytes, "adler32";
-    "fletcher32", BytesToBytes, "fletcher32";
-    "delta", ArrayToArray, "delta";
-    "fixedscaleoffset", ArrayToArray, "fixedscaleoffset";
-    "bitround", ArrayToArray, "bitround";
-    "quantize", ArrayToArray, "quantize";
-    "packbits", ArrayToArray, "packbits";
-    "astype", ArrayToArray, "astype";
-    "pcodec", ArrayToBytes, "pcodec";
-    "zfpy", ArrayToBytes, "zfp";
-}
 
 type Factory = fn(&ExtensionDef, &ChunkRepr, &CodecRegistry) -> Result<Codec>;
 
@@ -254,9 +137,14 @@ pub fn build(id: &str, configuration: Map<String, Value>, repr: &ChunkRepr) -> R
     factory(&def, repr, &CodecRegistry::new(ExtensionPoint::Codec))
 }
 
-/// Registers `numcodecs.<id>` for every codec of [`NUMCODECS`] (compiled-out ones as such),
-/// and zarrs' `pcodec`, `zfp` and `zfpy`.
-pub(crate) fn register(registry: &mut CodecRegistry) -> Result<(), MetaError> {
+/// Registers `numcodecs.<id>` for every codec of [`NUMCODECS`] this build has, and zarrs'
+/// `pcodec`, `zfp` and `zfpy`; the ones left out by a cargo feature of this crate are recorded
+/// as compiled out, naming that feature (replacing the record of
+/// [`zarr_codecs::register_defaults`], which names zarr-array's feature `numcodecs`).
+///
+/// # Errors
+/// [`MetaError::DuplicateExtension`] if one of the names is already registered.
+pub fn register(registry: &mut CodecRegistry) -> Result<(), MetaError> {
     for c in NUMCODECS {
         match factory_of(c.id) {
             Some(f) => registry.register(c.name, CodecFactory(f))?,
@@ -278,6 +166,21 @@ pub(crate) fn register(registry: &mut CodecRegistry) -> Result<(), MetaError> {
         registry.register_compiled_out("zfpy", "zfp");
     }
     Ok(())
+}
+
+/// A codec registry holding the codecs of zarr-codecs' default registry
+/// ([`zarr_codecs::default_registry`]) and those of this build.
+pub fn default_registry() -> CodecRegistry {
+    let mut registry = zarr_codecs::default_registry();
+    // cannot fail: zarr-codecs registers none of these names
+    let _ = register(&mut registry);
+    registry
+}
+
+/// Converts a bound to a `usize` allocation limit.
+#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
+pub(crate) fn limit_usize(bound: u64) -> usize {
+    usize::try_from(bound).unwrap_or(usize::MAX)
 }
 
 /// An invalid-configuration error for the codec `name`.
@@ -306,7 +209,6 @@ pub(crate) fn check_len(what: &'static str, expected: usize, got: usize) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
     use zarr_meta::DataType;
 
     #[test]

@@ -4,7 +4,7 @@
 use zarr_meta::numpy::NumpyDtype;
 use zarr_meta::{DataKind, DataType};
 
-use crate::error::Result;
+use zarr_codecs::Result;
 
 use super::invalid;
 

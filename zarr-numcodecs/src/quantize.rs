@@ -15,7 +15,8 @@
 //! values are within `0.5 / scale` (at most `10^-digits / 2`) of the original ones.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![3], DataType::Float64, FillValue::zero(DataType::Float64));
@@ -32,10 +33,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{DataKind, DataType, ExtensionDef, ExtensionPoint};
 
-use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::Result;
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::Result;
+use zarr_codecs::{ArrayToArrayCodec, Codec};
 
 use super::cast::{cast, cast_repr, get, set, with_real, Element, Real, Value};
 use super::{check_len, dtype, invalid};
@@ -189,7 +190,7 @@ impl ArrayToArrayCodec for QuantizeCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::FillValue;
 

@@ -20,7 +20,8 @@
 //! `start_offset`.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![1000], DataType::UInt8, FillValue::zero(DataType::UInt8));
@@ -42,10 +43,11 @@ use liblzma::write::XzEncoder;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::codec::{limit_usize, BytesToBytesCodec, Codec, Decoded};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use crate::limit_usize;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
+use zarr_codecs::{CodecError, Result};
 
 use super::invalid;
 use super::stream::{read_bounded, read_exact};
@@ -501,7 +503,7 @@ impl BytesToBytesCodec for LzmaCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
     use zarr_meta::{DataType, FillValue};
 

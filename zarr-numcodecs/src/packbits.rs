@@ -8,7 +8,8 @@
 //! padding bits zero. Decoding checks that the header matches the chunk's element count.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![4], DataType::Bool, FillValue::zero(DataType::Bool));
@@ -23,10 +24,10 @@
 use serde::{Deserialize, Serialize};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
-use crate::codec::{ArrayToArrayCodec, Codec};
-use crate::error::{CodecError, Result};
-use crate::registry::CodecRegistry;
-use crate::repr::ChunkRepr;
+use zarr_codecs::ChunkRepr;
+use zarr_codecs::CodecRegistry;
+use zarr_codecs::{ArrayToArrayCodec, Codec};
+use zarr_codecs::{CodecError, Result};
 
 use super::{check_len, invalid};
 
@@ -137,7 +138,7 @@ impl ArrayToArrayCodec for PackBitsCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::default_registry;
+    use crate::default_registry;
     use proptest::prelude::*;
 
     fn repr(n: u64) -> ChunkRepr {
