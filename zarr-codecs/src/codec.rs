@@ -556,7 +556,6 @@ impl Codec {
 }
 
 /// Converts a bound to a `usize` allocation limit.
-#[cfg(any(feature = "gzip", feature = "zstd"))]
 pub(crate) fn limit_usize(bound: u64) -> usize {
     usize::try_from(bound).unwrap_or(usize::MAX)
 }

@@ -30,11 +30,11 @@ use flate2::{Compression, GzBuilder};
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::buffer::AlignedBuffer;
-use crate::codec::{limit_usize, BytesToBytesCodec, Codec, Decoded};
-use crate::error::{CodecError, Result};
+use crate::codec::{BytesToBytesCodec, Codec, Decoded};
+use crate::error::Result;
 use crate::registry::CodecRegistry;
 use crate::repr::ChunkRepr;
+use crate::stream;
 
 /// The codec's name.
 pub const NAME: &str = "gzip";
@@ -108,13 +108,6 @@ fn is_gzip(input: &[u8]) -> bool {
     input.starts_with(&[0x1f, 0x8b])
 }
 
-fn io_error(e: io::Error) -> CodecError {
-    CodecError::Decompress {
-        codec: NAME,
-        source: e.into(),
-    }
-}
-
 /// A decoder of either framing over `input`.
 enum Inflater<'a> {
     Gzip(MultiGzDecoder<&'a [u8]>),
@@ -130,46 +123,22 @@ impl<'a> Inflater<'a> {
         }
     }
 
+    /// The input bytes after the end of a zlib stream (a gzip decoder reads members to the
+    /// end of its input, refusing what is not one).
+    fn unread(&self) -> usize {
+        match self {
+            Inflater::Gzip(_) => 0,
+            Inflater::Zlib(d) => d.get_ref().len(),
+        }
+    }
+}
+
+impl Read for Inflater<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let r = match self {
-                Inflater::Gzip(d) => d.read(buf),
-                Inflater::Zlib(d) => d.read(buf),
-            };
-            match r {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => return other,
-            }
+        match self {
+            Inflater::Gzip(d) => d.read(buf),
+            Inflater::Zlib(d) => d.read(buf),
         }
-    }
-
-    /// Reads until `buf` is full or the stream ends; the count read.
-    fn fill(&mut self, buf: &mut [u8]) -> Result<usize> {
-        let mut filled = 0;
-        while filled < buf.len() {
-            match self.read(&mut buf[filled..]).map_err(io_error)? {
-                0 => break,
-                n => filled += n,
-            }
-        }
-        Ok(filled)
-    }
-
-    /// Whether the stream ends here (reading on to its end checks its trailer).
-    fn at_end(&mut self) -> Result<bool> {
-        let mut probe = [0u8; 1];
-        if self.read(&mut probe).map_err(io_error)? != 0 {
-            return Ok(false);
-        }
-        if let Inflater::Zlib(d) = self {
-            if !d.get_ref().is_empty() {
-                return Err(CodecError::corrupt(
-                    NAME,
-                    "trailing bytes after the zlib stream",
-                ));
-            }
-        }
-        Ok(true)
     }
 }
 
@@ -187,21 +156,17 @@ impl BytesToBytesCodec for GzipCodec {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
-        let out = Vec::with_capacity(limit_usize(gzip_bound(input.len() as u64)));
-        let mut encoder = GzBuilder::new()
-            .mtime(0)
-            .write(out, Compression::new(self.config.level));
-        let fail = |e: io::Error| CodecError::Compressor {
-            codec: NAME,
-            source: e.into(),
-        };
-        encoder.write_all(input).map_err(fail)?;
-        encoder.finish().map_err(fail)
+        stream::compress(NAME, gzip_bound(input.len() as u64), |out| {
+            let mut encoder = GzBuilder::new()
+                .mtime(0)
+                .write(out, Compression::new(self.config.level));
+            encoder.write_all(input)?;
+            encoder.finish()
+        })
     }
 
     fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>> {
         let input = input.as_slice();
-        let max = limit_usize(max_decoded);
         // a single gzip member states its length (mod 2^32) in its last four bytes: a hint
         // for the first allocation, never trusted beyond the bound
         let hint = match input.len() {
@@ -211,54 +176,25 @@ impl BytesToBytesCodec for GzipCodec {
             }
             n => n.saturating_mul(4),
         };
-        let mut buf = AlignedBuffer::zeroed(hint.clamp(64, 1 << 30).min(max));
-        let mut inflater = Inflater::new(input);
-        let mut filled = 0;
-        loop {
-            filled += inflater.fill(&mut buf[filled..])?;
-            if filled < buf.len() {
-                break;
-            }
-            if buf.len() >= max {
-                if inflater.at_end()? {
-                    break;
-                }
-                return Err(CodecError::ExceedsBound {
-                    codec: NAME,
-                    limit: max_decoded,
-                });
-            }
-            buf.resize(buf.len().saturating_mul(2).max(64).min(max));
-        }
-        // the stream ended: reading on checks for trailing bytes
-        inflater.at_end()?;
-        buf.truncate(filled);
+        let buf = stream::decode(
+            NAME,
+            Inflater::new(input),
+            Inflater::unread,
+            hint,
+            max_decoded,
+        )?;
         Ok(Decoded::Owned(buf))
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let mut inflater = Inflater::new(input);
-        let filled = inflater.fill(out)?;
-        if filled < out.len() {
-            return Err(CodecError::SizeMismatch {
-                codec: NAME,
-                expected: out.len() as u64,
-                got: filled as u64,
-            });
-        }
-        if !inflater.at_end()? {
-            return Err(CodecError::ExceedsBound {
-                codec: NAME,
-                limit: out.len() as u64,
-            });
-        }
-        Ok(())
+        stream::decode_into(NAME, Inflater::new(input), Inflater::unread, out)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::CodecError;
     use crate::registry::default_registry;
     use proptest::prelude::*;
     use zarr_meta::{DataType, FillValue};

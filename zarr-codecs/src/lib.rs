@@ -34,6 +34,7 @@ pub mod parallel;
 pub mod sharding;
 #[cfg(feature = "sparse")]
 pub mod sparse_layout;
+pub mod stream;
 pub mod transpose;
 pub mod v2;
 #[cfg(feature = "vlen")]

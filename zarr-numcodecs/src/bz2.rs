@@ -30,14 +30,13 @@ use bzip2::Compression;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::limit_usize;
 use zarr_codecs::ChunkRepr;
 use zarr_codecs::CodecRegistry;
+use zarr_codecs::Result;
 use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
-use zarr_codecs::{CodecError, Result};
 
 use super::invalid;
-use super::stream::{read_bounded, read_exact};
+use zarr_codecs::stream;
 
 /// The codec's name.
 pub const NAME: &str = "numcodecs.bz2";
@@ -93,15 +92,9 @@ fn bz2_bound(n: u64) -> u64 {
     n.saturating_add(n / 100).saturating_add(600)
 }
 
-fn check_consumed(decoder: &MultiBzDecoder<&[u8]>) -> Result<()> {
-    if decoder.get_ref().is_empty() {
-        Ok(())
-    } else {
-        Err(CodecError::corrupt(
-            NAME,
-            "trailing bytes after the bzip2 stream",
-        ))
-    }
+/// The input bytes the decoder has not consumed.
+fn unread(decoder: &MultiBzDecoder<&[u8]>) -> usize {
+    decoder.get_ref().len()
 }
 
 impl BytesToBytesCodec for Bz2Codec {
@@ -118,29 +111,22 @@ impl BytesToBytesCodec for Bz2Codec {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
-        let out = Vec::with_capacity(limit_usize(bz2_bound(input.len() as u64)));
-        let mut encoder = BzEncoder::new(out, Compression::new(self.level));
-        let fail = |e: std::io::Error| CodecError::Compressor {
-            codec: NAME,
-            source: e.into(),
-        };
-        encoder.write_all(input).map_err(fail)?;
-        encoder.finish().map_err(fail)
+        stream::compress(NAME, bz2_bound(input.len() as u64), |out| {
+            let mut encoder = BzEncoder::new(out, Compression::new(self.level));
+            encoder.write_all(input)?;
+            encoder.finish()
+        })
     }
 
     fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>> {
         let input = input.as_slice();
-        let mut decoder = MultiBzDecoder::new(input);
         let hint = input.len().saturating_mul(4);
-        let buf = read_bounded(NAME, &mut decoder, hint, max_decoded)?;
-        check_consumed(&decoder)?;
+        let buf = stream::decode(NAME, MultiBzDecoder::new(input), unread, hint, max_decoded)?;
         Ok(Decoded::Owned(buf))
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let mut decoder = MultiBzDecoder::new(input);
-        read_exact(NAME, &mut decoder, out)?;
-        check_consumed(&decoder)
+        stream::decode_into(NAME, MultiBzDecoder::new(input), unread, out)
     }
 }
 
@@ -149,6 +135,7 @@ mod tests {
     use super::*;
     use crate::default_registry;
     use proptest::prelude::*;
+    use zarr_codecs::CodecError;
     use zarr_meta::{DataType, FillValue};
 
     fn codec(json: &str) -> Result<Codec> {

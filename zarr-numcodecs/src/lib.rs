@@ -26,8 +26,6 @@ mod cast;
     feature = "astype"
 ))]
 mod dtype;
-#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
-mod stream;
 
 #[cfg(feature = "astype")]
 pub mod astype;
@@ -175,12 +173,6 @@ pub fn default_registry() -> CodecRegistry {
     // cannot fail: zarr-codecs registers none of these names
     let _ = register(&mut registry);
     registry
-}
-
-/// Converts a bound to a `usize` allocation limit.
-#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
-pub(crate) fn limit_usize(bound: u64) -> usize {
-    usize::try_from(bound).unwrap_or(usize::MAX)
 }
 
 /// An invalid-configuration error for the codec `name`.

@@ -43,14 +43,13 @@ use liblzma::write::XzEncoder;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::limit_usize;
 use zarr_codecs::ChunkRepr;
 use zarr_codecs::CodecRegistry;
 use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
 use zarr_codecs::{CodecError, Result};
 
 use super::invalid;
-use super::stream::{read_bounded, read_exact};
+use zarr_codecs::stream;
 
 /// The codec's name.
 pub const NAME: &str = "numcodecs.lzma";
@@ -452,12 +451,9 @@ fn lzma_bound(n: u64) -> u64 {
     n.saturating_add(n / 1024 * 8).saturating_add(1024)
 }
 
-fn check_consumed(decoder: &XzDecoder<&[u8]>) -> Result<()> {
-    if decoder.get_ref().is_empty() {
-        Ok(())
-    } else {
-        Err(CodecError::corrupt(NAME, "trailing bytes after the stream"))
-    }
+/// The input bytes the decoder has not consumed.
+fn unread(decoder: &XzDecoder<&[u8]>) -> usize {
+    decoder.get_ref().len()
 }
 
 impl BytesToBytesCodec for LzmaCodec {
@@ -474,29 +470,34 @@ impl BytesToBytesCodec for LzmaCodec {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
-        let out = Vec::with_capacity(limit_usize(lzma_bound(input.len() as u64)));
-        let mut encoder = XzEncoder::new_stream(out, self.encoder()?);
-        let fail = |e: std::io::Error| CodecError::Compressor {
-            codec: NAME,
-            source: e.into(),
-        };
-        encoder.write_all(input).map_err(fail)?;
-        encoder.finish().map_err(fail)
+        let options = self.encoder()?;
+        stream::compress(NAME, lzma_bound(input.len() as u64), |out| {
+            let mut encoder = XzEncoder::new_stream(out, options);
+            encoder.write_all(input)?;
+            encoder.finish()
+        })
     }
 
     fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>> {
         let input = input.as_slice();
-        let mut decoder = XzDecoder::new_stream(input, self.decoder()?);
         let hint = input.len().saturating_mul(4);
-        let buf = read_bounded(NAME, &mut decoder, hint, max_decoded)?;
-        check_consumed(&decoder)?;
+        let buf = stream::decode(
+            NAME,
+            XzDecoder::new_stream(input, self.decoder()?),
+            unread,
+            hint,
+            max_decoded,
+        )?;
         Ok(Decoded::Owned(buf))
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let mut decoder = XzDecoder::new_stream(input, self.decoder()?);
-        read_exact(NAME, &mut decoder, out)?;
-        check_consumed(&decoder)
+        stream::decode_into(
+            NAME,
+            XzDecoder::new_stream(input, self.decoder()?),
+            unread,
+            out,
+        )
     }
 }
 

@@ -29,14 +29,13 @@ use flate2::Compression;
 use serde::{Deserialize, Serialize};
 use zarr_meta::{ExtensionDef, ExtensionPoint};
 
-use crate::limit_usize;
 use zarr_codecs::ChunkRepr;
 use zarr_codecs::CodecRegistry;
+use zarr_codecs::Result;
 use zarr_codecs::{BytesToBytesCodec, Codec, Decoded};
-use zarr_codecs::{CodecError, Result};
 
 use super::invalid;
-use super::stream::{read_bounded, read_exact};
+use zarr_codecs::stream;
 
 /// The codec's name.
 pub const NAME: &str = "numcodecs.zlib";
@@ -96,16 +95,9 @@ fn zlib_bound(n: u64) -> u64 {
         .saturating_add(13)
 }
 
-/// Fails when the decoder left input unread.
-fn check_consumed(decoder: &ZlibDecoder<&[u8]>) -> Result<()> {
-    if decoder.get_ref().is_empty() {
-        Ok(())
-    } else {
-        Err(CodecError::corrupt(
-            NAME,
-            "trailing bytes after the zlib stream",
-        ))
-    }
+/// The input bytes the decoder has not consumed.
+fn unread(decoder: &ZlibDecoder<&[u8]>) -> usize {
+    decoder.get_ref().len()
 }
 
 impl BytesToBytesCodec for ZlibCodec {
@@ -122,29 +114,22 @@ impl BytesToBytesCodec for ZlibCodec {
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
-        let out = Vec::with_capacity(limit_usize(zlib_bound(input.len() as u64)));
-        let mut encoder = ZlibEncoder::new(out, self.level);
-        let fail = |e: std::io::Error| CodecError::Compressor {
-            codec: NAME,
-            source: e.into(),
-        };
-        encoder.write_all(input).map_err(fail)?;
-        encoder.finish().map_err(fail)
+        stream::compress(NAME, zlib_bound(input.len() as u64), |out| {
+            let mut encoder = ZlibEncoder::new(out, self.level);
+            encoder.write_all(input)?;
+            encoder.finish()
+        })
     }
 
     fn decode<'a>(&self, input: Decoded<'a>, max_decoded: u64) -> Result<Decoded<'a>> {
         let input = input.as_slice();
-        let mut decoder = ZlibDecoder::new(input);
         let hint = input.len().saturating_mul(4);
-        let buf = read_bounded(NAME, &mut decoder, hint, max_decoded)?;
-        check_consumed(&decoder)?;
+        let buf = stream::decode(NAME, ZlibDecoder::new(input), unread, hint, max_decoded)?;
         Ok(Decoded::Owned(buf))
     }
 
     fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
-        let mut decoder = ZlibDecoder::new(input);
-        read_exact(NAME, &mut decoder, out)?;
-        check_consumed(&decoder)
+        stream::decode_into(NAME, ZlibDecoder::new(input), unread, out)
     }
 }
 
@@ -153,6 +138,7 @@ mod tests {
     use super::*;
     use crate::default_registry;
     use proptest::prelude::*;
+    use zarr_codecs::CodecError;
     use zarr_meta::{DataType, FillValue};
 
     fn codec(json: &str) -> Result<Codec> {
