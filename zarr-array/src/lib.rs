@@ -17,6 +17,7 @@ pub mod fuzzing;
 mod group;
 mod grow;
 mod path;
+mod read;
 mod select;
 pub mod selection;
 mod source;
@@ -25,6 +26,7 @@ mod sparse;
 mod v2;
 #[cfg(feature = "vlen")]
 mod vlen;
+mod write;
 
 pub use array::{Array, WriteOptions};
 pub use builder::ArrayBuilder;

@@ -1,0 +1,282 @@
+//! Reading regions of an [`Array`]: whole and partial chunks decoded into the output, chunks
+//! fetched in batches from stores that serve many requests at once, the chunk cache, and the
+//! typed reads.
+
+use std::sync::Arc;
+
+use ndarray::ArrayD;
+use zarr_codecs::{parallel, Block, BlockBuffer, CodecChain, CodecError};
+use zarr_grid::geometry::{buffer_len, Region};
+use zarr_grid::ChunkPart;
+use zarr_store::Store;
+
+use crate::array::{grow_to, to_ndarray, Array, ChunkCodec};
+use crate::cache::{ChunkCache, Entry};
+use crate::element::Element;
+use crate::error::{try_collect, try_zeroed, ArrayError, Result};
+use crate::source::with_part_source;
+
+impl Array {
+    /// The decoded chunk buffer of a chunk (the full chunk shape, C order, native byte
+    /// order), or `None` when the chunk is not stored.
+    ///
+    /// # Errors
+    /// The store's, or a corrupt chunk.
+    pub fn read_chunk_bytes(&self, chunk: &[i64]) -> Result<Option<zarr_codecs::AlignedBuffer>> {
+        let key = self.chunk_key(chunk);
+        match self.store.get(&key)? {
+            None => Ok(None),
+            Some(bytes) => self
+                .chunk_codec(chunk)?
+                .chain
+                .decode(&bytes)
+                .map(Some)
+                .map_err(|source| ArrayError::Codec {
+                    context: key,
+                    source,
+                }),
+        }
+    }
+
+    /// Reads a region into raw bytes of its shape (C order, native byte order).
+    ///
+    /// # Errors
+    /// As [`Array::read_region_bytes_into`].
+    pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>> {
+        let mut out = try_zeroed(self.region_byte_len(region)?, "the region read")?;
+        self.read_region_bytes_into(region, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads a region into `out` (C order, native byte order; `out.len()` must be the
+    /// region's byte length).
+    ///
+    /// Chunks are fetched and decoded in parallel. A chunk that the region covers only in
+    /// part is read and decoded only as far as its codecs allow: a shard's index and the inner
+    /// chunks needed, the byte span of an uncompressed (`[bytes]`) chunk, the prefix of a
+    /// `zstd` frame up to the part's last element. Whole shards are decoded inner chunk by
+    /// inner chunk straight into `out`, and a chunk that is one contiguous run of `out` is
+    /// decoded straight into it.
+    ///
+    /// # Errors
+    /// A region outside the array, a wrong buffer length, the store's errors, corrupt chunks.
+    pub fn read_region_bytes_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
+        let len = self.region_byte_len(region)?;
+        if out.len() != len {
+            return Err(ArrayError::InvalidArgument {
+                what: "output buffer",
+                reason: format!("{} bytes for a region of {len} bytes", out.len()),
+            });
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let parts = try_collect(
+            self.grid.chunks_in_region(region)?,
+            "the chunks a region meets",
+        )?;
+        let elem = self.meta.data_type.size();
+        let out_err = |source: zarr_codecs::BlockError| ArrayError::Codec {
+            context: format!("{}: the output buffer", self.path),
+            source: source.into(),
+        };
+        let mut out = BlockBuffer::new(out, &region.shape, elem).map_err(out_err)?;
+        out.advise_huge_pages();
+        // the parts cover the region once, on the grid's lines: one block each
+        let mut blocks = out
+            .split(parts.iter().map(|part| &part.in_region))
+            .map_err(out_err)?;
+        let fill = self.meta.fill_value.as_bytes();
+        // one part, into its block: `fetched` is its chunk's value when a batch fetched it
+        let run = |scratch: &mut Vec<u8>,
+                   part: &ChunkPart,
+                   block: &mut Block<'_>,
+                   fetched: Option<Option<Vec<u8>>>|
+         -> Result<()> {
+            let key = self.chunk_key(&part.chunk);
+            let ChunkCodec {
+                shape: chunk_shape,
+                len: chunk_len,
+                chain,
+            } = self.chunk_codec(&part.chunk)?;
+            let whole_chunk = part.in_chunk.shape == chunk_shape;
+            let codec_err = |source: CodecError| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            };
+            let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
+            if let Some((cache, _)) = &self.cache {
+                let Some(decoded) = self.cached_chunk(cache, &chain, &key, fetched)? else {
+                    return block.fill(fill).map_err(block_err);
+                };
+                return block
+                    .copy_from(decoded.as_bytes(), &chunk_shape, &part.in_chunk.start)
+                    .map_err(block_err);
+            }
+            if !whole_chunk {
+                // the chain reads and decodes what the part needs: a shard's index and
+                // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
+                // (`CodecChain::decode_region`)
+                let plen = buffer_len(&part.in_chunk.shape, elem)?;
+                grow_to(scratch, plen, &part.in_chunk.shape)?;
+                let found = with_part_source(&*self.store, &key, &chain, |source| {
+                    chain.decode_region(source, &part.in_chunk, scratch)
+                })?
+                .map_err(codec_err)?;
+                if !found {
+                    return block.fill(fill).map_err(block_err);
+                }
+                let zero = vec![0; part.in_chunk.rank()];
+                return block
+                    .copy_from(scratch, &part.in_chunk.shape, &zero)
+                    .map_err(block_err);
+            }
+            let value = match fetched {
+                Some(value) => value,
+                None => self.store.get(&key)?,
+            };
+            let Some(bytes) = value else {
+                return block.fill(fill).map_err(block_err);
+            };
+            if let Some(dst) = block.as_contiguous_mut() {
+                // the chunk is one contiguous run of the output: decode straight into it,
+                // with no scratch buffer and no copy
+                return chain.decode_into(&bytes, dst).map_err(codec_err);
+            }
+            if chain.inner_chunk_shape().is_some() {
+                // a shard: each inner chunk is decoded straight into its place
+                return chain.decode_into_block(&bytes, block).map_err(codec_err);
+            }
+            grow_to(scratch, chunk_len, &chunk_shape)?;
+            chain.decode_into(&bytes, scratch).map_err(codec_err)?;
+            block
+                .copy_from(scratch, &chunk_shape, &part.in_chunk.start)
+                .map_err(block_err)
+        };
+        let concurrency = self.store.fetch_concurrency();
+        if let ([part], [block]) = (parts.as_slice(), blocks.as_mut_slice()) {
+            // one chunk: on this thread, with no hand-over to the pool and back
+            return run(&mut Vec::new(), part, block, None);
+        }
+        if concurrency <= rayon::current_num_threads() {
+            // the calling thread reads and decodes too (`parallel`)
+            let mut work: Vec<(&ChunkPart, &mut Block<'_>)> =
+                parts.iter().zip(blocks.iter_mut()).collect();
+            return parallel::try_for_each_mut(&mut work, Vec::<u8>::new, |scratch, _, item| {
+                let (part, block) = item;
+                run(scratch, part, block, None)
+            });
+        }
+        // A store that serves more requests at once than there are threads (an object
+        // store): fetch the whole chunks of a batch together, then decode them in parallel.
+        // Parts of chunks still read only what they need, themselves.
+        for (batch, blocks) in parts
+            .chunks(2 * concurrency)
+            .zip(blocks.chunks_mut(2 * concurrency))
+        {
+            // whole chunks are fetched in the batch; with a cache, every chunk it lacks
+            let whole: Vec<bool> = batch
+                .iter()
+                .map(|part| match &self.cache {
+                    Some((cache, _)) => !cache.contains(&self.chunk_key(&part.chunk)),
+                    None => {
+                        self.grid.chunk_buffer_shape(&part.chunk).as_ref()
+                            == Some(&part.in_chunk.shape)
+                    }
+                })
+                .collect();
+            let keys: Vec<String> = batch
+                .iter()
+                .zip(&whole)
+                .filter(|(_, &w)| w)
+                .map(|(part, _)| self.chunk_key(&part.chunk))
+                .collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let mut values = self.store.get_many(&keys)?.into_iter();
+            let fetched: Vec<Option<Option<Vec<u8>>>> = whole
+                .iter()
+                .map(|&w| if w { values.next() } else { None })
+                .collect();
+            // the parts of chunks read what they need themselves, each waiting on its own
+            // requests: on as many threads as the store serves requests at once, not on the
+            // pool's thread per core (which kept a plane through 65 chunks at 2 in flight)
+            let mut work: Vec<_> = batch.iter().zip(blocks.iter_mut()).zip(fetched).collect();
+            parallel::try_for_each_mut_on_threads(
+                &mut work,
+                concurrency,
+                Vec::<u8>::new,
+                |scratch, _, ((part, block), value)| run(scratch, part, block, value.take()),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The decoded chunk `key` (`None`: not stored), from the cache when it holds it, else
+    /// fetched (or taken from `fetched`, a value a batch already fetched), decoded and kept.
+    fn cached_chunk(
+        &self,
+        cache: &ChunkCache,
+        chain: &CodecChain,
+        key: &str,
+        fetched: Option<Option<Vec<u8>>>,
+    ) -> Result<Entry> {
+        let generation = cache.generation();
+        if let Some(entry) = cache.get(key) {
+            return Ok(entry);
+        }
+        let value = match fetched {
+            Some(value) => value,
+            None => self.store.get(key)?,
+        };
+        let entry = match value {
+            None => None,
+            Some(bytes) => Some(Arc::new(chain.decode(&bytes).map_err(|source| {
+                ArrayError::Codec {
+                    context: key.to_string(),
+                    source,
+                }
+            })?)),
+        };
+        cache.insert(generation, key, entry.clone());
+        Ok(entry)
+    }
+
+    /// The decoded chunk `chunk` (`None`: not stored), through the cache if there is one.
+    pub(crate) fn decoded_chunk(&self, chunk: &[i64]) -> Result<Entry> {
+        match &self.cache {
+            Some((cache, _)) => {
+                let cc = self.chunk_codec(chunk)?;
+                self.cached_chunk(cache, &cc.chain, &self.chunk_key(chunk), None)
+            }
+            None => Ok(self.read_chunk_bytes(chunk)?.map(Arc::new)),
+        }
+    }
+
+    /// Reads a region into an `ndarray` of the matching element type.
+    ///
+    /// # Errors
+    /// A data type other than `T`'s, a region outside the array, store or codec errors.
+    pub fn read_region<T: Element>(&self, region: &Region) -> Result<ArrayD<T>> {
+        self.check_type::<T>()?;
+        let len = self.region_byte_len(region)?;
+        let n = len / self.meta.data_type.size();
+        let mut items = try_zeroed(n, "the region read")?;
+        match T::as_bytes_mut(&mut items) {
+            Some(bytes) => self.read_region_bytes_into(region, bytes)?,
+            None => {
+                let mut bytes = try_zeroed(len, "the region read")?;
+                self.read_region_bytes_into(region, &mut bytes)?;
+                T::copy_from_bytes(&mut items, &bytes)?;
+            }
+        }
+        to_ndarray(&region.shape, items)
+    }
+
+    /// Reads the whole array.
+    ///
+    /// # Errors
+    /// As [`Array::read_region`].
+    pub fn read_all<T: Element>(&self) -> Result<ArrayD<T>> {
+        self.read_region(&Region::whole(self.shape()))
+    }
+}
