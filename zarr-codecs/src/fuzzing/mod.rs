@@ -7,8 +7,12 @@
 //!
 //! The fixed chains name codecs of the default features: with one of them compiled out,
 //! building its chains panics (naming the feature).
+//!
+//! [`golden`] is the check of one golden test vector, which the golden tests of zarr-codecs
+//! and zarr-numcodecs share.
 
 pub mod codec;
+pub mod golden;
 pub mod shard;
 #[cfg(feature = "vlen")]
 pub mod vlen;
