@@ -12,7 +12,7 @@ use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
-use crate::selection::{normalize, AxisIndex, BlockSelection, GridBlocks, Indexer, Selection};
+use crate::selection::{normalize, AxisIndex, GridBlocks, Indexer, Selection};
 use crate::source::with_part_source;
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
@@ -42,38 +42,6 @@ impl Array {
         normalize(sel, self.shape(), &GridBlocks(&*self.grid))
     }
 
-    /// The positions the chunks of a block selection cover (zarr-python's `a.blocks[...]`):
-    /// whole chunks, clipped to the array. Only the chunks named are looked at, however many
-    /// the array has.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use zarr_array::{ArrayBuilder, BlockSelection, DataType};
-    /// # use zarr_store::MemoryStore;
-    /// let a = ArrayBuilder::new(vec![10, 6], DataType::UInt8)
-    ///     .chunk_shape(vec![4, 6])
-    ///     .create(Arc::new(MemoryStore::new()), "a")?;
-    /// let r = a.block_region(&[BlockSelection::Range(Some(1), None)])?;
-    /// assert_eq!((r.start, r.shape), (vec![4, 0], vec![6, 6]));
-    /// # Ok::<(), zarr_array::ArrayError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// A chunk index outside the grid, or more axes than the array has.
-    pub fn block_region(&self, blocks: &[BlockSelection]) -> Result<Region> {
-        let axes = match self.indexer(&Selection::Blocks(blocks.to_vec()))? {
-            Indexer::Orthogonal(axes) => axes,
-            Indexer::Points(..) => Vec::new(),
-        };
-        Ok(Region {
-            start: axes
-                .iter()
-                .map(|ix| if ix.len() > 0 { ix.get(0) } else { 0 })
-                .collect(),
-            shape: axes.iter().map(AxisIndex::len).collect(),
-        })
-    }
-
     /// The shape of the data `sel` reads (and a write through it takes).
     ///
     /// # Errors
@@ -86,7 +54,21 @@ impl Array {
     /// chunks): its start and shape per axis, an axis an integer selects of length 1 (the
     /// output drops it: see [`Array::selection_shape`]). None for any other selection. Reads
     /// and writes through such a selection take the region path themselves; this tells a
-    /// caller that needs the region (a sparse read) what it is.
+    /// caller that needs the region (a sparse read, the spans of Dask blocks) what it is. A
+    /// block selection looks only at the chunks it names, however many the array has.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarr_array::{ArrayBuilder, BlockSelection, DataType, Selection};
+    /// # use zarr_store::MemoryStore;
+    /// let a = ArrayBuilder::new(vec![10, 6], DataType::UInt8)
+    ///     .chunk_shape(vec![4, 6])
+    ///     .create(Arc::new(MemoryStore::new()), "a")?;
+    /// let blocks = Selection::Blocks(vec![BlockSelection::Range(Some(1), None)]);
+    /// let r = a.selection_region(&blocks)?.unwrap();
+    /// assert_eq!((r.start, r.shape), (vec![4, 0], vec![6, 6]));
+    /// # Ok::<(), zarr_array::ArrayError>(())
+    /// ```
     ///
     /// # Errors
     /// A selection that does not fit the array.

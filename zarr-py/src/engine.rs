@@ -369,7 +369,7 @@ pub(crate) fn fill_bytes(a: &Array) -> Vec<u8> {
 }
 
 /// The chunk shape of the grid (for a sharded array, the shard shape); for a grid whose
-/// chunks differ (rectilinear), the first chunk's (`chunk_spans` has every chunk's extent).
+/// chunks differ (rectilinear), the first chunk's (`block_spans` gives each chunk's extent).
 pub(crate) fn grid_chunk_shape(a: &Array) -> Vec<u64> {
     a.chunk_shape()
         .unwrap_or_else(|| a.codecs().repr().shape.clone())
@@ -387,7 +387,7 @@ pub(crate) fn grid_shape(a: &Array) -> Vec<u64> {
 const MAX_BLOCK_SPANS: u64 = 1 << 22;
 
 /// `(start, length)` of each group of `per_block` consecutive chunks along `axis`: the
-/// engine's [`Array::block_region`] of each group, so only the chunks bounding a group are
+/// engine's [`Array::selection_region`] of each group's block selection, so only the chunks bounding a group are
 /// looked at.
 pub(crate) fn block_spans(a: &Array, axis: usize, per_block: u64) -> Result<Vec<(u64, u64)>> {
     let counts = grid_shape(a);
@@ -413,7 +413,13 @@ pub(crate) fn block_spans(a: &Array, axis: usize, per_block: u64) -> Result<Vec<
             let first = g * per_block;
             let last = (first + per_block).min(n);
             items[axis] = BlockSelection::Range(Some(first as i64), Some(last as i64));
-            let r = a.block_region(&items)?;
+            // a block selection is always one region
+            let r = a
+                .selection_region(&Selection::Blocks(items.clone()))?
+                .ok_or_else(|| Error::InvalidArgument {
+                    what: "block selection",
+                    reason: "it does not select one region".into(),
+                })?;
             Ok((r.start[axis], r.shape[axis]))
         })
         .collect()
