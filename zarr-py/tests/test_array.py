@@ -276,6 +276,21 @@ def test_pickle_reopens_by_location(tmp_path):
     np.testing.assert_array_equal(b[...], a[...])
 
 
+
+def test_pickled_group_keeps_its_path_and_mode(tmp_path):
+    """A group below the location, opened read-only, unpickles as that group, read-only: it
+    unpickled as the root group opened read-write (the path and mode went as pickle state,
+    which the path property ignored)."""
+    root = zarr_rs.create_group(str(tmp_path / "g.zarr"))
+    root.create_group("sub").create_array("x", shape=(2,), dtype="int8")
+    g = zarr_rs.open_group(str(tmp_path / "g.zarr"), mode="r")["sub"]
+    u = pickle.loads(pickle.dumps(g))
+    assert (u.path, u.read_only, list(u)) == ("sub", True, ["x"])
+    with pytest.raises(errors.ReadOnlyError):
+        u.attrs["k"] = 1
+    w = pickle.loads(pickle.dumps(zarr_rs.open_group(str(tmp_path / "g.zarr"), path="sub")))
+    assert (w.path, w.read_only) == ("sub", False)
+
 def test_file_urls(tmp_path):
     url = "file://" + str(tmp_path / "u.zarr")
     a = zarr_rs.create_array(url, shape=(3,), dtype="uint8")

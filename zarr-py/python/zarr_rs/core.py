@@ -725,7 +725,7 @@ class Group(Mapping):
 
     def __reduce__(self) -> tuple:
         mode = "r" if self._core.read_only else "r+"
-        return (open_group, (self._location,), {"path": self._path, "mode": mode})
+        return (_reopen_group, (self._location, self._path, mode))
 
     @property
     def path(self) -> str:
@@ -885,6 +885,12 @@ class Group(Mapping):
 
 def _reopen_array(location: str, path: str, mode: str) -> Array:
     return open_array(location, path=path, mode=mode)  # type: ignore[arg-type]
+
+
+def _reopen_group(location: str, path: str, mode: str) -> Group:
+    """The group a pickled :class:`Group` names (a third item of ``__reduce__``'s tuple
+    would be pickle state, not keywords)."""
+    return open_group(location, path=path, mode=mode)  # type: ignore[arg-type]
 
 
 def _spec(
