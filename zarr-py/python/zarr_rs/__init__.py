@@ -25,11 +25,10 @@
 
 from . import errors
 from ._core import __version__
-from .core import (
-    Array,
-    Attributes,
-    Group,
-    Unreadable,
+from ._array import Array
+from ._attributes import Attributes
+from ._group import Group, Unreadable
+from ._open import (
     consolidate_metadata,
     create_array,
     create_group,

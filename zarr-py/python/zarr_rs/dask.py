@@ -30,7 +30,9 @@ import dask.array as da
 import numpy as np
 import scipy.sparse
 
-from .core import Array, create_array, open_array, _product_dtype
+from ._array import Array
+from ._dtypes import _product_dtype
+from ._open import create_array, open_array
 from .errors import InvalidArgumentError
 
 

@@ -32,7 +32,9 @@ import xarray as xr
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
-from .core import Array, Group, open as open_node
+from ._array import Array
+from ._group import Group
+from ._open import open as open_node
 
 DOMAIN_ATTR = "zarr_rs_domain"
 
