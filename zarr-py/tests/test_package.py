@@ -43,3 +43,90 @@ def test_pickles_of_the_old_module_paths_still_load(tmp_path):
     old = pickle.dumps((zarr_rs.core._reopen_array, (str(tmp_path / "a.zarr"), "", "r")))
     f, args = pickle.loads(old)
     assert list(f(*args)[...]) == [1, 2, 3]
+
+
+# ---- zarr_rs._core against its stubs ----
+
+def _stub_tree():
+    import ast
+    import pathlib
+
+    path = pathlib.Path(zarr_rs._core.__file__).with_name("_core.pyi")
+    if not path.exists():  # an installed wheel may leave the stubs out; the source tree has them
+        path = pathlib.Path(__file__).parents[1] / "python" / "zarr_rs" / "_core.pyi"
+    return ast.parse(path.read_text())
+
+
+def _params(fn) -> list[tuple[str, bool]]:
+    """``(name, has a default)`` per parameter, ``self`` and the positional-only marker left
+    out."""
+    import ast
+
+    if isinstance(fn, ast.FunctionDef):
+        args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        defaults = [False] * (len(fn.args.posonlyargs) + len(fn.args.args) - len(fn.args.defaults))
+        defaults += [True] * len(fn.args.defaults)
+        defaults += [d is not None for d in fn.args.kw_defaults]
+        return [(a.arg, d) for a, d in zip(args, defaults) if a.arg != "self"]
+    import inspect
+
+    return [
+        (p.name, p.default is not inspect.Parameter.empty)
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != "self"
+    ]
+
+
+def _stub_members(body) -> dict:
+    """The names a stub body declares: functions (``ast.FunctionDef``, ``kind`` "property" when
+    decorated so), classes and annotated variables; plain assignments are type aliases of the
+    stubs only (``SelectionKind``), not names of the module."""
+    import ast
+
+    out = {}
+    for node in body:
+        if isinstance(node, ast.FunctionDef):
+            prop = any(isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list)
+            out[node.name] = ("property" if prop else "function", node)
+        elif isinstance(node, ast.ClassDef):
+            out[node.name] = ("class", node)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out[node.target.id] = ("value", node)
+    return out
+
+
+def _public(names) -> set[str]:
+    return {n for n in names if not n.startswith("__") or n == "__version__"}
+
+
+def test_core_stubs_match_the_extension():
+    """``_core.pyi`` declares exactly what the extension exports: the same module names, the
+    same members of each class (properties as properties), and the same parameters (names,
+    order, which have defaults) for every function and method."""
+    import inspect
+
+    core = zarr_rs._core
+    stubs = _stub_members(_stub_tree().body)
+    assert set(stubs) == _public(dir(core)), (
+        f"only in the stubs: {sorted(set(stubs) - _public(dir(core)))}, "
+        f"only in the extension: {sorted(_public(dir(core)) - set(stubs))}"
+    )
+    for name, (kind, node) in stubs.items():
+        obj = getattr(core, name)
+        if kind == "function":
+            assert _params(node) == _params(obj), f"{name}: stubs {_params(node)}, extension {_params(obj)}"
+        if kind != "class":
+            continue
+        members = _stub_members(node.body)
+        real = {n for n in dir(obj) if not n.startswith("__")}
+        assert set(members) == real, (
+            f"{name}: only in the stubs {sorted(set(members) - real)}, "
+            f"only in the extension {sorted(real - set(members))}"
+        )
+        for m, (mkind, mnode) in members.items():
+            attr = inspect.getattr_static(obj, m)
+            is_prop = type(attr).__name__ == "getset_descriptor"
+            assert is_prop == (mkind == "property"), f"{name}.{m}: property in one place only"
+            if not is_prop:
+                got = _params(getattr(obj, m))
+                assert _params(mnode) == got, f"{name}.{m}: stubs {_params(mnode)}, extension {got}"
