@@ -385,6 +385,19 @@ pub enum SelectionError {
         /// The array's shape.
         shape: Vec<u64>,
     },
+    /// A block of a block selection outside its axis: an index, the first block of a range
+    /// (zarr-python's `blocks` refuses a range that starts past the last block or before the
+    /// first, a negative start counting from the end once), or block 0 of a full axis that has
+    /// no elements.
+    #[error("block {index} is out of bounds for axis {axis}, which has {blocks} blocks")]
+    BlockOutOfBounds {
+        /// The axis.
+        axis: usize,
+        /// The block index given (0 for a full axis).
+        index: i64,
+        /// The blocks (chunks of the grid) along the axis.
+        blocks: u64,
+    },
     /// A chunk position outside the grid (a block selection, or a chunk index asked of
     /// [`Array::read_chunk`](crate::Array::read_chunk) and the like).
     #[error("chunk {chunk:?} lies outside the grid")]

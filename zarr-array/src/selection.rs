@@ -127,7 +127,9 @@ pub enum AxisSelection {
 pub enum BlockSelection {
     /// One chunk (the axis is kept, with the chunk's length).
     Index(i64),
-    /// A range of chunks with step 1.
+    /// A range of chunks with step 1. Its first chunk must exist (as in zarr-python's
+    /// `blocks`: a start past the last chunk or before the first is refused, a negative start
+    /// counting from the end once); the end clamps like a slice's.
     Range(Option<i64>, Option<i64>),
     /// As many full axes as needed (at most one per selection).
     Ellipsis,
@@ -149,7 +151,8 @@ pub enum Selection {
     Coordinates(Vec<ArrayD<i64>>),
     /// The positions where a mask of the array's shape is true, in C order (a 1-d output).
     Mask(ArrayD<bool>),
-    /// Whole chunks, one entry per axis (missing trailing axes are full).
+    /// Whole chunks, one entry per axis (missing trailing axes are full). An array with an
+    /// axis of length 0 has no block to select, as in zarr-python.
     Blocks(Vec<BlockSelection>),
 }
 
@@ -394,17 +397,28 @@ pub(crate) fn normalize(
             let mut axes = Vec::with_capacity(rank);
             for (d, item) in per_axis.into_iter().enumerate() {
                 let n = blocks.count(d);
+                // the first block selected must exist, as zarr-python's `blocks` requires
+                // (so an axis without elements refuses every block selection)
+                let block = |i: i64| {
+                    position(i, n, d).map_err(|_| SelectionError::BlockOutOfBounds {
+                        axis: d,
+                        index: i,
+                        blocks: n,
+                    })
+                };
                 let (first, count) = match item {
-                    None | Some(BlockSelection::Ellipsis) => (0, n),
-                    Some(BlockSelection::Index(i)) => (position(*i, n, d)?, 1),
+                    None | Some(BlockSelection::Ellipsis) => (block(0)?, n),
+                    Some(BlockSelection::Index(i)) => (block(*i)?, 1),
                     Some(BlockSelection::Range(a, b)) => {
-                        let (s, c, _) = Slice {
-                            start: *a,
+                        let first = block(a.unwrap_or(0))?;
+                        // the end clamps, as a slice's does
+                        let (_, end, _) = Slice {
+                            start: None,
                             stop: *b,
                             step: None,
                         }
                         .resolve(n, d)?;
-                        (s, c)
+                        (first, end.saturating_sub(first))
                     }
                 };
                 if count == 0 {
@@ -770,5 +784,75 @@ mod tests {
             &spans
         )
         .is_err());
+    }
+
+    #[test]
+    fn block_ranges_start_inside_the_axis_as_zarr_python_requires() {
+        let spans = Spans(vec![(0, 3), (3, 4), (7, 2)]);
+        let blocks = |items: Vec<BlockSelection>, shape: &[u64], spans: &Spans| {
+            normalize(&Selection::Blocks(items), shape, spans)
+        };
+        let range = |a: Option<i64>, b: Option<i64>| vec![BlockSelection::Range(a, b)];
+        // a start at or past the last block, or before the first (counted from the end once),
+        // is refused where it used to clamp to an empty or a whole selection
+        for (a, b) in [
+            (Some(3), None),
+            (Some(5), Some(6)),
+            (Some(-4), None),
+            (Some(-9), Some(1)),
+        ] {
+            assert!(
+                matches!(
+                    blocks(range(a, b), &[9], &spans),
+                    Err(ArrayError::InvalidSelection(
+                        SelectionError::BlockOutOfBounds {
+                            axis: 0,
+                            blocks: 3,
+                            ..
+                        }
+                    ))
+                ),
+                "{a:?}..{b:?}"
+            );
+        }
+        // a start inside: the end clamps, before the start it selects nothing
+        assert_eq!(
+            blocks(range(Some(-1), None), &[9], &spans)
+                .unwrap()
+                .output_shape(),
+            vec![2]
+        );
+        assert_eq!(
+            blocks(range(Some(2), Some(99)), &[9], &spans)
+                .unwrap()
+                .output_shape(),
+            vec![2]
+        );
+        assert_eq!(
+            blocks(range(Some(1), Some(-5)), &[9], &spans)
+                .unwrap()
+                .output_shape(),
+            vec![0]
+        );
+        assert_eq!(
+            blocks(range(Some(2), Some(1)), &[9], &spans)
+                .unwrap()
+                .output_shape(),
+            vec![0]
+        );
+        // an axis without elements has no block 0: explicit, full or left out, all refused
+        let none = Spans(vec![]);
+        for items in [range(None, None), vec![BlockSelection::Ellipsis], vec![]] {
+            assert!(matches!(
+                blocks(items, &[0], &none),
+                Err(ArrayError::InvalidSelection(
+                    SelectionError::BlockOutOfBounds {
+                        axis: 0,
+                        index: 0,
+                        blocks: 0
+                    }
+                ))
+            ));
+        }
     }
 }

@@ -258,3 +258,111 @@ def test_scalar_writes_differential(tmp_path):
             isinstance(rs_exc, OverflowError) and isinstance(zp_exc, OverflowError)
         ), f"{value} -> {dtype}: zarr-python {zp_exc!r}, zarr_rs {rs_exc!r}"
         np.testing.assert_array_equal(rs[...], zp[...], err_msg=f"{value} -> {dtype}")
+
+
+# ---- block selections (``a.blocks[key]``) ----
+
+# shapes with partial edge chunks, one chunk per axis, and axes without elements
+_BLOCK_CASES = [
+    ((10,), (4,)), ((8,), (4,)), ((5, 7), (2, 3)), ((6, 5, 4), (4, 2, 3)),
+    ((0, 4), (2, 2)), ((4, 0), (2, 2)), ((3,), (5,)),
+]
+
+
+def _rand_block_item(rng: np.random.Generator, n: int):
+    """One item of a block key for an axis of ``n`` chunks: ints (some out of range), NumPy
+    ints, slices (some starting outside, some with a step), Ellipsis, or a list (refused)."""
+    m = max(n, 1)
+    kind = rng.choice(6, p=[0.3, 0.1, 0.4, 0.08, 0.07, 0.05])
+    if kind == 0:
+        return int(rng.integers(-m - 1, m + 2))
+    if kind == 1:
+        return np.int64(rng.integers(-m, m))
+    if kind == 2:
+        def bound():
+            return None if rng.random() < 0.3 else int(rng.integers(-m - 2, m + 3))
+        return slice(bound(), bound(), rng.choice([None, None, 1, 2]))
+    if kind == 3:
+        return Ellipsis
+    if kind == 4:
+        return slice(None)
+    return [0]
+
+
+def _per_axis(key, ndim: int) -> list:
+    """The item of a block key along each axis (``slice(None)`` for a full one)."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    if any(k is Ellipsis for k in items):
+        at = next(i for i, k in enumerate(items) if k is Ellipsis)
+        items[at : at + 1] = [slice(None)] * (ndim - len(items) + 1)
+    return items + [slice(None)] * (ndim - len(items))
+
+
+def _blocks_by_numpy(data: np.ndarray, key, chunks) -> np.ndarray:
+    """The elements of the chunks a block key names, chunk indices taken as NumPy takes
+    positions (an int is one chunk and keeps its axis; slices clamp)."""
+    per_axis = []
+    for k, n, c in zip(_per_axis(key, data.ndim), data.shape, chunks):
+        ids = np.arange(-(-n // c))
+        ids = ids[[k]] if isinstance(k, (int, np.integer)) else ids[k]
+        per_axis.append(np.concatenate([np.arange(i * c, min(i * c + c, n)) for i in ids] or [np.arange(0)]).astype(int))
+    return data[np.ix_(*per_axis)]
+
+
+def _zarr_python_wraps_twice(key, shape, chunks) -> bool:
+    """zarr-python 3.1.6's ``blocks`` adds the number of chunks to a negative slice end, then
+    multiplies it by the chunk length and lets the slice wrap it again: an end before the first
+    block (``blocks[:-4]`` of 3 blocks) selects a part of a chunk, not nothing. A defect, not a
+    meaning; those keys are checked against NumPy's reading of chunk indices instead."""
+    for k, n, c in zip(_per_axis(key, len(shape)), shape, chunks):
+        if isinstance(k, slice) and k.stop is not None and k.stop < -(-(-n // c)):
+            return True
+    return False
+
+
+def test_block_selections_match_zarr_python(tmp_path):
+    """Random ``a.blocks[key]`` reads and writes against zarr-python 3.1.6: the same values and
+    shape where it answers, the same exception family where it refuses (ranges starting past
+    the last block or before the first, any block of an array without elements, steps, index
+    lists). zarr_rs checked that an array had elements in Python and read ranges that start
+    outside the axis as empty or whole; now zarr-array's ``Selection::Blocks`` alone decides."""
+    rng = np.random.default_rng(37005)
+    checked = {"answered": 0, "refused": 0, "answered by NumPy": 0, "written": 0}
+    for shape, chunks in _BLOCK_CASES:
+        data = np.arange(int(np.prod(shape)), dtype="int32").reshape(shape)
+        rs = zarr_rs.create_array(str(tmp_path / f"{shape}.zarr"), shape=shape, chunks=chunks, dtype="int32")
+        rs[...] = data
+        zp = zarr.create_array(zarr.storage.MemoryStore(), shape=shape, chunks=chunks, dtype="int32")
+        zp[...] = data
+        nblocks = [-(-n // c) for n, c in zip(shape, chunks)]
+        for case in range(60):
+            nitems = int(rng.integers(1, len(shape) + 1))
+            items = [_rand_block_item(rng, nblocks[min(d, len(shape) - 1)]) for d in range(nitems)]
+            key = items[0] if nitems == 1 and rng.random() < 0.5 else tuple(items)
+            where = f"shape {shape} chunks {chunks}: blocks[{key!r}]"
+            want, want_exc = _run(lambda: zp.blocks[key])
+            got, got_exc = _run(lambda: rs.blocks[key])
+            if want_exc is not None:
+                assert got_exc is not None, f"{where}: zarr-python raises {want_exc!r}, zarr_rs gives {got!r}"
+                assert _family(got_exc) is _family(want_exc), f"{where}: {want_exc!r} against {got_exc!r}"
+                checked["refused"] += 1
+                continue
+            assert got_exc is None, f"{where}: zarr-python gives shape {want.shape}, zarr_rs raises {got_exc!r}"
+            if _zarr_python_wraps_twice(key, shape, chunks):
+                want = _blocks_by_numpy(data, key, chunks)
+                checked["answered by NumPy"] += 1
+            else:
+                checked["answered"] += 1
+            assert got.shape == want.shape, f"{where}: shape {got.shape}, expected {want.shape}"
+            np.testing.assert_array_equal(got, want, err_msg=where)
+            if _zarr_python_wraps_twice(key, shape, chunks) or not want.size:
+                continue
+            # the same key as a write changes the same elements
+            value = rng.integers(-1000, 1000, size=want.shape).astype("int32")
+            zp.blocks[key] = value
+            rs.blocks[key] = value
+            data = zp[...]
+            np.testing.assert_array_equal(rs[...], data, err_msg=f"{where} write")
+            checked["written"] += 1
+    assert checked["answered"] > 100 and checked["refused"] > 80 and checked["written"] > 80, checked
+    assert checked["answered by NumPy"] > 0, checked

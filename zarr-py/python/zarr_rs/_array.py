@@ -221,27 +221,18 @@ class Array:
     # errors. A block (ints and slices of step 1) is read and written as a region, chunks
     # decoded straight into the output the engine allocates and NumPy then owns.
     def _get(self, kind: str, key: Any) -> np.ndarray:
-        if kind == "blocks":
-            self._check_blocks(key)
         if self._vlen is not None:
             shape, items = self._core.read_vlen_selection(kind, key)
             return _object_array(items, shape)
         return self._core.read_selection(kind, key, self._dtype)
 
     def _set(self, kind: str, key: Any, value: Any) -> None:
-        if kind == "blocks":
-            self._check_blocks(key)
         shape = tuple(self._core.selection_shape(kind, key))
         if self._vlen is not None:
             self._core.write_vlen_selection(kind, key, _vlen_items(value, self._vlen, shape))
             return
         data = _as_data(value, self._dtype, shape)
         self._core.write_selection(kind, key, _flat_bytes(data))
-
-    def _check_blocks(self, key: Any) -> None:
-        if self.size == 0:
-            # as zarr-python: an array without elements has no block to select
-            raise BoundsError(f"block selection {key!r} of an array of shape {self.shape}, which has no elements")
 
     def __getitem__(self, key: Any) -> np.ndarray:
         return self._get(_indexing.kind_of(key, self.ndim), key)
