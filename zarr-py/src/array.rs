@@ -9,7 +9,7 @@
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use serde_json::{Map, Value};
 use zarr_array::selection::Selection;
 use zarr_array::Array;
@@ -145,11 +145,24 @@ impl ArrayCore {
         engine::data_type_name(&self.inner)
     }
 
-    /// NumPy's `dtype.str` (native byte order); `None` for `string` and
+    /// NumPy's `dtype.str` (native byte order): `|O` (Python objects) for `string` and
     /// `variable_length_bytes`.
     #[getter]
-    fn numpy_dtype(&self) -> Option<String> {
-        engine::numpy_dtype(&self.inner)
+    fn numpy_dtype(&self) -> String {
+        engine::numpy_str(self.inner.data_type())
+    }
+
+    /// The Python type of each element of a variable-size array: `str` (`string`) or `bytes`
+    /// (`variable_length_bytes`); None for the fixed-size types, whose elements NumPy holds.
+    #[getter]
+    fn vlen_type<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyType>> {
+        engine::vlen_kind(&self.inner).map(|text| {
+            if text {
+                py.get_type::<PyString>()
+            } else {
+                py.get_type::<PyBytes>()
+            }
+        })
     }
 
     #[getter]

@@ -352,13 +352,6 @@ pub(crate) fn data_type_name(a: &Array) -> String {
     a.data_type().name()
 }
 
-/// NumPy's `dtype.str` of the data type in native byte order; `None` for the variable-size
-/// types.
-pub(crate) fn numpy_dtype(a: &Array) -> Option<String> {
-    let t = a.data_type();
-    t.fixed_size().map(|_| numpy_str(t))
-}
-
 pub(crate) fn item_size(a: &Array) -> usize {
     a.data_type().size()
 }

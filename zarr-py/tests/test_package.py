@@ -10,8 +10,10 @@ import zarr_rs.core
 
 # Every name ``zarr_rs.core`` defined when it held arrays, groups, attributes and dtypes
 # together (before the split by concern): code that imports them from there keeps working.
+# (``_VLEN_TYPES``, a table of Zarr data type names, is gone: the engine names the element
+# type, ``ArrayCore.vlen_type``.)
 CORE_NAMES = """
-Mode _DEFAULT_COMPRESSORS _VLEN_TYPES _np_dtype _vlen_items _object_array _KIND_RANK _as_data
+Mode _DEFAULT_COMPRESSORS _np_dtype _vlen_items _object_array _KIND_RANK _as_data
 _PRODUCT_DTYPES _product_dtype _broadcast _flat_bytes Attributes _Indexer Array _Writer ArrayInfo
 Unreadable Group _reopen_array _reopen_group _spec _codec_list _plain _integral_fill _fill_json
 create_array _wrap_node open open_array open_group consolidate_metadata create_group _check_mode

@@ -78,6 +78,21 @@ def test_create_write_read_select(tmp_path, rng):
     assert np.asarray(z[...], dtype=object).tolist() == want.tolist()
 
 
+
+@pytest.mark.parametrize(
+    "dtype, element, numpy_str",
+    [(str, str, "|O"), ("variable_length_bytes", bytes, "|O"), ("int32", None, "<i4"),
+     ("U3", None, "<U3")],
+)
+def test_the_engine_names_the_element_type(tmp_path, dtype, element, numpy_str):
+    """The Python type of a variable-size array's elements and every array's NumPy dtype come
+    from the engine (``vlen_type``, ``numpy_dtype``), not from a table of Zarr data type names
+    kept in Python."""
+    a = zarr_rs.create_array(str(tmp_path / "a.zarr"), shape=(2,), dtype=dtype)
+    assert a._core.vlen_type is element
+    assert a._core.numpy_dtype == numpy_str
+    assert a.dtype == np.dtype(numpy_str)
+
 def test_bytes_arrays(tmp_path):
     a = zarr_rs.create_array(str(tmp_path / "b"), shape=(5,), chunks=(2,), dtype=bytes,
                              fill_value=b"\x00z")

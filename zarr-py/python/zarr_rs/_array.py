@@ -12,7 +12,6 @@ from . import _core, _indexing
 from ._attributes import Attributes, _Writer
 from ._dtypes import (
     _PRODUCT_DTYPES,
-    _VLEN_TYPES,
     _as_data,
     _flat_bytes,
     _np_dtype,
@@ -51,7 +50,7 @@ class Array:
         self._path = path
         self._dtype = _np_dtype(core)
         # str or bytes for the variable-size types, else None
-        self._vlen = _VLEN_TYPES.get(core.data_type) if core.numpy_dtype is None else None
+        self._vlen = core.vlen_type
         self._meta: dict | None = None
 
     # ---- pickling: the location and path, never the data ----

@@ -11,18 +11,10 @@ import numpy as np
 from .errors import DataTypeError, ShapeError
 
 
-# The variable-size data types: read as NumPy object arrays of str / bytes, as zarr-python
-# reads them with NumPy 1 (and as xarray and pandas hold text).
-_VLEN_TYPES = {"string": str, "variable_length_bytes": bytes}
-
-
 def _np_dtype(core: Any) -> np.dtype:
-    """The NumPy dtype (native byte order) of an array's Zarr data type; ``object`` for
-    ``string`` and ``variable_length_bytes``."""
-    if core.numpy_dtype is None:
-        if core.data_type in _VLEN_TYPES:
-            return np.dtype(object)
-        raise DataTypeError(f"the array holds {core.data_type}, which zarr_rs cannot map to NumPy")
+    """The NumPy dtype (native byte order) of an array's Zarr data type, as the engine gives
+    it: ``object`` for ``string`` and ``variable_length_bytes``, whose elements are the
+    ``str`` / ``bytes`` of ``core.vlen_type``."""
     return np.dtype(core.numpy_dtype)
 
 

@@ -14,7 +14,6 @@ from ._attributes import Attributes, _Writer
 from ._dtypes import (
     _KIND_RANK,
     _PRODUCT_DTYPES,
-    _VLEN_TYPES,
     _as_data,
     _broadcast,
     _flat_bytes,
