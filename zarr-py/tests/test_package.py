@@ -132,3 +132,75 @@ def test_core_stubs_match_the_extension():
             if not is_prop:
                 got = _params(getattr(obj, m))
                 assert _params(mnode) == got, f"{name}.{m}: stubs {_params(mnode)}, extension {got}"
+
+
+# ---- docstrings ----
+
+# the modules whose docstring examples run here (in a fresh directory: they create stores)
+DOCTEST_MODULES = ["zarr_rs", "zarr_rs._open", "zarr_rs._array", "zarr_rs._group",
+                   "zarr_rs._attributes", "zarr_rs.dask"]
+
+
+def _public_api():
+    """``(name, object)`` of every public function, class, method and property of zarr_rs and
+    of its public modules (dask, errors, xarray_backend)."""
+    import inspect
+
+    import zarr_rs.dask
+    import zarr_rs.errors
+    import zarr_rs.xarray_backend
+
+    out = []
+
+    def add(name, obj):
+        out.append((name, obj))
+        if inspect.isclass(obj):
+            for m, v in vars(obj).items():
+                if not m.startswith("_"):
+                    out.append((f"{name}.{m}", v))
+
+    for n in zarr_rs.__all__:
+        if n not in ("__version__", "errors"):
+            add(n, getattr(zarr_rs, n))
+    for mod in (zarr_rs.dask, zarr_rs.errors, zarr_rs.xarray_backend):
+        out.append((mod.__name__, mod))
+        for n, o in vars(mod).items():
+            if not n.startswith("_") and getattr(o, "__module__", None) == mod.__name__:
+                add(f"{mod.__name__}.{n}", o)
+    return out
+
+
+def test_every_public_name_has_a_docstring():
+    import inspect
+
+    missing = [n for n, o in _public_api() if not isinstance(o, str) and not inspect.getdoc(o)]
+    assert not missing, f"no docstring: {missing}"
+
+
+def test_the_entry_points_show_an_example():
+    import zarr_rs.dask
+
+    for obj in (zarr_rs, zarr_rs.create_array, zarr_rs.open, zarr_rs.open_array,
+                zarr_rs.open_group, zarr_rs.create_group, zarr_rs.consolidate_metadata,
+                zarr_rs.Array, zarr_rs.Group, zarr_rs.Attributes, zarr_rs.Array.append,
+                zarr_rs.Array.prepend, zarr_rs.Array.resize, zarr_rs.Array.read_csr,
+                zarr_rs.Array.read_coo, zarr_rs.Array.write_sparse, zarr_rs.Array.spmv,
+                zarr_rs.dask.to_dask, zarr_rs.dask.from_dask):
+        assert ">>> " in (obj.__doc__ or ""), f"{obj.__qualname__ if hasattr(obj, '__qualname__') else obj} has no example"
+
+
+def test_docstring_examples_run(tmp_path, monkeypatch):
+    """Every ``>>>`` example of the package runs and prints what it shows."""
+    import doctest
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report: list[str] = []
+    for name in DOCTEST_MODULES:
+        for test in finder.find(importlib.import_module(name)):
+            runner.run(test, out=report.append)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, "".join(report)
+    assert result.attempted >= 100, result

@@ -42,6 +42,20 @@ class Array:
     Reads return NumPy arrays that own the memory the engine decoded into; writes take any
     C-contiguous buffer of the array's dtype without copying it. The GIL is released while
     chunks are fetched, decoded and encoded.
+
+    >>> import numpy as np, zarr_rs
+    >>> a = zarr_rs.create_array("array.zarr", shape=(4, 5), chunks=(2, 2), dtype="int32")
+    >>> a[...] = np.arange(20).reshape(4, 5)
+    >>> a[1, 1:4].tolist()
+    [6, 7, 8]
+    >>> a.oindex[[0, 3], [1, 4]].tolist()
+    [[1, 4], [16, 19]]
+    >>> a.vindex[[0, 3], [1, 4]].tolist()
+    [1, 19]
+    >>> a[a[...] > 17].tolist()
+    [18, 19]
+    >>> a.blocks[1, 2].tolist()
+    [[14], [19]]
     """
 
     def __init__(self, core: Any, location: str, path: str = ""):
@@ -203,7 +217,13 @@ class Array:
 
     @property
     def info(self) -> "ArrayInfo":
-        """A summary (its ``repr`` prints like zarr-python's ``Array.info``)."""
+        """A summary (its ``repr`` prints like zarr-python's ``Array.info``).
+
+        >>> import zarr_rs
+        >>> info = zarr_rs.create_array("info.zarr", shape=(4, 4), chunks=(2, 4), dtype="int8").info
+        >>> info.fields["Chunk shape"], info.fields["Codecs"], info.fields["Chunks initialized"]
+        ((2, 4), ['bytes', 'zstd'], '0/2')
+        """
         return ArrayInfo(self)
 
     def __repr__(self) -> str:
@@ -304,7 +324,17 @@ class Array:
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Appends ``data`` after the end of ``axis`` (its other axes match the array's);
-        new chunks are written first, the metadata last. Returns the new shape."""
+        new chunks are written first, the metadata last. Returns the new shape.
+
+        >>> import numpy as np, zarr_rs
+        >>> a = zarr_rs.create_array("append.zarr", shape=(2, 3), chunks=(2, 3), dtype="int8")
+        >>> a.append(np.ones((1, 3), dtype="int8"))
+        (3, 3)
+        >>> a.append(np.full((3, 2), 7, dtype="int8"), axis=1)
+        (3, 5)
+        >>> a[...].tolist()
+        [[0, 0, 0, 7, 7], [0, 0, 0, 7, 7], [1, 1, 1, 7, 7]]
+        """
         axis = self._axis(axis)
         arr = self._grow_data(data, axis)
         if self._vlen is not None:
@@ -319,7 +349,16 @@ class Array:
         (the lower bound of :attr:`domain` moves down) and existing chunks are not rewritten
         when the prepend is chunk-aligned. The grid becomes ``regular_bounded``, which
         zarr-python cannot read: :meth:`to_regular` makes a copy it can. Returns the new
-        shape."""
+        shape.
+
+        >>> import numpy as np, zarr_rs
+        >>> a = zarr_rs.create_array("prepend.zarr", shape=(2,), chunks=(2,), dtype="int8")
+        >>> a[...] = [5, 6]
+        >>> a.prepend(np.array([1, 2], dtype="int8"))
+        (4,)
+        >>> a[...].tolist(), a.domain
+        ([1, 2, 5, 6], ((-2, 2),))
+        """
         axis = self._axis(axis)
         arr = self._grow_data(data, axis)
         if self._vlen is not None:
@@ -331,7 +370,17 @@ class Array:
 
     def resize(self, *shape: Any) -> None:
         """Changes the shape: ``a.resize((10, 20))`` or ``a.resize(10, 20)``. Chunks outside
-        the new shape are deleted; positions that appear read as the fill value."""
+        the new shape are deleted; positions that appear read as the fill value.
+
+        >>> import zarr_rs
+        >>> a = zarr_rs.create_array("resize.zarr", shape=(4,), chunks=(2,), dtype="int8",
+        ...                          fill_value=9)
+        >>> a[...] = [1, 2, 3, 4]
+        >>> a.resize(3)
+        >>> a.resize((5,))
+        >>> a[...].tolist()
+        [1, 2, 3, 9, 9]
+        """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         self._core.resize([int(n) for n in shape])
@@ -345,7 +394,16 @@ class Array:
     def to_regular(self, path_or_url: str, *, path: str = "") -> "Array":
         """Copies the array onto a plain ``regular`` grid at a new location (same positions,
         chunks and codecs), for readers without ``regular_bounded`` (zarr-python, TensorStore).
-        The original domain is kept in the copy's attributes under ``"regular_bounded"``."""
+        The original domain is kept in the copy's attributes under ``"regular_bounded"``.
+
+        >>> import numpy as np, zarr_rs
+        >>> a = zarr_rs.create_array("bounded.zarr", shape=(2,), chunks=(2,), dtype="int8")
+        >>> a.prepend(np.ones(2, dtype="int8"))
+        (4,)
+        >>> r = a.to_regular("regular.zarr")
+        >>> r.domain, r[...].tolist(), r.attrs["regular_bounded"]["domain"]
+        (((0, 4),), [1, 1, 0, 0], [[-2, 2]])
+        """
         core = self._core.to_regular(path_or_url, path)
         return Array(core, path_or_url, path)
 
@@ -363,7 +421,16 @@ class Array:
         """A 2-d block as a ``scipy.sparse.csr_array``, built by the engine straight from the
         sparse chunks (no dense data); its ``indptr``, ``indices`` and ``data`` arrays own the
         vectors the engine built. The indices are int32 when the block has fewer than 2**31
-        positions (as SciPy picks them), else int64."""
+        positions (as SciPy picks them), else int64.
+
+        >>> import numpy as np, scipy.sparse, zarr_rs
+        >>> s = zarr_rs.create_array("csr.zarr", shape=(4, 4), chunks=(2, 2), dtype="float64",
+        ...                          sparse="csr")
+        >>> s.write_sparse(scipy.sparse.csr_array(np.eye(4)))
+        >>> m = s.read_csr((slice(1, 3), slice(0, 4)))
+        >>> m.format, m.toarray().tolist()
+        ('csr', [[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
+        """
         import scipy.sparse
 
         start, count = self._region_of(selection)
@@ -372,7 +439,15 @@ class Array:
 
     def read_coo(self, selection: Any = Ellipsis) -> Any:
         """A block of any rank as a ``sparse.COO`` (pydata/sparse), coordinates relative to
-        the block, sorted; the coordinate and value arrays own the vectors the engine built."""
+        the block, sorted; the coordinate and value arrays own the vectors the engine built.
+
+        >>> import numpy as np, zarr_rs
+        >>> s = zarr_rs.create_array("coo.zarr", shape=(3, 4), dtype="int32", sparse="coo")
+        >>> s[1, 2] = 5
+        >>> c = s.read_coo((slice(1, 3), slice(None)))
+        >>> c.coords.tolist(), c.data.tolist(), c.shape
+        ([[0], [2]], [5], (2, 4))
+        """
         import sparse
 
         start, count = self._region_of(selection)
@@ -390,7 +465,15 @@ class Array:
         matrix's entries, and the fill value elsewhere.
 
         ``matrix`` is any ``scipy.sparse`` matrix or array (2-d; CSR and CSC are read in place,
-        other formats are converted to CSR) or a ``sparse.COO`` of the array's rank."""
+        other formats are converted to CSR) or a ``sparse.COO`` of the array's rank.
+
+        >>> import numpy as np, scipy.sparse, zarr_rs
+        >>> s = zarr_rs.create_array("write_sparse.zarr", shape=(4, 6), chunks=(2, 3),
+        ...                          dtype="float32", sparse="csr")
+        >>> s.write_sparse(scipy.sparse.csr_array([[1.0, 0.0], [0.0, 2.0]]), at=(2, 3))
+        >>> s.nnz(), s[2:, 3:5].tolist()
+        (2, [[1.0, 0.0], [0.0, 2.0]])
+        """
         at = [0] * self.ndim if at is None else [int(v) for v in at]
         if len(at) != self.ndim:
             raise InvalidArgumentError(f"at has {len(at)} coordinates, the array has {self.ndim}")
@@ -446,7 +529,15 @@ class Array:
         self._core.write_coo(np.ascontiguousarray(coords, dtype=np.uint64), np.ascontiguousarray(values))
 
     def nnz(self) -> int:
-        """The number of stored entries (chunk-parallel, no dense data)."""
+        """The number of stored entries (chunk-parallel, no dense data).
+
+        >>> import zarr_rs
+        >>> s = zarr_rs.create_array("nnz.zarr", shape=(100, 100), dtype="int8", sparse="csr")
+        >>> s[3, 4] = 1
+        >>> s[50, 60] = 2
+        >>> s.nnz(), int(s.sum())
+        (2, 3)
+        """
         return int(self._core.nnz())
 
     def sum(self) -> Any:
@@ -454,7 +545,16 @@ class Array:
         on the sparse chunks in parallel; a NumPy scalar of NumPy's dtype for the sum, as
         ``np.sum`` and SciPy's sparse ``sum()`` give: int64 for signed integers, uint64 for
         unsigned ones (both wrap around at 64 bits), the array's dtype for floating-point and
-        complex arrays (accumulated wider, rounded once)."""
+        complex arrays (accumulated wider, rounded once).
+
+        >>> import zarr_rs
+        >>> s = zarr_rs.create_array("sum.zarr", shape=(4, 4), dtype="uint8", sparse="coo")
+        >>> s[0, 0] = 200
+        >>> s[3, 3] = 100
+        >>> total = s.sum()
+        >>> int(total), total.dtype
+        (300, dtype('uint64'))
+        """
         return self._core.sum()[0]
 
     def spmv(self, x: Any) -> np.ndarray:
@@ -462,7 +562,15 @@ class Array:
         parallel (the fill value must be 0). It is computed in SciPy's result type of
         ``A @ x`` (NumPy's ``result_type`` of both, float16 results in
         float32), into which ``x`` is cast: an int32 array times a float64 vector is float64,
-        an int8 array times an int8 vector int8 (wrapping around, as SciPy's does)."""
+        an int8 array times an int8 vector int8 (wrapping around, as SciPy's does).
+
+        >>> import numpy as np, zarr_rs
+        >>> s = zarr_rs.create_array("spmv.zarr", shape=(3, 3), dtype="int32", sparse="csr")
+        >>> s.vindex[[0, 1, 2], [0, 1, 2]] = [1, 2, 3]
+        >>> y = s.spmv(np.array([1.0, 1.0, 0.5]))
+        >>> y.tolist(), y.dtype
+        ([1.0, 2.0, 1.5], dtype('float64'))
+        """
         xs = np.asarray(x)
         if xs.ndim != 1:
             raise ShapeError(f"x must be a vector, it has shape {xs.shape}")
@@ -478,7 +586,15 @@ class Array:
     def to_dask(self, **kwargs: Any) -> Any:
         """A ``dask.array.Array`` whose blocks are whole chunks (shards of a sharded array),
         grouped to about Dask's ``array.chunk-size`` by default; see
-        :func:`zarr_rs.dask.to_dask`."""
+        :func:`zarr_rs.dask.to_dask`.
+
+        >>> import numpy as np, zarr_rs
+        >>> a = zarr_rs.create_array("to_dask.zarr", shape=(6, 4), chunks=(2, 4), dtype="int64")
+        >>> a[...] = np.arange(24).reshape(6, 4)
+        >>> d = a.to_dask(blocks="chunks")
+        >>> d.chunks, int(d.sum().compute())
+        (((2, 2, 2), (4,)), 276)
+        """
         from .dask import to_dask
 
         return to_dask(self, **kwargs)

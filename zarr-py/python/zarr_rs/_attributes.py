@@ -9,7 +9,16 @@ from typing import Any
 
 class Attributes(MutableMapping):
     """The user attributes of an array or group: a dict that writes the metadata on every
-    change (``update`` writes once)."""
+    change (``update`` writes once).
+
+    >>> import zarr_rs
+    >>> a = zarr_rs.create_array("attributes.zarr", shape=(1,), dtype="int8")
+    >>> a.attrs["units"] = "m"
+    >>> a.attrs.update(scale=2, offset=0.5)
+    >>> del a.attrs["offset"]
+    >>> zarr_rs.open_array("attributes.zarr", mode="r").attrs.asdict()
+    {'units': 'm', 'scale': 2}
+    """
 
     def __init__(self, node: Any):
         self._node = node

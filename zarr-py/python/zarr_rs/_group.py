@@ -28,7 +28,24 @@ class Unreadable:
 
 
 class Group(Mapping):
-    """A Zarr v3 group: a mapping from child names to :class:`Array` and :class:`Group`."""
+    """A Zarr group (v3, or v2 where opened or created so): a mapping from child names to
+    :class:`Array` and :class:`Group`.
+
+    >>> import zarr_rs
+    >>> g = zarr_rs.create_group("group.zarr", attributes={"title": "demo"})
+    >>> _ = g.create_array("x", shape=(2, 2), dtype="float32")
+    >>> sub = g.require_group("sub")
+    >>> _ = sub.create_array("y", shape=(3,), dtype="int8")
+    >>> sorted(g), g.array_keys(), g.group_keys(), len(g)
+    (['sub', 'x'], ['x'], ['sub'], 2)
+    >>> g["sub/y"].shape, "sub/y" in g, "z" in g
+    ((3,), True, False)
+    >>> print(g.tree())
+    /
+    ├── sub
+    │   └── y (3,) int8
+    └── x (2, 2) float32
+    """
 
     def __init__(self, core: Any, location: str, path: str = ""):
         self._core = core
@@ -82,7 +99,14 @@ class Group(Mapping):
         """The children as ``(name, node)`` pairs, sorted by name; ``max_depth=None`` lists
         every node below the group by relative path (``"a/b"``). A child whose metadata this
         build cannot read is an :class:`Unreadable` (with the reason) instead of failing the
-        listing. From the group's consolidated metadata when it was opened through some."""
+        listing. From the group's consolidated metadata when it was opened through some.
+
+        >>> import zarr_rs
+        >>> g = zarr_rs.create_group("members.zarr")
+        >>> _ = g.create_group("a").create_array("b", shape=(1,), dtype="int8")
+        >>> [name for name, _ in g.members()], [name for name, _ in g.members(max_depth=None)]
+        (['a'], ['a', 'a/b'])
+        """
         if max_depth == 1:
             listed = self._core.members()
         elif max_depth is None:

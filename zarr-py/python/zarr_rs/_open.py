@@ -50,6 +50,19 @@ def create_array(
     - ``zarr_format``: 3 (``zarr.json``) or 2 (``.zarray`` + ``.zattrs``, as zarr-python
       writes ``zarr_format=2``: no shards, ``lower_bound``, ``sparse`` or dimension names);
       ``None`` is 3, and in :meth:`Group.create_array` the group's format.
+
+    >>> import zarr_rs
+    >>> a = zarr_rs.create_array("create.zarr", shape=(4, 6), chunks=(2, 3), dtype="int16",
+    ...                          fill_value=-1)
+    >>> a[0, :3] = [1, 2, 3]
+    >>> a[:2, :4].tolist()
+    [[1, 2, 3, -1], [-1, -1, -1, -1]]
+    >>> a.chunks, a.nchunks, a.nchunks_initialized
+    ((2, 3), 4, 1)
+    >>> s = zarr_rs.create_array("sharded.zarr", shape=(8, 8), chunks=(2, 2), shards=(4, 4),
+    ...                          dtype="float32", compressors=None)
+    >>> s.chunks, s.shards, s.metadata["codecs"][0]["name"]
+    ((2, 2), (4, 4), 'sharding_indexed')
     """
     spec = _spec(
         shape=shape, dtype=dtype, chunks=chunks, shards=shards, compressors=compressors,
@@ -69,7 +82,16 @@ def _wrap_node(core: Any, location: str, path: str) -> Array | Group:
 def open(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array | Group:  # noqa: A001
     """Opens the array or group at a directory or url (``mode`` "r" reads only; "r+" and "a"
     read and write; as in zarr-python, "a" creates a group where there is no node).
-    ``path`` names a node below the location."""
+    ``path`` names a node below the location.
+
+    >>> import zarr_rs
+    >>> g = zarr_rs.create_group("open.zarr")
+    >>> _ = g.create_array("x", shape=(3,), dtype="float32")
+    >>> zarr_rs.open("open.zarr", mode="r")
+    <zarr_rs.Group 'open.zarr' path=''>
+    >>> zarr_rs.open("open.zarr", path="x", mode="r").shape
+    (3,)
+    """
     _check_mode(mode, ("r", "r+", "a"))
     try:
         return _wrap_node(_core.open_node(path_or_url, path, mode), path_or_url, path)
@@ -80,7 +102,16 @@ def open(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array | Group
 
 
 def open_array(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array:
-    """Opens the array at a directory or url."""
+    """Opens the array at a directory or url (``mode`` as :func:`open` takes it).
+
+    >>> import zarr_rs
+    >>> _ = zarr_rs.create_array("open_array.zarr", shape=(3,), dtype="uint8")
+    >>> a = zarr_rs.open_array("open_array.zarr", mode="r+")
+    >>> a[:] = [1, 2, 3]
+    >>> r = zarr_rs.open_array("open_array.zarr", mode="r")
+    >>> r[...].tolist(), r.read_only
+    ([1, 2, 3], True)
+    """
     core = _core.open_array(path_or_url, path, _check_mode(mode, ("r", "r+", "a")))
     return Array(core, path_or_url, path)
 
@@ -103,7 +134,15 @@ def open_group(
     metadata. ``zarr_format`` as zarr-python takes it: ``None`` finds the format
     (``zarr.json`` first), ``2`` or ``3`` reads that format's documents only (a consolidated
     v2 hierarchy then opens in the one request of its ``.zmetadata``); a group created here
-    is of that format (v3 by default)."""
+    is of that format (v3 by default).
+
+    >>> import zarr_rs
+    >>> g = zarr_rs.open_group("open_group.zarr", mode="w", attributes={"title": "demo"})
+    >>> _ = g.create_group("sub")
+    >>> r = zarr_rs.open_group("open_group.zarr", mode="r")
+    >>> list(r), r.attrs["title"]
+    (['sub'], 'demo')
+    """
     _check_mode(mode, ("r", "r+", "a", "w", "w-"))
     attrs = dict(attributes or {})
     if mode in ("w", "w-"):
@@ -122,7 +161,16 @@ def consolidate_metadata(path_or_url: str, *, path: str = "") -> Group:
     """Writes the consolidated metadata of the group at a directory or url into its
     ``zarr.json`` (a Zarr v2 group: its ``.zmetadata``), as ``zarr.consolidate_metadata``
     does; returns the group, opened through it. Changes made through zarr_rs afterwards keep
-    it true."""
+    it true.
+
+    >>> import zarr_rs
+    >>> g = zarr_rs.create_group("consolidated.zarr")
+    >>> _ = g.create_array("x", shape=(2,), dtype="int8")
+    >>> zarr_rs.consolidate_metadata("consolidated.zarr").is_consolidated
+    True
+    >>> zarr_rs.open_group("consolidated.zarr", mode="r").is_consolidated
+    True
+    """
     return Group(_core.consolidate_metadata(path_or_url, path), path_or_url, path)
 
 
@@ -131,7 +179,13 @@ def create_group(
     overwrite: bool = False, zarr_format: int | None = None,
 ) -> Group:
     """Creates a group at a directory or url (``zarr_format=2``: a Zarr v2 group, whose child
-    groups are v2 too)."""
+    groups are v2 too).
+
+    >>> import zarr_rs
+    >>> g = zarr_rs.create_group("v2.zarr", zarr_format=2, attributes={"k": 1})
+    >>> g.zarr_format, g.create_group("child").zarr_format, g.attrs["k"]
+    (2, 2, 1)
+    """
     attrs = dict(attributes or {})
     core = _core.create_group(path_or_url, path, attrs, overwrite, zarr_format)
     return Group(core, path_or_url, path)

@@ -253,6 +253,17 @@ def to_dask(
 
     ``sparse``: None picks sparse blocks for ``sparse_layout`` arrays (``"scipy"`` for 2-d,
     ``"pydata"`` otherwise) and dense ones for others; see the module docs.
+
+    >>> import numpy as np, scipy.sparse, zarr_rs
+    >>> from zarr_rs.dask import to_dask
+    >>> s = zarr_rs.create_array("dask_sparse.zarr", shape=(4, 4), chunks=(2, 4),
+    ...                          dtype="float64", sparse="csr")
+    >>> s.write_sparse(scipy.sparse.csr_array(np.diag([1.0, 2.0, 3.0, 4.0])))
+    >>> x = to_dask(s, blocks="chunks")
+    >>> type(x).__name__, x.chunks, float(x.sum().compute())
+    ('SparseMatrix', ((2, 2), (4,)), 10.0)
+    >>> (x @ np.ones(4)).compute().tolist()
+    [1.0, 2.0, 3.0, 4.0]
     """
     from dask.base import tokenize
 
@@ -385,6 +396,12 @@ def from_dask(
 
     Returns the new :class:`Array`, or with ``compute=False`` a ``dask.delayed`` object whose
     computation writes the data (the array's metadata is written at once).
+
+    >>> import dask.array as da, zarr_rs
+    >>> d = da.arange(12, chunks=4).reshape(3, 4).rechunk((1, 4))
+    >>> a = zarr_rs.from_dask(d, "from_dask.zarr")
+    >>> a.chunks, a[...].sum()
+    ((1, 4), np.int64(66))
     """
     import dask
 
