@@ -150,6 +150,20 @@ def test_sparse_bad_input(tmp_path):
     np.testing.assert_array_equal(a[...], np.eye(10))
 
 
+
+@pytest.mark.parametrize("kind", ["scipy", "coo"])
+@pytest.mark.parametrize("at", [(-1, 0), (0, -3), (9, 0), (0, 9), (10, 10)])
+def test_write_sparse_outside_the_array_is_a_bounds_error(tmp_path, kind, at):
+    """A block that does not fit the array is an IndexError whatever the matrix's kind, and
+    the array is left as it was: a negative ``at`` with a SciPy matrix was an OverflowError
+    (``can't convert negative int to unsigned``) while a ``sparse.COO`` gave an IndexError."""
+    a = zarr_rs.create_array(str(tmp_path / "b.zarr"), shape=(10, 10), chunks=(5, 5), dtype="float32", sparse="coo")
+    a[1, 1] = 5
+    m = sp.csr_array(np.ones((2, 2), "float32"))
+    with pytest.raises(errors.BoundsError):
+        a.write_sparse(m if kind == "scipy" else sparse.COO.from_scipy_sparse(m), at=at)
+    assert a.nnz() == 1 and a[1, 1] == 5
+
 def test_sum_accumulates_wider_than_the_elements(tmp_path):
     # issue 38: a uint8 matrix of sixteen 200s summed to 128 (3200 mod 256)
     m = np.zeros((5, 8), "uint8")

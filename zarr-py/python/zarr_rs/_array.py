@@ -477,6 +477,10 @@ class Array:
         at = [0] * self.ndim if at is None else [int(v) for v in at]
         if len(at) != self.ndim:
             raise InvalidArgumentError(f"at has {len(at)} coordinates, the array has {self.ndim}")
+        if any(v < 0 for v in at):
+            # positions count from 0 (the engine takes them unsigned); the block's end is
+            # checked by the engine against the array's shape
+            raise BoundsError(f"the block at {at} starts before position 0 of the array")
         import scipy.sparse
 
         if scipy.sparse.issparse(matrix):
@@ -509,14 +513,12 @@ class Array:
         shape = tuple(int(n) for n in m.shape)
         if len(shape) != self.ndim:
             raise ShapeError(f"a sparse array of rank {len(shape)} for an array of rank {self.ndim}")
-        for d, (a, n, N) in enumerate(zip(at, shape, self.shape)):
-            if a < 0 or a + n > N:
-                raise BoundsError(f"the block at {at} of shape {shape} exceeds the array's shape {self.shape}")
         coords = np.asarray(m.coords, dtype=np.int64)
         coords = coords + np.asarray(at, dtype=np.int64)[:, None]
         values = self._sparse_values(m.data)
         # the block must hold exactly these entries: stored entries not among them are
-        # removed by writing the fill value there (sparse work only, no dense block)
+        # removed by writing the fill value there (sparse work only, no dense block); the
+        # engine refuses a block that does not fit the array here, before anything is written
         old = self._core.read_coo(at, list(shape))[0]
         if old.shape[1]:
             new_keys = np.ravel_multi_index(tuple(coords), self.shape)
