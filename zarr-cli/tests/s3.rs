@@ -1,7 +1,8 @@
 //! The `zarr` command on urls (cargo feature `object-store`, on by default): url handling
 //! that needs no server, and, against a real S3-compatible server (the `s3_*` tests), every
-//! subcommand on `s3://` paths, the requests `zarr info` costs, and four `zarr write`
-//! processes writing disjoint chunks (then disjoint whole shards) of one array at once. The
+//! subcommand on `s3://` paths, the requests `zarr info` costs, four `zarr write`
+//! processes writing disjoint chunks (then disjoint whole shards) of one array at once, and
+//! four processes each running 25 `zarr append` calls of string blocks on one array. The
 //! `s3_*` tests are ignored by a plain `cargo test`; `scripts/test` runs them once it has
 //! started the server. By hand:
 //!
@@ -489,4 +490,18 @@ fn s3_four_processes_write_one_array() {
 fn region_at<A>(start: &[u64], data: &zarr_array::ndarray::ArrayD<A>) -> zarr_array::Region {
     let shape = data.shape().iter().map(|&n| n as u64).collect();
     zarr_array::Region::new(start.to_vec(), shape).expect("a region")
+}
+
+/// 4 processes x 25 `zarr append` calls of `<U8` blocks on one `string` array on the S3
+/// server, in chunks and in shards: nothing lost, nothing torn (issue 37, item 3).
+#[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
+fn s3_four_processes_append_strings() {
+    s3::endpoint(BUCKET);
+    let base = unique_url("string-appenders");
+    for sharded in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("{base}/sharded-{sharded}");
+        four_processes_append_strings(&url, dir.path(), sharded);
+    }
 }

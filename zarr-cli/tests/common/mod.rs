@@ -122,3 +122,143 @@ pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     walk(dir, dir, &mut out);
     out
 }
+
+// ---------------------------------------------------------------------------------------------
+// Four processes appending string blocks to one array at once (issue 37, item 3).
+
+/// The writers of [`four_processes_append_strings`], and the blocks each appends.
+pub const STRING_WRITERS: u32 = 4;
+pub const STRING_BLOCKS: u32 = 25;
+/// The columns of the `string` array the writers append rows to.
+const STRING_COLS: u64 = 3;
+
+/// Row `r`, column `c` of block `b` of writer `w`: 8 characters (a `<U8` file), never the
+/// fill value `""`, naming its block and its place in it.
+fn string_cell(w: u32, b: u32, r: u64, c: u64) -> String {
+    format!("w{w}:{b:02}:{r}{c}")
+}
+
+/// The rows of block `b` of writer `w`: 1 to 3, so that blocks end inside chunks (and
+/// shards) and neighbouring appends share them.
+fn string_rows(w: u32, b: u32) -> u64 {
+    1 + u64::from((w + b) % 3)
+}
+
+/// Creates a `[0, 3]` `string` array at `url` (chunks of 4 rows; with `sharded`, shards of
+/// 8 rows of them), then runs `zarr append URL BLOCK.npy --axis 0` from [`STRING_WRITERS`]
+/// processes at once, each appending its [`STRING_BLOCKS`] `<U8` blocks (of 1 to 3 rows)
+/// one after the other, as users would; then checks with `zarr export` that every block
+/// landed once, whole, in consecutive rows, each writer's in the order it appended, and that
+/// `zarr validate` passes. `dir` holds the `.npy` files.
+pub fn four_processes_append_strings(url: &str, dir: &Path, sharded: bool) {
+    let cols = STRING_COLS.to_string();
+    let mut create = vec![
+        "create".to_string(),
+        url.to_string(),
+        "--shape".into(),
+        format!("0,{cols}"),
+        "--chunks".into(),
+        format!("4,{cols}"),
+        "--dtype".into(),
+        "string".into(),
+    ];
+    if sharded {
+        create.extend(["--shards".into(), format!("8,{cols}")]);
+    }
+    ok(&create);
+    let blocks: Vec<Vec<PathBuf>> = (0..STRING_WRITERS)
+        .map(|w| {
+            (0..STRING_BLOCKS)
+                .map(|b| {
+                    let rows = string_rows(w, b);
+                    let file = npy::NpyStrings {
+                        data_type: DataType::String,
+                        shape: vec![rows, STRING_COLS],
+                        items: (0..rows)
+                            .flat_map(|r| {
+                                (0..STRING_COLS).map(move |c| string_cell(w, b, r, c).into_bytes())
+                            })
+                            .collect(),
+                    };
+                    let bytes = file.to_bytes().expect("a .npy file of strings");
+                    assert!(
+                        String::from_utf8_lossy(&bytes).contains("'descr': '<U8'"),
+                        "the blocks are <U8 files"
+                    );
+                    let path = dir.join(format!("w{w}b{b}.npy"));
+                    std::fs::write(&path, bytes).unwrap();
+                    path
+                })
+                .collect()
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (w, files) in blocks.iter().enumerate() {
+            scope.spawn(move || {
+                for (b, file) in files.iter().enumerate() {
+                    let out = Command::new(env!("CARGO_BIN_EXE_zarr"))
+                        .args(["append", url, &s(file), "--axis", "0"])
+                        .stdin(std::process::Stdio::null())
+                        .output()
+                        .expect("run zarr append");
+                    assert!(
+                        out.status.success(),
+                        "writer {w}, block {b}: zarr append failed: {}{}",
+                        String::from_utf8_lossy(&out.stdout),
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            });
+        }
+    });
+
+    let out = dir.join("all.npy");
+    ok(&["export", url, &s(&out)]);
+    let all = npy::NpyStrings::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let rows: u64 = (0..STRING_WRITERS)
+        .flat_map(|w| (0..STRING_BLOCKS).map(move |b| string_rows(w, b)))
+        .sum();
+    assert_eq!(all.shape, [rows, STRING_COLS], "the array's shape");
+    let cell = |row: u64, c: u64| -> String {
+        String::from_utf8_lossy(&all.items[(row * STRING_COLS + c) as usize]).into_owned()
+    };
+    let mut per_writer = vec![Vec::new(); STRING_WRITERS as usize];
+    let mut row = 0;
+    while row < rows {
+        let first = cell(row, 0);
+        assert_ne!(first, "", "row {row} is fill: a block was lost or torn");
+        let parsed = first
+            .strip_prefix('w')
+            .and_then(|rest| rest.split_once(':'))
+            .and_then(|(w, rest)| Some((w.parse::<u32>().ok()?, rest.split_once(':')?.0)))
+            .and_then(|(w, b)| Some((w, b.parse::<u32>().ok()?)))
+            .filter(|&(w, b)| w < STRING_WRITERS && b < STRING_BLOCKS);
+        let (w, b) =
+            parsed.unwrap_or_else(|| panic!("row {row} starts with {first:?}, no block's first"));
+        for r in 0..string_rows(w, b) {
+            assert!(
+                row + r < rows,
+                "block {b} of writer {w} is cut at its row {r}"
+            );
+            for c in 0..STRING_COLS {
+                assert_eq!(
+                    cell(row + r, c),
+                    string_cell(w, b, r, c),
+                    "block {b} of writer {w} is not whole at its row {r}, column {c} (array \
+                     row {})",
+                    row + r
+                );
+            }
+        }
+        per_writer[w as usize].push(b);
+        row += string_rows(w, b);
+    }
+    for (w, found) in per_writer.iter().enumerate() {
+        assert_eq!(
+            found,
+            &(0..STRING_BLOCKS).collect::<Vec<_>>(),
+            "writer {w}'s blocks, in the order found"
+        );
+    }
+    ok(&["validate", url]);
+}

@@ -1422,3 +1422,16 @@ fn create_over_leftover_chunks_is_refused() {
     assert!(e.contains("holds keys but no node metadata"), "{e}");
     assert!(a.join("c").exists(), "the leftovers are kept");
 }
+
+/// 4 processes x 25 `zarr append` calls of `<U8` blocks on one `string` array on the
+/// filesystem, in chunks and in shards: nothing lost, nothing torn (issue 37, item 3).
+#[test]
+fn files_four_processes_append_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    for sharded in [false, true] {
+        let arr = dir.path().join(format!("strings-sharded-{sharded}"));
+        let blocks = dir.path().join(format!("blocks-sharded-{sharded}"));
+        std::fs::create_dir(&blocks).unwrap();
+        four_processes_append_strings(&s(&arr), &blocks, sharded);
+    }
+}
