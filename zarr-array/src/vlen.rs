@@ -10,12 +10,15 @@
 //! only the shard's index and the inner chunks it meets (two requests). Chunks are read,
 //! decoded, encoded and written in parallel (rayon), a read's chunks fetched in batches
 //! through `Store::get_many` when the store serves more requests at once than there are
-//! threads, as fixed-size reads do; a write reads, changes and stores each chunk it covers in
-//! part. Appends and prepends update a chunk they cover in part (one a neighbouring append
-//! may share) by compare-and-swap, through the loop fixed-size writes use
-//! (`Array::update_chunk`): a shard is decoded and re-encoded whole under it. Resize edits
-//! chunks as the permutation of their elements (`Array::edit_chunk`), the block copies of
-//! fixed-size chunks run on the elements' indices.
+//! threads, as fixed-size reads do.
+//!
+//! Writes, appends, prepends and resizes run the code of fixed-size elements
+//! (`Array::write_region_as`, `Array::edit_chunk`): a chunk is written as the buffer of its
+//! elements' indices (`write::Elements::Variable`), which the block copies of fixed-size
+//! chunks move, and is made of the elements they name when encoded; a chunk a write covers
+//! in part is read, changed and stored, by compare-and-swap (`Array::update_chunk`) where a
+//! neighbouring append may share it (a shard decoded and re-encoded whole). This module
+//! keeps the typed entry points and the conversions of elements.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -38,6 +41,7 @@
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
+use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::vlen::VlenChunk;
 use zarr_codecs::CodecError;
 use zarr_grid::geometry::Region;
@@ -48,6 +52,7 @@ use crate::array::{to_ndarray, Array, ChunkCodec};
 use crate::error::{try_collect, ArrayError, Result};
 use crate::selection::Selection;
 use crate::source::StoreSource;
+use crate::write::{ChunkBuf, Elements, DATA_INDEX, FILL_INDEX, INDEX};
 
 /// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
 /// `variable_length_bytes` arrays.
@@ -134,22 +139,6 @@ fn chunk_items<'a>(
     Ok(items)
 }
 
-/// `items` (a chunk of `chunk_shape`) with the positions of `part` set to their elements of
-/// `data` (C order, a region of `region_shape`).
-fn placed<'a>(
-    mut items: Vec<&'a [u8]>,
-    part: &ChunkPart,
-    chunk_shape: &[u64],
-    region_shape: &[u64],
-    data: &[&'a [u8]],
-) -> Result<Vec<&'a [u8]>> {
-    part.try_for_each_position(chunk_shape, region_shape, |src, dst| {
-        items[src] = data[dst];
-        Ok::<(), ArrayError>(())
-    })?;
-    Ok(items)
-}
-
 fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -210,19 +199,75 @@ impl Array {
         Ok(Some(chunk))
     }
 
-    /// The encoding of a chunk of `cc` written by compare-and-swap (`Array::update_chunk`)
-    /// whose elements are `items`: `None` (nothing to write) only when it was not stored
-    /// (`stored` false) and is all fill value; otherwise a chunk of fill value is stored
-    /// rather than deleted, since a delete cannot be conditional.
-    fn encode_vlen_shared(
+    /// The chunk buffer of variable-size elements ([`Elements::Variable`]) of a chunk of
+    /// `cc`: the indices of the elements of `stored`, its stored value under `key` decoded
+    /// (their count checked), or of the fill value for each when it is `None`.
+    pub(crate) fn vlen_buf(
         &self,
         cc: &ChunkCodec,
         key: &str,
-        stored: bool,
-        items: Vec<&[u8]>,
+        stored: Option<&[u8]>,
+    ) -> Result<ChunkBuf> {
+        let count = chunk_count(&cc.shape)?;
+        let too_large = || ArrayError::TooLarge {
+            what: "a chunk",
+            shape: cc.shape.clone(),
+        };
+        let len = count.checked_mul(INDEX).ok_or_else(too_large)?;
+        let mut buf = AlignedBuffer::try_zeroed(len).ok_or_else(too_large)?;
+        let stored = self.decode_vlen_stored(cc, key, stored, count)?;
+        let bytes = buf.as_bytes_mut();
+        if stored.is_some() {
+            for (i, index) in bytes.chunks_exact_mut(INDEX).enumerate() {
+                index.copy_from_slice(&(i as u64).to_ne_bytes());
+            }
+        } else {
+            fill_pattern(bytes, &FILL_INDEX);
+        }
+        Ok(ChunkBuf { buf, stored })
+    }
+
+    /// The encoding of the chunk `chunk` of `cc` (stored under `key`), the elements its
+    /// indices name, `data` those of the data written: `None` (nothing to store) when they
+    /// are all the fill value, unless `keep` (a compare-and-swap write of a stored chunk,
+    /// which cannot delete it) or [`WriteOptions::write_empty_chunks`](crate::WriteOptions)
+    /// is set.
+    pub(crate) fn encode_vlen_buf(
+        &self,
+        cc: &ChunkCodec,
+        key: &str,
+        chunk: &ChunkBuf,
+        data: &[&[u8]],
+        keep: bool,
     ) -> Result<Option<Vec<u8>>> {
         let fill = self.meta.fill_value.as_bytes();
-        if !stored && !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
+        let codec = cc.chain.array_to_bytes().name();
+        let indices = chunk.buf.as_bytes().chunks_exact(INDEX);
+        let mut items = try_vec::<&[u8]>(indices.len(), "a chunk's elements")?;
+        for index in indices {
+            let mut i = [0; INDEX];
+            i.copy_from_slice(index);
+            let i = u64::from_ne_bytes(i);
+            let item = if i == u64::MAX {
+                Some(fill)
+            } else if i & DATA_INDEX != 0 {
+                usize::try_from(i & !DATA_INDEX)
+                    .ok()
+                    .and_then(|i| data.get(i).copied())
+            } else {
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| chunk.stored.as_ref()?.get(i))
+            };
+            items.push(item.ok_or_else(|| ArrayError::Codec {
+                context: key.to_owned(),
+                source: CodecError::Corrupt {
+                    codec,
+                    reason: format!("no element {i}"),
+                },
+            })?);
+        }
+        if !keep && !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
             return Ok(None);
         }
         cc.chain
@@ -232,39 +277,6 @@ impl Array {
                 context: key.to_owned(),
                 source,
             })
-    }
-
-    /// [`Array::edit_chunk`] of a chunk of variable-size elements: `edit` moves and fills the
-    /// elements' indices (native-endian `u64`s, `count` standing for the fill value), then
-    /// the chunk is the elements those indices name, updated by compare-and-swap.
-    pub(crate) fn edit_vlen_chunk(
-        &self,
-        cc: &ChunkCodec,
-        key: &str,
-        edit: impl Fn(&mut [u8], &[u8], usize),
-    ) -> Result<()> {
-        const INDEX: usize = std::mem::size_of::<u64>();
-        let count = chunk_count(&cc.shape)?;
-        let fill = self.meta.fill_value.as_bytes();
-        let mut indices = try_vec::<u8>(count.saturating_mul(INDEX), "a chunk's element indices")?;
-        self.update_chunk(key, |stored| {
-            let existing = self.decode_vlen_stored(cc, key, stored, count)?;
-            let items = chunk_items(existing.as_ref(), count, fill)?;
-            indices.clear();
-            indices.extend((0..count as u64).flat_map(u64::to_ne_bytes));
-            edit(&mut indices, &(count as u64).to_ne_bytes(), INDEX);
-            let mut edited = try_vec::<&[u8]>(count, "a chunk's elements")?;
-            edited.extend(indices.chunks_exact(INDEX).map(|b| {
-                let mut i = [0; INDEX];
-                i.copy_from_slice(b);
-                // an index of the chunk, or `count`: the fill value
-                usize::try_from(u64::from_ne_bytes(i))
-                    .ok()
-                    .and_then(|i| items.get(i).copied())
-                    .unwrap_or(fill)
-            }));
-            self.encode_vlen_shared(cc, key, stored.is_some(), edited)
-        })
     }
 
     /// The fill value as an element.
@@ -532,48 +544,17 @@ impl Array {
                 got: data_shape,
             });
         }
-        // C order, as the positions of `ChunkPart::try_for_each_position` count
+        // the elements in C order, and the region's buffer of their indices: the chunks are
+        // written as fixed-size ones are, by the element indices they hold
         let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
-        let fill = self.meta.fill_value.as_bytes();
-        // each chunk is read (when covered in part), changed, encoded and stored on its own,
-        // in parallel (rayon)
-        let write_part = |part: &ChunkPart| -> Result<()> {
-            let key = self.chunk_key(&part.chunk);
-            let cc = self.chunk_codec(&part.chunk)?;
-            let count = chunk_count(&cc.shape)?;
-            // the chunk's elements with the part of `data` this write puts there
-            let place = |items| placed(items, part, &cc.shape, &region.shape, &data);
-            if part.is_whole_chunk(&cc.shape) {
-                return self.store_vlen_chunk(
-                    &key,
-                    &cc.chain,
-                    place(chunk_items(None, count, fill)?)?,
-                );
-            }
-            if shared {
-                // Positions of this chunk outside the part may be another writer's: update it
-                // by compare-and-swap, from the chunk as stored at the time of the write.
-                return self.update_chunk(&key, |stored| {
-                    let existing = self.decode_vlen_stored(&cc, &key, stored, count)?;
-                    let items = chunk_items(existing.as_ref(), count, fill)?;
-                    let items = placed(items, part, &cc.shape, &region.shape, &data)?;
-                    self.encode_vlen_shared(&cc, &key, stored.is_some(), items)
-                });
-            }
-            let stored = self.store.get(&key)?;
-            let existing = self.decode_vlen_stored(&cc, &key, stored.as_deref(), count)?;
-            let items = chunk_items(existing.as_ref(), count, fill)?;
-            self.store_vlen_chunk(&key, &cc.chain, place(items)?)
+        let too_large = || ArrayError::TooLarge {
+            what: "a region",
+            shape: region.shape.clone(),
         };
-        let parts = try_collect(
-            self.grid.chunks_in_region(region)?,
-            "the chunks a region meets",
-        )?;
-        if let [part] = parts.as_slice() {
-            // one chunk: on this thread, with no hand-over to the pool and back
-            return write_part(part);
-        }
-        parts.par_iter().try_for_each(write_part)
+        let len = data.len().checked_mul(INDEX).ok_or_else(too_large)?;
+        let mut indices = try_vec::<u8>(len, "the element indices of a write")?;
+        indices.extend((0..data.len() as u64).flat_map(|i| (DATA_INDEX | i).to_ne_bytes()));
+        self.write_region_as(region, &indices, shared, Elements::Variable(&data))
     }
 
     /// Appends `data` after the end of `axis` of a `string` (`T = String`) or

@@ -33,11 +33,28 @@ impl Array {
     /// concurrent writer of another part of it (a neighbouring append) loses nothing; chunks
     /// covered whole are written plainly.
     pub(crate) fn write_region_in(&self, region: &Region, data: &[u8], shared: bool) -> Result<()> {
-        let len = self.region_byte_len(region)?;
+        self.write_region_as(region, data, shared, Elements::Fixed)
+    }
+
+    /// As [`Array::write_region_in`] for the elements `kind`: `data` is the region's buffer
+    /// of them (for variable-size elements, their indices: see [`Elements`]).
+    pub(crate) fn write_region_as(
+        &self,
+        region: &Region,
+        data: &[u8],
+        shared: bool,
+        kind: Elements<'_>,
+    ) -> Result<()> {
+        let elem = self.element_size(kind)?;
+        region.check_inside(&self.meta.shape)?;
+        let len = buffer_len(&region.shape, elem).map_err(|_| ArrayError::TooLarge {
+            what: "a region",
+            shape: region.shape.clone(),
+        })?;
         if data.len() != len {
             return Err(ArrayError::ShapeMismatch {
                 expected: region.shape.clone(),
-                got: vec![(data.len() / self.meta.data_type.size().max(1)) as u64],
+                got: vec![(data.len() / elem) as u64],
             });
         }
         if len == 0 {
@@ -49,11 +66,11 @@ impl Array {
         )?;
         if let [part] = parts.as_slice() {
             // one chunk: on this thread, with no hand-over to the pool and back
-            return self.write_chunk_part(part, &region.shape, data, shared);
+            return self.write_chunk_part(part, &region.shape, data, shared, kind);
         }
         parts
             .par_iter()
-            .try_for_each(|part| self.write_chunk_part(part, &region.shape, data, shared))
+            .try_for_each(|part| self.write_chunk_part(part, &region.shape, data, shared, kind))
     }
 
     fn write_chunk_part(
@@ -62,12 +79,18 @@ impl Array {
         data_shape: &[u64],
         data: &[u8],
         shared: bool,
+        kind: Elements<'_>,
     ) -> Result<()> {
         let cc = self.chunk_codec(&part.chunk)?;
-        let (chunk_shape, chunk_len) = (&cc.shape, cc.len);
-        let elem = self.meta.data_type.size();
+        let chunk_shape = &cc.shape;
+        let elem = self.element_size(kind)?;
         let key = self.chunk_key(&part.chunk);
-        if part.in_chunk.shape == *chunk_shape && part.in_region.is_contiguous_in(data_shape) {
+        let fixed = matches!(kind, Elements::Fixed);
+        if fixed
+            && part.in_chunk.shape == *chunk_shape
+            && part.in_region.is_contiguous_in(data_shape)
+        {
+            let chunk_len = cc.len;
             // the whole chunk buffer is one contiguous run of the data: encode it in place
             let at = part.in_region.linear_offset(data_shape) as usize * elem;
             return self.store_chunk(&cc, &key, &data[at..at + chunk_len]);
@@ -80,7 +103,7 @@ impl Array {
             .ok_or_else(|| SelectionError::ChunkOutsideGrid {
                 chunk: part.chunk.clone(),
             })?;
-        if part.in_chunk == covered && part.in_chunk.shape == *chunk_shape {
+        if fixed && part.in_chunk == covered && part.in_chunk.shape == *chunk_shape {
             // the whole chunk buffer is a block of the data: encode it from there, with no
             // chunk buffer to fill first (a shard gathers each inner chunk from the data)
             let src = SourceBlock::new(data, data_shape, elem, &part.in_region).map_err(|e| {
@@ -91,7 +114,7 @@ impl Array {
             })?;
             return self.store_chunk_from_block(&cc, &key, src);
         }
-        let rewrite_leaves = part.in_chunk != covered && leaves_rewritable(&cc.chain);
+        let rewrite_leaves = fixed && part.in_chunk != covered && leaves_rewritable(&cc.chain);
         // the part of `data` this write puts into a whole chunk buffer
         let place = |chunk: &mut [u8]| {
             copy_region(
@@ -114,9 +137,9 @@ impl Array {
                         chain.rewrite_leaves(stored, l, f)
                     })
                 } else {
-                    let mut chunk = self.decoded_or_fill(&cc, &key, stored)?;
-                    place(chunk.as_bytes_mut());
-                    self.encode_shared(&cc, &key, chunk.as_bytes())
+                    let mut chunk = self.decoded_or_fill(kind, &cc, &key, stored)?;
+                    place(chunk.buf.as_bytes_mut());
+                    self.encode_shared(kind, &cc, &key, &chunk, stored.is_some())
                 }
             });
         }
@@ -150,43 +173,99 @@ impl Array {
         }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
-            self.fill_chunk(chunk_len, chunk_shape)?
+            self.fill_buf(kind, &cc)?
         } else {
             let stored = self.store.get(&key)?;
-            self.decoded_or_fill(&cc, &key, stored.as_deref())?
+            self.decoded_or_fill(kind, &cc, &key, stored.as_deref())?
         };
-        place(chunk.as_bytes_mut());
-        self.store_chunk(&cc, &key, chunk.as_bytes())
+        place(chunk.buf.as_bytes_mut());
+        self.store_buf(kind, &cc, &key, &chunk)
     }
 
-    /// The chunk `stored` under `key` decoded, or a chunk of fill value when it is absent.
-    fn decoded_or_fill(
-        &self,
-        cc: &ChunkCodec,
-        key: &str,
-        stored: Option<&[u8]>,
-    ) -> Result<AlignedBuffer> {
-        match stored {
-            Some(bytes) => cc.chain.decode(bytes).map_err(|source| ArrayError::Codec {
-                context: key.to_owned(),
-                source,
-            }),
-            None => self.fill_chunk(cc.len, &cc.shape),
+    /// The size of an element of a chunk buffer of `kind`.
+    pub(crate) fn element_size(&self, kind: Elements<'_>) -> Result<usize> {
+        match kind {
+            Elements::Fixed => self.fixed_element_size(),
+            Elements::Variable(_) => Ok(INDEX),
         }
     }
 
-    /// Encodes a chunk written by compare-and-swap: `None` only when it is all fill value
-    /// and the codecs cannot store an empty chunk (`sparse_layout`); otherwise a chunk of
-    /// fill value is stored rather than deleted, since a delete cannot be conditional.
-    fn encode_shared(&self, cc: &ChunkCodec, key: &str, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// A chunk buffer of `kind` for a chunk of `cc` holding the fill value.
+    pub(crate) fn fill_buf(&self, kind: Elements<'_>, cc: &ChunkCodec) -> Result<ChunkBuf> {
+        match kind {
+            Elements::Fixed => Ok(ChunkBuf::bytes(self.fill_chunk(cc.len, &cc.shape)?)),
+            Elements::Variable(_) => self.vlen_buf(cc, "", None),
+        }
+    }
+
+    /// The chunk buffer of `kind` of the chunk `stored` under `key` (decoded), or one of fill
+    /// value when it is absent.
+    pub(crate) fn decoded_or_fill(
+        &self,
+        kind: Elements<'_>,
+        cc: &ChunkCodec,
+        key: &str,
+        stored: Option<&[u8]>,
+    ) -> Result<ChunkBuf> {
+        match (kind, stored) {
+            (Elements::Fixed, Some(bytes)) => {
+                cc.chain
+                    .decode(bytes)
+                    .map(ChunkBuf::bytes)
+                    .map_err(|source| ArrayError::Codec {
+                        context: key.to_owned(),
+                        source,
+                    })
+            }
+            (Elements::Fixed, None) => self.fill_buf(kind, cc),
+            (Elements::Variable(_), stored) => self.vlen_buf(cc, key, stored),
+        }
+    }
+
+    /// Encodes a chunk buffer written by compare-and-swap (`stored`: the chunk was stored):
+    /// `None` (nothing to store) only when it is all fill value and the codecs cannot store
+    /// an empty chunk (`sparse_layout`), or, for variable-size elements, when it was not
+    /// stored; otherwise a chunk of fill value is stored rather than deleted, since a delete
+    /// cannot be conditional.
+    fn encode_shared(
+        &self,
+        kind: Elements<'_>,
+        cc: &ChunkCodec,
+        key: &str,
+        chunk: &ChunkBuf,
+        stored: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let codec_err = |source| ArrayError::Codec {
             context: key.to_owned(),
             source,
         };
-        if cc.chain.stores_empty_chunks() {
-            Ok(Some(cc.chain.encode(chunk).map_err(codec_err)?))
-        } else {
-            cc.chain.encode_chunk(chunk).map_err(codec_err)
+        match kind {
+            Elements::Fixed if cc.chain.stores_empty_chunks() => Ok(Some(
+                cc.chain.encode(chunk.buf.as_bytes()).map_err(codec_err)?,
+            )),
+            Elements::Fixed => cc
+                .chain
+                .encode_chunk(chunk.buf.as_bytes())
+                .map_err(codec_err),
+            Elements::Variable(data) => self.encode_vlen_buf(cc, key, chunk, data, stored),
+        }
+    }
+
+    /// Encodes and stores a chunk buffer of `kind`, or deletes the key when it is all fill
+    /// value (unless [`WriteOptions::write_empty_chunks`] is set).
+    pub(crate) fn store_buf(
+        &self,
+        kind: Elements<'_>,
+        cc: &ChunkCodec,
+        key: &str,
+        chunk: &ChunkBuf,
+    ) -> Result<()> {
+        match kind {
+            Elements::Fixed => self.store_chunk(cc, key, chunk.buf.as_bytes()),
+            Elements::Variable(data) => {
+                let encoded = self.encode_vlen_buf(cc, key, chunk, data, false)?;
+                self.store_rewritten(key, encoded)
+            }
         }
     }
 
@@ -221,31 +300,33 @@ impl Array {
     ) -> Result<()> {
         let key = self.chunk_key(chunk);
         let cc = self.chunk_codec(chunk)?;
-        #[cfg(feature = "vlen")]
-        if self.meta.data_type.is_variable_size() {
-            return self.edit_vlen_chunk(&cc, &key, edit);
-        }
-        let (fill, elem) = (self.meta.fill_value.as_bytes(), self.meta.data_type.size());
+        let (kind, fill) = if self.meta.data_type.is_variable_size() {
+            // the chunk's element indices, moved and filled: no element of data
+            (Elements::Variable(&[]), &FILL_INDEX[..])
+        } else {
+            (Elements::Fixed, self.meta.fill_value.as_bytes())
+        };
+        let elem = self.element_size(kind)?;
         self.update_chunk(&key, |stored| {
-            let mut buf = self.decoded_or_fill(&cc, &key, stored)?;
-            edit(buf.as_bytes_mut(), fill, elem);
-            let buf = buf.as_bytes();
-            match stored {
+            let mut buf = self.decoded_or_fill(kind, &cc, &key, stored)?;
+            edit(buf.buf.as_bytes_mut(), fill, elem);
+            match (kind, stored) {
                 // nothing stored and nothing to store: no write at all
-                None => cc
-                    .chain
-                    .encode_chunk(buf)
-                    .map_err(|source| ArrayError::Codec {
-                        context: key.clone(),
-                        source,
-                    }),
-                Some(_) => self.encode_shared(&cc, &key, buf),
+                (Elements::Fixed, None) => {
+                    cc.chain
+                        .encode_chunk(buf.buf.as_bytes())
+                        .map_err(|source| ArrayError::Codec {
+                            context: key.clone(),
+                            source,
+                        })
+                }
+                _ => self.encode_shared(kind, &cc, &key, &buf, stored.is_some()),
             }
         })
     }
 
     /// Stores a rewritten chunk, or deletes it when nothing is left (`None`).
-    fn store_rewritten(&self, key: &str, new: Option<Vec<u8>>) -> Result<()> {
+    pub(crate) fn store_rewritten(&self, key: &str, new: Option<Vec<u8>>) -> Result<()> {
         match new {
             Some(bytes) => Ok(self.store.set(key, &bytes)?),
             None => Ok(self.store.delete(key)?),
@@ -424,6 +505,75 @@ impl Array {
                 self.write_region_bytes(region, T::as_bytes(&items))
             }
         }
+    }
+}
+
+/// The elements the write paths (regions, selections, resizes) put into chunk buffers, so
+/// that fixed-size and variable-size elements share them.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "vlen"), allow(dead_code))] // `Variable`: only the vlen API makes one
+pub(crate) enum Elements<'d> {
+    /// Fixed-size elements: a chunk buffer is the decoded chunk, the data written its bytes.
+    Fixed,
+    /// Variable-size elements (`string`, `variable_length_bytes`), those of the data
+    /// written: a chunk buffer holds one native-endian `u64` per element naming it (the
+    /// index of an element of the stored chunk, [`DATA_INDEX`] `| i` for element `i` of the
+    /// data, [`FILL_INDEX`] for the fill value) and the data written is the indices of its
+    /// elements, so that the block copies of fixed-size chunks place them; the chunk is
+    /// made of the elements named when it is encoded.
+    Variable(&'d [&'d [u8]]),
+}
+
+/// The size of an element index of [`Elements::Variable`].
+pub(crate) const INDEX: usize = std::mem::size_of::<u64>();
+/// The bit of an element index of [`Elements::Variable`] that names an element of the data.
+#[cfg(feature = "vlen")]
+pub(crate) const DATA_INDEX: u64 = 1 << 63;
+/// The element index of [`Elements::Variable`] that names the fill value.
+pub(crate) const FILL_INDEX: [u8; INDEX] = u64::MAX.to_ne_bytes();
+
+/// A chunk buffer of a write (see [`Elements`]): the decoded chunk, or the indices of its
+/// elements with the stored chunk they name.
+pub(crate) struct ChunkBuf {
+    pub(crate) buf: AlignedBuffer,
+    /// The stored chunk of variable-size elements that `buf`'s indices below
+    /// [`DATA_INDEX`] name.
+    #[cfg(feature = "vlen")]
+    pub(crate) stored: Option<zarr_codecs::vlen::VlenChunk>,
+}
+
+impl ChunkBuf {
+    /// A chunk buffer of fixed-size elements.
+    pub(crate) fn bytes(buf: AlignedBuffer) -> ChunkBuf {
+        ChunkBuf {
+            buf,
+            #[cfg(feature = "vlen")]
+            stored: None,
+        }
+    }
+}
+
+#[cfg(not(feature = "vlen"))]
+impl Array {
+    /// Without the `vlen` feature no chunk of variable-size elements is read or written.
+    fn vlen_buf(&self, _: &ChunkCodec, _: &str, _: Option<&[u8]>) -> Result<ChunkBuf> {
+        Err(ArrayError::VariableSizeElements {
+            data_type: self.meta.data_type,
+        })
+    }
+
+    /// Without the `vlen` feature no chunk of variable-size elements is read or written.
+    fn encode_vlen_buf(
+        &self,
+        _: &ChunkCodec,
+        _: &str,
+        _: &ChunkBuf,
+        _: &[&[u8]],
+        _: bool,
+    ) -> Result<Option<Vec<u8>>> {
+        Err(ArrayError::VariableSizeElements {
+            data_type: self.meta.data_type,
+        })
     }
 }
 
