@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
-use zarr_buffer::AlignedBuffer;
 use zarr_codecs::{parallel, AxisSet, Block, BlockBuffer, BlockError};
 use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 
@@ -14,6 +13,7 @@ use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
 use crate::selection::{normalize, AxisIndex, GridBlocks, Indexer, Selection};
 use crate::source::with_part_source;
+use crate::write::Elements;
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
 /// their indices in the output (or the data written), in the same order.
@@ -371,9 +371,21 @@ impl Array {
     /// # Errors
     /// A selection that does not fit, data of the wrong length, store or codec errors.
     pub fn write_selection_bytes(&self, sel: &Selection, data: &[u8]) -> Result<()> {
+        self.write_selection_as(sel, data, Elements::Fixed)
+    }
+
+    /// As [`Array::write_selection_bytes`] for the elements `kind`: `data` is the buffer of
+    /// them in the selection's output shape (for variable-size elements, their indices: see
+    /// [`Elements`]).
+    pub(crate) fn write_selection_as(
+        &self,
+        sel: &Selection,
+        data: &[u8],
+        kind: Elements<'_>,
+    ) -> Result<()> {
+        let elem = self.element_size(kind)?;
         let ix = self.indexer(sel)?;
         let out_shape = ix.output_shape();
-        let elem = self.data_type().size();
         let len = buffer_len(&out_shape, elem).map_err(|_| ArrayError::TooLarge {
             what: "a selection",
             shape: out_shape.clone(),
@@ -389,7 +401,7 @@ impl Array {
         }
         if let Indexer::Orthogonal(axes) = &ix {
             if let Some(region) = contiguous_region(axes) {
-                return self.write_region_bytes(&region, data);
+                return self.write_region_as(&region, data, false, kind);
             }
         }
         // (chunk) -> [(offset in chunk buffer, index into data)], the points of a chunk in
@@ -399,16 +411,15 @@ impl Array {
             .try_for_each(|(chunk, entries)| -> Result<()> {
                 let key = self.chunk_key(chunk);
                 let cc = self.chunk_codec(chunk)?;
-                let mut buf = match self.read_chunk_bytes(chunk)? {
-                    Some(b) => AlignedBuffer::from_slice(&b),
-                    None => self.fill_chunk(cc.len, &cc.shape)?,
-                };
-                let bytes = buf.as_bytes_mut();
+                let stored = self.store.get(&key)?;
+                let mut buf = self.decoded_or_fill(kind, &cc, &key, stored.as_deref())?;
+                drop(stored);
+                let bytes = buf.buf.as_bytes_mut();
                 for &(dst, src) in entries {
                     bytes[dst * elem..(dst + 1) * elem]
                         .copy_from_slice(&data[src * elem..(src + 1) * elem]);
                 }
-                self.store_chunk(&cc, &key, buf.as_bytes())
+                self.store_buf(kind, &cc, &key, &buf)
             })
     }
 

@@ -124,21 +124,6 @@ fn chunk_count(shape: &[u64]) -> Result<usize> {
         })
 }
 
-/// The `count` elements a chunk write starts from: those of the stored chunk (its count
-/// checked by [`Array::vlen_chunk_or_fill`]), or the fill value for each.
-fn chunk_items<'a>(
-    stored: Option<&'a VlenChunk>,
-    count: usize,
-    fill: &'a [u8],
-) -> Result<Vec<&'a [u8]>> {
-    let mut items = try_vec::<&[u8]>(count, "a chunk's elements")?;
-    match stored {
-        Some(c) => items.extend(c.iter()),
-        None => items.resize(count, fill),
-    }
-    Ok(items)
-}
-
 fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -149,30 +134,27 @@ fn try_vec<T>(n: usize, what: &'static str) -> Result<Vec<T>> {
     Ok(v)
 }
 
-impl Array {
-    /// Stores a chunk of these elements under `key`, or deletes it when they are all the
-    /// fill value (unless [`WriteOptions::write_empty_chunks`](crate::WriteOptions) is set).
-    fn store_vlen_chunk(
-        &self,
-        key: &str,
-        chain: &zarr_codecs::CodecChain,
-        items: Vec<&[u8]>,
-    ) -> Result<()> {
-        let fill = self.meta.fill_value.as_bytes();
-        if !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
-            self.store.delete(key)?;
-        } else {
-            let encoded = chain
-                .encode_vlen(items)
-                .map_err(|source| ArrayError::Codec {
-                    context: key.to_string(),
-                    source,
-                })?;
-            self.store.set(key, &encoded)?;
-        }
-        Ok(())
-    }
+/// The stored bytes of the elements of `data` (of `shape`) in C order, and the buffer of
+/// their indices ([`Elements::Variable`]: element `i` is [`DATA_INDEX`] `| i`), as the write
+/// paths of fixed-size elements take their data.
+fn element_indices<'d, T: VlenElement>(
+    data: &'d ArrayViewD<'_, T>,
+    shape: &[u64],
+) -> Result<(Vec<&'d [u8]>, Vec<u8>)> {
+    let items: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
+    let len = items
+        .len()
+        .checked_mul(INDEX)
+        .ok_or_else(|| ArrayError::TooLarge {
+            what: "a write",
+            shape: shape.to_vec(),
+        })?;
+    let mut indices = try_vec::<u8>(len, "the element indices of a write")?;
+    indices.extend((0..items.len() as u64).flat_map(|i| (DATA_INDEX | i).to_ne_bytes()));
+    Ok((items, indices))
+}
 
+impl Array {
     /// The elements of `stored`, the stored value of a chunk of `cc` under `key` (`None`:
     /// not stored), decoded: every element of its chunk shape, `count` of them (checked).
     fn decode_vlen_stored(
@@ -544,16 +526,7 @@ impl Array {
                 got: data_shape,
             });
         }
-        // the elements in C order, and the region's buffer of their indices: the chunks are
-        // written as fixed-size ones are, by the element indices they hold
-        let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
-        let too_large = || ArrayError::TooLarge {
-            what: "a region",
-            shape: region.shape.clone(),
-        };
-        let len = data.len().checked_mul(INDEX).ok_or_else(too_large)?;
-        let mut indices = try_vec::<u8>(len, "the element indices of a write")?;
-        indices.extend((0..data.len() as u64).flat_map(|i| (DATA_INDEX | i).to_ne_bytes()));
+        let (data, indices) = element_indices(&data, &region.shape)?;
         self.write_region_as(region, &indices, shared, Elements::Variable(&data))
     }
 
@@ -666,25 +639,7 @@ impl Array {
                 got: data_shape,
             });
         }
-        // C order, as the output positions count
-        let data: Vec<&[u8]> = data.iter().map(VlenElement::as_stored).collect();
-        let fill = self.meta.fill_value.as_bytes();
-        let work = self.selected_by_chunk(&ix)?;
-        work.par_iter()
-            .try_for_each(|(chunk, pairs)| -> Result<()> {
-                let cc = self.chunk_codec(chunk)?;
-                let key = self.chunk_key(chunk);
-                let count = chunk_count(&cc.shape)?;
-                let stored = self.store.get(&key)?;
-                let existing = self.decode_vlen_stored(&cc, &key, stored.as_deref(), count)?;
-                let mut items = chunk_items(existing.as_ref(), count, fill)?;
-                for &(src, dst) in pairs {
-                    // both positions come from the checked selection: inside the chunk and the data
-                    if let (Some(slot), Some(&value)) = (items.get_mut(src), data.get(dst)) {
-                        *slot = value;
-                    }
-                }
-                self.store_vlen_chunk(&key, &cc.chain, items)
-            })
+        let (data, indices) = element_indices(&data, &out_shape)?;
+        self.write_selection_as(sel, &indices, Elements::Variable(&data))
     }
 }
