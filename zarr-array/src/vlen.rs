@@ -43,7 +43,7 @@ use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::vlen::VlenChunk;
-use zarr_codecs::CodecError;
+use zarr_codecs::{parallel, CodecError};
 use zarr_grid::geometry::Region;
 use zarr_grid::ChunkPart;
 use zarr_meta::DataType;
@@ -452,19 +452,62 @@ impl Array {
             None => false,
         };
         let decoded = if shards && parts.iter().any(in_part) {
-            // a shard the region covers in part: its index and the inner chunks it meets
-            let one = |part: &ChunkPart| {
+            // a shard the region covers in part: its index and the inner chunks it meets;
+            // `fetched`: a whole shard's value when a batch fetched it
+            let one = |part: &ChunkPart, fetched: Option<Option<Vec<u8>>>| {
                 if in_part(part) {
                     self.decode_vlen_shard_part::<T>(part)
                 } else {
-                    let value = self.store.get(&self.chunk_key(&part.chunk))?;
+                    let value = match fetched {
+                        Some(value) => value,
+                        None => self.store.get(&self.chunk_key(&part.chunk))?,
+                    };
                     self.decode_vlen_part::<T>(part, &region.shape, value)
                 }
             };
+            let concurrency = self.store.fetch_concurrency();
             if parts.len() <= 1 {
-                parts.iter().map(one).collect::<Result<Vec<_>>>()?
+                parts
+                    .iter()
+                    .map(|p| one(p, None))
+                    .collect::<Result<Vec<_>>>()?
+            } else if concurrency <= rayon::current_num_threads() {
+                parts
+                    .par_iter()
+                    .map(|p| one(p, None))
+                    .collect::<Result<Vec<_>>>()?
             } else {
-                parts.par_iter().map(one).collect::<Result<Vec<_>>>()?
+                // A store that serves more requests at once than there are threads (an
+                // object store), as fixed-size reads: the whole shards of a batch fetched
+                // together, the parts of shards each reading what they need, on as many
+                // threads as the store serves requests at once.
+                let mut out = try_vec(parts.len(), "the chunks read")?;
+                for batch in parts.chunks(2 * concurrency) {
+                    let keys: Vec<String> = batch
+                        .iter()
+                        .filter(|p| !in_part(p))
+                        .map(|p| self.chunk_key(&p.chunk))
+                        .collect();
+                    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                    let mut values = self.store.get_many(&keys)?.into_iter();
+                    let work: Vec<_> = batch
+                        .iter()
+                        .map(|p| {
+                            let value = if in_part(p) { None } else { values.next() };
+                            (p, std::sync::Mutex::new(value))
+                        })
+                        .collect();
+                    let mut decoded = parallel::try_map_on_threads(
+                        &work,
+                        concurrency.min(work.len()),
+                        |_, (part, value)| {
+                            let value = value.lock().map_or(None, |mut v| v.take());
+                            one(part, value)
+                        },
+                    )?;
+                    out.append(&mut decoded);
+                }
+                out
             }
         } else {
             self.map_stored_chunks(

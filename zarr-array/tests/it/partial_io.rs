@@ -677,3 +677,75 @@ fn selections_on_an_object_store_keep_many_requests_in_flight() {
         "points: {peak} requests in flight at most, for 16 chunks"
     );
 }
+
+/// The string of row `i`, column `j` of the string arrays below.
+#[cfg(feature = "vlen")]
+fn word(i: usize, j: usize) -> String {
+    format!("{i}é{j}")
+}
+
+/// A `[n, n]` string array of chunks of 2 x 2 (with `shards`, shards of that shape), every
+/// element written, in `mem`; then the same array opened through a counting object store:
+/// 16 requests served at once, 20 ms each.
+#[cfg(feature = "vlen")]
+fn remote_strings(
+    n: u64,
+    shards: Option<Vec<u64>>,
+) -> (Arc<CountingStore<Arc<MemoryStore>>>, Array) {
+    use zarr_array::ndarray::{ArrayD, IxDyn};
+    let mem = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![n, n], DataType::String).chunk_shape(vec![2, 2]);
+    if let Some(shards) = shards {
+        builder = builder.shards(shards);
+    }
+    let a = builder.create(mem.clone(), "s").unwrap();
+    let all = ArrayD::from_shape_fn(IxDyn(&[n as usize, n as usize]), |ix| word(ix[0], ix[1]));
+    a.write_region_vlen(&Region::whole(&[n, n]), all.view())
+        .unwrap();
+    let remote = Arc::new(
+        CountingStore::new(mem)
+            .with_fetch_concurrency(16)
+            .with_latency(std::time::Duration::from_millis(20)),
+    );
+    let a = Array::open(remote.clone(), "s").unwrap();
+    (remote, a)
+}
+
+/// String reads on an object store batch their requests as fixed-size reads do (issue 37,
+/// item 3): whole chunks are fetched `2 x 16` at a time (`get_many`), and shards read in part
+/// (each its index, then its inner chunks) keep as many requests in flight as the store
+/// serves, not one per core.
+#[cfg(feature = "vlen")]
+#[test]
+fn string_reads_on_an_object_store_batch_their_requests() {
+    let check = |a: &Array, region: &Region| {
+        let got = a.read_region_vlen::<String>(region).unwrap();
+        for (ix, v) in got.indexed_iter() {
+            let (i, j) = (
+                ix[0] + region.start[0] as usize,
+                ix[1] + region.start[1] as usize,
+            );
+            assert_eq!(v, &word(i, j), "{region:?}: element ({i}, {j})");
+        }
+    };
+    // 64 chunks read whole: two batches of 32 keys
+    let (remote, a) = remote_strings(16, None);
+    remote.reset();
+    check(&a, &Region::whole(&[16, 16]));
+    let c = remote.counts();
+    assert_eq!((c.get_many, c.get, c.get_ranges), (2, 64, 0), "{c:?}");
+    assert!(c.peak_in_flight >= 16, "{c:?}");
+
+    // 16 shards of 4 x 4: the region [1, 15) x [1, 15) covers the 4 in the middle whole (a
+    // get each) and the 12 around them in part (their index, then the inner chunks met)
+    let (remote, a) = remote_strings(16, Some(vec![4, 4]));
+    remote.reset();
+    check(&a, &Region::new(vec![1, 1], vec![14, 14]).unwrap());
+    let c = remote.counts();
+    assert_eq!((c.get_many, c.get, c.get_ranges), (1, 4, 24), "{c:?}");
+    assert!(
+        c.peak_in_flight >= 8,
+        "{} requests in flight at most, for 16 shards: {c:?}",
+        c.peak_in_flight
+    );
+}
