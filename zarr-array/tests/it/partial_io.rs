@@ -749,3 +749,48 @@ fn string_reads_on_an_object_store_batch_their_requests() {
         c.peak_in_flight
     );
 }
+
+/// A partial string write into a shard: what it reads, writes and encodes (issue 37, item 3).
+/// The shard is one get and one set, and the other inner chunks' values are kept; but the
+/// `vlen-utf8` shard is decoded and re-encoded whole: the write of 2 x 3 elements of one
+/// inner chunk encodes all 16 inner chunks (the partial encoder of sharding, which
+/// re-encodes only the touched inner chunks of fixed-size shards, does not take
+/// variable-size elements yet). When it does, this count becomes 1, as for numbers
+/// (`a_shard_update_encodes_only_the_inner_chunks_it_touches`).
+#[cfg(feature = "vlen")]
+#[test]
+fn a_partial_string_write_into_a_shard_re_encodes_the_whole_shard() {
+    use zarr_array::ndarray::{ArrayD, IxDyn};
+    let _turn = counting_turn();
+    let store = Arc::new(CountingStore::new(MemoryStore::new()));
+    let a = ArrayBuilder::new(vec![32, 32], DataType::String)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![32, 32])
+        .compressors(vec![ExtensionDef::new("test.counting")])
+        .create_with(store.clone(), "s", &counting_extensions())
+        .unwrap();
+    let mut want = ArrayD::from_shape_fn(IxDyn(&[32, 32]), |ix| word(ix[0], ix[1]));
+    a.write_region_vlen(&Region::whole(&[32, 32]), want.view())
+        .unwrap();
+    let region = Region::new(vec![9, 10], vec![2, 3]).unwrap();
+    let new = ArrayD::from_shape_fn(IxDyn(&[2, 3]), |ix| format!("new{}{}", ix[0], ix[1]));
+    store.reset();
+    ENCODED.store(0, Ordering::SeqCst);
+    a.write_region_vlen(&region, new.view()).unwrap();
+    let c = store.counts();
+    assert_eq!((c.get, c.get_ranges, c.set), (1, 0, 1), "{c:?}");
+    assert_eq!(
+        ENCODED.load(Ordering::SeqCst),
+        16,
+        "inner chunks encoded by a write into one of them"
+    );
+    for i in 0..2 {
+        for j in 0..3 {
+            want[[9 + i, 10 + j]] = new[[i, j]].clone();
+        }
+    }
+    let back = a
+        .read_region_vlen::<String>(&Region::whole(&[32, 32]))
+        .unwrap();
+    assert_eq!(back, want);
+}
