@@ -15,6 +15,9 @@ use crate::cache::{ChunkCache, Entry};
 use crate::element::Element;
 use crate::error::{try_collect, try_zeroed, ArrayError, Result};
 use crate::source::with_part_source;
+#[cfg(feature = "vlen")]
+use crate::source::StoreSource;
+use crate::write::{FILL_INDEX, INDEX};
 
 impl Array {
     /// The decoded chunk buffer of a chunk (the full chunk shape, C order, native byte
@@ -61,7 +64,27 @@ impl Array {
     /// # Errors
     /// A region outside the array, a wrong buffer length, the store's errors, corrupt chunks.
     pub fn read_region_bytes_into(&self, region: &Region, out: &mut [u8]) -> Result<()> {
-        let len = self.region_byte_len(region)?;
+        self.read_region_as(region, out, ReadInto::Fixed)
+    }
+
+    /// As [`Array::read_region_bytes_into`] for the elements `kind`: `out` is the region's
+    /// buffer of them (for variable-size elements, the indices of the elements `kind`'s sink
+    /// keeps: see [`ReadInto`]).
+    pub(crate) fn read_region_as(
+        &self,
+        region: &Region,
+        out: &mut [u8],
+        kind: ReadInto<'_>,
+    ) -> Result<()> {
+        let elem = match kind {
+            ReadInto::Fixed => self.fixed_element_size()?,
+            ReadInto::Variable(_) => INDEX,
+        };
+        region.check_inside(&self.meta.shape)?;
+        let len = buffer_len(&region.shape, elem).map_err(|_| ArrayError::TooLarge {
+            what: "a region",
+            shape: region.shape.clone(),
+        })?;
         if out.len() != len {
             return Err(ArrayError::InvalidArgument {
                 what: "output buffer",
@@ -75,7 +98,6 @@ impl Array {
             self.grid.chunks_in_region(region)?,
             "the chunks a region meets",
         )?;
-        let elem = self.meta.data_type.size();
         let out_err = |source: zarr_codecs::BlockError| ArrayError::Codec {
             context: format!("{}: the output buffer", self.path),
             source: source.into(),
@@ -86,7 +108,10 @@ impl Array {
         let mut blocks = out
             .split(parts.iter().map(|part| &part.in_region))
             .map_err(out_err)?;
-        let fill = self.meta.fill_value.as_bytes();
+        let fill = match kind {
+            ReadInto::Fixed => self.meta.fill_value.as_bytes(),
+            ReadInto::Variable(_) => &FILL_INDEX[..],
+        };
         // one part, into its block: `fetched` is its chunk's value when a batch fetched it
         let run = |scratch: &mut Vec<u8>,
                    part: &ChunkPart,
@@ -105,6 +130,20 @@ impl Array {
                 source,
             };
             let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
+            if let ReadInto::Variable(sink) = kind {
+                // the part's elements kept by the sink, their indices into the block
+                let Some(kept) = self.read_vlen_part(sink, part, &chunk_shape, &chain, fetched)?
+                else {
+                    return block.fill(fill).map_err(block_err);
+                };
+                let n = part.in_chunk.num_elements().unwrap_or(0);
+                scratch.clear();
+                scratch.extend((0..n).flat_map(|k| (kept + k).to_ne_bytes()));
+                let zero = vec![0; part.in_chunk.rank()];
+                return block
+                    .copy_from(scratch, &part.in_chunk.shape, &zero)
+                    .map_err(block_err);
+            }
             if let Some((cache, _)) = &self.cache {
                 let Some(decoded) = self.cached_chunk(cache, &chain, &key, fetched)? else {
                     return block.fill(fill).map_err(block_err);
@@ -177,14 +216,24 @@ impl Array {
             // whole chunks are fetched in the batch; with a cache, every chunk it lacks
             let whole: Vec<bool> = batch
                 .iter()
-                .map(|part| match &self.cache {
-                    Some((cache, _)) => !cache.contains(&self.chunk_key(&part.chunk)),
-                    None => {
-                        self.grid.chunk_buffer_shape(&part.chunk).as_ref()
-                            == Some(&part.in_chunk.shape)
-                    }
+                .map(|part| {
+                    Ok(match (&self.cache, kind) {
+                        (Some((cache, _)), ReadInto::Fixed) => {
+                            !cache.contains(&self.chunk_key(&part.chunk))
+                        }
+                        (_, ReadInto::Fixed) => {
+                            self.grid.chunk_buffer_shape(&part.chunk).as_ref()
+                                == Some(&part.in_chunk.shape)
+                        }
+                        // only a shard's part reads what it needs itself
+                        (_, ReadInto::Variable(_)) => {
+                            self.grid.chunk_buffer_shape(&part.chunk).as_ref()
+                                == Some(&part.in_chunk.shape)
+                                || !self.chunk_codec(&part.chunk)?.chain.reads_vlen_regions()
+                        }
+                    })
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let keys: Vec<String> = batch
                 .iter()
                 .zip(&whole)
@@ -209,6 +258,66 @@ impl Array {
             )?;
         }
         Ok(())
+    }
+
+    /// The elements of `part` of a chunk of `chunk_shape` and `chain` given to `sink` (a
+    /// shard's part read as its index and the inner chunks it meets, other chunks decoded
+    /// whole from `fetched`, their value when a batch fetched it): the index of the first it
+    /// keeps, `None` when the chunk is not stored.
+    #[cfg(feature = "vlen")]
+    fn read_vlen_part(
+        &self,
+        sink: &dyn VlenSink,
+        part: &ChunkPart,
+        chunk_shape: &[u64],
+        chain: &CodecChain,
+        fetched: Option<Option<Vec<u8>>>,
+    ) -> Result<Option<u64>> {
+        let key = self.chunk_key(&part.chunk);
+        let codec_err = |source| ArrayError::Codec {
+            context: key.clone(),
+            source,
+        };
+        let codec = chain.array_to_bytes().name();
+        if part.in_chunk.shape != chunk_shape && chain.reads_vlen_regions() {
+            let source = StoreSource::new(&*self.store, &key);
+            let Some(chunk) = chain
+                .decode_vlen_region(&source, &part.in_chunk)
+                .map_err(codec_err)?
+            else {
+                return Ok(None);
+            };
+            let whole = Region::whole(&part.in_chunk.shape);
+            return sink
+                .keep(&key, codec, &chunk, &part.in_chunk.shape, &whole)
+                .map(Some);
+        }
+        let value = match fetched {
+            Some(value) => value,
+            None => self.store.get(&key)?,
+        };
+        let Some(bytes) = value else {
+            return Ok(None);
+        };
+        let chunk = chain.decode_vlen(&bytes).map_err(codec_err)?;
+        drop(bytes);
+        sink.keep(&key, codec, &chunk, chunk_shape, &part.in_chunk)
+            .map(Some)
+    }
+
+    /// Without the `vlen` feature no chunk of variable-size elements is read.
+    #[cfg(not(feature = "vlen"))]
+    fn read_vlen_part(
+        &self,
+        _: &dyn VlenSink,
+        _: &ChunkPart,
+        _: &[u64],
+        _: &CodecChain,
+        _: Option<Option<Vec<u8>>>,
+    ) -> Result<Option<u64>> {
+        Err(ArrayError::VariableSizeElements {
+            data_type: self.meta.data_type,
+        })
     }
 
     /// The decoded chunk `key` (`None`: not stored), from the cache when it holds it, else
@@ -279,4 +388,34 @@ impl Array {
     pub fn read_all<T: Element>(&self) -> Result<ArrayD<T>> {
         self.read_region(&Region::whole(self.shape()))
     }
+}
+
+/// The elements a region read puts into its output buffer, so that fixed-size and
+/// variable-size elements share the read path (its batches, threads and partial reads).
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "vlen"), allow(dead_code))] // `Variable`: only the vlen API makes one
+pub(crate) enum ReadInto<'s> {
+    /// Fixed-size elements: the output holds their bytes.
+    Fixed,
+    /// Variable-size elements: the sink keeps the elements of each part read, and the output
+    /// holds one native-endian `u64` per element naming it: the index [`VlenSink::keep`]
+    /// gave the part's first element, plus the element's place in the part (C order), or
+    /// [`FILL_INDEX`] for the fill value.
+    Variable(&'s dyn VlenSink),
+}
+
+/// Where a read of variable-size elements keeps them ([`ReadInto::Variable`]).
+pub(crate) trait VlenSink: Sync {
+    /// Keeps the elements of `at` (C order), a region of the decoded chunk `chunk` of
+    /// `shape` stored under `key` (`codec` decoded it, for errors), and returns the index of
+    /// the first: the others follow it.
+    #[cfg(feature = "vlen")]
+    fn keep(
+        &self,
+        key: &str,
+        codec: &'static str,
+        chunk: &zarr_codecs::vlen::VlenChunk,
+        shape: &[u64],
+        at: &Region,
+    ) -> Result<u64>;
 }

@@ -5,20 +5,18 @@
 //! Their chunks go through the bytes->bytes codecs and then the `vlen-utf8` / `vlen-bytes`
 //! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
-//! A shard (`sharding_indexed` over `vlen-utf8` / `vlen-bytes`) is written whole, its inner
-//! chunks that are all fill value left out; a region read that covers a shard in part reads
-//! only the shard's index and the inner chunks it meets (two requests). Chunks are read,
-//! decoded, encoded and written in parallel (rayon), a read's chunks fetched in batches
-//! through `Store::get_many` when the store serves more requests at once than there are
-//! threads, as fixed-size reads do.
-//!
-//! Writes, appends, prepends and resizes run the code of fixed-size elements
-//! (`Array::write_region_as`, `Array::edit_chunk`): a chunk is written as the buffer of its
-//! elements' indices (`write::Elements::Variable`), which the block copies of fixed-size
-//! chunks move, and is made of the elements they name when encoded; a chunk a write covers
-//! in part is read, changed and stored, by compare-and-swap (`Array::update_chunk`) where a
-//! neighbouring append may share it (a shard decoded and re-encoded whole). This module
-//! keeps the typed entry points and the conversions of elements.
+//! Region reads, writes, appends, prepends and resizes run the code of fixed-size elements
+//! (`Array::read_region_as`, `Array::write_region_as`, `Array::edit_chunk`): their batches
+//! of requests to object stores, threads, partial reads of shards (a shard's index and the
+//! inner chunks met) and compare-and-swap. They move element indices (one `u64` each)
+//! instead of elements: a write's chunk buffer names, for each element, one of the stored
+//! chunk, one of the data or the fill value (`write::Elements::Variable`), and is made of
+//! them when encoded; a read's output names the elements its sink kept of each part
+//! (`read::ReadInto::Variable`), moved into the result at the end. A chunk a write covers
+//! in part is read, changed and stored, by compare-and-swap where a neighbouring append may
+//! share it; a shard is decoded and re-encoded whole (sharding's partial encoder takes
+//! fixed-size elements only). This module keeps the typed entry points, the conversions of
+//! elements and the selection reads.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -43,15 +41,14 @@ use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::vlen::VlenChunk;
-use zarr_codecs::{parallel, CodecError};
+use zarr_codecs::CodecError;
 use zarr_grid::geometry::Region;
-use zarr_grid::ChunkPart;
 use zarr_meta::DataType;
 
 use crate::array::{to_ndarray, Array, ChunkCodec};
-use crate::error::{try_collect, ArrayError, Result};
+use crate::error::{ArrayError, Result};
+use crate::read::{ReadInto, VlenSink};
 use crate::selection::Selection;
-use crate::source::StoreSource;
 use crate::write::{ChunkBuf, Elements, DATA_INDEX, FILL_INDEX, INDEX};
 
 /// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
@@ -111,9 +108,6 @@ fn element_of<T: VlenElement>(
     T::from_stored(stored).map_err(|e| codec_err(format!("element {src} is not UTF-8 ({e})")))
 }
 
-/// A part's chunk shape and its elements, in the C order of the part.
-type VlenPart<T> = (Vec<u64>, Vec<T>);
-
 /// The number of elements of a chunk of `shape`.
 fn chunk_count(shape: &[u64]) -> Result<usize> {
     zarr_grid::geometry::num_elements(shape)
@@ -152,6 +146,78 @@ fn element_indices<'d, T: VlenElement>(
     let mut indices = try_vec::<u8>(len, "the element indices of a write")?;
     indices.extend((0..items.len() as u64).flat_map(|i| (DATA_INDEX | i).to_ne_bytes()));
     Ok((items, indices))
+}
+
+/// The elements of a region read, as [`ReadInto::Variable`]'s sink keeps them: each part's
+/// in C order, in a vector of its own, so that element `k` of part `p` has the index
+/// `p << 32 | k` (an element count of the `vlen` format is a `u32`).
+struct Kept<T> {
+    parts: std::sync::Mutex<Vec<Vec<T>>>,
+}
+
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Kept {
+            parts: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<T> Kept<T> {
+    fn into_parts(self) -> Vec<Vec<T>> {
+        self.parts
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl<T: VlenElement> VlenSink for Kept<T> {
+    fn keep(
+        &self,
+        key: &str,
+        codec: &'static str,
+        chunk: &VlenChunk,
+        shape: &[u64],
+        at: &Region,
+    ) -> Result<u64> {
+        let too_many = || ArrayError::TooLarge {
+            what: "a region read's parts",
+            shape: at.shape.clone(),
+        };
+        // converted before the lock is taken: the parts convert in parallel
+        let count = chunk_count(&at.shape)?;
+        if u32::try_from(count).is_err() {
+            return Err(too_many());
+        }
+        let mut part = try_vec::<T>(count, "a chunk's elements")?;
+        if at.shape == shape {
+            for src in 0..count {
+                part.push(element_of::<T>(chunk, src, codec, key)?);
+            }
+        } else {
+            for pos in zarr_grid::geometry::indices(&at.shape) {
+                let p: Vec<u64> = pos.iter().zip(&at.start).map(|(&i, &s)| i + s).collect();
+                // a position inside the chunk: its linear index fits in usize
+                let src = zarr_grid::geometry::linear_index(&p, shape) as usize;
+                part.push(element_of::<T>(chunk, src, codec, key)?);
+            }
+        }
+        let mut parts = self
+            .parts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // below u32::MAX: the index of the fill value stays apart
+        let p = u32::try_from(parts.len())
+            .ok()
+            .filter(|&p| p < u32::MAX)
+            .ok_or_else(too_many)?;
+        parts.try_reserve(1).map_err(|_| ArrayError::OutOfMemory {
+            what: "the region read",
+            bytes: std::mem::size_of::<Vec<T>>() as u64,
+        })?;
+        parts.push(part);
+        Ok(u64::from(p) << 32)
+    }
 }
 
 impl Array {
@@ -317,33 +383,6 @@ impl Array {
             })
     }
 
-    /// As [`Array::decode_vlen_part`] for `part` of a shard that it covers in part: only the
-    /// shard's index and the inner chunks the part meets are read (two requests,
-    /// `CodecChain::decode_vlen_region`).
-    fn decode_vlen_shard_part<T: VlenElement>(
-        &self,
-        part: &ChunkPart,
-    ) -> Result<Option<VlenPart<T>>> {
-        let key = self.chunk_key(&part.chunk);
-        let cc = self.chunk_codec(&part.chunk)?;
-        let source = StoreSource::new(&*self.store, &key);
-        let decoded = cc
-            .chain
-            .decode_vlen_region(&source, &part.in_chunk)
-            .map_err(|source| ArrayError::Codec {
-                context: key.clone(),
-                source,
-            })?;
-        let Some(chunk) = decoded else {
-            return Ok(None);
-        };
-        let codec = cc.chain.array_to_bytes().name();
-        let elements = (0..chunk.len())
-            .map(|i| element_of::<T>(&chunk, i, codec, &key))
-            .collect::<Result<Vec<T>>>()?;
-        Ok(Some((cc.shape, elements)))
-    }
-
     /// `decode(item, value)` for every item of `work`, in order, with `value` the stored
     /// value of the item's chunk (`chunk_of`), in parallel (rayon). On a store that serves
     /// more requests at once than there are threads (an object store), the values of a
@@ -379,43 +418,6 @@ impl Array {
         Ok(out)
     }
 
-    /// The chunk shape and the elements of `part` (the C order of the part) from its stored
-    /// chunk's stored value, `value` (`None` when the chunk is not stored).
-    fn decode_vlen_part<T: VlenElement>(
-        &self,
-        part: &ChunkPart,
-        region_shape: &[u64],
-        value: Option<Vec<u8>>,
-    ) -> Result<Option<VlenPart<T>>> {
-        let key = self.chunk_key(&part.chunk);
-        let Some(bytes) = value else {
-            return Ok(None);
-        };
-        let codec_err = |source| ArrayError::Codec {
-            context: key.clone(),
-            source,
-        };
-        let cc = self.chunk_codec(&part.chunk)?;
-        let chunk = cc.chain.decode_vlen(&bytes).map_err(codec_err)?;
-        drop(bytes);
-        // the part lies inside the chunk, whose elements the decoded chunk holds (checked
-        // below, element by element), so its count fits in usize
-        let count = zarr_grid::geometry::num_elements(&part.in_chunk.shape).unwrap_or(0) as usize;
-        let mut elements = try_vec::<T>(count.min(chunk.len()), "a chunk's elements")?;
-        let whole_part = part.is_whole_chunk(&cc.shape);
-        let codec = cc.chain.array_to_bytes().name();
-        let mut convert = |src: usize| -> Result<()> {
-            elements.push(element_of::<T>(&chunk, src, codec, &key)?);
-            Ok(())
-        };
-        if whole_part {
-            (0..count).try_for_each(&mut convert)?;
-        } else {
-            part.try_for_each_position(&cc.shape, region_shape, |src, _| convert(src))?;
-        }
-        Ok(Some((cc.shape, elements)))
-    }
-
     /// Reads a region of a `string` (`T = String`) or `variable_length_bytes`
     /// (`T = Vec<u8>`) array; positions of missing chunks read as the fill value.
     ///
@@ -435,100 +437,34 @@ impl Array {
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(too_large)?;
         let fill = self.vlen_fill::<T>()?;
-        // the output first: it has an element for each chunk the region meets at least, so a
-        // region too large fails here, before its chunks are listed
+        // The read path of fixed-size elements reads the chunks (in batches, in parallel, a
+        // shard's part as its index and the inner chunks met): `kept` converts each part's
+        // elements, and the region's buffer names them by index.
+        let len = n.checked_mul(INDEX).ok_or_else(too_large)?;
+        let mut indices = try_vec::<u8>(len, "the region read")?;
+        indices.resize(len, 0);
+        let kept = Kept::<T>::default();
+        self.read_region_as(region, &mut indices, ReadInto::Variable(&kept))?;
+        let mut parts = kept.into_parts();
         let mut items = try_vec::<T>(n, "the region read")?;
-        let parts = try_collect(
-            self.grid.chunks_in_region(region)?,
-            "the chunks a region meets",
-        )?;
-        // Each part's elements are decoded in parallel (rayon), in the C order of the part,
-        // then moved into their places: no element is copied twice.
-        let in_part = |part: &ChunkPart| {
-            self.grid.chunk_buffer_shape(&part.chunk).as_ref() != Some(&part.in_chunk.shape)
-        };
-        let shards = match parts.first() {
-            Some(part) => self.chunk_codec(&part.chunk)?.chain.reads_vlen_regions(),
-            None => false,
-        };
-        let decoded = if shards && parts.iter().any(in_part) {
-            // a shard the region covers in part: its index and the inner chunks it meets;
-            // `fetched`: a whole shard's value when a batch fetched it
-            let one = |part: &ChunkPart, fetched: Option<Option<Vec<u8>>>| {
-                if in_part(part) {
-                    self.decode_vlen_shard_part::<T>(part)
-                } else {
-                    let value = match fetched {
-                        Some(value) => value,
-                        None => self.store.get(&self.chunk_key(&part.chunk))?,
-                    };
-                    self.decode_vlen_part::<T>(part, &region.shape, value)
-                }
-            };
-            let concurrency = self.store.fetch_concurrency();
-            if parts.len() <= 1 {
-                parts
-                    .iter()
-                    .map(|p| one(p, None))
-                    .collect::<Result<Vec<_>>>()?
-            } else if concurrency <= rayon::current_num_threads() {
-                parts
-                    .par_iter()
-                    .map(|p| one(p, None))
-                    .collect::<Result<Vec<_>>>()?
-            } else {
-                // A store that serves more requests at once than there are threads (an
-                // object store), as fixed-size reads: the whole shards of a batch fetched
-                // together, the parts of shards each reading what they need, on as many
-                // threads as the store serves requests at once.
-                let mut out = try_vec(parts.len(), "the chunks read")?;
-                for batch in parts.chunks(2 * concurrency) {
-                    let keys: Vec<String> = batch
-                        .iter()
-                        .filter(|p| !in_part(p))
-                        .map(|p| self.chunk_key(&p.chunk))
-                        .collect();
-                    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                    let mut values = self.store.get_many(&keys)?.into_iter();
-                    let work: Vec<_> = batch
-                        .iter()
-                        .map(|p| {
-                            let value = if in_part(p) { None } else { values.next() };
-                            (p, std::sync::Mutex::new(value))
-                        })
-                        .collect();
-                    let mut decoded = parallel::try_map_on_threads(
-                        &work,
-                        concurrency.min(work.len()),
-                        |_, (part, value)| {
-                            let value = value.lock().map_or(None, |mut v| v.take());
-                            one(part, value)
-                        },
-                    )?;
-                    out.append(&mut decoded);
-                }
-                out
-            }
-        } else {
-            self.map_stored_chunks(
-                &parts,
-                |part| &part.chunk,
-                |part, value| self.decode_vlen_part::<T>(part, &region.shape, value),
-            )?
-        };
-        items.resize(n, fill);
-        for (part, decoded) in parts.iter().zip(decoded) {
-            let Some((chunk_shape, elements)) = decoded else {
+        for index in indices.chunks_exact(INDEX) {
+            let mut i = [0; INDEX];
+            i.copy_from_slice(index);
+            let i = u64::from_ne_bytes(i);
+            if i == u64::MAX {
+                items.push(fill.clone());
                 continue;
-            };
-            let mut elements = elements.into_iter();
-            part.try_for_each_position(&chunk_shape, &region.shape, |_, dst| {
-                // `decode_vlen_part` gave one element per position of the part
-                if let Some(e) = elements.next() {
-                    items[dst] = e;
-                }
-                Ok::<(), ArrayError>(())
-            })?;
+            }
+            // every other index names one element kept, once: it is moved out
+            let (p, k) = ((i >> 32) as usize, (i & u64::from(u32::MAX)) as usize);
+            let e = parts
+                .get_mut(p)
+                .and_then(|part| part.get_mut(k))
+                .ok_or_else(|| ArrayError::InvalidArgument {
+                    what: "a region read",
+                    reason: format!("element index {i} names no element read"),
+                })?;
+            items.push(std::mem::replace(e, fill.clone()));
         }
         to_ndarray(&region.shape, items)
     }
