@@ -305,6 +305,51 @@ impl Array {
             .map(Some)
     }
 
+    /// The elements at the linear positions `srcs` of the stored chunk `chunk` given to
+    /// `sink` (the chunk fetched, or taken from `fetched` when a batch fetched it, and decoded
+    /// whole): the index of the first it keeps, `None` when the chunk is not stored.
+    #[cfg(feature = "vlen")]
+    pub(crate) fn read_vlen_at(
+        &self,
+        sink: &dyn VlenSink,
+        chunk: &[i64],
+        srcs: &[usize],
+        fetched: Option<Option<Vec<u8>>>,
+    ) -> Result<Option<u64>> {
+        let key = self.chunk_key(chunk);
+        let value = match fetched {
+            Some(value) => value,
+            None => self.store.get(&key)?,
+        };
+        let Some(bytes) = value else {
+            return Ok(None);
+        };
+        let chain = self.chunk_codec(chunk)?.chain;
+        let decoded = chain
+            .decode_vlen(&bytes)
+            .map_err(|source| ArrayError::Codec {
+                context: key.clone(),
+                source,
+            })?;
+        drop(bytes);
+        let codec = chain.array_to_bytes().name();
+        sink.keep_at(&key, codec, &decoded, srcs).map(Some)
+    }
+
+    /// Without the `vlen` feature no chunk of variable-size elements is read.
+    #[cfg(not(feature = "vlen"))]
+    pub(crate) fn read_vlen_at(
+        &self,
+        _: &dyn VlenSink,
+        _: &[i64],
+        _: &[usize],
+        _: Option<Option<Vec<u8>>>,
+    ) -> Result<Option<u64>> {
+        Err(ArrayError::VariableSizeElements {
+            data_type: self.meta.data_type,
+        })
+    }
+
     /// Without the `vlen` feature no chunk of variable-size elements is read.
     #[cfg(not(feature = "vlen"))]
     fn read_vlen_part(
@@ -397,7 +442,8 @@ impl Array {
 pub(crate) enum ReadInto<'s> {
     /// Fixed-size elements: the output holds their bytes.
     Fixed,
-    /// Variable-size elements: the sink keeps the elements of each part read, and the output
+    /// Variable-size elements: the sink keeps the elements of each part read (a region's
+    /// part of a chunk, or a selection's elements of one), and the output
     /// holds one native-endian `u64` per element naming it: the index [`VlenSink::keep`]
     /// gave the part's first element, plus the element's place in the part (C order), or
     /// [`FILL_INDEX`] for the fill value.
@@ -417,5 +463,16 @@ pub(crate) trait VlenSink: Sync {
         chunk: &zarr_codecs::vlen::VlenChunk,
         shape: &[u64],
         at: &Region,
+    ) -> Result<u64>;
+
+    /// As [`VlenSink::keep`] for the elements at the linear positions `srcs` of the chunk,
+    /// in that order.
+    #[cfg(feature = "vlen")]
+    fn keep_at(
+        &self,
+        key: &str,
+        codec: &'static str,
+        chunk: &zarr_codecs::vlen::VlenChunk,
+        srcs: &[usize],
     ) -> Result<u64>;
 }

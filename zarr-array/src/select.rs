@@ -11,9 +11,10 @@ use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
+use crate::read::ReadInto;
 use crate::selection::{normalize, AxisIndex, GridBlocks, Indexer, Selection};
 use crate::source::with_part_source;
-use crate::write::Elements;
+use crate::write::{Elements, FILL_INDEX, INDEX};
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
 /// their indices in the output (or the data written), in the same order.
@@ -107,18 +108,38 @@ impl Array {
 
     /// Reads what `ix` selects into `out`, of its byte length.
     fn read_indexed_into(&self, ix: &Indexer, out: &mut [u8]) -> Result<()> {
+        self.read_indexed_as(ix, out, ReadInto::Fixed)
+    }
+
+    /// As [`Array::read_indexed_into`] for the elements `kind`: `out` is the buffer of them
+    /// in the selection's output shape (for variable-size elements, the indices of those
+    /// `kind`'s sink keeps: see [`ReadInto`]).
+    pub(crate) fn read_indexed_as(
+        &self,
+        ix: &Indexer,
+        out: &mut [u8],
+        kind: ReadInto<'_>,
+    ) -> Result<()> {
         if out.is_empty() {
             return Ok(());
         }
         match ix {
             Indexer::Orthogonal(axes) => {
                 if let Some(region) = contiguous_region(axes) {
-                    self.read_region_bytes_into(&region, out)
+                    self.read_region_as(&region, out, kind)
                 } else {
-                    self.read_orthogonal(axes, out)
+                    self.read_orthogonal(axes, out, kind)
                 }
             }
-            Indexer::Points(points, _) => self.read_points(points, out),
+            Indexer::Points(points, _) => self.read_points(points, out, kind),
+        }
+    }
+
+    /// The size and the fill value of the elements `kind` of a read's output.
+    fn read_element(&self, kind: ReadInto<'_>) -> (usize, &[u8]) {
+        match kind {
+            ReadInto::Fixed => (self.data_type().size(), self.fill_value().as_bytes()),
+            ReadInto::Variable(_) => (INDEX, &FILL_INDEX[..]),
         }
     }
 
@@ -150,8 +171,13 @@ impl Array {
         self.read_indexed_into(&ix, out)
     }
 
-    fn read_orthogonal(&self, axes: &[AxisIndex], out: &mut [u8]) -> Result<()> {
-        let elem = self.data_type().size();
+    fn read_orthogonal(
+        &self,
+        axes: &[AxisIndex],
+        out: &mut [u8],
+        kind: ReadInto<'_>,
+    ) -> Result<()> {
+        let (elem, fill) = self.read_element(kind);
         let full_shape: Vec<u64> = axes.iter().map(AxisIndex::len).collect();
         let groups: Vec<AxisGroups> = axes
             .iter()
@@ -160,7 +186,6 @@ impl Array {
             .collect::<Result<_>>()?;
         let counts: Vec<u64> = groups.iter().map(|g| g.len() as u64).collect();
         let combos: Vec<Vec<u64>> = indices(&counts).collect();
-        let fill = self.fill_value().as_bytes().to_vec();
         // the output positions of each chunk combination: one block of the output each (the
         // per-axis groups partition the output indices), in C order of the combinations
         let sets: Vec<Vec<AxisSet<'_>>> = groups
@@ -171,37 +196,81 @@ impl Array {
         let mut blocks = out.split_product(&sets).map_err(|e| self.out_err(e))?;
         let mut work: Vec<_> = combos.iter().zip(blocks.iter_mut()).collect();
         let concurrency = self.store.fetch_concurrency();
-        let each = |_: &mut (),
-                    _: usize,
-                    (combo, block): &mut (&Vec<u64>, &mut Block<'_>)|
-         -> Result<()> {
-            let chunk: Vec<i64> = combo
+        let chunk_of = |combo: &[u64]| -> Vec<i64> {
+            combo
                 .iter()
                 .enumerate()
                 .map(|(d, &i)| groups[d][i as usize].0)
-                .collect();
-            let Some(decoded) = self.decoded_chunk(&chunk)? else {
-                return block.fill(&fill).map_err(|e| self.out_err(e));
-            };
+                .collect()
+        };
+        // one chunk's block; `fetched`: the chunk's value when a batch fetched it
+        let each_fetched = |(combo, block): &mut (&Vec<u64>, &mut Block<'_>),
+                            fetched: Option<Option<Vec<u8>>>|
+         -> Result<()> {
+            let chunk = chunk_of(combo);
             let chunk_shape = self.chunk_codec(&chunk)?.shape;
             let offsets: Vec<&[u64]> = combo
                 .iter()
                 .enumerate()
                 .map(|(d, &i)| groups[d][i as usize].1.offsets.as_slice())
                 .collect();
-            let bytes = decoded.as_bytes();
-            block.for_each_element(|pos, dst| {
-                let src = pos
-                    .iter()
+            // the position in the chunk of the element at `pos` of the block
+            let src_of = |pos: &[u64]| {
+                pos.iter()
                     .zip(&offsets)
                     .zip(&chunk_shape)
                     .fold(0usize, |acc, ((&p, off), &n)| {
                         acc * n as usize + off[p as usize] as usize
-                    });
+                    })
+            };
+            if let ReadInto::Variable(sink) = kind {
+                // the sink keeps the elements the block takes, in its order; the block
+                // takes their indices
+                let mut srcs = Vec::new();
+                block.for_each_element(|pos, _| srcs.push(src_of(pos)));
+                let Some(first) = self.read_vlen_at(sink, &chunk, &srcs, fetched)? else {
+                    return block.fill(fill).map_err(|e| self.out_err(e));
+                };
+                let mut next = first;
+                block.for_each_element(|_, dst| {
+                    dst.copy_from_slice(&next.to_ne_bytes());
+                    next += 1;
+                });
+                return Ok(());
+            }
+            let Some(decoded) = self.decoded_chunk(&chunk)? else {
+                return block.fill(fill).map_err(|e| self.out_err(e));
+            };
+            let bytes = decoded.as_bytes();
+            block.for_each_element(|pos, dst| {
+                let src = src_of(pos);
                 dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
             });
             Ok(())
         };
+        let each =
+            |_: &mut (), _: usize, item: &mut (&Vec<u64>, &mut Block<'_>)| each_fetched(item, None);
+        if matches!(kind, ReadInto::Variable(_)) && concurrency > rayon::current_num_threads() {
+            // variable-size elements on a store serving many requests at once: the chunks of
+            // a batch fetched together (`get_many`), then decoded on as many threads
+            for batch in work.chunks_mut(2 * concurrency) {
+                let keys: Vec<String> = batch
+                    .iter()
+                    .map(|(combo, _)| self.chunk_key(&chunk_of(combo)))
+                    .collect();
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let values = self.store.get_many(&keys)?;
+                let mut items: Vec<_> =
+                    batch.iter_mut().zip(values.into_iter().map(Some)).collect();
+                parallel::try_for_each_mut_on_threads(
+                    &mut items,
+                    concurrency,
+                    || (),
+                    |_, _, (item, value)| each_fetched(item, value.take()),
+                )?;
+            }
+            return Ok(());
+        }
         if concurrency > rayon::current_num_threads() {
             // a store serving many requests at once: as many chunks in flight as it serves
             parallel::try_for_each_mut_on_threads(&mut work, concurrency, || (), each)
@@ -295,14 +364,35 @@ impl Array {
     /// object store), that many chunks are in flight at once.
     ///
     /// [`CodecChain::decode_points`]: zarr_codecs::CodecChain::decode_points
-    fn read_points(&self, points: &[Vec<u64>], out: &mut [u8]) -> Result<()> {
-        let elem = self.data_type().size();
-        let fill = self.fill_value().as_bytes();
+    fn read_points(&self, points: &[Vec<u64>], out: &mut [u8], kind: ReadInto<'_>) -> Result<()> {
+        let (elem, fill) = self.read_element(kind);
         let work = self.points_by_chunk(points)?;
-        // one chunk's points, in the order of its list
-        let read_one = |(chunk, in_chunk): &(Vec<i64>, ChunkPoints)| -> Result<Vec<u8>> {
+        // one chunk's points, in the order of its list; `fetched`: the chunk's value when a
+        // batch fetched it
+        let read_fetched = |(chunk, in_chunk): &(Vec<i64>, ChunkPoints),
+                            fetched: Option<Option<Vec<u8>>>|
+         -> Result<Vec<u8>> {
             let key = self.chunk_key(chunk);
             let mut values = vec![0u8; in_chunk.offsets.len() * elem];
+            if let ReadInto::Variable(sink) = kind {
+                // the sink keeps the points' elements, in the order of the list
+                let shape = self.chunk_codec(chunk)?.shape;
+                let srcs: Vec<usize> = in_chunk
+                    .offsets
+                    .iter()
+                    // a position inside the chunk: its linear index fits in usize
+                    .map(|p| linear_index(p, &shape) as usize)
+                    .collect();
+                match self.read_vlen_at(sink, chunk, &srcs, fetched)? {
+                    Some(first) => {
+                        for (k, v) in values.chunks_exact_mut(elem).enumerate() {
+                            v.copy_from_slice(&(first + k as u64).to_ne_bytes());
+                        }
+                    }
+                    None => zarr_buffer::fill_pattern(&mut values, fill),
+                }
+                return Ok(values);
+            }
             if self.cache.is_some() {
                 match self.decoded_chunk(chunk)? {
                     Some(decoded) => self.gather(
@@ -328,8 +418,34 @@ impl Array {
             }
             Ok(values)
         };
+        let read_one = |item: &(Vec<i64>, ChunkPoints)| read_fetched(item, None);
         let concurrency = self.store.fetch_concurrency().min(work.len());
-        let values: Vec<Vec<u8>> = if concurrency <= rayon::current_num_threads() {
+        let values: Vec<Vec<u8>> = if matches!(kind, ReadInto::Variable(_))
+            && concurrency > rayon::current_num_threads()
+        {
+            // variable-size elements on a store serving many requests at once: the chunks
+            // of a batch fetched together (`get_many`), then decoded on as many threads
+            let mut values = Vec::with_capacity(work.len());
+            for batch in work.chunks(2 * concurrency) {
+                let keys: Vec<String> = batch.iter().map(|(c, _)| self.chunk_key(c)).collect();
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let fetched = self.store.get_many(&keys)?;
+                let items: Vec<_> = batch
+                    .iter()
+                    .zip(fetched)
+                    .map(|(item, value)| (item, std::sync::Mutex::new(Some(value))))
+                    .collect();
+                values.extend(parallel::try_map_on_threads(
+                    &items,
+                    concurrency,
+                    |_, (item, value)| {
+                        let value = value.lock().map_or(None, |mut v| v.take());
+                        read_fetched(item, value)
+                    },
+                )?);
+            }
+            values
+        } else if concurrency <= rayon::current_num_threads() {
             // the calling thread reads too (`parallel`)
             parallel::try_map(&work, |_, item| read_one(item))?
         } else {

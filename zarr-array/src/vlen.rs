@@ -5,18 +5,20 @@
 //! Their chunks go through the bytes->bytes codecs and then the `vlen-utf8` / `vlen-bytes`
 //! format (zarr-codecs' [`vlen`](zarr_codecs::vlen)), each chunk holding every element of the
 //! chunk shape, the edge chunks padded with the fill value, as zarr-python writes them.
-//! Region reads, writes, appends, prepends and resizes run the code of fixed-size elements
-//! (`Array::read_region_as`, `Array::write_region_as`, `Array::edit_chunk`): their batches
+//! Region and selection reads and writes, appends, prepends and resizes run the code of
+//! fixed-size elements (`Array::read_region_as`, `Array::read_indexed_as`,
+//! `Array::write_region_as`, `Array::write_selection_as`, `Array::edit_chunk`): their batches
 //! of requests to object stores, threads, partial reads of shards (a shard's index and the
 //! inner chunks met) and compare-and-swap. They move element indices (one `u64` each)
 //! instead of elements: a write's chunk buffer names, for each element, one of the stored
 //! chunk, one of the data or the fill value (`write::Elements::Variable`), and is made of
-//! them when encoded; a read's output names the elements its sink kept of each part
-//! (`read::ReadInto::Variable`), moved into the result at the end. A chunk a write covers
+//! them when encoded; a read's output names the elements its sink kept of each part or
+//! chunk (`read::ReadInto::Variable`), moved into the result at the end (a selection's
+//! chunks on an object store fetched in batches, `Store::get_many`). A chunk a write covers
 //! in part is read, changed and stored, by compare-and-swap where a neighbouring append may
 //! share it; a shard is decoded and re-encoded whole (sharding's partial encoder takes
-//! fixed-size elements only). This module keeps the typed entry points, the conversions of
-//! elements and the selection reads.
+//! fixed-size elements only). This module keeps the typed entry points and the conversions
+//! of elements.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -38,7 +40,6 @@
 //! ```
 
 use ndarray::{ArrayD, ArrayViewD};
-use rayon::prelude::*;
 use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::vlen::VlenChunk;
 use zarr_codecs::CodecError;
@@ -202,21 +203,78 @@ impl<T: VlenElement> VlenSink for Kept<T> {
                 part.push(element_of::<T>(chunk, src, codec, key)?);
             }
         }
+        self.push(part).ok_or_else(too_many)?
+    }
+
+    fn keep_at(
+        &self,
+        key: &str,
+        codec: &'static str,
+        chunk: &VlenChunk,
+        srcs: &[usize],
+    ) -> Result<u64> {
+        let too_many = || ArrayError::TooLarge {
+            what: "a selection read's parts",
+            shape: vec![srcs.len() as u64],
+        };
+        if u32::try_from(srcs.len()).is_err() {
+            return Err(too_many());
+        }
+        let mut part = try_vec::<T>(srcs.len(), "a chunk's elements")?;
+        for &src in srcs {
+            part.push(element_of::<T>(chunk, src, codec, key)?);
+        }
+        self.push(part).ok_or_else(too_many)?
+    }
+}
+
+impl<T> Kept<T> {
+    /// Keeps the elements of one part (fewer than 2^32): the index of the first, `None`
+    /// when there are 2^32 - 1 parts already (the last index is the fill value's).
+    fn push(&self, part: Vec<T>) -> Option<Result<u64>> {
         let mut parts = self
             .parts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // below u32::MAX: the index of the fill value stays apart
-        let p = u32::try_from(parts.len())
-            .ok()
-            .filter(|&p| p < u32::MAX)
-            .ok_or_else(too_many)?;
-        parts.try_reserve(1).map_err(|_| ArrayError::OutOfMemory {
-            what: "the region read",
-            bytes: std::mem::size_of::<Vec<T>>() as u64,
-        })?;
+        let p = u32::try_from(parts.len()).ok().filter(|&p| p < u32::MAX)?;
+        if parts.try_reserve(1).is_err() {
+            return Some(Err(ArrayError::OutOfMemory {
+                what: "a read's parts",
+                bytes: std::mem::size_of::<Vec<T>>() as u64,
+            }));
+        }
         parts.push(part);
-        Ok(u64::from(p) << 32)
+        Some(Ok(u64::from(p) << 32))
+    }
+
+    /// The elements the indices of `indices` name (the fill value for the fill's index),
+    /// moved out of what was kept.
+    fn take(self, indices: &[u8], fill: &T) -> Result<Vec<T>>
+    where
+        T: Clone,
+    {
+        let mut parts = self.into_parts();
+        let mut items = try_vec::<T>(indices.len() / INDEX, "the elements read")?;
+        for index in indices.chunks_exact(INDEX) {
+            let mut i = [0; INDEX];
+            i.copy_from_slice(index);
+            let i = u64::from_ne_bytes(i);
+            if i == u64::MAX {
+                items.push(fill.clone());
+                continue;
+            }
+            // every other index names one element kept, once: it is moved out
+            let (p, k) = ((i >> 32) as usize, (i & u64::from(u32::MAX)) as usize);
+            let e = parts
+                .get_mut(p)
+                .and_then(|part| part.get_mut(k))
+                .ok_or_else(|| ArrayError::InvalidArgument {
+                    what: "a read",
+                    reason: format!("element index {i} names no element read"),
+                })?;
+            items.push(std::mem::replace(e, fill.clone()));
+        }
+        Ok(items)
     }
 }
 
@@ -383,41 +441,6 @@ impl Array {
             })
     }
 
-    /// `decode(item, value)` for every item of `work`, in order, with `value` the stored
-    /// value of the item's chunk (`chunk_of`), in parallel (rayon). On a store that serves
-    /// more requests at once than there are threads (an object store), the values of a
-    /// batch of chunks are fetched together (`Store::get_many`), then decoded in parallel.
-    fn map_stored_chunks<W: Sync, R: Send>(
-        &self,
-        work: &[W],
-        chunk_of: impl Fn(&W) -> &[i64] + Sync,
-        decode: impl Fn(&W, Option<Vec<u8>>) -> Result<R> + Sync,
-    ) -> Result<Vec<R>> {
-        let fetch_and_decode =
-            |item: &W| decode(item, self.store.get(&self.chunk_key(chunk_of(item)))?);
-        if let [one] = work {
-            // one chunk: on this thread, with no hand-over to the pool and back
-            return Ok(vec![fetch_and_decode(one)?]);
-        }
-        let concurrency = self.store.fetch_concurrency();
-        if concurrency <= rayon::current_num_threads() {
-            return work.par_iter().map(fetch_and_decode).collect();
-        }
-        let mut out = try_vec(work.len(), "the chunks read")?;
-        for batch in work.chunks(2 * concurrency) {
-            let keys: Vec<String> = batch.iter().map(|w| self.chunk_key(chunk_of(w))).collect();
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            let values = self.store.get_many(&keys)?;
-            let mut decoded: Vec<R> = batch
-                .par_iter()
-                .zip(values)
-                .map(|(item, value)| decode(item, value))
-                .collect::<Result<_>>()?;
-            out.append(&mut decoded);
-        }
-        Ok(out)
-    }
-
     /// Reads a region of a `string` (`T = String`) or `variable_length_bytes`
     /// (`T = Vec<u8>`) array; positions of missing chunks read as the fill value.
     ///
@@ -445,27 +468,7 @@ impl Array {
         indices.resize(len, 0);
         let kept = Kept::<T>::default();
         self.read_region_as(region, &mut indices, ReadInto::Variable(&kept))?;
-        let mut parts = kept.into_parts();
-        let mut items = try_vec::<T>(n, "the region read")?;
-        for index in indices.chunks_exact(INDEX) {
-            let mut i = [0; INDEX];
-            i.copy_from_slice(index);
-            let i = u64::from_ne_bytes(i);
-            if i == u64::MAX {
-                items.push(fill.clone());
-                continue;
-            }
-            // every other index names one element kept, once: it is moved out
-            let (p, k) = ((i >> 32) as usize, (i & u64::from(u32::MAX)) as usize);
-            let e = parts
-                .get_mut(p)
-                .and_then(|part| part.get_mut(k))
-                .ok_or_else(|| ArrayError::InvalidArgument {
-                    what: "a region read",
-                    reason: format!("element index {i} names no element read"),
-                })?;
-            items.push(std::mem::replace(e, fill.clone()));
-        }
+        let items = kept.take(&indices, &fill)?;
         to_ndarray(&region.shape, items)
     }
 
@@ -566,32 +569,16 @@ impl Array {
                 shape: out_shape.clone(),
             })?;
         let fill = self.vlen_fill::<T>()?;
-        let work = self.selected_by_chunk(&ix)?;
-        let decoded: Vec<Option<Vec<T>>> = self.map_stored_chunks(
-            &work,
-            |(chunk, _)| chunk,
-            |(chunk, pairs), value| {
-                let Some(stored) = self.decode_chunk_vlen(chunk, value)? else {
-                    return Ok(None);
-                };
-                let key = self.chunk_key(chunk);
-                let codec = self.chunk_codec(chunk)?.chain.array_to_bytes().name();
-                pairs
-                    .iter()
-                    .map(|&(src, _)| element_of::<T>(&stored, src, codec, &key))
-                    .collect::<Result<Vec<T>>>()
-                    .map(Some)
-            },
-        )?;
-        let mut items = try_vec::<T>(n, "the selection read")?;
-        items.resize(n, fill);
-        for ((_, pairs), elements) in work.iter().zip(decoded) {
-            for (&(_, dst), e) in pairs.iter().zip(elements.into_iter().flatten()) {
-                if let Some(slot) = items.get_mut(dst) {
-                    *slot = e;
-                }
-            }
-        }
+        // the selection read of fixed-size elements, on element indices (as regions)
+        let len = n.checked_mul(INDEX).ok_or_else(|| ArrayError::TooLarge {
+            what: "a selection",
+            shape: out_shape.clone(),
+        })?;
+        let mut indices = try_vec::<u8>(len, "the selection read")?;
+        indices.resize(len, 0);
+        let kept = Kept::<T>::default();
+        self.read_indexed_as(&ix, &mut indices, ReadInto::Variable(&kept))?;
+        let items = kept.take(&indices, &fill)?;
         to_ndarray(&out_shape, items)
     }
 
