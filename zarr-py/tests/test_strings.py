@@ -255,3 +255,103 @@ def test_v2_object_arrays_of_order_f(tmp_path, rng, ndim):
     assert _as_lists(zarr_rs.open_array(path)[...]) == _as_lists(want)
     # still the v2 array zarr-python made
     assert (tmp_path / "f" / ".zarray").exists() and not (tmp_path / "f" / "zarr.json").exists()
+
+
+def _random_selection(rng, shape):
+    """A random selection of an array of ``shape``: its kind (``basic``, ``orthogonal``,
+    ``points`` or ``mask``), the key for ``zarr_rs`` and the key for NumPy. About one in ten
+    has an index out of bounds."""
+    out = rng.random() < 0.1
+    kind = ["basic", "orthogonal", "points", "mask"][int(rng.integers(0, 4))]
+    ndim = len(shape)
+    if kind == "basic":
+        key = []
+        for n in shape:
+            if rng.random() < 0.3:
+                key.append(int(rng.integers(-n, n)))
+            else:
+                start, stop = (int(v) for v in rng.integers(-n - 2, n + 2, size=2))
+                step = int(rng.choice([1, 1, 2, 3]))
+                key.append(slice(start, stop, step))
+        if out:
+            axis = int(rng.integers(0, ndim))
+            key[axis] = shape[axis] + int(rng.integers(0, 3))
+        return kind, tuple(key), tuple(key)
+    if kind == "orthogonal":
+        lists = [
+            [int(v) for v in rng.integers(-n, n, size=int(rng.integers(1, n + 2)))]
+            for n in shape
+        ]
+        if out:
+            lists[int(rng.integers(0, ndim))].append(max(shape) + 1)
+        return kind, tuple(lists), np.ix_(*lists)
+    if kind == "points":
+        count = int(rng.integers(1, 8))
+        coords = [rng.integers(-n, n, size=count) for n in shape]
+        if out:
+            coords[int(rng.integers(0, ndim))][0] = shape[0] + shape[-1] + 1
+        return kind, tuple(coords), tuple(coords)
+    mask = rng.random(shape) < 0.3
+    return kind, mask, mask
+
+
+def _access(a, kind, key):
+    """What ``a[...]`` is for a selection of ``kind``: the array itself or its indexer."""
+    return {"basic": a, "orthogonal": a.oindex, "points": a.vindex, "mask": a}[kind]
+
+
+def test_string_regions_and_selections_differential_against_numpy(tmp_path):
+    """Seeded: 24 random string arrays (1 to 3 dimensions, chunks of random shapes, some in
+    shards, a random fill value), each through 14 random writes and reads of every selection
+    kind, compared with NumPy object arrays after every step: values, shapes and, for
+    selections out of bounds, IndexError on both sides (and the array unchanged). zarr-python
+    reads every array the same at the end."""
+    rng = np.random.default_rng(2026)
+    cases = 0
+    for case in range(24):
+        ndim = int(rng.integers(1, 4))
+        shape = tuple(int(n) for n in rng.integers(1, 9 if ndim < 3 else 5, size=ndim))
+        chunks = tuple(int(rng.integers(1, n + 2)) for n in shape)
+        shards = None
+        if rng.random() < 0.4:
+            shards = tuple(c * int(rng.integers(1, 3)) for c in chunks)
+        fill = str(rng.choice(["", "-", "fill é"]))
+        path = str(tmp_path / f"a{case}")
+        a = zarr_rs.create_array(path, shape=shape, chunks=chunks, shards=shards, dtype=str,
+                                 fill_value=fill)
+        want = np.full(shape, fill, dtype=object)
+        for _ in range(14):
+            kind, key, np_key = _random_selection(rng, shape)
+            try:
+                expected = want[np_key]
+            except IndexError:
+                expected = IndexError
+            if rng.random() < 0.5:
+                # a write of random words (or one broadcast)
+                if expected is IndexError:
+                    value = _words(rng, 1)[0]
+                else:
+                    value = _words(rng, np.size(expected)).reshape(np.shape(expected))
+                    if np.ndim(expected) == 0 or rng.random() < 0.2:
+                        value = _words(rng, 1)[0]  # one word, broadcast
+                if expected is IndexError:
+                    with pytest.raises(IndexError):
+                        _access(a, kind, key)[key] = value
+                else:
+                    _access(a, kind, key)[key] = value
+                    want[np_key] = value
+            elif expected is IndexError:
+                with pytest.raises(IndexError):
+                    _access(a, kind, key)[key]
+            else:
+                got = _access(a, kind, key)[key]
+                assert np.shape(got) == np.shape(expected), (case, kind, key)
+                assert np.asarray(got, dtype=object).tolist() == np.asarray(
+                    expected, dtype=object).tolist(), (case, kind, key)
+            whole = a[...]
+            assert whole.shape == shape
+            assert whole.tolist() == want.tolist(), (case, kind, key)
+            cases += 1
+        z = zarr.open_array(path, mode="r")
+        assert np.asarray(z[...], dtype=object).tolist() == want.tolist(), case
+    assert cases == 24 * 14
