@@ -11,6 +11,7 @@ mod engine;
 mod error;
 mod group;
 mod key;
+mod pipeline;
 mod sparse;
 mod spec;
 
@@ -169,6 +170,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::import(m.py())?;
     m.add_class::<ArrayCore>()?;
     m.add_class::<GroupCore>()?;
+    m.add_class::<pipeline::ChunkCodec>()?;
+    m.add_function(wrap_pyfunction!(pipeline::pipeline_stats, m)?)?;
     m.add_function(wrap_pyfunction!(open_node, m)?)?;
     m.add_function(wrap_pyfunction!(open_array, m)?)?;
     m.add_function(wrap_pyfunction!(open_group, m)?)?;

@@ -20,6 +20,8 @@
 - :meth:`Array.to_dask` and :func:`from_dask`: Dask arrays whose blocks are whole chunks
   (sparse blocks for sparse arrays), graphs that run on ``dask.distributed``;
 - ``xr.open_dataset(path, engine="zarr_rs")`` and ``xr.open_datatree(...)``;
+- ``zarr_rs.CodecPipeline``: zarr-python's codec pipeline on the engine
+  (``zarr.config.set({"codec_pipeline.path": "zarr_rs.CodecPipeline"})``);
 - :mod:`zarr_rs.errors`: the exceptions.
 """
 
@@ -41,6 +43,7 @@ from .errors import ZarrError
 __all__ = [
     "Array",
     "Attributes",
+    "CodecPipeline",
     "Group",
     "Unreadable",
     "ZarrError",
@@ -66,3 +69,13 @@ def from_dask(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201
 
 
 to_zarr = from_dask
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    # zarr_rs.CodecPipeline, zarr-python's codec pipeline on the engine, imports zarr-python:
+    # loaded when asked for
+    if name == "CodecPipeline":
+        from .pipeline import CodecPipeline
+
+        return CodecPipeline
+    raise AttributeError(f"module 'zarr_rs' has no attribute {name!r}")

@@ -1,0 +1,331 @@
+"""zarr_rs.CodecPipeline: zarr-python's codec pipeline on the engine.
+
+That zarr-python's arrays go through it (the engine's chunk counters move), that the one
+configuration line and the environment variable select it, and a seeded differential test
+against zarr-python's own pipeline (``BatchedCodecPipeline``): random arrays (v2 and v3,
+every kind of data type, compressors, filters, sharding, order F, fill values,
+``write_empty_chunks``) written through random selections by each pipeline, then read back
+by both through random selections: the same values and shapes, the same stored chunks, the
+same exception types.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr")
+
+import zarr_rs  # noqa: E402
+from zarr_rs.pipeline import UnsupportedByEngineError, stats  # noqa: E402
+
+RS = "zarr_rs.CodecPipeline"
+DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+
+
+def _pipeline(path):
+    return zarr.config.set({"codec_pipeline.path": path})
+
+
+def test_arrays_use_the_pipeline():
+    with _pipeline(RS):
+        a = zarr.create_array(
+            zarr.storage.MemoryStore(), shape=(10, 10), chunks=(5, 5), dtype="i4"
+        )
+        assert type(a._async_array.codec_pipeline) is zarr_rs.CodecPipeline
+        before = stats()
+        a[:] = np.arange(100, dtype="i4").reshape(10, 10)
+        mid = stats()
+        assert mid["encoded"] - before["encoded"] == 4
+        assert (a[:7, 2:] == np.arange(100).reshape(10, 10)[:7, 2:]).all()
+        after = stats()
+        assert after["decoded"] - mid["decoded"] == 4
+        # a partial read of a shard decodes only the region, through byte ranges
+        s = zarr.create_array(
+            zarr.storage.MemoryStore(), shape=(16,), chunks=(4,), shards=(16,), dtype="u1"
+        )
+        s[:] = np.arange(16, dtype="u1")
+        p0 = stats()["partial"]
+        assert list(s[5:7]) == [5, 6]
+        assert stats()["partial"] - p0 == 1
+
+
+def test_environment_variable_selects_the_pipeline():
+    code = (
+        "import zarr, zarr_rs\n"
+        "a = zarr.create_array({}, shape=(3,), chunks=(2,), dtype='f8')\n"
+        "a[:] = [1, 2, 3]\n"
+        "print(type(a._async_array.codec_pipeline).__module__,"
+        " type(a._async_array.codec_pipeline).__name__, zarr_rs.pipeline.stats()['encoded'])\n"
+    )
+    env = dict(os.environ, ZARR_CODEC_PIPELINE__PATH=RS)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["zarr_rs", "CodecPipeline", "2"]
+
+
+def test_unknown_codec_is_an_error_naming_it():
+    # no fallback to zarr-python's pipeline: the engine's refusal names the codec
+    from zarr.codecs import numcodecs as nc
+
+    with _pipeline(RS), pytest.warns(UserWarning):
+        a = zarr.create_array(
+            {}, shape=(4,), chunks=(4,), dtype="f4", compressors=[nc.JenkinsLookup3()]
+        )
+    with _pipeline(RS), pytest.raises(zarr_rs.errors.ChunkError, match="jenkins_lookup3"):
+        a[:] = 1.0
+    assert issubclass(UnsupportedByEngineError, NotImplementedError)
+
+
+# the differential test
+
+DTYPES_V3 = ["i1", "u2", "<i4", "f4", "f8", "c8", "bool", "M8[s]", "m8[ms]", "U3", "S4", str]
+DTYPES_V2 = DTYPES_V3 + [">i4", ">f8", [("a", "<i4"), ("b", "<f8")]]
+
+
+def _values(rng, shape, dtype):
+    dt = np.dtype(dtype) if dtype is not str else None
+    n = int(np.prod(shape))
+    if dt is None:
+        words = np.array(["", "a", "bc", "zarr", "é", "ünï", "long text value"], dtype=object)
+        return words[rng.integers(0, len(words), n)].reshape(shape)
+    if dt.fields:
+        v = np.zeros(n, dtype=dt)
+        v["a"] = rng.integers(-5, 5, n)
+        v["b"] = rng.integers(-3, 3, n) / 2
+        return v.reshape(shape)
+    if dt.kind == "b":
+        return (rng.integers(0, 2, n) == 1).reshape(shape)
+    if dt.kind in "iu":
+        # many zeros so that some chunks are all fill
+        return rng.integers(0, 4, n).astype(dt).reshape(shape) * (rng.random(n) < 0.5).reshape(shape)
+    if dt.kind in "fc":
+        v = rng.integers(-4, 4, n).astype(dt)
+        v[rng.random(n) < 0.1] = np.nan
+        return v.reshape(shape)
+    if dt.kind in "Mm":
+        v = rng.integers(0, 1000, n).astype("i8").view(dt)
+        v[rng.random(n) < 0.1] = np.array("NaT").astype(dt)
+        return v.reshape(shape)
+    if dt.kind == "U":
+        words = np.array(["", "a", "bc", "xyz", "é"], dtype=dt)
+        return words[rng.integers(0, len(words), n)].reshape(shape)
+    words = np.array([b"", b"a", b"bc", b"wxyz"], dtype=dt)
+    return words[rng.integers(0, len(words), n)].reshape(shape)
+
+
+def _case(rng):
+    fmt = int(rng.choice([2, 3]))
+    rank = int(rng.integers(1, 4))
+    shape = tuple(int(x) for x in rng.integers(1, 9, rank))
+    chunks = tuple(int(rng.integers(1, s + 2)) for s in shape)
+    dtypes = DTYPES_V2 if fmt == 2 else DTYPES_V3
+    dtype = dtypes[int(rng.integers(0, len(dtypes)))]
+    kw = {"zarr_format": fmt, "config": {"write_empty_chunks": bool(rng.random() < 0.3)}}
+    from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec
+
+    choice = int(rng.integers(0, 4))
+    if fmt == 3:
+        kw["compressors"] = [None, ZstdCodec(level=1), GzipCodec(), BloscCodec(cname="lz4")][choice]
+        if rng.random() < 0.3 and dtype is not str:
+            shards = tuple(c * int(rng.integers(1, 3)) for c in chunks)
+            kw["shards"] = shards
+    else:
+        import numcodecs
+
+        kw["compressors"] = [
+            None,
+            numcodecs.Zstd(level=1),
+            numcodecs.GZip(level=1),
+            numcodecs.Blosc(cname="lz4"),
+        ][choice]
+        kw["order"] = str(rng.choice(["C", "F"]))
+        if rng.random() < 0.2 and dtype in ("<i4", "f8", "u2"):
+            kw["filters"] = [numcodecs.Delta(dtype=dtype)]
+    dt = np.dtype(dtype) if dtype is not str else None
+    if dt is not None and dt.kind in "iuf" and rng.random() < 0.5:
+        kw["fill_value"] = 1
+    return shape, chunks, dtype, kw
+
+
+def _key(rng, shape, unique=False):
+    """A random key; `unique`: no element selected twice (a write's result is then defined)."""
+    kind = int(rng.integers(0, 5))
+    if kind == 0:  # basic: ints and slices (steps included)
+        key = []
+        for s in shape:
+            if rng.random() < 0.3:
+                key.append(int(rng.integers(-s, s)))
+            else:
+                a, b = sorted(int(x) for x in rng.integers(0, s + 1, 2))
+                key.append(slice(a, b + 1, int(rng.integers(1, 3))))
+        return "basic", tuple(key)
+    if kind == 1:  # orthogonal integer arrays and masks
+        key = []
+        for s in shape:
+            if rng.random() < 0.5:
+                k = int(rng.integers(1, min(s, 3) + 1))
+                key.append(rng.choice(s, k, replace=False) if unique else rng.integers(0, s, k))
+            elif rng.random() < 0.5:
+                key.append(rng.random(s) < 0.5)
+            else:
+                key.append(slice(None))
+        return "oindex", tuple(key)
+    if kind == 2:  # vectorized integer arrays of any rank
+        n = tuple(int(x) for x in rng.integers(1, 4, int(rng.integers(1, 3))))
+        if unique:
+            size = int(np.prod(shape))
+            k = min(int(np.prod(n)), size)
+            flat = rng.choice(size, k, replace=False)
+            return "vindex", np.unravel_index(flat, shape)
+        return "vindex", tuple(rng.integers(0, s, n) for s in shape)
+    if kind == 3:  # a whole-array mask
+        return "mask", rng.random(shape) < 0.4
+    # out of bounds
+    return "basic", tuple(s + int(rng.integers(0, 3)) for s in shape)
+
+
+def _apply(a, how, key, value=None):
+    target = {"basic": a, "oindex": a.oindex, "vindex": a.vindex, "mask": a.vindex}[how]
+    if value is None:
+        return np.asarray(target[key])
+    target[key] = value
+    return None
+
+
+def _model_set(model, how, key, vals):
+    """The write `how`/`key` applied to a NumPy array, as NumPy indexes."""
+    if how == "oindex":
+        axes = []
+        for k, s in zip(key, model.shape, strict=True):
+            if isinstance(k, slice):
+                axes.append(np.arange(s)[k])
+            elif isinstance(k, np.ndarray) and k.dtype == bool:
+                axes.append(np.flatnonzero(k))
+            else:
+                axes.append(np.asarray(k))
+        model[np.ix_(*axes)] = vals
+    else:
+        model[key] = vals
+
+
+def _run(f):
+    try:
+        return f(), None
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        return None, type(e)
+
+
+def _same(x, y):
+    if x is None or y is None:
+        return x is y
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return False
+    if x.dtype.kind in "fcmM":
+        return np.array_equal(x, y, equal_nan=True)
+    return np.array_equal(x, y)
+
+
+def test_differential_against_zarr_python_pipeline():
+    rng = np.random.default_rng(20261207)
+    cases = 0
+    defects = []
+    for _ in range(200):
+        shape, chunks, dtype, kw = _case(rng)
+        stores = {}
+        for path in (DEFAULT, RS):
+            with _pipeline(path):
+                store = zarr.storage.MemoryStore()
+                zarr.create_array(store, shape=shape, chunks=chunks, dtype=dtype, **kw)
+                stores[path] = store
+        # the same writes through each pipeline, and on a NumPy model of the array
+        with _pipeline(DEFAULT):
+            model = zarr.open_array(stores[DEFAULT], mode="r")[...]
+        writes = []
+        for _ in range(3):
+            how, key = _key(rng, shape, unique=True)
+            writes.append((how, key))
+            sel = {}
+            for path in (DEFAULT, RS):
+                with _pipeline(path):
+                    a = zarr.open_array(stores.get(path, stores[RS]), mode="r+")
+                    sel[path] = _run(lambda a=a: _apply(a, how, key))
+            assert sel[DEFAULT][1] is sel[RS][1], (shape, key, sel)
+            if sel[DEFAULT][1] is not None:
+                continue
+            vals = _values(rng, sel[DEFAULT][0].shape, dtype)
+            _model_set(model, how, key, vals)
+            for path in [p for p in (DEFAULT, RS) if p in stores]:
+                with _pipeline(path):
+                    a = zarr.open_array(stores[path], mode="r+")
+                    done = _run(lambda a=a: _apply(a, how, key, vals if vals.ndim else vals[()]))
+                if path == DEFAULT and done[1] is not None:
+                    # zarr-python 3.1.6's own pipeline fails some writes (vindex into a
+                    # sharded array); its store is then left out and ours checked against
+                    # the model
+                    defects.append((shape, chunks, dtype, kw, how, key, done[1]))
+                    stores.pop(DEFAULT)
+                    continue
+                assert done[1] is None, (path, shape, chunks, dtype, kw, how, key, done)
+        with _pipeline(RS):
+            got = zarr.open_array(stores[RS], mode="r")[...]
+        assert _same(got, model), (shape, chunks, dtype, kw, writes, got, model)
+        if DEFAULT not in stores:
+            continue
+        # the same chunks stored (write_empty_chunks decided alike)
+        keys = {}
+        for path in (DEFAULT, RS):
+            from zarr.core.sync import sync
+
+            async def listing(store=stores[path]):
+                return sorted([k async for k in store.list()])
+
+            keys[path] = sync(listing())
+        assert keys[DEFAULT] == keys[RS], (shape, chunks, dtype, kw)
+        # each store read by each pipeline, through random selections
+        for _ in range(4):
+            how, key = _key(rng, shape)
+            results = []
+            for store_path in (DEFAULT, RS):
+                for path in (DEFAULT, RS):
+                    with _pipeline(path):
+                        a = zarr.open_array(stores[store_path], mode="r")
+                        results.append(_run(lambda a=a: _apply(a, how, key)))
+            first = results[0]
+            for r in results[1:]:
+                assert r[1] is first[1], (shape, chunks, dtype, kw, how, key, results)
+                assert _same(r[0], first[0]), (shape, chunks, dtype, kw, how, key, results)
+            cases += 1
+    # most cases compare with zarr-python itself
+    assert cases >= 4 * 180, (cases, defects)
+    print(f"{cases} read comparisons, {len(defects)} writes zarr-python failed")
+
+
+def _read_in_child(store, q):
+    q.put(int(zarr.open_array(store, mode="r")[...].sum()))
+
+
+def test_forked_process_and_pickle():
+    # a forked child has none of its parent's threads: the engine's pool is built again there
+    # (it waited forever on the parent's before)
+    import multiprocessing
+    import pickle
+
+    with _pipeline(RS):
+        store = zarr.storage.MemoryStore()
+        a = zarr.create_array(store, shape=(20,), chunks=(5,), dtype="i8")
+        a[:] = np.arange(20)
+        pipe = a._async_array.codec_pipeline
+        assert pickle.loads(pickle.dumps(pipe)) == pipe
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_read_in_child, args=(store, q))
+        p.start()
+        p.join(60)
+        assert p.exitcode == 0
+        assert q.get(timeout=5) == 190
