@@ -78,6 +78,7 @@ fn default_codecs() -> CodecRegistry {
         feature = "crc32",
         feature = "adler32",
         feature = "fletcher32",
+        feature = "jenkins_lookup3",
         feature = "astype",
         feature = "pcodec",
         feature = "zfp"

@@ -63,6 +63,7 @@ pub use zarr_meta::{DataType, ExtensionDef, FillValue};
     feature = "crc32",
     feature = "adler32",
     feature = "fletcher32",
+    feature = "jenkins_lookup3",
     feature = "astype",
     feature = "pcodec",
     feature = "zfp"

@@ -75,6 +75,7 @@ numcodecs_table! {
     "crc32", BytesToBytes, "crc32";
     "adler32", BytesToBytes, "adler32";
     "fletcher32", BytesToBytes, "fletcher32";
+    "jenkins_lookup3", BytesToBytes, "jenkins_lookup3";
     "delta", ArrayToArray, "delta";
     "fixedscaleoffset", ArrayToArray, "fixedscaleoffset";
     "bitround", ArrayToArray, "bitround";

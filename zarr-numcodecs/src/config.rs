@@ -69,6 +69,14 @@ mod tests {
         bytes_to_bytes.push(crate::lzma::LzmaConfig::default().into());
         #[cfg(feature = "fletcher32")]
         bytes_to_bytes.push(crate::fletcher32::Fletcher32Config {}.into());
+        #[cfg(feature = "jenkins_lookup3")]
+        bytes_to_bytes.push(
+            crate::jenkins_lookup3::JenkinsLookup3Config {
+                initval: 5,
+                prefix: None,
+            }
+            .into(),
+        );
         #[cfg(feature = "crc32")]
         bytes_to_bytes.push(
             crate::checksum32::Crc32Config {

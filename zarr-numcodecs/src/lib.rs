@@ -41,6 +41,8 @@ pub mod delta;
 pub mod fixedscaleoffset;
 #[cfg(feature = "fletcher32")]
 pub mod fletcher32;
+#[cfg(feature = "jenkins_lookup3")]
+pub mod jenkins_lookup3;
 #[cfg(feature = "lz4")]
 pub mod lz4;
 #[cfg(feature = "lzma")]
@@ -81,6 +83,8 @@ fn factory_of(id: &str) -> Option<Factory> {
         "adler32" => checksum32::adler32_factory,
         #[cfg(feature = "fletcher32")]
         "fletcher32" => fletcher32::factory,
+        #[cfg(feature = "jenkins_lookup3")]
+        "jenkins_lookup3" => jenkins_lookup3::factory,
         #[cfg(feature = "delta")]
         "delta" => delta::factory,
         #[cfg(feature = "fixedscaleoffset")]
