@@ -1,7 +1,9 @@
 """A NumPy implementation of the `sparse_layout` Zarr v3 codec (docs/sparse_layout.md).
 
 Importing this package registers ``SparseLayoutCodec`` under the name ``"sparse_layout"`` in
-zarr-python's codec registry. Nothing is registered through an entry point, so a zarr-python
+zarr-python's codec registry, and selects it there (zarr-python's ``codecs.sparse_layout``
+setting) over another implementation such as zarr_rs's, which registers one through an entry
+point. Nothing is registered through an entry point here, so a zarr-python without zarr_rs
 that has not imported this package still refuses arrays that use ``sparse_layout``.
 
 The byte format itself (:mod:`zarr_sparse_layout.format`) needs only NumPy; zarr-python is
@@ -31,11 +33,15 @@ __version__ = "0.1.0"
 
 def register() -> None:
     """Register the codec with zarr-python (done once on import; calling again is harmless)."""
-    from zarr.registry import register_codec
+    import zarr
+    from zarr.registry import fully_qualified_name, register_codec
 
     from .codec import CODEC_NAME, SparseLayoutCodec
 
     register_codec(CODEC_NAME, SparseLayoutCodec)
+    # imported, this implementation is the one chosen (zarr-python would otherwise warn and
+    # pick the last one registered)
+    zarr.config.set({f"codecs.{CODEC_NAME}": fully_qualified_name(SparseLayoutCodec)})
 
 
 try:
