@@ -72,7 +72,7 @@ mod tests {
         #[cfg(feature = "jenkins_lookup3")]
         bytes_to_bytes.push(
             crate::jenkins_lookup3::JenkinsLookup3Config {
-                initval: 5,
+                initval: Some(5),
                 prefix: None,
             }
             .into(),

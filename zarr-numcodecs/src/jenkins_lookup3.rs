@@ -37,9 +37,9 @@ pub const NAME: &str = "numcodecs.jenkins_lookup3";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JenkinsLookup3Config {
-    /// The hash's seed.
-    #[serde(default)]
-    pub initval: u32,
+    /// The hash's seed (0 when absent; written back as given, as zarr-python does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initval: Option<u32>,
     /// numcodecs' bytes hashed before the data: only `null` (none) is supported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<NoPrefix>,
@@ -54,7 +54,7 @@ crate::config::codec_def!(JenkinsLookup3Config => NAME);
 /// The `numcodecs.jenkins_lookup3` codec.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JenkinsLookup3Codec {
-    initval: u32,
+    initval: Option<u32>,
 }
 
 /// Builds `numcodecs.jenkins_lookup3` from its definition.
@@ -145,7 +145,7 @@ impl JenkinsLookup3Codec {
         };
         let (payload, sum) = input.split_at(n);
         let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
-        let computed = lookup3(payload, self.initval);
+        let computed = lookup3(payload, self.initval.unwrap_or(0));
         if stored != computed {
             return Err(CodecError::ChecksumMismatch {
                 codec: NAME,
@@ -185,7 +185,7 @@ impl BytesToBytesCodec for JenkinsLookup3Codec {
     }
 
     fn encode_owned(&self, mut input: Vec<u8>) -> Result<Vec<u8>> {
-        let sum = lookup3(&input, self.initval);
+        let sum = lookup3(&input, self.initval.unwrap_or(0));
         input.extend_from_slice(&sum.to_le_bytes());
         Ok(input)
     }
@@ -261,7 +261,7 @@ mod tests {
             let def: ExtensionDef = serde_json::from_str(json).unwrap();
             assert!(factory(&def, &repr, &reg).is_err(), "{json}");
         }
-        let codec = JenkinsLookup3Codec { initval: 0 };
+        let codec = JenkinsLookup3Codec { initval: None };
         let mut stored = codec.encode(b"abc").unwrap();
         assert_eq!(codec.verify(&stored).unwrap(), 3);
         stored[0] ^= 1;

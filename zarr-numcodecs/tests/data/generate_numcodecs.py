@@ -203,6 +203,11 @@ def write(c: Cases) -> None:
     zfpy("zfpy_reversible_i8_3d", c.ints("<i8", (3, 4, 5), -10**12, 10**12), mode=3)
     zfpy("zfpy_accuracy_i8", c.ints("<i8", (11,), -10**9, 10**9), mode=4, tolerance=1)
 
+    # added last, so that the random data of every case above stays as it was
+    c.add("jenkins_lookup3", c.ints("<i4", s2), compressors=[nc.JenkinsLookup3()])
+    c.add("jenkins_lookup3_initval_zlib", c.ints("|u1", (3, 5), 0, 255),
+          compressors=[nc.Zlib(level=1), nc.JenkinsLookup3(initval=12345)])
+
 
 def main() -> None:
     if OUT.exists():
