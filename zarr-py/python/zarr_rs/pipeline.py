@@ -509,29 +509,51 @@ class CodecPipeline(_CodecPipelineBase):
                 whole.append(i)
 
         if whole:
-            fetched = await concurrent_map(
-                [(batch[i][0], batch[i][1].prototype) for i in whole],
-                lambda getter, prototype: getter.get(prototype=prototype),
-                config.get("async.concurrency"),
-            )
-            bytes_of = dict(zip(whole, fetched, strict=True))
-            for chunks, idx in self._group([batch[i][1] for i in whole]).items():
-                positions = [whole[k] for k in idx]
-                decoded = chunks.codec.decode(
-                    [
-                        None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
-                        for i in positions
-                    ]
+            # in groups: the next group is fetched on the event loop while a worker thread
+            # decodes the last one (the engine, GIL released) and places it in `out`
+            size = max(16, 2 * int(config.get("async.concurrency") or 10))
+            groups = [whole[k : k + size] for k in range(0, len(whole), size)]
+
+            async def fetch(group: list[int]) -> list[Buffer | None]:
+                return await concurrent_map(
+                    [(batch[i][0], batch[i][1].prototype) for i in group],
+                    lambda getter, prototype: getter.get(prototype=prototype),
+                    config.get("async.concurrency"),
                 )
-                for i, d in zip(positions, decoded, strict=True):
-                    _, spec, chunk_sel, out_sel, _ = batch[i]
-                    if d is None:
-                        out[out_sel] = _fill_value(spec)
-                        continue
-                    tmp = chunks.to_numpy(d, chunks.shape)[chunk_sel]
-                    if drop_axes:
-                        tmp = tmp.squeeze(axis=drop_axes)
-                    out[out_sel] = tmp
+
+            def place(group: list[int], fetched: list[Buffer | None]) -> None:
+                bytes_of = dict(zip(group, fetched, strict=True))
+                for chunks, idx in self._group([batch[i][1] for i in group]).items():
+                    positions = [group[k] for k in idx]
+                    decoded = chunks.codec.decode(
+                        [
+                            None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
+                            for i in positions
+                        ]
+                    )
+                    for i, d in zip(positions, decoded, strict=True):
+                        _, spec, chunk_sel, out_sel, _ = batch[i]
+                        if d is None:
+                            out[out_sel] = _fill_value(spec)
+                            continue
+                        tmp = chunks.to_numpy(d, chunks.shape)[chunk_sel]
+                        if drop_axes:
+                            tmp = tmp.squeeze(axis=drop_axes)
+                        out[out_sel] = tmp
+
+            if len(groups) == 1:
+                place(groups[0], await fetch(groups[0]))
+            else:
+                # the engine's chains are built here, on the loop's thread, before any worker
+                # thread looks them up
+                for i in whole:
+                    self._chunks_of(batch[i][1])
+                pending = asyncio.ensure_future(fetch(groups[0]))
+                for k, group in enumerate(groups):
+                    fetched = await pending
+                    if k + 1 < len(groups):
+                        pending = asyncio.ensure_future(fetch(groups[k + 1]))
+                    await asyncio.to_thread(place, group, fetched)
 
         if partial:
             loop = asyncio.get_running_loop()
