@@ -393,6 +393,7 @@ class CodecPipeline(_CodecPipelineBase):
 
     @classmethod
     def from_codecs(cls, codecs: Iterable[Codec]) -> Self:
+        """The pipeline of these codecs (zarr-python's constructor of every pipeline)."""
         return cls(codecs)
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
@@ -412,10 +413,13 @@ class CodecPipeline(_CodecPipelineBase):
 
     @property
     def supports_partial_decode(self) -> bool:
+        """False: zarr-python's partial-decode route is not taken; `read` reads the parts of
+        a shard it needs itself, through byte ranges."""
         return False
 
     @property
     def supports_partial_encode(self) -> bool:
+        """False: `write` updates whole chunks (a shard is read once and re-encoded)."""
         return False
 
     def validate(
