@@ -29,9 +29,10 @@ ALLOWED = {
         "zarr-numcodecs",
         "zarr-store",
     },
-    "zarr-cli": {"zarr-array"},
-    "zarr-benches": {"zarr-array"},
-    "zarr-py": {"zarr-array"},
+    "zarr-sparse-io": {"zarr-array"},
+    "zarr-cli": {"zarr-array", "zarr-sparse-io"},
+    "zarr-benches": {"zarr-array", "zarr-sparse-io"},
+    "zarr-py": {"zarr-array", "zarr-sparse-io"},
     "zarr-testkit": set(),
 }
 

@@ -1,0 +1,596 @@
+//! Matrix Market coordinate files (`.mtx`, gzip-compressed `.mtx.gz`): `real`, `double`,
+//! `integer` and `pattern` fields, `general` and `symmetric` matrices. Import parses blocks of
+//! lines in parallel and sorts the entries on the way (files are often column-major, as
+//! 10x Genomics' are); export writes `general` files in row-major order, each band's lines
+//! formatted in parallel.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+use rayon::prelude::*;
+use zarr_array::{Array, DataType};
+
+use crate::core::{
+    check_budget, import, matrix_shape, nnz_of, Create, EntrySource, ExportOptions, ImportOptions,
+    Progress, Reject,
+};
+use crate::error::{io, malformed, Result, SparseIoError};
+use crate::value::{with_value_type, IoValue};
+
+/// The value field of a Matrix Market file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Real,
+    Integer,
+    Pattern,
+}
+
+/// A byte reader that tells `progress` of what it reads.
+struct Counting<R> {
+    inner: R,
+    progress: Option<Progress>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(p) = &self.progress {
+            p(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+/// An opened Matrix Market file, its header read.
+struct MtxSource {
+    shown: String,
+    reader: Box<dyn BufRead + Send>,
+    field: Field,
+    symmetric: bool,
+    shape: [u64; 2],
+    nnz: u64,
+    /// The line number of the next line.
+    line: u64,
+    data_type: DataType,
+    budget: u64,
+}
+
+/// Opens `path` (gzip recognised by its magic bytes), reads its header.
+fn open(path: &Path, opts: &ImportOptions) -> Result<MtxSource> {
+    let shown = path.display().to_string();
+    let mut file = File::open(path).map_err(io(&shown))?;
+    let mut magic = [0u8; 2];
+    let gz = matches!(file.read(&mut magic), Ok(2)) && magic == [0x1f, 0x8b];
+    drop(file);
+    let file = File::open(path).map_err(io(&shown))?;
+    let counted = Counting {
+        inner: file,
+        progress: opts.progress.clone(),
+    };
+    let reader: Box<dyn BufRead + Send> = if gz {
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, counted)),
+        ))
+    } else {
+        Box::new(BufReader::with_capacity(1 << 16, counted))
+    };
+    let mut src = MtxSource {
+        shown,
+        reader,
+        field: Field::Real,
+        symmetric: false,
+        shape: [0, 0],
+        nnz: 0,
+        line: 1,
+        data_type: DataType::Float64,
+        budget: opts.max_memory,
+    };
+    src.header(opts.data_type)?;
+    Ok(src)
+}
+
+impl MtxSource {
+    fn at(&self, line: u64) -> String {
+        format!("{} line {line}", self.shown)
+    }
+
+    /// One line (without its end), at most `max` bytes; `None` at the end of the file.
+    fn next_line(&mut self, max: usize) -> Result<Option<String>> {
+        let mut buf = Vec::new();
+        let n = (&mut self.reader)
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(io(&self.shown))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if buf.len() > max && buf.last() != Some(&b'\n') {
+            return Err(malformed(
+                self.at(self.line),
+                format!("a header line longer than {max} bytes"),
+            ));
+        }
+        self.line += 1;
+        let text = String::from_utf8(buf)
+            .map_err(|_| malformed(self.at(self.line - 1), "not UTF-8 text"))?;
+        Ok(Some(text.trim_end_matches(['\n', '\r']).to_string()))
+    }
+
+    fn header(&mut self, data_type: Option<DataType>) -> Result<()> {
+        let banner = self
+            .next_line(1024)?
+            .ok_or_else(|| malformed(&self.shown, "an empty file (no %%MatrixMarket banner)"))?;
+        let words: Vec<String> = banner
+            .split_ascii_whitespace()
+            .map(str::to_ascii_lowercase)
+            .collect();
+        if words.first().map(String::as_str) != Some("%%matrixmarket") || words.len() != 5 {
+            return Err(malformed(
+                self.at(1),
+                "not a Matrix Market banner (%%MatrixMarket matrix coordinate <field> <symmetry>)",
+            ));
+        }
+        if words[1] != "matrix" {
+            return Err(SparseIoError::Unsupported {
+                place: self.at(1),
+                what: format!("the object {:?}", words[1]),
+            });
+        }
+        if words[2] != "coordinate" {
+            return Err(SparseIoError::Unsupported {
+                place: self.at(1),
+                what: format!(
+                    "the {:?} format (only coordinate files are sparse)",
+                    words[2]
+                ),
+            });
+        }
+        self.field = match words[3].as_str() {
+            "real" | "double" => Field::Real,
+            "integer" => Field::Integer,
+            "pattern" => Field::Pattern,
+            other => {
+                return Err(SparseIoError::Unsupported {
+                    place: self.at(1),
+                    what: format!("the field {other:?}"),
+                })
+            }
+        };
+        self.symmetric = match words[4].as_str() {
+            "general" => false,
+            "symmetric" => true,
+            other => {
+                return Err(SparseIoError::Unsupported {
+                    place: self.at(1),
+                    what: format!("the symmetry {other:?}"),
+                })
+            }
+        };
+        // comments, then the size line
+        let size = loop {
+            let line = self.line;
+            let Some(text) = self.next_line(4096)? else {
+                return Err(malformed(
+                    self.at(line),
+                    "the file ends before its size line",
+                ));
+            };
+            let t = text.trim();
+            if t.is_empty() || t.starts_with('%') {
+                continue;
+            }
+            break (line, t.to_string());
+        };
+        let nums: Vec<Option<u64>> = size
+            .1
+            .split_ascii_whitespace()
+            .map(|w| w.parse().ok())
+            .collect();
+        let [Some(rows), Some(cols), Some(nnz)] = nums[..] else {
+            return Err(malformed(
+                self.at(size.0),
+                format!("the size line {:?} is not `rows columns entries`", size.1),
+            ));
+        };
+        if rows >= 1 << 62 || cols >= 1 << 62 {
+            return Err(malformed(
+                self.at(size.0),
+                format!("a shape of {rows}x{cols} is too large"),
+            ));
+        }
+        let cells = u128::from(rows) * u128::from(cols);
+        let most = if self.symmetric {
+            cells.div_ceil(2) + u128::from(rows.min(cols))
+        } else {
+            cells
+        };
+        if u128::from(nnz) > most {
+            return Err(malformed(
+                self.at(size.0),
+                format!("{nnz} entries cannot fit a {rows}x{cols} matrix"),
+            ));
+        }
+        if self.symmetric && rows != cols {
+            return Err(malformed(
+                self.at(size.0),
+                format!("a symmetric matrix of shape {rows}x{cols}"),
+            ));
+        }
+        self.shape = [rows, cols];
+        self.nnz = nnz;
+        self.data_type = match (data_type, self.field) {
+            (Some(d), _) => d,
+            (None, Field::Integer) => DataType::Int64,
+            (None, _) => DataType::Float64,
+        };
+        Ok(())
+    }
+}
+
+/// A line's error: its number, the reason, or the entry outside the matrix.
+type LineError = (u64, String, Option<(u64, u64)>);
+
+/// Parses the entry lines of `text` (whole lines), the first being line `line`.
+fn parse_piece<T: IoValue>(
+    text: &[u8],
+    mut line: u64,
+    field: Field,
+    shape: [u64; 2],
+    out: &mut Vec<(u64, u64, T)>,
+) -> std::result::Result<(), LineError> {
+    for raw in text.split(|&b| b == b'\n') {
+        let this = line;
+        line += 1;
+        let Ok(s) = std::str::from_utf8(raw) else {
+            return Err((this, "not UTF-8 text".into(), None));
+        };
+        let s = s.trim();
+        if s.is_empty() || s.starts_with('%') {
+            continue;
+        }
+        let mut w = s.split_ascii_whitespace();
+        let (Some(r), Some(c)) = (w.next(), w.next()) else {
+            return Err((this, format!("{s:?} is not an entry"), None));
+        };
+        let (Ok(r), Ok(c)) = (r.parse::<u64>(), c.parse::<u64>()) else {
+            return Err((
+                this,
+                format!("{s:?}: indices must be positive integers"),
+                None,
+            ));
+        };
+        if r == 0 || c == 0 {
+            return Err((this, format!("{s:?}: indices start at 1"), None));
+        }
+        if r > shape[0] || c > shape[1] {
+            return Err((this, String::new(), Some((r - 1, c - 1))));
+        }
+        let v = match field {
+            Field::Pattern => T::one(),
+            _ => {
+                let Some(f) = w.next() else {
+                    return Err((this, format!("{s:?} has no value"), None));
+                };
+                if field == Field::Integer && !T::INTEGER && f.contains(['.', 'e', 'E']) {
+                    return Err((this, format!("{f:?} is not an integer"), None));
+                }
+                match T::parse(f) {
+                    Some(v) => v,
+                    None => {
+                        return Err((
+                            this,
+                            format!(
+                                "{f:?} is not a value of {}",
+                                <T as zarr_array::Element>::DATA_TYPE
+                            ),
+                            None,
+                        ))
+                    }
+                }
+            }
+        };
+        if w.next().is_some() {
+            return Err((this, format!("{s:?} has more fields than an entry"), None));
+        }
+        out.push((r - 1, c - 1, v));
+    }
+    Ok(())
+}
+
+impl EntrySource for MtxSource {
+    fn place(&self) -> String {
+        self.shown.clone()
+    }
+    fn shape(&self) -> [u64; 2] {
+        self.shape
+    }
+    fn data_type(&self) -> DataType {
+        self.data_type
+    }
+    fn nnz_hint(&self) -> u64 {
+        if self.symmetric {
+            self.nnz.saturating_mul(2)
+        } else {
+            self.nnz
+        }
+    }
+    fn row_major(&self) -> bool {
+        false
+    }
+
+    fn feed<T: IoValue>(
+        &mut self,
+        sink: &mut dyn FnMut(u64, u64, T) -> Result<(), Reject>,
+        _progress: Option<&Progress>,
+    ) -> Result<()> {
+        // the reader tells the progress (opened with it); a block of text and its parsed entries take at most a sixteenth of the budget
+        let block = (self.budget / 16).clamp(1 << 16, 8 << 20) as usize;
+        let pieces = rayon::current_num_threads().max(1) * 2;
+        let mut seen: u64 = 0;
+        let mut carry: Vec<u8> = Vec::new();
+        let mut eof = false;
+        while !eof {
+            let mut buf = std::mem::take(&mut carry);
+            let want = block.saturating_sub(buf.len()).max(1 << 12);
+            let got = (&mut self.reader)
+                .take(want as u64)
+                .read_to_end(&mut buf)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::InvalidInput
+                    | std::io::ErrorKind::InvalidData => {
+                        malformed(&self.shown, format!("a damaged or truncated file ({e})"))
+                    }
+                    _ => io(&self.shown)(e),
+                })?;
+            if got == 0 {
+                eof = true;
+            } else if let Some(end) = buf.iter().rposition(|&b| b == b'\n') {
+                carry = buf.split_off(end + 1);
+            } else {
+                // a block without a line end: read on (a line longer than a block)
+                if buf.len() > block.max(1 << 20) * 4 {
+                    return Err(malformed(
+                        self.at(self.line),
+                        "a line longer than the read block",
+                    ));
+                }
+                carry = buf;
+                continue;
+            }
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+            }
+            if buf.is_empty() {
+                continue;
+            }
+            // cut into pieces at line ends, each with its first line number
+            let mut cuts = vec![0usize];
+            let step = buf.len() / pieces + 1;
+            while let Some(&last) = cuts.last() {
+                let target = last + step;
+                if target >= buf.len() {
+                    break;
+                }
+                match buf[target..].iter().position(|&b| b == b'\n') {
+                    Some(p) => cuts.push(target + p + 1),
+                    None => break,
+                }
+            }
+            cuts.push(buf.len() + 1);
+            let mut firsts = Vec::with_capacity(cuts.len());
+            let mut line = self.line;
+            for w in cuts.windows(2) {
+                firsts.push(line);
+                let end = (w[1] - 1).min(buf.len());
+                line += buf[w[0]..end].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+            }
+            self.line = line;
+            let field = self.field;
+            let shape = self.shape;
+            let parsed: Vec<_> = cuts
+                .par_windows(2)
+                .zip(firsts.par_iter())
+                .map(|(w, &first)| {
+                    let end = (w[1] - 1).min(buf.len());
+                    let mut out = Vec::new();
+                    parse_piece::<T>(&buf[w[0]..end], first, field, shape, &mut out).map(|()| out)
+                })
+                .collect();
+            drop(buf);
+            for piece in parsed {
+                let entries = piece.map_err(|(line, reason, out)| match out {
+                    Some((row, col)) => SparseIoError::OutOfRange {
+                        place: self.at(line),
+                        row,
+                        col,
+                        rows: shape[0],
+                        cols: shape[1],
+                    },
+                    None => malformed(self.at(line), reason),
+                })?;
+                for (r, c, v) in entries {
+                    seen += 1;
+                    if seen > self.nnz {
+                        return Err(malformed(
+                            &self.shown,
+                            format!("more entries than the {} of the size line", self.nnz),
+                        ));
+                    }
+                    sink(r, c, v).map_err(|rej| rej.at(&self.shown, r, c, shape))?;
+                    if self.symmetric && r != c {
+                        sink(c, r, v).map_err(|rej| rej.at(&self.shown, c, r, shape))?;
+                    }
+                }
+            }
+        }
+        if seen < self.nnz {
+            return Err(malformed(
+                &self.shown,
+                format!(
+                    "truncated: {seen} entries of the {} its size line states",
+                    self.nnz
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Imports a Matrix Market file into an array made by `create`.
+///
+/// # Errors
+/// See [`SparseIoError`]; on error the array is removed.
+pub fn import_mtx(path: &Path, opts: &ImportOptions, create: Create<'_>) -> Result<Array> {
+    check_budget(opts.max_memory)?;
+    let src = open(path, opts)?;
+    import(src, opts, create)
+}
+
+/// A file written under a temporary name beside its destination, renamed there when complete
+/// (nothing half-written is left under the destination's name).
+pub(crate) struct Staged {
+    pub(crate) file: tempfile::NamedTempFile,
+    dest: std::path::PathBuf,
+}
+
+impl Staged {
+    pub(crate) fn new(dest: &Path) -> Result<Self> {
+        let shown = dest.display().to_string();
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let file = tempfile::Builder::new()
+            .prefix(".zarr-export-")
+            .tempfile_in(&dir)
+            .map_err(io(&shown))?;
+        Ok(Staged {
+            file,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    pub(crate) fn commit(self) -> Result<()> {
+        let shown = self.dest.display().to_string();
+        self.file.as_file().sync_all().map_err(io(&shown))?;
+        self.file
+            .persist(&self.dest)
+            .map_err(|e| io(&shown)(e.error))?;
+        Ok(())
+    }
+}
+
+/// Exports a 2-d sparse array as a Matrix Market coordinate file (`general`, `real` or
+/// `integer`), gzip-compressed when `path` ends in `.gz`.
+///
+/// # Errors
+/// See [`SparseIoError`]; on error no file is left at `path`.
+pub fn export_mtx(array: &Array, path: &Path, opts: &ExportOptions) -> Result<()> {
+    check_budget(opts.max_memory)?;
+    let dt = array.data_type();
+    with_value_type!(
+        dt,
+        T => export_as::<T>(array, path, opts),
+        Err(SparseIoError::Unsupported { place: array.path().to_string(), what: format!("the data type {dt}") })
+    )
+}
+
+fn export_as<T: IoValue>(array: &Array, path: &Path, opts: &ExportOptions) -> Result<()> {
+    let shown = path.display().to_string();
+    let shape = matrix_shape(array)?;
+    let nnz = nnz_of(array)?;
+    let staged = Staged::new(path)?;
+    let file = staged.file.as_file().try_clone().map_err(io(&shown))?;
+    let gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let buffered = std::io::BufWriter::with_capacity(1 << 16, file);
+    let mut out = if gz {
+        Out::Gz(flate2::write::GzEncoder::new(
+            buffered,
+            flate2::Compression::new(4),
+        ))
+    } else {
+        Out::Plain(buffered)
+    };
+    let field = if T::INTEGER { "integer" } else { "real" };
+    write!(
+        out,
+        "%%MatrixMarket matrix coordinate {field} general\n%written by zarr-rs\n{} {} {nnz}\n",
+        shape[0], shape[1]
+    )
+    .map_err(io(&shown))?;
+    let mut written = 0u64;
+    crate::core::for_each_band::<T>(array, opts.max_memory / 2, |r0, m| {
+        let rows = m.rows();
+        let pieces = (rayon::current_num_threads() * 4).max(1);
+        let step = rows.div_ceil(pieces).max(1);
+        let texts: Vec<Vec<u8>> = (0..rows)
+            .step_by(step)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|start| {
+                let mut text = Vec::new();
+                for i in start..(start + step).min(rows) {
+                    let Some(row) = m.outer_view(i) else { continue };
+                    for (c, &v) in row.iter() {
+                        let _ = write!(text, "{} {} ", r0 + i as u64 + 1, c + 1);
+                        v.format(&mut text);
+                        text.push(b'\n');
+                    }
+                }
+                text
+            })
+            .collect();
+        for t in texts {
+            out.write_all(&t).map_err(io(&shown))?;
+        }
+        written += m.nnz() as u64;
+        if let Some(p) = &opts.progress {
+            p(m.nnz() as u64);
+        }
+        Ok(())
+    })?;
+    out.finish().map_err(io(&shown))?;
+    if written != nnz {
+        return Err(malformed(
+            array.path(),
+            format!("the array changed during the export ({nnz} entries counted, {written} read)"),
+        ));
+    }
+    staged.commit()
+}
+
+/// An export's output: plain or gzip-compressed.
+pub(crate) enum Out<W: Write> {
+    Plain(W),
+    Gz(flate2::write::GzEncoder<W>),
+}
+
+impl<W: Write> Write for Out<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Out::Plain(w) => w.write(buf),
+            Out::Gz(w) => w.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Out::Plain(w) => w.flush(),
+            Out::Gz(w) => w.flush(),
+        }
+    }
+}
+
+impl<W: Write> Out<W> {
+    /// Ends the stream (the gzip trailer) and flushes it.
+    pub(crate) fn finish(self) -> std::io::Result<()> {
+        match self {
+            Out::Plain(mut w) => w.flush(),
+            Out::Gz(w) => w.finish()?.flush(),
+        }
+    }
+}

@@ -1,0 +1,846 @@
+//! SciPy's `.npz` sparse files (`scipy.sparse.save_npz` / `load_npz`): a zip of `.npy` files,
+//! `format` (`csr`, `csc`, `coo`), `shape`, `data` and `indices` + `indptr` (CSR, CSC) or
+//! `row` + `col` (COO). Import streams the members side by side (the zip opened once per
+//! member); export streams the values into the zip and spools the index arrays through
+//! unnamed temporary files, then adds them.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use zarr_array::{Array, DataType};
+use zip::read::ZipArchive;
+use zip::write::{SimpleFileOptions, ZipWriter};
+
+use crate::core::{
+    check_budget, column_major, import, matrix_shape, nnz_of, row_major, Create, EntrySource,
+    ExportOptions, ImportOptions, Progress, Reject,
+};
+use crate::error::{io, malformed, Result, SparseIoError};
+use crate::mtx::Staged;
+use crate::value::{data_type_of_npy, with_value_type, IoValue};
+
+/// A `.npy` header: element type string, shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NpyHeader {
+    pub(crate) descr: String,
+    pub(crate) shape: Vec<u64>,
+    /// Bytes before the data.
+    pub(crate) header_len: u64,
+}
+
+/// Reads a `.npy` header from `r`.
+pub(crate) fn read_npy_header(r: &mut impl Read, place: &str) -> Result<NpyHeader> {
+    let mut pre = [0u8; 10];
+    r.read_exact(&mut pre)
+        .map_err(|_| malformed(place, "truncated before the end of the .npy header"))?;
+    if &pre[..6] != b"\x93NUMPY" {
+        return Err(malformed(place, "not a .npy file (no \\x93NUMPY magic)"));
+    }
+    let (len, fixed) = match pre[6] {
+        1 => (u64::from(u16::from_le_bytes([pre[8], pre[9]])), 10u64),
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            r.read_exact(&mut more)
+                .map_err(|_| malformed(place, "truncated in the .npy header"))?;
+            (
+                u64::from(u32::from_le_bytes([pre[8], pre[9], more[0], more[1]])),
+                12,
+            )
+        }
+        v => {
+            return Err(malformed(
+                place,
+                format!(".npy format version {v} is not known"),
+            ))
+        }
+    };
+    if len > 1 << 16 {
+        return Err(malformed(place, format!("a .npy header of {len} bytes")));
+    }
+    let mut text = vec![0u8; len as usize];
+    r.read_exact(&mut text)
+        .map_err(|_| malformed(place, "truncated in the .npy header"))?;
+    let text = String::from_utf8_lossy(&text).to_string();
+    let field = |key: &str| -> Option<String> {
+        let k = text.find(&format!("'{key}'"))?;
+        let rest = text[k + key.len() + 2..]
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start();
+        Some(rest.to_string())
+    };
+    let descr = field("descr")
+        .and_then(|r| {
+            let q = r.chars().next()?;
+            let body = &r[1..];
+            Some(body[..body.find(q)?].to_string())
+        })
+        .ok_or_else(|| malformed(place, format!("no 'descr' in the .npy header {text:?}")))?;
+    let fortran = field("fortran_order")
+        .ok_or_else(|| malformed(place, "no 'fortran_order' in the .npy header"))?;
+    let shape_text = field("shape")
+        .and_then(|r| Some(r.strip_prefix('(')?[..r.find(')')? - 1].to_string()))
+        .ok_or_else(|| malformed(place, "no 'shape' in the .npy header"))?;
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<u64>())
+        .collect::<std::result::Result<Vec<u64>, _>>()
+        .map_err(|_| {
+            malformed(
+                place,
+                format!("the shape ({shape_text}) is not one of integers"),
+            )
+        })?;
+    if fortran.starts_with("True") && shape.len() > 1 {
+        return Err(SparseIoError::Unsupported {
+            place: place.into(),
+            what: "a Fortran-ordered array".into(),
+        });
+    }
+    Ok(NpyHeader {
+        descr,
+        shape,
+        header_len: fixed + len,
+    })
+}
+
+/// A `.npy` header for `n` elements of `descr` (`shape` `()` when `n` is `None`), padded as
+/// NumPy pads it (the data starts at a multiple of 64).
+pub(crate) fn npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {
+    let dims = match shape {
+        [] => "()".to_string(),
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
+    let unpadded = 10 + dict.len() + 1;
+    let total = unpadded.div_ceil(64) * 64;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(total - 1, b' ');
+    out.push(b'\n');
+    out
+}
+
+/// A 1-d `.npy` array read element by element.
+pub(crate) struct NpyStream<R> {
+    r: BufReader<R>,
+    pub(crate) len: u64,
+    read: u64,
+    kind: DataType,
+    size: usize,
+    place: String,
+}
+
+impl<R: Read> NpyStream<R> {
+    /// Reads the header of a 1-d array of one of the [`IoValue`] types; `bytes` (when
+    /// known: the zip member's size) must be what the header announces.
+    pub(crate) fn open(r: R, place: String, bytes: Option<u64>) -> Result<Self> {
+        let mut r = BufReader::with_capacity(1 << 16, r);
+        let h = read_npy_header(&mut r, &place)?;
+        let kind = data_type_of_npy(&h.descr).ok_or_else(|| SparseIoError::Unsupported {
+            place: place.clone(),
+            what: format!("the element type {:?}", h.descr),
+        })?;
+        let [len] = h.shape[..] else {
+            return Err(malformed(&place, format!("shape {:?} is not 1-d", h.shape)));
+        };
+        let size = kind.size();
+        if let Some(b) = bytes {
+            let want = (len as u128) * size as u128 + u128::from(h.header_len);
+            if u128::from(b) != want {
+                return Err(malformed(
+                    &place,
+                    format!(
+                        "holds {b} bytes but its header announces {len} elements ({want} bytes)"
+                    ),
+                ));
+            }
+        }
+        Ok(NpyStream {
+            r,
+            len,
+            read: 0,
+            kind,
+            size,
+            place,
+        })
+    }
+
+    pub(crate) fn data_type(&self) -> DataType {
+        self.kind
+    }
+
+    fn next_raw(&mut self) -> Result<Option<[u8; 8]>> {
+        if self.read == self.len {
+            return Ok(None);
+        }
+        let mut b = [0u8; 8];
+        self.r.read_exact(&mut b[..self.size]).map_err(|e| {
+            malformed(
+                &self.place,
+                format!(
+                    "truncated after {} of {} elements ({e})",
+                    self.read, self.len
+                ),
+            )
+        })?;
+        self.read += 1;
+        Ok(Some(b))
+    }
+
+    /// The next element as an index (any integer type; negative ones refused).
+    pub(crate) fn next_index(&mut self) -> Result<Option<u64>> {
+        let Some(b) = self.next_raw()? else {
+            return Ok(None);
+        };
+        let v: i128 = match self.kind {
+            DataType::Int8 => i128::from(b[0] as i8),
+            DataType::Int16 => i128::from(i16::from_le_bytes([b[0], b[1]])),
+            DataType::Int32 => i128::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            DataType::Int64 => i128::from(i64::from_le_bytes(b)),
+            DataType::UInt8 => i128::from(b[0]),
+            DataType::UInt16 => i128::from(u16::from_le_bytes([b[0], b[1]])),
+            DataType::UInt32 => i128::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            DataType::UInt64 => i128::from(u64::from_le_bytes(b)),
+            other => {
+                return Err(SparseIoError::Unsupported {
+                    place: self.place.clone(),
+                    what: format!("indices of type {other}"),
+                })
+            }
+        };
+        u64::try_from(v).map(Some).map_err(|_| {
+            malformed(
+                &self.place,
+                format!("element {} is the negative index {v}", self.read - 1),
+            )
+        })
+    }
+
+    /// The next element as a value of the stream's own type `T`.
+    pub(crate) fn next_value<T: IoValue>(&mut self) -> Result<Option<T>> {
+        let Some(b) = self.next_raw()? else {
+            return Ok(None);
+        };
+        Ok(Some(bytemuck::pod_read_unaligned(
+            &b[..std::mem::size_of::<T>()],
+        )))
+    }
+
+    /// Where the stream is (for messages).
+    pub(crate) fn place(&self) -> &str {
+        &self.place
+    }
+
+    /// How many elements were read.
+    pub(crate) fn position(&self) -> u64 {
+        self.read
+    }
+}
+
+/// The layout of a sparse matrix file or group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Compressed sparse rows.
+    Csr,
+    /// Compressed sparse columns.
+    Csc,
+    /// Coordinates.
+    Coo,
+}
+
+impl Layout {
+    /// The lower-case name (`csr`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Csr => "csr",
+            Layout::Csc => "csc",
+            Layout::Coo => "coo",
+        }
+    }
+}
+
+/// The compressed axis' pointers, the minor indices and the values of a CSR / CSC matrix,
+/// or a COO matrix's rows, columns and values, as three streams; turned into entries in
+/// row-major (CSR, COO) or column-major (CSC) order.
+pub(crate) struct Triple<R> {
+    pub(crate) layout: Layout,
+    pub(crate) shape: [u64; 2],
+    /// `indptr` (CSR, CSC) or `row` (COO).
+    pub(crate) first: NpyStream<R>,
+    /// `indices` (CSR, CSC) or `col` (COO).
+    pub(crate) second: NpyStream<R>,
+    pub(crate) data: NpyStream<R>,
+    pub(crate) budget: u64,
+}
+
+impl<R: Read> Triple<R> {
+    /// Checks the lengths the headers announce.
+    pub(crate) fn check_lengths(&self) -> Result<()> {
+        let (n1, n2, nd) = (self.first.len, self.second.len, self.data.len);
+        match self.layout {
+            Layout::Csr | Layout::Csc => {
+                let major = if self.layout == Layout::Csr {
+                    self.shape[0]
+                } else {
+                    self.shape[1]
+                };
+                if n1 != major + 1 {
+                    return Err(malformed(
+                        self.first.place(),
+                        format!(
+                            "{n1} pointers for {major} {} (want {})",
+                            if self.layout == Layout::Csr {
+                                "rows"
+                            } else {
+                                "columns"
+                            },
+                            major + 1
+                        ),
+                    ));
+                }
+                if n2 != nd {
+                    return Err(malformed(
+                        self.second.place(),
+                        format!("{n2} indices but {nd} values in {}", self.data.place()),
+                    ));
+                }
+            }
+            Layout::Coo => {
+                if n1 != nd || n2 != nd {
+                    return Err(malformed(
+                        self.first.place(),
+                        format!("{n1} rows, {n2} columns and {nd} values: the lengths differ"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Feeds the entries (row, column) to `sink`; a CSR / CSC line's indices are sorted when
+    /// they are not (a line held whole, within the budget).
+    pub(crate) fn feed<T: IoValue>(
+        &mut self,
+        sink: &mut dyn FnMut(u64, u64, T) -> Result<(), Reject>,
+        progress: Option<&Progress>,
+    ) -> Result<()> {
+        let shape = self.shape;
+        let data_place = self.data.place().to_string();
+        let mut done = 0u64;
+        let tell = |n: &mut u64| {
+            if let Some(p) = progress {
+                if *n >= 1 << 16 {
+                    p(*n);
+                    *n = 0;
+                }
+            }
+        };
+        match self.layout {
+            Layout::Coo => {
+                while let Some(r) = self.first.next_index()? {
+                    let c = self
+                        .second
+                        .next_index()?
+                        .ok_or_else(|| malformed(self.second.place(), "ends early"))?;
+                    let v = self
+                        .data
+                        .next_value::<T>()?
+                        .ok_or_else(|| malformed(&data_place, "ends early"))?;
+                    let k = self.data.position() - 1;
+                    sink(r, c, v)
+                        .map_err(|rej| rej.at(format!("{data_place} element {k}"), r, c, shape))?;
+                    done += 1;
+                    tell(&mut done);
+                }
+            }
+            Layout::Csr | Layout::Csc => {
+                let csr = self.layout == Layout::Csr;
+                let minor_len = if csr { shape[1] } else { shape[0] };
+                let nnz = self.data.len;
+                let mut prev = self.first.next_index()?.unwrap_or(0);
+                if prev != 0 {
+                    return Err(malformed(
+                        self.first.place(),
+                        format!("the first pointer is {prev}, not 0"),
+                    ));
+                }
+                let mut line: Vec<(u64, T)> = Vec::new();
+                let line_cap =
+                    (self.budget / 8 / (std::mem::size_of::<(u64, T)>() as u64)).max(1024);
+                let mut major = 0u64;
+                while let Some(p) = self.first.next_index()? {
+                    if p < prev || p > nnz {
+                        return Err(malformed(
+                            self.first.place(),
+                            format!(
+                                "pointer {} is {p} after {prev}: pointers must not decrease nor pass the {nnz} values",
+                                major + 1
+                            ),
+                        ));
+                    }
+                    let count = p - prev;
+                    if count > line_cap {
+                        return Err(SparseIoError::OverBudget {
+                            what: format!(
+                                "{} {major} of {} ({count} entries)",
+                                if csr { "row" } else { "column" },
+                                self.first.place()
+                            ),
+                            needed: count * std::mem::size_of::<(u64, T)>() as u64 * 8,
+                            budget: self.budget,
+                        });
+                    }
+                    line.clear();
+                    for _ in 0..count {
+                        let i = self
+                            .second
+                            .next_index()?
+                            .ok_or_else(|| malformed(self.second.place(), "ends early"))?;
+                        let v = self
+                            .data
+                            .next_value::<T>()?
+                            .ok_or_else(|| malformed(&data_place, "ends early"))?;
+                        if i >= minor_len {
+                            let (r, c) = if csr { (major, i) } else { (i, major) };
+                            return Err(SparseIoError::OutOfRange {
+                                place: format!(
+                                    "{} element {}",
+                                    self.second.place(),
+                                    self.second.position() - 1
+                                ),
+                                row: r,
+                                col: c,
+                                rows: shape[0],
+                                cols: shape[1],
+                            });
+                        }
+                        line.push((i, v));
+                    }
+                    if !line.is_sorted_by_key(|e| e.0) {
+                        line.sort_by_key(|e| e.0);
+                    }
+                    for &(i, v) in &line {
+                        let (r, c) = if csr { (major, i) } else { (i, major) };
+                        sink(r, c, v).map_err(|rej| {
+                            rej.at(
+                                format!(
+                                    "{} ({} {major})",
+                                    self.second.place(),
+                                    if csr { "row" } else { "column" }
+                                ),
+                                r,
+                                c,
+                                shape,
+                            )
+                        })?;
+                    }
+                    done += count;
+                    tell(&mut done);
+                    prev = p;
+                    major += 1;
+                }
+                if prev != nnz {
+                    return Err(malformed(
+                        self.first.place(),
+                        format!("the last pointer is {prev} but there are {nnz} values"),
+                    ));
+                }
+            }
+        }
+        if let Some(p) = progress {
+            p(done);
+        }
+        Ok(())
+    }
+}
+
+/// A `.npz` file opened: its format, shape, and the members read when fed.
+struct NpzSource {
+    path: PathBuf,
+    shown: String,
+    layout: Layout,
+    shape: [u64; 2],
+    data_type: DataType,
+    nnz: u64,
+    budget: u64,
+}
+
+fn archive(path: &Path, shown: &str) -> Result<ZipArchive<BufReader<File>>> {
+    let f = File::open(path).map_err(io(shown))?;
+    ZipArchive::new(BufReader::new(f))
+        .map_err(|e| malformed(shown, format!("not a readable zip file ({e})")))
+}
+
+/// Reads a small member (`format.npy`, `shape.npy`) whole.
+fn small_member(
+    z: &mut ZipArchive<BufReader<File>>,
+    shown: &str,
+    name: &str,
+) -> Result<(NpyHeader, Vec<u8>)> {
+    let place = format!("{shown}: {name}");
+    let mut f = z.by_name(name).map_err(|_| {
+        malformed(
+            shown,
+            format!("no {name} (not a scipy.sparse.save_npz file)"),
+        )
+    })?;
+    if f.size() > 4096 {
+        return Err(malformed(
+            &place,
+            format!("{} bytes for a small array", f.size()),
+        ));
+    }
+    let h = read_npy_header(&mut f, &place)?;
+    let mut body = Vec::new();
+    f.read_to_end(&mut body)
+        .map_err(|e| malformed(&place, format!("unreadable ({e})")))?;
+    Ok((h, body))
+}
+
+fn open_npz(path: &Path, opts: &ImportOptions) -> Result<NpzSource> {
+    let shown = path.display().to_string();
+    let mut z = archive(path, &shown)?;
+    let (fh, fb) = small_member(&mut z, &shown, "format.npy")?;
+    let fplace = format!("{shown}: format.npy");
+    let format = match (fh.descr.as_bytes().first(), fh.descr.get(1..2)) {
+        (Some(b'|') | Some(b'<'), Some("S")) => String::from_utf8_lossy(&fb)
+            .trim_end_matches('\0')
+            .to_string(),
+        (Some(b'<'), Some("U")) => fb
+            .chunks_exact(4)
+            .filter_map(|c| char::from_u32(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .filter(|&c| c != '\0')
+            .collect(),
+        _ => {
+            return Err(malformed(
+                &fplace,
+                format!("a format of type {:?}, not a string", fh.descr),
+            ))
+        }
+    };
+    let layout = match format.as_str() {
+        "csr" => Layout::Csr,
+        "csc" => Layout::Csc,
+        "coo" => Layout::Coo,
+        other => {
+            return Err(SparseIoError::Unsupported {
+                place: fplace,
+                what: format!("the sparse format {other:?}"),
+            })
+        }
+    };
+    let (sh, sb) = small_member(&mut z, &shown, "shape.npy")?;
+    let splace = format!("{shown}: shape.npy");
+    if sh.shape != [2] {
+        return Err(malformed(
+            &splace,
+            format!("shape {:?}: a matrix's shape has 2 numbers", sh.shape),
+        ));
+    }
+    let dims: Vec<u64> = match sh.descr.as_str() {
+        "<i8" | "<u8" => sb
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()) as u64)
+            .collect(),
+        "<i4" | "<u4" => sb
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap_or_default()) as u64)
+            .collect(),
+        d => return Err(malformed(&splace, format!("a shape of type {d:?}"))),
+    };
+    let [rows, cols] = dims[..] else {
+        return Err(malformed(&splace, "truncated"));
+    };
+    if rows >= 1 << 62 || cols >= 1 << 62 {
+        return Err(malformed(
+            &splace,
+            format!("a negative or huge shape ({rows}, {cols})"),
+        ));
+    }
+    let dplace = format!("{shown}: data.npy");
+    let d = z
+        .by_name("data.npy")
+        .map_err(|_| malformed(&shown, "no data.npy"))?;
+    let size = d.size();
+    let data = NpyStream::open(d, dplace, Some(size))?;
+    Ok(NpzSource {
+        path: path.to_path_buf(),
+        shown,
+        layout,
+        shape: [rows, cols],
+        data_type: data.data_type(),
+        nnz: data.len,
+        budget: opts.max_memory,
+    })
+}
+
+impl EntrySource for NpzSource {
+    fn place(&self) -> String {
+        self.shown.clone()
+    }
+    fn shape(&self) -> [u64; 2] {
+        self.shape
+    }
+    fn data_type(&self) -> DataType {
+        self.data_type
+    }
+    fn nnz_hint(&self) -> u64 {
+        self.nnz
+    }
+    fn row_major(&self) -> bool {
+        self.layout == Layout::Csr
+    }
+    fn feed<T: IoValue>(
+        &mut self,
+        sink: &mut dyn FnMut(u64, u64, T) -> Result<(), Reject>,
+        progress: Option<&Progress>,
+    ) -> Result<()> {
+        let (n1, n2) = match self.layout {
+            Layout::Coo => ("row.npy", "col.npy"),
+            _ => ("indptr.npy", "indices.npy"),
+        };
+        let mut z1 = archive(&self.path, &self.shown)?;
+        let mut z2 = archive(&self.path, &self.shown)?;
+        let mut z3 = archive(&self.path, &self.shown)?;
+        fn open<'z>(
+            z: &'z mut ZipArchive<BufReader<File>>,
+            shown: &str,
+            name: &str,
+        ) -> Result<NpyStream<zip::read::ZipFile<'z, BufReader<File>>>> {
+            let place = format!("{shown}: {name}");
+            let m = z
+                .by_name(name)
+                .map_err(|_| malformed(shown, format!("no {name}")))?;
+            let size = m.size();
+            NpyStream::open(m, place, Some(size))
+        }
+        let mut t = Triple {
+            layout: self.layout,
+            shape: self.shape,
+            first: open(&mut z1, &self.shown, n1)?,
+            second: open(&mut z2, &self.shown, n2)?,
+            data: open(&mut z3, &self.shown, "data.npy")?,
+            budget: self.budget,
+        };
+        t.check_lengths()?;
+        t.feed(sink, progress)
+    }
+}
+
+/// Imports a SciPy `.npz` sparse matrix into an array made by `create`.
+///
+/// # Errors
+/// See [`SparseIoError`]; on error the array is removed.
+pub fn import_npz(path: &Path, opts: &ImportOptions, create: Create<'_>) -> Result<Array> {
+    check_budget(opts.max_memory)?;
+    let src = open_npz(path, opts)?;
+    import(src, opts, create)
+}
+
+/// The index type SciPy picks for a matrix: `int32` when every index and pointer fits it.
+pub(crate) fn index_descr(nnz: u64, shape: [u64; 2]) -> &'static str {
+    if nnz.max(shape[0]).max(shape[1]) <= i32::MAX as u64 {
+        "<i4"
+    } else {
+        "<i8"
+    }
+}
+
+/// Appends index `i` in the type `descr` to `w`.
+pub(crate) fn put_index(w: &mut impl Write, descr: &str, i: u64) -> std::io::Result<()> {
+    if descr == "<i4" {
+        w.write_all(&(i as i32).to_le_bytes())
+    } else {
+        w.write_all(&(i as i64).to_le_bytes())
+    }
+}
+
+/// A spool: an unnamed temporary file written through a buffer, read back once.
+pub(crate) struct Spool {
+    w: BufWriter<File>,
+    pub(crate) len: u64,
+}
+
+impl Spool {
+    pub(crate) fn new(dir: Option<&Path>) -> Result<Self> {
+        let dir = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let f = tempfile::tempfile_in(&dir).map_err(io(dir.display().to_string()))?;
+        Ok(Spool {
+            w: BufWriter::with_capacity(1 << 16, f),
+            len: 0,
+        })
+    }
+
+    pub(crate) fn index(&mut self, descr: &str, i: u64) -> Result<()> {
+        self.len += 1;
+        put_index(&mut self.w, descr, i).map_err(io("a temporary file"))
+    }
+
+    /// The spooled bytes, from the start.
+    pub(crate) fn reader(self) -> Result<BufReader<File>> {
+        let mut f = self
+            .w
+            .into_inner()
+            .map_err(|e| io("a temporary file")(e.into_error()))?;
+        f.rewind().map_err(io("a temporary file"))?;
+        Ok(BufReader::with_capacity(1 << 16, f))
+    }
+}
+
+/// Exports a 2-d sparse array as a SciPy `.npz` in `layout` (members stored uncompressed,
+/// which `load_npz` reads as it reads `save_npz(compressed=False)`'s).
+///
+/// # Errors
+/// See [`SparseIoError`]; on error no file is left at `path`.
+pub fn export_npz(array: &Array, path: &Path, layout: Layout, opts: &ExportOptions) -> Result<()> {
+    check_budget(opts.max_memory)?;
+    let dt = array.data_type();
+    with_value_type!(
+        dt,
+        T => export_as::<T>(array, path, layout, opts),
+        Err(SparseIoError::Unsupported { place: array.path().to_string(), what: format!("the data type {dt}") })
+    )
+}
+
+fn zip_opts(bytes: u64) -> SimpleFileOptions {
+    SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(bytes >= u32::MAX as u64)
+}
+
+fn export_as<T: IoValue>(
+    array: &Array,
+    path: &Path,
+    layout: Layout,
+    opts: &ExportOptions,
+) -> Result<()> {
+    let shown = path.display().to_string();
+    let shape = matrix_shape(array)?;
+    let nnz = nnz_of(array)?;
+    let staged = Staged::new(path)?;
+    let file = staged.file.as_file().try_clone().map_err(io(&shown))?;
+    let mut z = ZipWriter::new(BufWriter::with_capacity(1 << 16, file));
+    let zerr = |e: zip::result::ZipError| malformed(&shown, format!("writing the zip: {e}"));
+    let idx = index_descr(nnz, shape);
+    let tmp = opts.temp_dir.as_deref();
+    let size = std::mem::size_of::<T>() as u64;
+    // data.npy streamed; the index arrays spooled
+    let data_header = npy_header(T::NPY, &[nnz]);
+    z.start_file("data.npy", zip_opts(data_header.len() as u64 + nnz * size))
+        .map_err(zerr)?;
+    z.write_all(&data_header).map_err(io(&shown))?;
+    let mut a = Spool::new(tmp)?;
+    let mut b = Spool::new(tmp)?;
+    let mut written = 0u64;
+    let tell = |n: u64| {
+        if let Some(p) = &opts.progress {
+            p(n);
+        }
+    };
+    let (a_name, b_name, a_len) = match layout {
+        Layout::Csr | Layout::Coo => {
+            let mut row_ptr = 0u64;
+            let mut cur = 0u64;
+            if layout == Layout::Csr {
+                a.index(idx, 0)?;
+            }
+            row_major::<T>(array, opts.max_memory / 2, |(r, c, v)| {
+                z.write_all(bytemuck::bytes_of(&v)).map_err(io(&shown))?;
+                b.index(idx, c)?;
+                if layout == Layout::Coo {
+                    a.index(idx, r)?;
+                } else {
+                    while cur < r {
+                        a.index(idx, row_ptr)?;
+                        cur += 1;
+                    }
+                }
+                row_ptr += 1;
+                written += 1;
+                if written.is_multiple_of(1 << 16) {
+                    tell(1 << 16);
+                }
+                Ok(())
+            })?;
+            if layout == Layout::Csr {
+                while cur < shape[0] {
+                    a.index(idx, row_ptr)?;
+                    cur += 1;
+                }
+                ("indptr.npy", "indices.npy", shape[0] + 1)
+            } else {
+                ("row.npy", "col.npy", nnz)
+            }
+        }
+        Layout::Csc => {
+            a.index(idx, 0)?;
+            let mut ptr = 0u64;
+            let mut cur = 0u64;
+            for e in column_major::<T>(array, opts)? {
+                let (c, r, v) = e?;
+                z.write_all(bytemuck::bytes_of(&v)).map_err(io(&shown))?;
+                b.index(idx, r)?;
+                while cur < c {
+                    a.index(idx, ptr)?;
+                    cur += 1;
+                }
+                ptr += 1;
+                written += 1;
+                if written.is_multiple_of(1 << 16) {
+                    tell(1 << 16);
+                }
+            }
+            while cur < shape[1] {
+                a.index(idx, ptr)?;
+                cur += 1;
+            }
+            ("indptr.npy", "indices.npy", shape[1] + 1)
+        }
+    };
+    tell(written % (1 << 16));
+    if written != nnz {
+        return Err(malformed(
+            array.path(),
+            format!("the array changed during the export ({nnz} entries counted, {written} read)"),
+        ));
+    }
+    let isize = if idx == "<i4" { 4 } else { 8 };
+    for (name, spool, len) in [(a_name, a, a_len), (b_name, b, nnz)] {
+        let h = npy_header(idx, &[len]);
+        z.start_file(name, zip_opts(h.len() as u64 + len * isize))
+            .map_err(zerr)?;
+        z.write_all(&h).map_err(io(&shown))?;
+        std::io::copy(&mut spool.reader()?, &mut z).map_err(io(&shown))?;
+    }
+    let fmt = layout.name().as_bytes();
+    let mut body = npy_header("|S3", &[]);
+    body.extend_from_slice(fmt);
+    z.start_file("format.npy", zip_opts(body.len() as u64))
+        .map_err(zerr)?;
+    z.write_all(&body).map_err(io(&shown))?;
+    let mut body = npy_header("<i8", &[2]);
+    for d in shape {
+        body.extend_from_slice(&(d as i64).to_le_bytes());
+    }
+    z.start_file("shape.npy", zip_opts(body.len() as u64))
+        .map_err(zerr)?;
+    z.write_all(&body).map_err(io(&shown))?;
+    let mut w = z.finish().map_err(zerr)?;
+    w.flush().map_err(io(&shown))?;
+    drop(w);
+    staged.commit()
+}

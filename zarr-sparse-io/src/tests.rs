@@ -1,0 +1,338 @@
+//! The crate's tests. The unit-test binary installs the counting allocator (one global
+//! allocator per binary; this crate's tests need no binary of their own for it), and every
+//! test holds [`serial`] so that a measuring test counts only its own allocations.
+
+use std::path::Path;
+use std::sync::{Arc, MutexGuard};
+
+use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
+use zarr_array::{Array, Region};
+use zarr_testkit::{CountingAlloc, Rng};
+
+use crate::*;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc::refusing_above(8 << 30);
+
+/// One test at a time (see the module documentation).
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
+    ALLOC.serial()
+}
+
+fn mem() -> Arc<dyn Store> {
+    Arc::new(MemoryStore::new())
+}
+
+fn imp_mtx(path: &Path, store: &Arc<dyn Store>, opts: &ImportOptions) -> Result<Array> {
+    let s = store.clone();
+    import_mtx(path, opts, &mut |b| b.create(s.clone(), "m"))
+}
+
+fn imp_npz(path: &Path, store: &Arc<dyn Store>, opts: &ImportOptions) -> Result<Array> {
+    let s = store.clone();
+    import_npz(path, opts, &mut |b| b.create(s.clone(), "m"))
+}
+
+/// The dense form of an array.
+fn dense(a: &Array) -> Vec<f64> {
+    a.read_all::<f64>().unwrap().iter().copied().collect()
+}
+
+/// A random matrix as row-major sorted triples.
+fn random(rng: &mut Rng, rows: u64, cols: u64, nnz: usize) -> Vec<(u64, u64, f64)> {
+    let mut m = std::collections::BTreeMap::new();
+    for _ in 0..nnz {
+        let v = (rng.below(2000) as f64 - 1000.0) / 8.0;
+        m.insert(
+            (rng.below(rows), rng.below(cols)),
+            if v == 0.0 { 1.0 } else { v },
+        );
+    }
+    m.into_iter().map(|((r, c), v)| (r, c, v)).collect()
+}
+
+fn write_mtx(path: &Path, rows: u64, cols: u64, entries: &[(u64, u64, f64)]) {
+    let mut s = format!(
+        "%%MatrixMarket matrix coordinate real general\n% a comment\n{rows} {cols} {}\n",
+        entries.len()
+    );
+    for (r, c, v) in entries {
+        s.push_str(&format!("{} {} {v}\n", r + 1, c + 1));
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+fn dense_of(rows: u64, cols: u64, entries: &[(u64, u64, f64)]) -> Vec<f64> {
+    let mut d = vec![0.0; (rows * cols) as usize];
+    for &(r, c, v) in entries {
+        d[(r * cols + c) as usize] = v;
+    }
+    d
+}
+
+#[test]
+fn mtx_imports_unsorted_and_exports_row_major() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(1);
+    let mut e = random(&mut rng, 37, 23, 200);
+    let want = dense_of(37, 23, &e);
+    // column-major, as 10x Genomics writes
+    e.sort_by_key(|x| (x.1, x.0));
+    let p = dir.path().join("m.mtx");
+    write_mtx(&p, 37, 23, &e);
+    let store = mem();
+    let opts = ImportOptions {
+        chunks: Some(vec![5, 7]),
+        ..Default::default()
+    };
+    let a = imp_mtx(&p, &store, &opts).unwrap();
+    assert_eq!(dense(&a), want);
+    let back = dir.path().join("b.mtx.gz");
+    export_mtx(&a, &back, &ExportOptions::default()).unwrap();
+    let store2 = mem();
+    let b = imp_mtx(&back, &store2, &ImportOptions::default()).unwrap();
+    assert_eq!(dense(&b), want);
+}
+
+#[test]
+fn npz_round_trips_in_every_layout() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(2);
+    let e = random(&mut rng, 30, 41, 150);
+    let want = dense_of(30, 41, &e);
+    let p = dir.path().join("m.mtx");
+    write_mtx(&p, 30, 41, &e);
+    let a = imp_mtx(
+        &p,
+        &mem(),
+        &ImportOptions {
+            chunks: Some(vec![4, 9]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for layout in [Layout::Csr, Layout::Csc, Layout::Coo] {
+        let z = dir.path().join(format!("m-{}.npz", layout.name()));
+        export_npz(&a, &z, layout, &ExportOptions::default()).unwrap();
+        let b = imp_npz(&z, &mem(), &ImportOptions::default()).unwrap();
+        assert_eq!(dense(&b), want, "{layout:?}");
+    }
+}
+
+#[test]
+fn bad_mtx_input_is_refused_with_its_place_and_leaves_nothing() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 2\n",
+            "truncated: 2 entries of the 3",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 2\n",
+            "more entries than the 1",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 2\n",
+            "line 4: entry (2, 0) lies outside the 2x2 matrix",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 1 2\n",
+            "entry (0, 0) is given twice",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n",
+            "line 3: \"0 1 1\": indices start at 1",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 x\n",
+            "line 3: \"x\" is not a value of float64",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n",
+            "the field \"complex\" is not supported",
+        ),
+        (
+            "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+            "the \"array\" format",
+        ),
+        (
+            "%%MatrixMarket matrix coordinate real general\n2 2 99999999999\n",
+            "99999999999 entries cannot fit a 2x2 matrix",
+        ),
+        ("not a banner\n", "line 1: not a Matrix Market banner"),
+        ("", "an empty file"),
+        (
+            "%%MatrixMarket matrix coordinate real general\n",
+            "ends before its size line",
+        ),
+    ];
+    for (i, (text, msg)) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("bad{i}.mtx"));
+        std::fs::write(&p, text).unwrap();
+        let store = mem();
+        let err = imp_mtx(&p, &store, &ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(msg), "case {i}: {err}");
+        assert!(err.contains(&format!("bad{i}.mtx")), "case {i}: {err}");
+        assert!(
+            store.list_prefix("").unwrap().is_empty(),
+            "case {i} left {:?}",
+            store.list_prefix("").unwrap()
+        );
+    }
+    // a truncated gzip stream
+    let good = dir.path().join("g.mtx");
+    let mut rng = Rng::new(3);
+    write_mtx(&good, 100, 100, &random(&mut rng, 100, 100, 2000));
+    let a = imp_mtx(&good, &mem(), &ImportOptions::default()).unwrap();
+    let gz = dir.path().join("g.mtx.gz");
+    export_mtx(&a, &gz, &ExportOptions::default()).unwrap();
+    let bytes = std::fs::read(&gz).unwrap();
+    let cut = dir.path().join("cut.mtx.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let store = mem();
+    let err = imp_mtx(&cut, &store, &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cut.mtx.gz") && (err.contains("truncated") || err.contains("damaged")),
+        "{err}"
+    );
+    assert!(store.list_prefix("").unwrap().is_empty());
+}
+
+#[test]
+fn symmetric_and_pattern_and_integer_files() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.mtx");
+    std::fs::write(
+        &p,
+        "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1.5\n3 1 2\n3 2 -4\n",
+    )
+    .unwrap();
+    let a = imp_mtx(&p, &mem(), &ImportOptions::default()).unwrap();
+    assert_eq!(
+        dense(&a),
+        vec![1.5, 0.0, 2.0, 0.0, 0.0, -4.0, 2.0, -4.0, 0.0]
+    );
+    std::fs::write(
+        &p,
+        "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 1\n",
+    )
+    .unwrap();
+    let a = imp_mtx(&p, &mem(), &ImportOptions::default()).unwrap();
+    assert_eq!(dense(&a), vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
+    std::fs::write(
+        &p,
+        "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 -7\n2 1 9007199254740993\n",
+    )
+    .unwrap();
+    let a = imp_mtx(&p, &mem(), &ImportOptions::default()).unwrap();
+    assert_eq!(a.data_type(), zarr_array::DataType::Int64);
+    let v = a.read_all::<i64>().unwrap();
+    assert_eq!(
+        v.iter().copied().collect::<Vec<_>>(),
+        vec![0, -7, 9007199254740993, 0]
+    );
+    let out = dir.path().join("i.mtx");
+    export_mtx(&a, &out, &ExportOptions::default()).unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.starts_with("%%MatrixMarket matrix coordinate integer general\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("2 2 2\n1 2 -7\n2 1 9007199254740993\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_matrix_eight_times_the_memory_limit_converts_within_it() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let limit: u64 = 4 << 20;
+    // 2000 x 3000 at ~3 %: 180 000 entries, 24 bytes each sorted = 4.3 MB, and the text is
+    // ~3.5 MB; as float64 CSR in memory (12 bytes + 8 per entry) ~ 8x the limit once the
+    // writer's and sorter's working sets are counted
+    let (rows, cols) = (2000u64, 3000u64);
+    let mut rng = Rng::new(9);
+    let p = dir.path().join("big.mtx");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+        let n = 1_500_000u64;
+        writeln!(
+            f,
+            "%%MatrixMarket matrix coordinate real general\n{rows} {cols} {n}"
+        )
+        .unwrap();
+        // column-major, one entry per (col, row-step) so there are no duplicates
+        let mut k = 0;
+        'outer: for c in 0..cols {
+            for r in (0..rows).step_by(4) {
+                let r = r + rng.below(4);
+                writeln!(f, "{} {} {}", r + 1, c + 1, (k % 1000) as f64 + 0.5).unwrap();
+                k += 1;
+                if k == n {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    let size = std::fs::metadata(&p).unwrap().len();
+    let entries_bytes = 1_500_000u64 * 24;
+    assert!(entries_bytes >= 8 * limit, "{entries_bytes}");
+    let zdir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(zdir.path()).unwrap());
+    let opts = ImportOptions {
+        max_memory: limit,
+        temp_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let (a, peak) = ALLOC.peak_of(|| imp_mtx(&p, &store, &opts).unwrap());
+    assert!(
+        peak < limit as usize,
+        "import peak {peak} over the limit {limit} (file {size} bytes)"
+    );
+    let s = a.sparse().unwrap();
+    assert_eq!(s.nnz().unwrap(), 1_500_000);
+    // a spot check against the file's first column
+    let col = s
+        .read_csr::<f64>(&Region::new(vec![0, 0], vec![rows, 1]).unwrap())
+        .unwrap();
+    assert_eq!(col.nnz(), 500);
+    let out = dir.path().join("out.mtx");
+    let eopts = ExportOptions {
+        max_memory: limit,
+        temp_dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let ((), peak) = ALLOC.peak_of(|| export_mtx(&a, &out, &eopts).unwrap());
+    assert!(
+        peak < limit as usize,
+        "export peak {peak} over the limit {limit}"
+    );
+    let z = dir.path().join("out.npz");
+    let ((), peak) = ALLOC.peak_of(|| export_npz(&a, &z, Layout::Csc, &eopts).unwrap());
+    assert!(
+        peak < limit as usize,
+        "csc export peak {peak} over the limit {limit}"
+    );
+    let store2: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let b = imp_npz(
+        &z,
+        &store2,
+        &ImportOptions {
+            max_memory: limit,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(b.sparse().unwrap().nnz().unwrap(), 1_500_000);
+}
