@@ -2,14 +2,14 @@
 //! Market (`.mtx`, `.mtx.gz`), SciPy `.npz` (CSR, CSC, COO), anndata's sparse groups and
 //! binsparse groups.
 //!
-//! - **Import** ([`import_mtx`], [`import_npz`]) reads a source's header, creates the target
+//! - **Import** ([`import_mtx`], [`import_npz`], [`import_group`]) reads a source's header, creates the target
 //!   array through the caller's [`Create`] callback (which picks the store, the path and any
 //!   codecs; the import proposes the shape, the data type, CSR chunks of whole rows sized for
 //!   row reads), and streams the entries into it: sources in row-major order (CSR) straight
 //!   to the [`MatrixWriter`], others through the external [`Sorter`] (sorted runs spilled to
 //!   temporary files past half the memory limit, merged k ways). The writer encodes many
 //!   chunk-row bands at a time, their chunks in parallel. On any error the array is removed.
-//! - **Export** ([`export_mtx`], [`export_npz`]) walks the array band by band
+//! - **Export** ([`export_mtx`], [`export_npz`], [`export_group`]) walks the array band by band
 //!   ([`for_each_band`]: whole chunk rows, as many as the limit holds), writing row-major
 //!   outputs directly and column-major ones through the external sort. Files are written
 //!   under a temporary name and renamed when complete.
@@ -38,6 +38,7 @@
 
 mod core;
 mod error;
+mod group;
 mod mtx;
 mod npz;
 mod sort;
@@ -48,6 +49,7 @@ pub use crate::core::{
     DEFAULT_MAX_MEMORY, MIN_MAX_MEMORY,
 };
 pub use error::{Result, SparseIoError};
+pub use group::{export_group, import_group, GroupKind};
 pub use mtx::{export_mtx, import_mtx};
 pub use npz::{export_npz, import_npz, Layout};
 pub use sort::{Entry, Sorted, Sorter};

@@ -179,11 +179,7 @@ impl<R: Read> NpyStream<R> {
         })
     }
 
-    pub(crate) fn data_type(&self) -> DataType {
-        self.kind
-    }
-
-    fn next_raw(&mut self) -> Result<Option<[u8; 8]>> {
+    fn next_raw_npy(&mut self) -> Result<Option<[u8; 8]>> {
         if self.read == self.len {
             return Ok(None);
         }
@@ -200,13 +196,46 @@ impl<R: Read> NpyStream<R> {
         self.read += 1;
         Ok(Some(b))
     }
+}
+
+impl<R: Read> Elements for NpyStream<R> {
+    fn next_raw(&mut self) -> Result<Option<[u8; 8]>> {
+        self.next_raw_npy()
+    }
+    fn kind(&self) -> DataType {
+        self.kind
+    }
+    fn place(&self) -> &str {
+        &self.place
+    }
+    fn position(&self) -> u64 {
+        self.read
+    }
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+/// A 1-d array of one of the [`IoValue`] types read element by element: a `.npy` member, a
+/// Zarr array.
+pub(crate) trait Elements {
+    /// The next element's bytes (little-endian, the first `kind().size()` of them).
+    fn next_raw(&mut self) -> Result<Option<[u8; 8]>>;
+    /// The element type.
+    fn kind(&self) -> DataType;
+    /// Where the array is (for messages).
+    fn place(&self) -> &str;
+    /// How many elements were read.
+    fn position(&self) -> u64;
+    /// How many elements there are.
+    fn len(&self) -> u64;
 
     /// The next element as an index (any integer type; negative ones refused).
-    pub(crate) fn next_index(&mut self) -> Result<Option<u64>> {
+    fn next_index(&mut self) -> Result<Option<u64>> {
         let Some(b) = self.next_raw()? else {
             return Ok(None);
         };
-        let v: i128 = match self.kind {
+        let v: i128 = match self.kind() {
             DataType::Int8 => i128::from(b[0] as i8),
             DataType::Int16 => i128::from(i16::from_le_bytes([b[0], b[1]])),
             DataType::Int32 => i128::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
@@ -217,37 +246,27 @@ impl<R: Read> NpyStream<R> {
             DataType::UInt64 => i128::from(u64::from_le_bytes(b)),
             other => {
                 return Err(SparseIoError::Unsupported {
-                    place: self.place.clone(),
+                    place: self.place().to_string(),
                     what: format!("indices of type {other}"),
                 })
             }
         };
         u64::try_from(v).map(Some).map_err(|_| {
             malformed(
-                &self.place,
-                format!("element {} is the negative index {v}", self.read - 1),
+                self.place(),
+                format!("element {} is the negative index {v}", self.position() - 1),
             )
         })
     }
 
-    /// The next element as a value of the stream's own type `T`.
-    pub(crate) fn next_value<T: IoValue>(&mut self) -> Result<Option<T>> {
+    /// The next element as a value of the stream's own type `T` (the caller checked it).
+    fn next_value<T: IoValue>(&mut self) -> Result<Option<T>> {
         let Some(b) = self.next_raw()? else {
             return Ok(None);
         };
         Ok(Some(bytemuck::pod_read_unaligned(
             &b[..std::mem::size_of::<T>()],
         )))
-    }
-
-    /// Where the stream is (for messages).
-    pub(crate) fn place(&self) -> &str {
-        &self.place
-    }
-
-    /// How many elements were read.
-    pub(crate) fn position(&self) -> u64 {
-        self.read
     }
 }
 
@@ -276,21 +295,24 @@ impl Layout {
 /// The compressed axis' pointers, the minor indices and the values of a CSR / CSC matrix,
 /// or a COO matrix's rows, columns and values, as three streams; turned into entries in
 /// row-major (CSR, COO) or column-major (CSC) order.
-pub(crate) struct Triple<R> {
+pub(crate) struct Triple<S> {
     pub(crate) layout: Layout,
     pub(crate) shape: [u64; 2],
     /// `indptr` (CSR, CSC) or `row` (COO).
-    pub(crate) first: NpyStream<R>,
+    pub(crate) first: S,
     /// `indices` (CSR, CSC) or `col` (COO).
-    pub(crate) second: NpyStream<R>,
-    pub(crate) data: NpyStream<R>,
+    pub(crate) second: S,
+    pub(crate) data: S,
+    /// For a doubly compressed layout (binsparse's DCSR / DCSC), the major index of each
+    /// pointer interval.
+    pub(crate) majors: Option<S>,
     pub(crate) budget: u64,
 }
 
-impl<R: Read> Triple<R> {
+impl<S: Elements> Triple<S> {
     /// Checks the lengths the headers announce.
     pub(crate) fn check_lengths(&self) -> Result<()> {
-        let (n1, n2, nd) = (self.first.len, self.second.len, self.data.len);
+        let (n1, n2, nd) = (self.first.len(), self.second.len(), self.data.len());
         match self.layout {
             Layout::Csr | Layout::Csc => {
                 let major = if self.layout == Layout::Csr {
@@ -298,7 +320,14 @@ impl<R: Read> Triple<R> {
                 } else {
                     self.shape[1]
                 };
-                if n1 != major + 1 {
+                let intervals = self.majors.as_ref().map_or(major, Elements::len);
+                if self.majors.is_some() && intervals > major {
+                    return Err(malformed(
+                        self.first.place(),
+                        format!("{intervals} nonempty lines of {major}"),
+                    ));
+                }
+                if n1 != intervals + 1 {
                     return Err(malformed(
                         self.first.place(),
                         format!(
@@ -370,7 +399,7 @@ impl<R: Read> Triple<R> {
             Layout::Csr | Layout::Csc => {
                 let csr = self.layout == Layout::Csr;
                 let minor_len = if csr { shape[1] } else { shape[0] };
-                let nnz = self.data.len;
+                let nnz = self.data.len();
                 let mut prev = self.first.next_index()?.unwrap_or(0);
                 if prev != 0 {
                     return Err(malformed(
@@ -381,18 +410,38 @@ impl<R: Read> Triple<R> {
                 let mut line: Vec<(u64, T)> = Vec::new();
                 let line_cap =
                     (self.budget / 8 / (std::mem::size_of::<(u64, T)>() as u64)).max(1024);
-                let mut major = 0u64;
+                let major_len = if csr { shape[0] } else { shape[1] };
+                let mut k = 0u64;
+                let mut last_major: Option<u64> = None;
                 while let Some(p) = self.first.next_index()? {
                     if p < prev || p > nnz {
                         return Err(malformed(
                             self.first.place(),
                             format!(
                                 "pointer {} is {p} after {prev}: pointers must not decrease nor pass the {nnz} values",
-                                major + 1
+                                k + 1
                             ),
                         ));
                     }
                     let count = p - prev;
+                    let major = match self.majors.as_mut() {
+                        None => k,
+                        Some(m) => {
+                            let id = m
+                                .next_index()?
+                                .ok_or_else(|| malformed(m.place(), "ends early"))?;
+                            if id >= major_len || last_major.is_some_and(|l| id <= l) {
+                                return Err(malformed(
+                                    m.place(),
+                                    format!(
+                                        "element {k} is {id}: line indices must increase and stay below {major_len}"
+                                    ),
+                                ));
+                            }
+                            last_major = Some(id);
+                            id
+                        }
+                    };
                     if count > line_cap {
                         return Err(SparseIoError::OverBudget {
                             what: format!(
@@ -451,7 +500,7 @@ impl<R: Read> Triple<R> {
                     done += count;
                     tell(&mut done);
                     prev = p;
-                    major += 1;
+                    k += 1;
                 }
                 if prev != nnz {
                     return Err(malformed(
@@ -582,8 +631,8 @@ fn open_npz(path: &Path, opts: &ImportOptions) -> Result<NpzSource> {
         shown,
         layout,
         shape: [rows, cols],
-        data_type: data.data_type(),
-        nnz: data.len,
+        data_type: data.kind(),
+        nnz: data.len(),
         budget: opts.max_memory,
     })
 }
@@ -634,6 +683,7 @@ impl EntrySource for NpzSource {
             first: open(&mut z1, &self.shown, n1)?,
             second: open(&mut z2, &self.shown, n2)?,
             data: open(&mut z3, &self.shown, "data.npy")?,
+            majors: None,
             budget: self.budget,
         };
         t.check_lengths()?;

@@ -336,3 +336,228 @@ fn a_matrix_eight_times_the_memory_limit_converts_within_it() {
     .unwrap();
     assert_eq!(b.sparse().unwrap().nnz().unwrap(), 1_500_000);
 }
+
+#[test]
+fn groups_round_trip_as_anndata_and_binsparse() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(4);
+    let e = random(&mut rng, 25, 19, 120);
+    let want = dense_of(25, 19, &e);
+    let p = dir.path().join("m.mtx");
+    write_mtx(&p, 25, 19, &e);
+    let a = imp_mtx(
+        &p,
+        &mem(),
+        &ImportOptions {
+            chunks: Some(vec![6, 5]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let kinds = [
+        GroupKind::Anndata {
+            element: "X".into(),
+        },
+        GroupKind::Anndata {
+            element: "layers/counts".into(),
+        },
+        GroupKind::Binsparse,
+    ];
+    for kind in &kinds {
+        for layout in [Layout::Csr, Layout::Csc, Layout::Coo] {
+            if layout == Layout::Coo && *kind != GroupKind::Binsparse {
+                continue;
+            }
+            for format in [2u8, 3] {
+                let store = mem();
+                export_group(
+                    &a,
+                    store.clone(),
+                    "g",
+                    kind,
+                    layout,
+                    format,
+                    &ExportOptions::default(),
+                )
+                .unwrap();
+                let elem = match kind {
+                    GroupKind::Anndata { element } => format!("g/{element}"),
+                    GroupKind::Binsparse => "g".into(),
+                };
+                let s2 = store.clone();
+                let b = import_group(
+                    store.clone(),
+                    &elem,
+                    &elem,
+                    &ImportOptions::default(),
+                    &mut |b| b.create(s2.clone(), "back"),
+                )
+                .unwrap();
+                assert_eq!(dense(&b), want, "{kind:?} {layout:?} v{format}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_npz_and_group_input_is_refused_with_its_place() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("m.mtx");
+    write_mtx(&p, 4, 5, &[(0, 1, 1.0), (2, 3, 2.0), (3, 0, 3.0)]);
+    let a = imp_mtx(&p, &mem(), &ImportOptions::default()).unwrap();
+    // a group whose indptr decreases, whose indices leave the matrix, whose lengths differ
+    let cases: &[(&str, &str, Vec<i64>, &str)] = &[
+        (
+            "indptr",
+            "<i8",
+            vec![0, 1, 0, 2, 3],
+            "g/X/indptr: pointer 2 is 0 after 1",
+        ),
+        (
+            "indices",
+            "<i8",
+            vec![1, 3, 9],
+            "g/X/indices element 2: entry (3, 9) lies outside the 4x5 matrix",
+        ),
+        (
+            "indices",
+            "<i8",
+            vec![1, 3],
+            "g/X/indices: 2 indices but 3 values",
+        ),
+        (
+            "indptr",
+            "<i8",
+            vec![0, 1, 1, 2],
+            "g/X/indptr: 4 pointers for 4 rows (want 5)",
+        ),
+        (
+            "indices",
+            "<i8",
+            vec![1, -3, 0],
+            "g/X/indices: element 1 is the negative index -3",
+        ),
+    ];
+    for (name, _, values, msg) in cases {
+        let store = mem();
+        export_group(
+            &a,
+            store.clone(),
+            "g",
+            &GroupKind::Anndata {
+                element: "X".into(),
+            },
+            Layout::Csr,
+            3,
+            &ExportOptions::default(),
+        )
+        .unwrap();
+        let g = zarr_array::Group::open(store.clone(), "g/X").unwrap();
+        g.delete_member(name).unwrap();
+        let arr = g
+            .create_array(
+                name,
+                &zarr_array::ArrayBuilder::new(
+                    vec![values.len() as u64],
+                    zarr_array::DataType::Int64,
+                )
+                .chunk_shape(vec![2]),
+            )
+            .unwrap();
+        arr.write_region(
+            &Region::whole(&[values.len() as u64]),
+            zarr_array::ndarray::ArrayD::from_shape_vec(
+                zarr_array::ndarray::IxDyn(&[values.len()]),
+                values.clone(),
+            )
+            .unwrap()
+            .view(),
+        )
+        .unwrap();
+        let s2 = store.clone();
+        let err = import_group(
+            store.clone(),
+            "g/X",
+            "g/X",
+            &ImportOptions::default(),
+            &mut |b| b.create(s2.clone(), "back"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(msg), "{msg}: {err}");
+        assert!(store.list_prefix("back/").unwrap().is_empty());
+    }
+    // an unsupported binsparse format and version
+    let store = mem();
+    export_group(
+        &a,
+        store.clone(),
+        "b",
+        &GroupKind::Binsparse,
+        Layout::Csr,
+        3,
+        &ExportOptions::default(),
+    )
+    .unwrap();
+    let mut g = zarr_array::Group::open(store.clone(), "b").unwrap();
+    let mut desc = g.attributes().clone();
+    desc["binsparse"]["format"] = serde_json::json!("custom");
+    g.set_attributes(desc.clone()).unwrap();
+    let s2 = store.clone();
+    let err = import_group(
+        store.clone(),
+        "b",
+        "b",
+        &ImportOptions::default(),
+        &mut |b| b.create(s2.clone(), "back"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("b: the binsparse descriptor: the format \"custom\" is not supported"),
+        "{err}"
+    );
+    desc["binsparse"]["format"] = serde_json::json!("CSR");
+    desc["binsparse"]["number_of_stored_values"] = serde_json::json!(7);
+    g.set_attributes(desc).unwrap();
+    let err = import_group(
+        store.clone(),
+        "b",
+        "b",
+        &ImportOptions::default(),
+        &mut |b| b.create(s2.clone(), "back"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("b/values: shape [3] but number_of_stored_values is 7"),
+        "{err}"
+    );
+    // npz: a data member whose header lies about its length, a missing member
+    let z = dir.path().join("m.npz");
+    export_npz(&a, &z, Layout::Csr, &ExportOptions::default()).unwrap();
+    let bytes = std::fs::read(&z).unwrap();
+    // data.npy is the first member, stored: its header's shape (3,) becomes (9,)
+    let at = bytes.windows(5).position(|w| w == b"(3,),").unwrap();
+    let mut lied = bytes.clone();
+    lied[at + 1] = b'9';
+    let zl = dir.path().join("lied.npz");
+    std::fs::write(&zl, &lied).unwrap();
+    let store = mem();
+    let err = imp_npz(&zl, &store, &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("lied.npz: data.npy") && err.contains("announces 9 elements"),
+        "{err}"
+    );
+    assert!(store.list_prefix("").unwrap().is_empty());
+    let cut = dir.path().join("cut.npz");
+    std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
+    let err = imp_npz(&cut, &mem(), &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cut.npz"), "{err}");
+}
