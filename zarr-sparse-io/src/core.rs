@@ -22,9 +22,9 @@ pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
 /// The smallest memory limit accepted.
 pub const MIN_MAX_MEMORY: u64 = 1 << 20;
 
-/// What a progress callback is told: bytes of input consumed (imports) or entries written
-/// (exports), as increments.
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+/// A progress callback, told `(increment, total)`: bytes of a Matrix Market file read, or
+/// entries read (other imports) or written (exports), of the total the source announces.
+pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// How to import.
 #[derive(Clone)]
@@ -110,9 +110,35 @@ pub(crate) fn check_budget(budget: u64) -> Result<()> {
     Ok(())
 }
 
-/// Creates the target array from the builder the import made (the caller may add codecs,
-/// shards, a format, and chooses the store and path).
-pub type Create<'a> = &'a mut dyn FnMut(ArrayBuilder) -> zarr_array::Result<Array>;
+/// The array an import proposes: the source's shape and data type, the chunks and layout
+/// asked for (or the defaults).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposed {
+    /// The matrix's shape.
+    pub shape: Vec<u64>,
+    /// The values' data type.
+    pub data_type: DataType,
+    /// The chunk shape.
+    pub chunks: Vec<u64>,
+    /// The chunks' sparse layout.
+    pub layout: Format,
+}
+
+impl Proposed {
+    /// The builder of the proposed array (default codecs after `sparse_layout`).
+    pub fn builder(&self) -> ArrayBuilder {
+        ArrayBuilder::new(self.shape.clone(), self.data_type)
+            .chunk_shape(self.chunks.clone())
+            .sparse(self.layout)
+    }
+}
+
+/// What a [`Create`] callback fails with.
+pub type CreateError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Creates the target array of an import (the caller chooses the store, the path and any
+/// codecs, shards or Zarr format; `Proposed::builder` is the default).
+pub type Create<'a> = &'a mut dyn FnMut(&Proposed) -> std::result::Result<Array, CreateError>;
 
 /// Bytes an entry costs the writer while a flush runs: the buffered entry, the coordinate
 /// block, zarr-array's grouping by chunk and the encoding's positions and values.
@@ -334,6 +360,38 @@ pub(crate) fn prefix_of(path: &str) -> String {
     }
 }
 
+/// The keys under a prefix at one moment: what a failed conversion restores to by deleting
+/// every key it added (a directory's other files are never touched).
+pub(crate) struct Snapshot {
+    prefix: String,
+    pub(crate) keys: std::collections::HashSet<String>,
+}
+
+impl Snapshot {
+    pub(crate) fn take(
+        store: &Arc<dyn zarr_array::zarr_store::Store>,
+        prefix: &str,
+    ) -> Result<Self> {
+        let keys = store
+            .list_prefix(prefix)
+            .map_err(|e| array(format!("listing {prefix}"))(e.into()))?;
+        Ok(Snapshot {
+            prefix: prefix.to_string(),
+            keys: keys.into_iter().collect(),
+        })
+    }
+
+    /// Deletes the keys added since (best effort: the conversion's error is what is
+    /// reported).
+    pub(crate) fn restore(&self, store: &Arc<dyn zarr_array::zarr_store::Store>) {
+        if let Ok(now) = store.list_prefix(&self.prefix) {
+            for k in now.into_iter().filter(|k| !self.keys.contains(k)) {
+                let _ = store.delete(&k);
+            }
+        }
+    }
+}
+
 /// Imports `src` into an array made by `create`: see the [module documentation](self).
 pub(crate) fn import(
     mut src: impl EntrySource,
@@ -363,17 +421,26 @@ fn import_as<T: IoValue>(
         Some(c) => c.clone(),
         None => default_chunks::<T>(shape[0], shape[1], src.nnz_hint(), budget),
     };
-    let builder = ArrayBuilder::new(shape.to_vec(), <T as zarr_array::Element>::DATA_TYPE)
-        .chunk_shape(chunks)
-        .sparse(opts.layout);
-    let array =
-        create(builder).map_err(array(format!("creating the array for {}", src.place())))?;
+    let proposed = Proposed {
+        shape: shape.to_vec(),
+        data_type: <T as zarr_array::Element>::DATA_TYPE,
+        chunks,
+        layout: opts.layout,
+    };
+    let array = create(&proposed).map_err(|source| SparseIoError::Create {
+        place: src.place(),
+        source,
+    })?;
     let store = array.store().clone();
     let prefix = prefix_of(array.path());
+    // keys that were there before (not the node's metadata, just created): kept on failure
+    let metadata = [".zarray", ".zattrs", "zarr.json"].map(|k| format!("{prefix}{k}"));
+    let mut before = Snapshot::take(&store, &prefix)?;
+    before.keys.retain(|k| !metadata.contains(k));
     let result = fill::<T>(src, array, opts);
     if result.is_err() {
         // nothing half-written is left behind; the import's error is the one reported
-        let _ = store.delete_prefix(&prefix);
+        before.restore(&store);
     }
     result
 }

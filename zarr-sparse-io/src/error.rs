@@ -83,6 +83,15 @@ pub enum SparseIoError {
         /// The limit.
         budget: u64,
     },
+    /// The import's target array could not be created.
+    #[error("{place}: creating the array: {source}")]
+    Create {
+        /// The source being imported.
+        place: String,
+        /// The creator's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The array or group side failed.
     #[error("{context}: {source}")]
     Array {

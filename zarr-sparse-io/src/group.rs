@@ -5,9 +5,10 @@
 //!   `layers/<name>`, `obsm/<name>`). Export writes an AnnData store that
 //!   `anndata.read_zarr` opens (the root's `encoding-type` `anndata`, `obs` and `var` frames
 //!   indexed `0`, `1`, ...) or adds the element to one.
-//! - **binsparse** (the group attribute `binsparse`: `version` 0.1, `format`, `shape`,
-//!   `number_of_stored_values`, `data_types`): CSR, CSC, DCSR, DCSC, COO / COOR, COOC in;
-//!   CSR, CSC, COO out.
+//! - **binsparse** (the group attribute `binsparse` holding the descriptor document
+//!   `{"binsparse": {version 0.1, format, shape, number_of_stored_values, data_types}}`, as
+//!   the reference implementation binsparse-python stores it; a bare descriptor is read
+//!   too): CSR, CSC, DCSR, DCSC, COO / COOR, COOC in; CSR, CSC, COOR out.
 //!
 //! The arrays are read in blocks of whole chunks and written a chunk at a time.
 
@@ -20,7 +21,7 @@ use zarr_array::{Array, ArrayBuilder, DataType, Group, Region};
 
 use crate::core::{
     check_budget, column_major, import, matrix_shape, nnz_of, prefix_of, row_major, Create,
-    EntrySource, ExportOptions, ImportOptions, Progress, Reject,
+    EntrySource, ExportOptions, ImportOptions, Progress, Reject, Snapshot,
 };
 use crate::error::{array, malformed, Result, SparseIoError};
 use crate::npz::{index_descr, Elements, Layout, Triple};
@@ -164,6 +165,13 @@ fn open_group_source(
         let d = desc
             .as_object()
             .ok_or_else(|| malformed(&place, "not a JSON object"))?;
+        // the reference implementation's Zarr container stores the whole descriptor
+        // document (`{"binsparse": {...}}`) under the attribute `binsparse`; a bare
+        // descriptor is read too
+        let d = match d.get("binsparse").and_then(Value::as_object) {
+            Some(inner) => inner,
+            None => d,
+        };
         let version = d.get("version").and_then(Value::as_str).unwrap_or("");
         let mut parts = version.split('.');
         if (parts.next(), parts.next()) != (Some("0"), Some("1")) {
@@ -614,6 +622,7 @@ fn export_as<T: IoValue>(
             }
         }
     };
+    let before = Snapshot::take(&store, &created)?;
     let result = export_into::<T>(
         array,
         &store,
@@ -626,7 +635,7 @@ fn export_as<T: IoValue>(
         opts,
     );
     if result.is_err() {
-        let _ = store.delete_prefix(&created);
+        before.restore(&store);
     }
     result
 }
@@ -691,7 +700,7 @@ fn export_into<T: IoValue>(
             let (fmt, names) = match layout {
                 Layout::Csr => ("CSR", ["pointers_to_1", "indices_1", "values"]),
                 Layout::Csc => ("CSC", ["pointers_to_1", "indices_1", "values"]),
-                Layout::Coo => ("COO", ["indices_0", "indices_1", "values"]),
+                Layout::Coo => ("COOR", ["indices_0", "indices_1", "values"]),
             };
             let it = idx_dt.name();
             let mut types = Map::new();
@@ -703,8 +712,10 @@ fn export_into<T: IoValue>(
             );
             (
                 names,
-                json!({"binsparse": {"version": "0.1.0", "format": fmt, "shape": shape,
-                    "number_of_stored_values": nnz, "data_types": types}}),
+                // as the reference implementation (binsparse-python) stores it in Zarr: the
+                // descriptor document under the attribute `binsparse`
+                json!({"binsparse": {"binsparse": {"version": "0.1.0", "format": fmt,
+                    "shape": shape, "number_of_stored_values": nnz, "data_types": types}}}),
             )
         }
     };
@@ -729,7 +740,7 @@ fn export_into<T: IoValue>(
     let mut written = 0u64;
     let tell = |n: u64| {
         if let Some(p) = &opts.progress {
-            p(n);
+            p(n, nnz);
         }
     };
     let mut ptr = 0u64;

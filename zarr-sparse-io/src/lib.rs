@@ -27,7 +27,7 @@
 //! let mtx = dir.path().join("m.mtx");
 //! std::fs::write(&mtx, "%%MatrixMarket matrix coordinate real general\n3 4 2\n3 1 2.5\n1 4 -1\n")?;
 //! let store = Arc::new(MemoryStore::new());
-//! let a = import_mtx(&mtx, &ImportOptions::default(), &mut |b| b.create(store.clone(), "m"))?;
+//! let a = import_mtx(&mtx, &ImportOptions::default(), &mut |p| Ok(p.builder().create(store.clone(), "m")?))?;
 //! assert_eq!(a.shape(), &[3, 4]);
 //! assert_eq!(a.read_all::<f64>()?[[2, 0]], 2.5);
 //! let back = dir.path().join("back.mtx");
@@ -45,8 +45,8 @@ mod sort;
 mod value;
 
 pub use crate::core::{
-    default_chunks, for_each_band, Create, ExportOptions, ImportOptions, MatrixWriter, Progress,
-    DEFAULT_MAX_MEMORY, MIN_MAX_MEMORY,
+    default_chunks, for_each_band, Create, CreateError, ExportOptions, ImportOptions, MatrixWriter,
+    Progress, Proposed, DEFAULT_MAX_MEMORY, MIN_MAX_MEMORY,
 };
 pub use error::{Result, SparseIoError};
 pub use group::{export_group, import_group, GroupKind};

@@ -30,13 +30,14 @@ enum Field {
 struct Counting<R> {
     inner: R,
     progress: Option<Progress>,
+    total: u64,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         if let Some(p) = &self.progress {
-            p(n as u64);
+            p(n as u64, self.total);
         }
         Ok(n)
     }
@@ -67,6 +68,7 @@ fn open(path: &Path, opts: &ImportOptions) -> Result<MtxSource> {
     let counted = Counting {
         inner: file,
         progress: opts.progress.clone(),
+        total: std::fs::metadata(path).map_or(0, |m| m.len()),
     };
     let reader: Box<dyn BufRead + Send> = if gz {
         Box::new(BufReader::with_capacity(
@@ -550,7 +552,7 @@ fn export_as<T: IoValue>(array: &Array, path: &Path, opts: &ExportOptions) -> Re
         }
         written += m.nnz() as u64;
         if let Some(p) = &opts.progress {
-            p(m.nnz() as u64);
+            p(m.nnz() as u64, nnz);
         }
         Ok(())
     })?;

@@ -370,10 +370,11 @@ impl<S: Elements> Triple<S> {
         let shape = self.shape;
         let data_place = self.data.place().to_string();
         let mut done = 0u64;
+        let total = self.data.len();
         let tell = |n: &mut u64| {
             if let Some(p) = progress {
                 if *n >= 1 << 16 {
-                    p(*n);
+                    p(*n, total);
                     *n = 0;
                 }
             }
@@ -511,7 +512,7 @@ impl<S: Elements> Triple<S> {
             }
         }
         if let Some(p) = progress {
-            p(done);
+            p(done, total);
         }
         Ok(())
     }
@@ -798,7 +799,7 @@ fn export_as<T: IoValue>(
     let mut written = 0u64;
     let tell = |n: u64| {
         if let Some(p) = &opts.progress {
-            p(n);
+            p(n, nnz);
         }
     };
     let (a_name, b_name, a_len) = match layout {

@@ -25,12 +25,16 @@ fn mem() -> Arc<dyn Store> {
 
 fn imp_mtx(path: &Path, store: &Arc<dyn Store>, opts: &ImportOptions) -> Result<Array> {
     let s = store.clone();
-    import_mtx(path, opts, &mut |b| b.create(s.clone(), "m"))
+    import_mtx(path, opts, &mut |p| {
+        Ok(p.builder().create(s.clone(), "m")?)
+    })
 }
 
 fn imp_npz(path: &Path, store: &Arc<dyn Store>, opts: &ImportOptions) -> Result<Array> {
     let s = store.clone();
-    import_npz(path, opts, &mut |b| b.create(s.clone(), "m"))
+    import_npz(path, opts, &mut |p| {
+        Ok(p.builder().create(s.clone(), "m")?)
+    })
 }
 
 /// The dense form of an array.
@@ -391,7 +395,7 @@ fn groups_round_trip_as_anndata_and_binsparse() {
                     &elem,
                     &elem,
                     &ImportOptions::default(),
-                    &mut |b| b.create(s2.clone(), "back"),
+                    &mut |p| Ok(p.builder().create(s2.clone(), "back")?),
                 )
                 .unwrap();
                 assert_eq!(dense(&b), want, "{kind:?} {layout:?} v{format}");
@@ -482,7 +486,7 @@ fn bad_npz_and_group_input_is_refused_with_its_place() {
             "g/X",
             "g/X",
             &ImportOptions::default(),
-            &mut |b| b.create(s2.clone(), "back"),
+            &mut |p| Ok(p.builder().create(s2.clone(), "back")?),
         )
         .unwrap_err()
         .to_string();
@@ -503,7 +507,7 @@ fn bad_npz_and_group_input_is_refused_with_its_place() {
     .unwrap();
     let mut g = zarr_array::Group::open(store.clone(), "b").unwrap();
     let mut desc = g.attributes().clone();
-    desc["binsparse"]["format"] = serde_json::json!("custom");
+    desc["binsparse"]["binsparse"]["format"] = serde_json::json!("custom");
     g.set_attributes(desc.clone()).unwrap();
     let s2 = store.clone();
     let err = import_group(
@@ -511,7 +515,7 @@ fn bad_npz_and_group_input_is_refused_with_its_place() {
         "b",
         "b",
         &ImportOptions::default(),
-        &mut |b| b.create(s2.clone(), "back"),
+        &mut |p| Ok(p.builder().create(s2.clone(), "back")?),
     )
     .unwrap_err()
     .to_string();
@@ -519,15 +523,15 @@ fn bad_npz_and_group_input_is_refused_with_its_place() {
         err.contains("b: the binsparse descriptor: the format \"custom\" is not supported"),
         "{err}"
     );
-    desc["binsparse"]["format"] = serde_json::json!("CSR");
-    desc["binsparse"]["number_of_stored_values"] = serde_json::json!(7);
+    desc["binsparse"]["binsparse"]["format"] = serde_json::json!("CSR");
+    desc["binsparse"]["binsparse"]["number_of_stored_values"] = serde_json::json!(7);
     g.set_attributes(desc).unwrap();
     let err = import_group(
         store.clone(),
         "b",
         "b",
         &ImportOptions::default(),
-        &mut |b| b.create(s2.clone(), "back"),
+        &mut |p| Ok(p.builder().create(s2.clone(), "back")?),
     )
     .unwrap_err()
     .to_string();
