@@ -160,7 +160,11 @@ pub struct CreateArgs {
 /// `zarr import`
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The .npy file (its shape and data type become the array's)
+    /// The input: a .npy file (its shape and data type become the array's), or a sparse
+    /// matrix (a sparse_layout array, CSR chunks of whole rows unless --sparse and --chunks
+    /// say otherwise): Matrix Market .mtx / .mtx.gz, SciPy .npz, or the directory (or url)
+    /// of an anndata element (X, layers/NAME: a csr_matrix / csc_matrix group) or a
+    /// binsparse group
     pub npy: PathBuf,
     /// The directory (or url) to create the array in
     pub path: String,
@@ -176,9 +180,47 @@ pub struct ImportArgs {
     /// string or variable_length_bytes array]
     #[arg(long)]
     pub fixed_width: bool,
+    /// The input's format [default: from its name: .npy, .mtx, .mtx.gz, .npz; a directory
+    /// or url is an anndata or binsparse group]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<FileFormat>,
+    /// The data type of a Matrix Market import [default: float64 for real and pattern,
+    /// int64 for integer files]; other formats keep their values' type
+    #[arg(long, value_name = "TYPE", value_parser = parse_data_type)]
+    pub dtype: Option<DataType>,
+    /// Where a sparse import or export spills sorted runs when its entries exceed half of
+    /// --max-memory [default: the system's temporary directory]
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
     /// Layout options.
     #[command(flatten)]
     pub opts: ArrayOpts,
+}
+
+/// The file formats of `zarr import` and `zarr export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FileFormat {
+    /// A NumPy .npy file (dense).
+    Npy,
+    /// A Matrix Market coordinate file (.mtx, or gzip-compressed .mtx.gz).
+    Mtx,
+    /// A SciPy sparse .npz (scipy.sparse.save_npz / load_npz).
+    Npz,
+    /// An anndata store's sparse element (csr_matrix / csc_matrix group).
+    Anndata,
+    /// A binsparse Zarr group.
+    Binsparse,
+}
+
+/// The layout of a sparse export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SparseLayout {
+    /// Compressed sparse rows.
+    Csr,
+    /// Compressed sparse columns.
+    Csc,
+    /// Coordinates (.npz and binsparse only).
+    Coo,
 }
 
 /// `zarr export`
@@ -186,7 +228,9 @@ pub struct ImportArgs {
 pub struct ExportArgs {
     /// The array
     pub path: String,
-    /// The .npy file to write (little-endian, C order)
+    /// The file to write: a .npy file (little-endian, C order), or for a 2-d sparse array a
+    /// Matrix Market .mtx / .mtx.gz or SciPy .npz file, or with --format anndata / binsparse
+    /// the directory (or url) of the group to write
     pub npy: String,
     /// Zero-based positions per axis: START:STOP, START:, :STOP, : or one INDEX (drops the
     /// axis); missing trailing axes are whole, like 0:3,1:4
@@ -196,6 +240,23 @@ pub struct ExportArgs {
     /// larger arrays are moved piece by piece [default: 1G]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
+    /// The output's format [default: from its name: .npy, .mtx, .mtx.gz, .npz]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<FileFormat>,
+    /// The sparse layout of a .npz, anndata or binsparse export [default: csr]
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<SparseLayout>,
+    /// The anndata element to write (X, layers/NAME, obsm/NAME): a new AnnData store is
+    /// created with it, or it is added to the one there [default: X]
+    #[arg(long, value_name = "PATH")]
+    pub element: Option<String>,
+    /// The Zarr format of an anndata or binsparse export [default: 3]
+    #[arg(long, value_name = "2|3", value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub zarr_format: Option<u8>,
+    /// Where a column-major export (csc, a .mtx of a CSC array) spills sorted runs
+    /// [default: the system's temporary directory]
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// `zarr write`

@@ -8,11 +8,12 @@ use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_meta::DataKind;
 use zarr_array::{Array, DataType};
 
-use crate::cli::{CreateArgs, ExportArgs, GrowArgs, ImportArgs, ResizeArgs, WriteArgs};
+use crate::cli::{CreateArgs, ExportArgs, FileFormat, GrowArgs, ImportArgs, ResizeArgs, WriteArgs};
 use crate::error::{zarr, CliError, Result};
 use crate::layout;
 use crate::npy::{Npy, NpyFile, NpyStrings};
 use crate::progress::outln;
+use crate::sparse;
 use crate::store::Ctx;
 use crate::transfer;
 
@@ -141,7 +142,7 @@ fn check_dtype(npy: &Npy, npy_path: &Path, array: &Array, location: &str) -> Res
     Ok(())
 }
 
-fn summary(array: &Array) -> String {
+pub(crate) fn summary(array: &Array) -> String {
     format!(
         "{} {:?}, {}, domain {}",
         array.data_type(),
@@ -162,6 +163,18 @@ pub fn create(ctx: &Ctx, a: &CreateArgs) -> Result<()> {
 /// `zarr import`
 pub fn import(ctx: &Ctx, a: &ImportArgs) -> Result<()> {
     let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);
+    // a name without a known extension: a file is a .npy (as before sparse formats), a
+    // directory or url an anndata or binsparse group
+    let format = sparse::format_of(&a.npy.display().to_string(), a.format)
+        .or_else(|| a.npy.is_file().then_some(FileFormat::Npy));
+    if format != Some(FileFormat::Npy) {
+        return sparse::import(ctx, a, format, budget);
+    }
+    if a.dtype.is_some() {
+        return Err(CliError::usage(
+            "--dtype applies to Matrix Market input only (a .npy file keeps its type)",
+        ));
+    }
     let mut npy = NpyFile::open(&a.npy)?;
     if matches!(
         npy.data_type.kind(),
@@ -306,6 +319,16 @@ fn resolve_region(spec: Option<&str>, shape: &[u64]) -> Result<(Region, Vec<u64>
 
 /// `zarr export`
 pub fn export(ctx: &Ctx, a: &ExportArgs) -> Result<()> {
+    let format = sparse::format_of(&a.npy, a.format).unwrap_or(FileFormat::Npy);
+    if format != FileFormat::Npy {
+        let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);
+        return sparse::export(ctx, a, format, budget);
+    }
+    if a.layout.is_some() || a.element.is_some() || a.zarr_format.is_some() {
+        return Err(CliError::usage(
+            "--layout, --element and --zarr-format apply to sparse exports only",
+        ));
+    }
     let array = ctx.open_array(&a.path)?;
     let (region, out_shape) = resolve_region(a.region.as_deref(), array.shape())?;
     let budget = a.max_memory.unwrap_or(transfer::DEFAULT_MAX_MEMORY);

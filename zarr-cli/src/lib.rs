@@ -17,6 +17,7 @@ pub mod layout;
 pub mod npy;
 pub mod progress;
 pub mod quickstart;
+pub mod sparse;
 pub mod store;
 pub mod transfer;
 pub mod validate;

@@ -198,3 +198,105 @@ fn quickstart_and_corpus_include_sparse() {
         "export",
     ]);
 }
+
+/// `zarr import` / `zarr export` of sparse matrix files and groups (zarr-sparse-io): the
+/// format from the name or `--format`, round trips through every format, bad input refused
+/// with its place and nothing left behind.
+#[test]
+fn sparse_matrix_files_import_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| s(&dir.path().join(n));
+    // column-major, as 10x Genomics writes; one symmetric pair of entries
+    let mtx = "%%MatrixMarket matrix coordinate real general\n% made by hand\n4 5 4\n2 1 1.5\n4 1 -2\n1 3 3.25\n2 5 4\n";
+    std::fs::write(dir.path().join("m.mtx"), mtx).unwrap();
+    let out = ok(&["import", &p("m.mtx"), &p("a"), "--chunks", "2,3"]);
+    assert!(out.contains("float64 [4, 5]"), "{out}");
+    let want = [
+        0.0, 0.0, 3.25, 0.0, 0.0, 1.5, 0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, -2.0, 0.0, 0.0,
+        0.0, 0.0,
+    ];
+    let dense = |array: &str| {
+        ok(&["export", &p(array), &p(&format!("{array}.npy"))]);
+        let npy = read_npy(&dir.path().join(format!("{array}.npy")));
+        npy.data
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(dense("a"), want);
+    ok(&["export", &p("a"), &p("a.mtx.gz")]);
+    ok(&["export", &p("a"), &p("a.npz"), "--layout", "csc"]);
+    ok(&[
+        "export",
+        &p("a"),
+        &p("ad"),
+        "--format",
+        "anndata",
+        "--zarr-format",
+        "2",
+    ]);
+    ok(&[
+        "export",
+        &p("a"),
+        &p("ad"),
+        "--format",
+        "anndata",
+        "--element",
+        "layers/raw",
+        "--layout",
+        "csc",
+    ]);
+    ok(&[
+        "export",
+        &p("a"),
+        &p("bs"),
+        "--format",
+        "binsparse",
+        "--layout",
+        "coo",
+    ]);
+    for (src, dst) in [
+        ("a.mtx.gz", "b"),
+        ("a.npz", "c"),
+        ("ad/X", "d"),
+        ("ad/layers/raw", "e"),
+        ("bs", "f"),
+    ] {
+        ok(&["import", &p(src), &p(dst)]);
+        assert_eq!(dense(dst), want, "{src}");
+    }
+    // a dense array is not a sparse matrix; --region is for .npy exports
+    ok(&[
+        "create",
+        &p("dense"),
+        "--shape",
+        "4,5",
+        "--chunks",
+        "2,5",
+        "--dtype",
+        "float64",
+    ]);
+    let e = fails(&["export", &p("dense"), &p("x.mtx")], 1);
+    assert!(e.contains("sparse"), "{e}");
+    assert!(!dir.path().join("x.mtx").exists());
+    let e = fails(&["export", &p("a"), &p("x.mtx"), "--region", "0:1"], 2);
+    assert!(e.contains("--region"), "{e}");
+    // bad input: its place named, exit code 1, no array left
+    std::fs::write(
+        dir.path().join("bad.mtx"),
+        "%%MatrixMarket matrix coordinate real general\n4 5 2\n1 1 1\n9 1 2\n",
+    )
+    .unwrap();
+    let e = fails(&["import", &p("bad.mtx"), &p("g")], 1);
+    assert!(
+        e.contains("bad.mtx line 4: entry (8, 0) lies outside the 4x5 matrix"),
+        "{e}"
+    );
+    assert!(!dir.path().join("g").join("zarr.json").exists());
+    let g = dir.path().join("g");
+    assert!(
+        !g.exists() || snapshot(&g).is_empty(),
+        "{:?}",
+        snapshot(&g).keys()
+    );
+}
