@@ -268,6 +268,16 @@ fn builder(spec: &ArraySpec) -> Result<ArrayBuilder> {
 }
 
 /// Creates an array at `path` of `store`.
+/// Creates the array a sparse import proposes (zarr-sparse-io: shape, data type, chunks,
+/// sparse layout; default codecs) at `path`.
+pub(crate) fn create_proposed(
+    store: Arc<dyn Store>,
+    path: &str,
+    proposed: &zarr_sparse_io::Proposed,
+) -> Result<Array> {
+    proposed.builder().create(store, path)
+}
+
 pub(crate) fn create_array(store: Arc<dyn Store>, path: &str, spec: &ArraySpec) -> Result<Array> {
     builder(spec)?.create(store, path)
 }

@@ -113,6 +113,36 @@ pub(crate) fn to_py(e: ArrayError) -> PyErr {
     }
 }
 
+/// Converts a zarr-sparse-io error (`import_sparse`, `export_sparse`): bad input is an
+/// `InvalidArgumentError` (a ValueError, as SciPy's readers raise), an unsupported format or
+/// option an `UnsupportedError`, a memory limit too small a `TooLargeError`, a file that
+/// cannot be read or written a `StoreError` (`FileNotFoundError` for a missing one), the
+/// array side as [`to_py`] classes it, with the conversion's context.
+pub(crate) fn sparse_to_py(e: zarr_sparse_io::SparseIoError) -> PyErr {
+    use zarr_sparse_io::SparseIoError as E;
+    let msg = zarr_array::report(&e);
+    match e {
+        E::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            pyo3::exceptions::PyFileNotFoundError::new_err(msg)
+        }
+        E::Io { .. } => StoreError::new_err(msg),
+        E::Unsupported { .. } => UnsupportedError::new_err(msg),
+        E::OverBudget { .. } => TooLargeError::new_err(msg),
+        E::Array { source, .. } => {
+            let class = to_py(*source);
+            Python::attach(|py| PyErr::from_type(class.get_type(py), msg))
+        }
+        E::Create { source, .. } => match source.downcast::<ArrayError>() {
+            Ok(a) => {
+                let class = to_py(*a);
+                Python::attach(|py| PyErr::from_type(class.get_type(py), msg))
+            }
+            Err(_) => InvalidArgumentError::new_err(msg),
+        },
+        _ => InvalidArgumentError::new_err(msg),
+    }
+}
+
 /// `Result<T, ArrayError>` to `PyResult<T>`.
 pub(crate) trait IntoPy<T> {
     fn py_err(self) -> PyResult<T>;

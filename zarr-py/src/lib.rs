@@ -13,6 +13,7 @@ mod group;
 mod key;
 mod pipeline;
 mod sparse;
+mod sparse_io;
 mod spec;
 
 /// Every allocation of the engine in this module (chunk buffers, the vectors handed to NumPy,
@@ -179,6 +180,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create_group, m)?)?;
     m.add_function(wrap_pyfunction!(create_array, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse_io::import_sparse, m)?)?;
+    m.add_function(wrap_pyfunction!(sparse_io::export_sparse, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

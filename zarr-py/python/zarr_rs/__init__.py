@@ -22,6 +22,8 @@
 - ``xr.open_dataset(path, engine="zarr_rs")`` and ``xr.open_datatree(...)``;
 - ``zarr_rs.CodecPipeline``: zarr-python's codec pipeline on the engine
   (``zarr.config.set({"codec_pipeline.path": "zarr_rs.CodecPipeline"})``);
+- :func:`import_sparse` / :func:`export_sparse`: sparse matrices in and out (Matrix Market,
+  SciPy ``.npz``, anndata elements, binsparse groups), streamed within a memory limit;
 - :mod:`zarr_rs.errors`: the exceptions.
 """
 
@@ -39,6 +41,7 @@ from ._open import (
     open_group,
 )
 from .errors import ZarrError
+from .sparse_io import export_sparse, import_sparse
 
 __all__ = [
     "Array",
@@ -52,7 +55,9 @@ __all__ = [
     "create_array",
     "create_group",
     "errors",
+    "export_sparse",
     "from_dask",
+    "import_sparse",
     "open",
     "open_array",
     "open_group",

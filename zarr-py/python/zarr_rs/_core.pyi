@@ -136,3 +136,25 @@ def create_group(
 ) -> GroupCore: ...
 def create_array(location: str, path: str, spec: dict[str, Any]) -> ArrayCore: ...
 def numpy_dtype(dtype: Any) -> str: ...
+def import_sparse(
+    source: str,
+    location: str,
+    path: str,
+    format: str | None = None,
+    chunks: list[int] | None = None,
+    layout: str = "csr",
+    dtype: str | None = None,
+    max_memory: int | None = None,
+    temp_dir: str | None = None,
+) -> None: ...
+def export_sparse(
+    location: str,
+    path: str,
+    dest: str,
+    format: str | None = None,
+    layout: str = "csr",
+    element: str = "X",
+    zarr_format: int = 3,
+    max_memory: int | None = None,
+    temp_dir: str | None = None,
+) -> None: ...
