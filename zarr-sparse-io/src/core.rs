@@ -496,19 +496,28 @@ pub fn for_each_band<T: IoValue>(
     let shape = matrix_shape(array)?;
     let step = array.chunk_shape().map_or(1, |c| c[0].max(1));
     let entries = (budget / reader_entry_bytes::<T>()).max(1);
+    // a band's row pointers (8 bytes a row) take at most a sixteenth of the budget
+    let most_bands = (budget / 16 / 8 / step).max(1);
     let mut k = 1u64;
     let mut r0 = 0;
     while r0 < shape[0] {
-        let n = (k * step).min(shape[0] - r0);
+        let n = k.saturating_mul(step).min(shape[0] - r0);
         let region = Region::new(vec![r0, 0], vec![n, shape[1]])
             .map_err(|e| crate::error::array(&ctx)(e.into()))?;
         let m = s
             .read_csr::<T>(&region)
             .map_err(crate::error::array(&ctx))?;
         let per_band = (m.nnz() as u64).div_ceil(n.div_ceil(step)).max(1);
+        let empty = m.nnz() == 0;
         f(r0, m)?;
         r0 += n;
-        k = (entries / per_band).clamp(1, 64);
+        // empty bands (a matrix far taller than its entries) are crossed ever faster
+        k = if empty {
+            k.saturating_mul(2)
+        } else {
+            (entries / per_band).max(1)
+        }
+        .min(most_bands);
     }
     Ok(())
 }
