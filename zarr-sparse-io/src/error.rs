@@ -114,10 +114,13 @@ pub(crate) fn malformed(place: impl Into<String>, reason: impl Into<String>) -> 
     }
 }
 
-/// Maps an I/O error on `path`.
-pub(crate) fn io(path: impl Into<String>) -> impl FnOnce(std::io::Error) -> SparseIoError {
-    let path = path.into();
-    move |source| SparseIoError::Io { path, source }
+/// Maps an I/O error on `path`; the message is only made when there is an error (this sits
+/// on per-entry writes).
+pub(crate) fn io<P: std::fmt::Display>(path: P) -> impl FnOnce(std::io::Error) -> SparseIoError {
+    move |source| SparseIoError::Io {
+        path: path.to_string(),
+        source,
+    }
 }
 
 /// Maps an array error with its context.

@@ -327,107 +327,91 @@ impl EntrySource for MtxSource {
         sink: &mut dyn FnMut(u64, u64, T) -> Result<(), Reject>,
         _progress: Option<&Progress>,
     ) -> Result<()> {
-        // the reader tells the progress (opened with it); a block of text and its parsed entries take at most a sixteenth of the budget
-        let block = (self.budget / 16).clamp(1 << 16, 8 << 20) as usize;
+        // the reader tells the progress (opened with it); the blocks of text in flight (three)
+        // and the entries parsed from one take about a tenth of the budget
+        let block = (self.budget / 32).clamp(1 << 16, 8 << 20) as usize;
         let pieces = rayon::current_num_threads().max(1) * 2;
         let mut seen: u64 = 0;
-        let mut carry: Vec<u8> = Vec::new();
-        let mut eof = false;
-        while !eof {
-            let mut buf = std::mem::take(&mut carry);
-            let want = block.saturating_sub(buf.len()).max(1 << 12);
-            let got = (&mut self.reader)
-                .take(want as u64)
-                .read_to_end(&mut buf)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::UnexpectedEof
-                    | std::io::ErrorKind::InvalidInput
-                    | std::io::ErrorKind::InvalidData => {
-                        malformed(&self.shown, format!("a damaged or truncated file ({e})"))
+        // the file is read (and decompressed) on a thread of its own, a block ahead of the
+        // parsing, which runs on rayon's threads
+        let shown = self.shown.clone();
+        let mut reader: Box<dyn BufRead + Send> =
+            std::mem::replace(&mut self.reader, Box::new(std::io::empty()));
+        let reader = &mut *reader;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+        std::thread::scope(|scope| -> Result<()> {
+            scope.spawn(move || read_blocks(reader, &shown, block, &tx));
+            for msg in rx {
+                let mut buf = msg?;
+                if buf.last() == Some(&b'\n') {
+                    buf.pop();
+                }
+                if buf.is_empty() {
+                    continue;
+                }
+                // cut into pieces at line ends, each with its first line number
+                let mut cuts = vec![0usize];
+                let step = buf.len() / pieces + 1;
+                while let Some(&last) = cuts.last() {
+                    let target = last + step;
+                    if target >= buf.len() {
+                        break;
                     }
-                    _ => io(&self.shown)(e),
-                })?;
-            if got == 0 {
-                eof = true;
-            } else if let Some(end) = buf.iter().rposition(|&b| b == b'\n') {
-                carry = buf.split_off(end + 1);
-            } else {
-                // a block without a line end: read on (a line longer than a block)
-                if buf.len() > block.max(1 << 20) * 4 {
-                    return Err(malformed(
-                        self.at(self.line),
-                        "a line longer than the read block",
-                    ));
+                    match buf[target..].iter().position(|&b| b == b'\n') {
+                        Some(p) => cuts.push(target + p + 1),
+                        None => break,
+                    }
                 }
-                carry = buf;
-                continue;
-            }
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            }
-            if buf.is_empty() {
-                continue;
-            }
-            // cut into pieces at line ends, each with its first line number
-            let mut cuts = vec![0usize];
-            let step = buf.len() / pieces + 1;
-            while let Some(&last) = cuts.last() {
-                let target = last + step;
-                if target >= buf.len() {
-                    break;
-                }
-                match buf[target..].iter().position(|&b| b == b'\n') {
-                    Some(p) => cuts.push(target + p + 1),
-                    None => break,
-                }
-            }
-            cuts.push(buf.len() + 1);
-            let mut firsts = Vec::with_capacity(cuts.len());
-            let mut line = self.line;
-            for w in cuts.windows(2) {
-                firsts.push(line);
-                let end = (w[1] - 1).min(buf.len());
-                line += buf[w[0]..end].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-            }
-            self.line = line;
-            let field = self.field;
-            let shape = self.shape;
-            let parsed: Vec<_> = cuts
-                .par_windows(2)
-                .zip(firsts.par_iter())
-                .map(|(w, &first)| {
+                cuts.push(buf.len() + 1);
+                let mut firsts = Vec::with_capacity(cuts.len());
+                let mut line = self.line;
+                for w in cuts.windows(2) {
+                    firsts.push(line);
                     let end = (w[1] - 1).min(buf.len());
-                    let mut out = Vec::new();
-                    parse_piece::<T>(&buf[w[0]..end], first, field, shape, &mut out).map(|()| out)
-                })
-                .collect();
-            drop(buf);
-            for piece in parsed {
-                let entries = piece.map_err(|(line, reason, out)| match out {
-                    Some((row, col)) => SparseIoError::OutOfRange {
-                        place: self.at(line),
-                        row,
-                        col,
-                        rows: shape[0],
-                        cols: shape[1],
-                    },
-                    None => malformed(self.at(line), reason),
-                })?;
-                for (r, c, v) in entries {
-                    seen += 1;
-                    if seen > self.nnz {
-                        return Err(malformed(
-                            &self.shown,
-                            format!("more entries than the {} of the size line", self.nnz),
-                        ));
-                    }
-                    sink(r, c, v).map_err(|rej| rej.at(&self.shown, r, c, shape))?;
-                    if self.symmetric && r != c {
-                        sink(c, r, v).map_err(|rej| rej.at(&self.shown, c, r, shape))?;
+                    line += buf[w[0]..end].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+                }
+                self.line = line;
+                let field = self.field;
+                let shape = self.shape;
+                let parsed: Vec<_> = cuts
+                    .par_windows(2)
+                    .zip(firsts.par_iter())
+                    .map(|(w, &first)| {
+                        let end = (w[1] - 1).min(buf.len());
+                        let mut out = Vec::new();
+                        parse_piece::<T>(&buf[w[0]..end], first, field, shape, &mut out)
+                            .map(|()| out)
+                    })
+                    .collect();
+                drop(buf);
+                for piece in parsed {
+                    let entries = piece.map_err(|(line, reason, out)| match out {
+                        Some((row, col)) => SparseIoError::OutOfRange {
+                            place: self.at(line),
+                            row,
+                            col,
+                            rows: shape[0],
+                            cols: shape[1],
+                        },
+                        None => malformed(self.at(line), reason),
+                    })?;
+                    for (r, c, v) in entries {
+                        seen += 1;
+                        if seen > self.nnz {
+                            return Err(malformed(
+                                &self.shown,
+                                format!("more entries than the {} of the size line", self.nnz),
+                            ));
+                        }
+                        sink(r, c, v).map_err(|rej| rej.at(&self.shown, r, c, shape))?;
+                        if self.symmetric && r != c {
+                            sink(c, r, v).map_err(|rej| rej.at(&self.shown, c, r, shape))?;
+                        }
                     }
                 }
             }
-        }
+            Ok(())
+        })?;
         if seen < self.nnz {
             return Err(malformed(
                 &self.shown,
@@ -438,6 +422,58 @@ impl EntrySource for MtxSource {
             ));
         }
         Ok(())
+    }
+}
+
+/// Reads `reader` in blocks of whole lines (about `block` bytes) into `tx`, until its end,
+/// an error, or the receiver hangs up.
+fn read_blocks(
+    reader: &mut (dyn BufRead + Send),
+    shown: &str,
+    block: usize,
+    tx: &std::sync::mpsc::SyncSender<Result<Vec<u8>>>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut buf = std::mem::take(&mut carry);
+        let want = block.saturating_sub(buf.len()).max(1 << 12);
+        let got = match reader.take(want as u64).read_to_end(&mut buf) {
+            Ok(n) => n,
+            Err(e) => {
+                let err = match e.kind() {
+                    std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::InvalidInput
+                    | std::io::ErrorKind::InvalidData => {
+                        malformed(shown, format!("a damaged or truncated file ({e})"))
+                    }
+                    _ => io(shown)(e),
+                };
+                let _ = tx.send(Err(err));
+                return;
+            }
+        };
+        if got == 0 {
+            // the last line, when the file does not end with a line end
+            if !buf.is_empty() {
+                let _ = tx.send(Ok(buf));
+            }
+            return;
+        }
+        match buf.iter().rposition(|&b| b == b'\n') {
+            Some(end) => carry = buf.split_off(end + 1),
+            None if buf.len() > block.max(1 << 20) * 4 => {
+                let _ = tx.send(Err(malformed(shown, "a line longer than the read block")));
+                return;
+            }
+            // a block without a line end: read on
+            None => {
+                carry = buf;
+                continue;
+            }
+        }
+        if tx.send(Ok(buf)).is_err() {
+            return;
+        }
     }
 }
 

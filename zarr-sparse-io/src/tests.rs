@@ -300,6 +300,7 @@ fn a_matrix_eight_times_the_memory_limit_converts_within_it() {
         ..Default::default()
     };
     let (a, peak) = ALLOC.peak_of(|| imp_mtx(&p, &store, &opts).unwrap());
+    eprintln!("import of {size} bytes of text, {entries_bytes} bytes of entries: peak {peak}");
     assert!(
         peak < limit as usize,
         "import peak {peak} over the limit {limit} (file {size} bytes)"
@@ -318,12 +319,14 @@ fn a_matrix_eight_times_the_memory_limit_converts_within_it() {
         ..Default::default()
     };
     let ((), peak) = ALLOC.peak_of(|| export_mtx(&a, &out, &eopts).unwrap());
+    eprintln!("export to .mtx: peak {peak}");
     assert!(
         peak < limit as usize,
         "export peak {peak} over the limit {limit}"
     );
     let z = dir.path().join("out.npz");
     let ((), peak) = ALLOC.peak_of(|| export_npz(&a, &z, Layout::Csc, &eopts).unwrap());
+    eprintln!("export to a CSC .npz: peak {peak}");
     assert!(
         peak < limit as usize,
         "csc export peak {peak} over the limit {limit}"
