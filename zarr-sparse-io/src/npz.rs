@@ -663,32 +663,123 @@ impl EntrySource for NpzSource {
             Layout::Coo => ("row.npy", "col.npy"),
             _ => ("indptr.npy", "indices.npy"),
         };
-        let mut z1 = archive(&self.path, &self.shown)?;
-        let mut z2 = archive(&self.path, &self.shown)?;
-        let mut z3 = archive(&self.path, &self.shown)?;
-        fn open<'z>(
-            z: &'z mut ZipArchive<BufReader<File>>,
-            shown: &str,
-            name: &str,
-        ) -> Result<NpyStream<zip::read::ZipFile<'z, BufReader<File>>>> {
-            let place = format!("{shown}: {name}");
-            let m = z
-                .by_name(name)
-                .map_err(|_| malformed(shown, format!("no {name}")))?;
-            let size = m.size();
-            NpyStream::open(m, place, Some(size))
+        // each member is read (and inflated) on a thread of its own, a few blocks ahead
+        let block = (self.budget / 64).clamp(1 << 14, 1 << 20) as usize;
+        let (path, shown) = (&self.path, &self.shown);
+        std::thread::scope(|scope| -> Result<()> {
+            let open = |name: &'static str| -> Result<NpyStream<Prefetched>> {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Fetched>(2);
+                scope.spawn(move || pump(path, shown, name, block, &tx));
+                let size = match rx.recv() {
+                    Ok(Fetched::Size(n)) => n,
+                    Ok(Fetched::Failed(e)) => return Err(e),
+                    _ => return Err(malformed(shown, format!("{name}: unreadable"))),
+                };
+                let r = Prefetched {
+                    rx,
+                    buf: Vec::new(),
+                    at: 0,
+                    failed: None,
+                };
+                NpyStream::open(r, format!("{shown}: {name}"), Some(size))
+            };
+            let mut t = Triple {
+                layout: self.layout,
+                shape: self.shape,
+                first: open(n1)?,
+                second: open(n2)?,
+                data: open("data.npy")?,
+                majors: None,
+                budget: self.budget,
+            };
+            t.check_lengths()?;
+            t.feed(sink, progress)
+        })
+    }
+}
+
+/// What a member's reading thread sends: the member's size first, then its bytes.
+enum Fetched {
+    Size(u64),
+    Data(Vec<u8>),
+    Failed(SparseIoError),
+    Io(std::io::Error),
+}
+
+/// Reads the member `name` of the zip at `path` into `tx` in blocks, until its end, an
+/// error, or the receiver hangs up.
+fn pump(
+    path: &Path,
+    shown: &str,
+    name: &str,
+    block: usize,
+    tx: &std::sync::mpsc::SyncSender<Fetched>,
+) {
+    let mut z = match archive(path, shown) {
+        Ok(z) => z,
+        Err(e) => {
+            let _ = tx.send(Fetched::Failed(e));
+            return;
         }
-        let mut t = Triple {
-            layout: self.layout,
-            shape: self.shape,
-            first: open(&mut z1, &self.shown, n1)?,
-            second: open(&mut z2, &self.shown, n2)?,
-            data: open(&mut z3, &self.shown, "data.npy")?,
-            majors: None,
-            budget: self.budget,
-        };
-        t.check_lengths()?;
-        t.feed(sink, progress)
+    };
+    let mut m = match z.by_name(name) {
+        Ok(m) => m,
+        Err(_) => {
+            let _ = tx.send(Fetched::Failed(malformed(shown, format!("no {name}"))));
+            return;
+        }
+    };
+    if tx.send(Fetched::Size(m.size())).is_err() {
+        return;
+    }
+    loop {
+        let mut buf = Vec::with_capacity(block);
+        match (&mut m).take(block as u64).read_to_end(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {
+                if tx.send(Fetched::Data(buf)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Fetched::Io(e));
+                return;
+            }
+        }
+    }
+}
+
+/// The bytes a member's reading thread sends, as a reader.
+struct Prefetched {
+    rx: std::sync::mpsc::Receiver<Fetched>,
+    buf: Vec<u8>,
+    at: usize,
+    failed: Option<std::io::ErrorKind>,
+}
+
+impl Read for Prefetched {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(kind) = self.failed {
+            return Err(kind.into());
+        }
+        while self.at == self.buf.len() {
+            match self.rx.recv() {
+                Ok(Fetched::Data(b)) => {
+                    self.buf = b;
+                    self.at = 0;
+                }
+                Ok(Fetched::Io(e)) => {
+                    self.failed = Some(e.kind());
+                    return Err(e);
+                }
+                // the end of the member (the thread is done)
+                Ok(_) | Err(_) => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
