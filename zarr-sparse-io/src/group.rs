@@ -27,13 +27,12 @@ use crate::error::{array, malformed, Result, SparseIoError};
 use crate::npz::{index_descr, Elements, Layout, Triple};
 use crate::value::{with_value_type, IoValue};
 
-/// A 1-d Zarr array read in blocks of whole chunks.
+/// A 1-d Zarr array read in blocks of whole chunks, a thread of its own reading (and
+/// decoding) a block ahead.
 struct ZarrStream {
-    array: Array,
+    rx: std::sync::mpsc::Receiver<Result<Vec<u8>>>,
     len: u64,
     read: u64,
-    fetched: u64,
-    block: u64,
     buf: Vec<u8>,
     at: usize,
     kind: DataType,
@@ -63,14 +62,33 @@ impl ZarrStream {
         }
         let size = kind.size();
         let chunk = array.chunk_shape().map_or(1 << 16, |c| c[0].max(1));
-        let most = (budget / 16 / size as u64).max(1);
+        // three streams, each with a block read, one queued and one being consumed
+        let most = (budget / 64 / size as u64).max(1);
         let block = (most / chunk).max(1) * chunk;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let at = place.clone();
+        std::thread::spawn(move || {
+            let mut fetched = 0;
+            while fetched < len {
+                let n = block.min(len - fetched);
+                let got = Region::new(vec![fetched], vec![n])
+                    .map_err(|e| crate::error::array(&at)(e.into()))
+                    .and_then(|r| {
+                        array
+                            .read_region_bytes(&r)
+                            .map_err(crate::error::array(&at))
+                    });
+                let failed = got.is_err();
+                if tx.send(got).is_err() || failed {
+                    return;
+                }
+                fetched += n;
+            }
+        });
         Ok(ZarrStream {
-            array,
+            rx,
             len,
             read: 0,
-            fetched: 0,
-            block,
             buf: Vec::new(),
             at: 0,
             kind,
@@ -86,15 +104,11 @@ impl Elements for ZarrStream {
             return Ok(None);
         }
         if self.at == self.buf.len() {
-            let n = self.block.min(self.len - self.fetched);
-            let region = Region::new(vec![self.fetched], vec![n])
-                .map_err(|e| array(&self.place)(e.into()))?;
             self.buf = self
-                .array
-                .read_region_bytes(&region)
-                .map_err(array(&self.place))?;
+                .rx
+                .recv()
+                .map_err(|_| malformed(&self.place, "ended early"))??;
             self.at = 0;
-            self.fetched += n;
         }
         let mut b = [0u8; 8];
         b[..self.size].copy_from_slice(&self.buf[self.at..self.at + self.size]);
