@@ -568,3 +568,87 @@ fn bad_npz_and_group_input_is_refused_with_its_place() {
         .to_string();
     assert!(err.contains("cut.npz"), "{err}");
 }
+
+#[test]
+fn conversions_never_touch_other_keys_of_their_destination() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.mtx");
+    std::fs::write(
+        &bad,
+        "%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 2 2\n",
+    )
+    .unwrap();
+    // a store's root that holds another file: the array is refused before anything is
+    // written, and the file stays
+    let store = mem();
+    store.set("notes.txt", b"mine").unwrap();
+    let s = store.clone();
+    let opts = ImportOptions {
+        chunks: Some(vec![1, 4]),
+        ..Default::default()
+    };
+    let err = import_mtx(&bad, &opts, &mut |p| {
+        Ok(p.builder().create(s.clone(), "")?)
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("holds keys but no node metadata"),
+        "{err}"
+    );
+    assert_eq!(
+        store.list_prefix("").unwrap(),
+        vec!["notes.txt".to_string()]
+    );
+    // an import that fails after writing chunks (a duplicate met last, in the merge of
+    // spilled runs, after the writer's flushes of 5461 entries) removes the array whole
+    let dup = dir.path().join("dup.mtx");
+    let mut text = String::from("%%MatrixMarket matrix coordinate real general\n301 100 30001\n");
+    for r in 1..=300 {
+        for c in 1..=100 {
+            text.push_str(&format!("{r} {c} 1.5\n"));
+        }
+    }
+    text.push_str("300 100 2.5\n");
+    std::fs::write(&dup, text).unwrap();
+    let store = mem();
+    let s = store.clone();
+    let small = ImportOptions {
+        chunks: Some(vec![10, 100]),
+        max_memory: MIN_MAX_MEMORY,
+        ..Default::default()
+    };
+    let err = import_mtx(&dup, &small, &mut |p| {
+        Ok(p.builder().create(s.clone(), "m")?)
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("entry (299, 99) is given twice"),
+        "{err}"
+    );
+    assert!(
+        store.list_prefix("").unwrap().is_empty(),
+        "{:?}",
+        store.list_prefix("")
+    );
+    // a group export refused (a 1-d array) leaves the destination's keys as they were
+    let a = zarr_array::ArrayBuilder::new(vec![4], zarr_array::DataType::Float64)
+        .chunk_shape(vec![2])
+        .sparse(zarr_array::zarr_layout_sparse::Format::Coo)
+        .create(mem(), "v")
+        .unwrap();
+    let dest = mem();
+    dest.set("keep/me", b"x").unwrap();
+    let err = export_group(
+        &a,
+        dest.clone(),
+        "",
+        &GroupKind::Binsparse,
+        Layout::Csr,
+        3,
+        &ExportOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("1-d"), "{err}");
+    assert_eq!(dest.list_prefix("").unwrap(), vec!["keep/me".to_string()]);
+}
