@@ -122,6 +122,15 @@ pub enum StoreError {
         /// The cargo feature of zarr-store that supports it.
         feature: &'static str,
     },
+    /// An option of the stores (an environment variable, a command-line option) has a value
+    /// it cannot take.
+    #[error("invalid {option}: {reason}")]
+    InvalidOption {
+        /// The option (`ZARR_CONCURRENCY`, `--concurrency`...).
+        option: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
     /// An I/O error while accessing a key (or prefix).
     #[error("i/o error on key {key:?}")]
     Io {

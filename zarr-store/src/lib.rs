@@ -7,6 +7,7 @@ mod counting;
 mod error;
 #[cfg(feature = "testing")]
 mod faulty;
+mod fetch;
 mod filesystem;
 mod key;
 mod memory;
@@ -22,6 +23,7 @@ pub mod testing;
 mod unconditional;
 
 pub use error::{Result, StoreError};
+pub use fetch::{Deliver, Fetch, Fetched};
 pub use filesystem::{FilesystemStore, LOCK_FILE};
 pub use key::{validate_key, validate_prefix, TEMP_PREFIX};
 pub use memory::MemoryStore;
@@ -33,5 +35,5 @@ pub use object::{ObjectStoreBackend, MAX_CONCURRENT_REQUESTS};
 pub use object_store;
 pub use open::{open_url, open_url_with, StoreUrl};
 pub use range::ByteRange;
-pub use remote::RemoteOptions;
+pub use remote::{parse_concurrency, RemoteOptions, CONCURRENCY_ENV, DEFAULT_REMOTE_CONCURRENCY};
 pub use store::{Condition, ListDir, Outcome, Piece, Store, StoreExt, StoredValue, Version};

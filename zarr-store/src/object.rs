@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use futures_util::stream::{self, StreamExt, TryStreamExt};
+use futures_util::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
 use object_store::aws::AmazonS3ConfigKey as S3Key;
 use object_store::azure::AzureConfigKey as AzureKey;
 use object_store::gcp::GoogleConfigKey as GcsKey;
@@ -18,6 +18,7 @@ use object_store::{
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
 use crate::error::{Result, StoreError};
+use crate::fetch::{Deliver, Fetch, Fetched as FetchedAnswer};
 use crate::key::{validate_key, validate_prefix};
 use crate::open::{invalid, percent_decode};
 use crate::range::{resolve_all, ByteRange};
@@ -29,8 +30,9 @@ mod counting;
 #[cfg(feature = "testing")]
 pub use counting::{CountingObjectStore, RequestCounts};
 
-/// The most requests one call of an [`ObjectStoreBackend`] keeps in flight (the byte ranges of
-/// one `get_ranges` call).
+/// The most requests one `get_ranges` call of an [`ObjectStoreBackend`] keeps in flight (its
+/// byte ranges far apart); batches of requests ([`Store::fetch_each`], [`Store::get_many`])
+/// keep up to [`RemoteOptions::concurrency`] in flight.
 pub const MAX_CONCURRENT_REQUESTS: usize = 16;
 
 /// Byte ranges of one key closer than this are fetched by one request, as `object_store`'s
@@ -49,7 +51,9 @@ const COALESCE_GAP: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
 /// by every `ObjectStoreBackend` in the process, started at first use) and is safe to call
 /// from any number of threads, rayon's included. Inside one call it works concurrently: the
 /// byte ranges of a [`get_ranges`](Store::get_ranges) call are fetched in parallel (at most
-/// [`MAX_CONCURRENT_REQUESTS`] at once, close ranges merged into one request), and
+/// [`MAX_CONCURRENT_REQUESTS`] at once, close ranges merged into one request), a batch of
+/// [`fetch_each`](Store::fetch_each) runs up to [`RemoteOptions::concurrency`] requests at
+/// once on the runtime (256 by default) and hands each answer over as it arrives, and
 /// [`delete_prefix`](Store::delete_prefix) deletes in batches. Calling it from async code
 /// works but blocks the calling thread for the whole call: on a multi-thread tokio runtime
 /// through [`tokio::task::block_in_place`], on a current-thread runtime by running the call on
@@ -423,6 +427,32 @@ impl ObjectStoreBackend {
             .map(Fetched::Pieces)
     }
 
+    /// One request of a [`Store::fetch_each`] batch.
+    async fn fetch_one(&self, request: &Fetch<'_>) -> Result<FetchedAnswer> {
+        let key = request.key();
+        validate_key(key)?;
+        let location = self.location(key)?;
+        Ok(match *request {
+            Fetch::Value(_) => FetchedAnswer::Value(match self.store.get(&location).await {
+                Ok(result) => Some(
+                    whole_value(result)
+                        .await
+                        .map_err(|e| remote(key, "get", e))?,
+                ),
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(e) => return Err(remote(key, "get", e)),
+            }),
+            Fetch::Ranges(_, ranges) => {
+                FetchedAnswer::Ranges(self.read_ranges(key, &location, ranges).await?)
+            }
+            Fetch::Size(_) => FetchedAnswer::Size(
+                self.head_size(&location)
+                    .await
+                    .map_err(|e| remote(key, "size", e))?,
+            ),
+        })
+    }
+
     /// The size of `location` by a HEAD request, `None` when it does not exist.
     async fn head_size(&self, location: &Path) -> object_store::Result<Option<u64>> {
         match self.store.head(location).await {
@@ -754,7 +784,7 @@ impl Store for ObjectStoreBackend {
         .map_err(|e| remote(key, "get", e))
     }
 
-    /// Up to [`MAX_CONCURRENT_REQUESTS`] GETs in flight at once.
+    /// Up to [`RemoteOptions::concurrency`] GETs in flight at once.
     fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>> {
         let locations = keys
             .iter()
@@ -773,7 +803,7 @@ impl Store for ObjectStoreBackend {
                         Err(e) => Err(e),
                     }
                 })
-                .buffered(MAX_CONCURRENT_REQUESTS)
+                .buffered(self.retry.concurrency)
                 .collect()
                 .await
         })?;
@@ -785,7 +815,42 @@ impl Store for ObjectStoreBackend {
     }
 
     fn fetch_concurrency(&self) -> usize {
-        MAX_CONCURRENT_REQUESTS
+        self.retry.concurrency
+    }
+
+    fn max_bytes_in_flight(&self) -> u64 {
+        self.retry.max_bytes_in_flight
+    }
+
+    /// Every request on the shared runtime, up to [`RemoteOptions::concurrency`] in flight
+    /// (no thread waits on any of them), each answer delivered on the calling thread as it
+    /// arrives. No request starts while the byte ranges in flight and the answers being
+    /// delivered pass [`RemoteOptions::max_bytes_in_flight`] (one at least always runs).
+    fn fetch_each(&self, requests: &[Fetch<'_>], deliver: &mut Deliver<'_>) -> Result<()> {
+        block_on(async {
+            let (concurrency, budget) = (self.retry.concurrency, self.retry.max_bytes_in_flight);
+            let mut pending = FuturesUnordered::new();
+            let (mut next, mut held) = (0, 0u64);
+            loop {
+                while let Some(request) = requests.get(next) {
+                    let len = request.known_len();
+                    let room = pending.is_empty()
+                        || (pending.len() < concurrency && held.saturating_add(len) <= budget);
+                    if !room {
+                        break;
+                    }
+                    held = held.saturating_add(len);
+                    let i = next;
+                    pending.push(async move { (i, len, self.fetch_one(request).await) });
+                    next += 1;
+                }
+                let Some((i, len, answer)) = pending.next().await else {
+                    break;
+                };
+                held = held.saturating_sub(len);
+                deliver(i, answer);
+            }
+        })
     }
 
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {

@@ -32,7 +32,9 @@ const OBJECT_STORE_FEATURE: &str = "object-store";
 /// variables (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `GOOGLE_*`, `AZURE_*`...);
 /// see the crate documentation. Without cargo feature `object-store` a remote url fails with
 /// [`StoreError::UnsupportedUrl`], which names the feature; an unknown scheme or a malformed
-/// url fails with [`StoreError::InvalidUrl`].
+/// url fails with [`StoreError::InvalidUrl`]. A remote store keeps up to
+/// `ZARR_CONCURRENCY` requests in flight ([`RemoteOptions::from_env`]; an invalid value is
+/// [`StoreError::InvalidOption`]).
 ///
 /// ```
 /// use zarr_store::{open_url, StoreError};
@@ -49,7 +51,13 @@ const OBJECT_STORE_FEATURE: &str = "object-store";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_url(url: &str) -> Result<Arc<dyn Store>> {
-    open_url_with(url, &RemoteOptions::default())
+    let options = if StoreUrl::parse(url)?.is_remote() {
+        // a remote store's concurrency from `ZARR_CONCURRENCY`, when set
+        RemoteOptions::from_env()?
+    } else {
+        RemoteOptions::default()
+    };
+    open_url_with(url, &options)
 }
 
 /// [`open_url`] with the timeouts and retries of `options` for a remote store (local and

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::error::{Result, StoreError};
+
 /// Timeouts and retries of the requests of a remote store (`s3://`, `gs://`, `az://`,
 /// `http(s)://`; cargo feature `object-store`), given to
 /// [`open_url_with`](crate::open_url_with) or `ObjectStoreBackend::from_url_with`.
@@ -30,6 +32,14 @@ use std::time::Duration;
 /// | `initial_backoff` | 100 ms |
 /// | `max_backoff` | 15 s |
 /// | `backoff_base` | 2 |
+///
+/// and the batched reads of [`Store::fetch_each`](crate::Store::fetch_each) (which every
+/// read path of zarr-array goes through on a remote store) keep up to
+/// [`concurrency`](Self::concurrency) requests in flight (default
+/// [`DEFAULT_REMOTE_CONCURRENCY`], 256, as Icechunk; `ZARR_CONCURRENCY` in the environment
+/// sets it for [`RemoteOptions::from_env`], which [`open_url`](crate::open_url) uses), and
+/// start no request while [`max_bytes_in_flight`](Self::max_bytes_in_flight) bytes (default
+/// 256 MiB) are on their way or waiting to be decoded.
 ///
 /// ```
 /// use std::time::Duration;
@@ -63,7 +73,20 @@ pub struct RemoteOptions {
     pub max_backoff: Duration,
     /// The factor by which the wait grows from one retry to the next (at least 1).
     pub backoff_base: f64,
+    /// The most requests a batched read keeps in flight at once (at least 1).
+    pub concurrency: usize,
+    /// The most bytes a batched read has on their way or delivered and not yet consumed, past
+    /// which it starts no further request (the requests whose size is known beforehand, the
+    /// byte ranges, count from their start; whole values from their arrival).
+    pub max_bytes_in_flight: u64,
 }
+
+/// The default of [`RemoteOptions::concurrency`]: requests in flight at once on a remote store.
+pub const DEFAULT_REMOTE_CONCURRENCY: usize = 256;
+
+/// The environment variable that sets [`RemoteOptions::concurrency`] in
+/// [`RemoteOptions::from_env`].
+pub const CONCURRENCY_ENV: &str = "ZARR_CONCURRENCY";
 
 impl Default for RemoteOptions {
     fn default() -> Self {
@@ -75,11 +98,46 @@ impl Default for RemoteOptions {
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(15),
             backoff_base: 2.0,
+            concurrency: DEFAULT_REMOTE_CONCURRENCY,
+            max_bytes_in_flight: 256 << 20,
         }
     }
 }
 
 impl RemoteOptions {
+    /// The defaults, with [`concurrency`](Self::concurrency) from `ZARR_CONCURRENCY` when it
+    /// is set.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidOption`] when `ZARR_CONCURRENCY` is set to anything but a
+    /// whole number from 1 up.
+    pub fn from_env() -> Result<Self> {
+        let options = Self::default();
+        match std::env::var(CONCURRENCY_ENV) {
+            Err(std::env::VarError::NotPresent) => Ok(options),
+            Ok(value) => Ok(options.with_concurrency(parse_concurrency(CONCURRENCY_ENV, &value)?)),
+            Err(std::env::VarError::NotUnicode(_)) => Err(StoreError::InvalidOption {
+                option: CONCURRENCY_ENV,
+                reason: "not valid unicode".to_owned(),
+            }),
+        }
+    }
+
+    /// The most requests a batched read keeps in flight (0 counts as 1).
+    #[must_use]
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// The most bytes a batched read has in flight before it waits (0 counts as 1: one
+    /// request at a time).
+    #[must_use]
+    pub fn with_max_bytes_in_flight(mut self, bytes: u64) -> Self {
+        self.max_bytes_in_flight = bytes.max(1);
+        self
+    }
+
     /// The longest a request may take, its answer included.
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
@@ -123,9 +181,40 @@ impl RemoteOptions {
     }
 }
 
+/// A concurrency as written in `option` (`ZARR_CONCURRENCY`, `--concurrency`): a whole
+/// number from 1 up.
+///
+/// # Errors
+/// [`StoreError::InvalidOption`] naming `option` for anything else.
+pub fn parse_concurrency(option: &'static str, value: &str) -> Result<usize> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(StoreError::InvalidOption {
+            option,
+            reason: format!("{value:?} is not a whole number from 1 up"),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrency_is_parsed_and_kept_sane() {
+        assert_eq!(parse_concurrency("x", " 64 ").ok(), Some(64));
+        for bad in ["0", "-3", "many", ""] {
+            let err = parse_concurrency("ZARR_CONCURRENCY", bad).unwrap_err();
+            assert!(
+                err.to_string().starts_with("invalid ZARR_CONCURRENCY: "),
+                "{err}"
+            );
+        }
+        assert_eq!(RemoteOptions::default().concurrency, 256);
+        assert_eq!(RemoteOptions::default().with_concurrency(0).concurrency, 1);
+        let o = RemoteOptions::default().with_max_bytes_in_flight(0);
+        assert_eq!(o.max_bytes_in_flight, 1);
+    }
 
     #[test]
     fn backoff_is_kept_sane() {

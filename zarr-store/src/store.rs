@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Result, StoreError};
+use crate::fetch::{Deliver, Fetch};
 use crate::key::validate_key;
 use crate::range::{resolve_all, ByteRange};
 
@@ -104,10 +105,54 @@ pub trait Store: Send + Sync + fmt::Debug {
     }
 
     /// How many whole-value requests the store serves at once to good effect, for readers
-    /// that batch their fetches through [`Store::get_many`]: 1 (the default) for a local
-    /// store, where the reader's own threads are enough.
+    /// that batch their fetches through [`Store::fetch_each`] or [`Store::get_many`]: 1 (the
+    /// default) for a local store, where the reader's own threads are enough; an object
+    /// store's [`RemoteOptions::concurrency`](crate::RemoteOptions::concurrency) (256 by
+    /// default).
     fn fetch_concurrency(&self) -> usize {
         1
+    }
+
+    /// The most bytes a reader of this store should hold fetched and not yet consumed
+    /// (decoded) before it consumes them itself rather than hands them on: an object store's
+    /// [`RemoteOptions::max_bytes_in_flight`](crate::RemoteOptions::max_bytes_in_flight).
+    /// The default, 256 MiB.
+    fn max_bytes_in_flight(&self) -> u64 {
+        256 << 20
+    }
+
+    /// Reads every request of `requests` (whole values, byte ranges, sizes of any keys) and
+    /// hands each answer to `deliver` as it arrives, with the request's index, in any order,
+    /// never two at once. An error of one request is that request's answer; the others go on.
+    ///
+    /// A store whose requests have latency keeps many of them in flight at once, whatever
+    /// the caller's threads: an object store runs them on its async runtime, up to its
+    /// [`fetch_concurrency`](Store::fetch_concurrency) at once and, past its
+    /// [`max_bytes_in_flight`](Store::max_bytes_in_flight), no further one until answers are
+    /// delivered. `deliver` should be quick (hand the bytes to a decoding pool, say): the next
+    /// answers wait while it runs. The default reads them one after the other on the calling
+    /// thread, or for a store whose `fetch_concurrency` is above 1, on that many threads.
+    ///
+    /// ```
+    /// use zarr_store::{ByteRange, Fetch, Fetched, MemoryStore, Store};
+    ///
+    /// let store = MemoryStore::new();
+    /// store.set("a", b"0123456789")?;
+    /// let index = [ByteRange::Suffix(2)];
+    /// let mut sizes = [0u64; 2];
+    /// store.fetch_each(&[Fetch::Ranges("a", &index), Fetch::Value("b")], &mut |i, answer| {
+    ///     sizes[i] = answer.map_or(u64::MAX, |a| a.len());
+    /// })?;
+    /// assert_eq!(sizes, [2, 0]);
+    /// # Ok::<(), zarr_store::StoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Only what keeps the batch from running at all (an object store's runtime that cannot
+    /// start); each request's own errors go to `deliver`.
+    fn fetch_each(&self, requests: &[Fetch<'_>], deliver: &mut Deliver<'_>) -> Result<()> {
+        crate::fetch::fetch_each_on_threads(self, requests, deliver);
+        Ok(())
     }
 
     /// Whether [`Store::open_value`] opens a value without reading it and then reads each
@@ -505,6 +550,12 @@ macro_rules! forward_store {
             }
             fn fetch_concurrency(&self) -> usize {
                 (**self).fetch_concurrency()
+            }
+            fn max_bytes_in_flight(&self) -> u64 {
+                (**self).max_bytes_in_flight()
+            }
+            fn fetch_each(&self, requests: &[Fetch<'_>], deliver: &mut Deliver<'_>) -> Result<()> {
+                (**self).fetch_each(requests, deliver)
             }
             fn cheap_ranged_reads(&self) -> bool {
                 (**self).cheap_ranged_reads()

@@ -70,5 +70,15 @@ impl<S: Store> Store for Unconditional<S> {
     fn fetch_concurrency(&self) -> usize {
         self.inner.fetch_concurrency()
     }
+    fn max_bytes_in_flight(&self) -> u64 {
+        self.inner.max_bytes_in_flight()
+    }
+    fn fetch_each(
+        &self,
+        requests: &[crate::Fetch<'_>],
+        deliver: &mut crate::Deliver<'_>,
+    ) -> Result<()> {
+        self.inner.fetch_each(requests, deliver)
+    }
     // `conditional_writes`, `get_versioned` and `set_if`: the trait's defaults (none).
 }

@@ -15,7 +15,10 @@ use zarr_store::object_store::memory::InMemory;
 use zarr_store::object_store::path::Path;
 use zarr_store::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use zarr_store::testing::{run_store_conformance, CountingObjectStore, RequestCounts};
-use zarr_store::{open_url, ByteRange, ObjectStoreBackend, Store, StoreError, StoreExt};
+use zarr_store::{
+    open_url, ByteRange, Fetch, Fetched, ObjectStoreBackend, RemoteOptions, Store, StoreError,
+    StoreExt,
+};
 use zarr_testkit::s3;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -291,6 +294,76 @@ fn request_counts_in_memory() -> TestResult {
 
 /// The store blocks on its own runtime, so it can be called from plain threads and from inside
 /// other runtimes (multi-thread and current-thread) without panicking.
+/// `fetch_each` keeps its whole concurrency in flight on the runtime (no thread per request:
+/// hundreds on a machine of 2 cores), bounded by `RemoteOptions`, and delivers every answer,
+/// an error to the request that failed only.
+#[test]
+fn fetch_each_keeps_hundreds_in_flight() -> TestResult {
+    let (_, store) = in_memory("p");
+    let keys: Vec<String> = (0..300).map(|i| format!("c/{i}")).collect();
+    for (i, key) in keys.iter().enumerate() {
+        store.set(key, &[i as u8; 40])?;
+    }
+    let (store, requests) = store.with_request_counter();
+    requests.set_latency(Duration::from_millis(200));
+    let index = [ByteRange::Suffix(8)];
+    let mut asked: Vec<Fetch<'_>> = keys.iter().map(|k| Fetch::Value(k)).collect();
+    asked.push(Fetch::Ranges("c/7", &index));
+    asked.push(Fetch::Value("missing"));
+    asked.push(Fetch::Size("c/9"));
+    asked.push(Fetch::Value("../bad"));
+    let mut got: Vec<Option<zarr_store::Result<Fetched>>> =
+        (0..asked.len()).map(|_| None).collect();
+    store.fetch_each(&asked, &mut |i, answer| {
+        assert!(
+            got[i].replace(answer).is_none(),
+            "request {i} answered twice"
+        );
+    })?;
+    let got: Vec<_> = got
+        .into_iter()
+        .map(|a| a.expect("every request answered"))
+        .collect();
+    for (i, answer) in got.iter().take(300).enumerate() {
+        assert_eq!(
+            answer.as_ref().ok(),
+            Some(&Fetched::Value(Some(vec![i as u8; 40])))
+        );
+    }
+    assert_eq!(
+        got[300].as_ref().ok(),
+        Some(&Fetched::Ranges(Some(vec![vec![7; 8]])))
+    );
+    assert_eq!(got[301].as_ref().ok(), Some(&Fetched::Value(None)));
+    assert_eq!(got[302].as_ref().ok(), Some(&Fetched::Size(Some(40))));
+    assert!(matches!(got[303], Err(StoreError::InvalidKey { .. })));
+    let counts = requests.counts();
+    assert_eq!(counts.peak_in_flight, 256, "{counts:?}");
+    assert_eq!(counts.get + counts.head, 303, "{counts:?}");
+
+    // the options bound it: 8 at once; and by bytes, 3 ranges of 40 in a budget of 120
+    let store = store.with_remote_options(&RemoteOptions::default().with_concurrency(8));
+    assert_eq!(store.fetch_concurrency(), 8);
+    requests.set_latency(Duration::from_millis(20));
+    requests.reset();
+    store.fetch_each(&asked[..40], &mut |_, answer| assert!(answer.is_ok()))?;
+    assert_eq!(requests.counts().peak_in_flight, 8);
+    let whole = [ByteRange::Range { start: 0, end: 40 }];
+    let ranged: Vec<Fetch<'_>> = keys[..20]
+        .iter()
+        .map(|k| Fetch::Ranges(k, &whole))
+        .collect();
+    let store = store.with_remote_options(&RemoteOptions::default().with_max_bytes_in_flight(120));
+    requests.reset();
+    let mut delivered = 0;
+    store.fetch_each(&ranged, &mut |_, answer| {
+        assert_eq!(answer.map(|a| a.len()).ok(), Some(40));
+        delivered += 1;
+    })?;
+    assert_eq!((delivered, requests.counts().peak_in_flight), (20, 3));
+    Ok(())
+}
+
 #[test]
 fn calls_from_async_contexts() -> TestResult {
     let (_, store) = in_memory("");

@@ -60,6 +60,9 @@ pub struct RequestCounts {
     pub list_with_delimiter: u64,
     /// Everything else: copies, renames, multipart uploads started.
     pub other: u64,
+    /// The most GET, HEAD and PUT requests in flight at once (see
+    /// [`CountingObjectStore::set_latency`]).
+    pub peak_in_flight: u64,
 }
 
 impl RequestCounts {
@@ -85,6 +88,10 @@ struct RequestCounters {
     list: AtomicU64,
     list_with_delimiter: AtomicU64,
     other: AtomicU64,
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+    /// The wait before every GET, HEAD and PUT is served, in nanoseconds.
+    latency: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64) {
@@ -120,6 +127,7 @@ impl CountingObjectStore {
             list: load(&c.list),
             list_with_delimiter: load(&c.list_with_delimiter),
             other: load(&c.other),
+            peak_in_flight: load(&c.peak_in_flight),
         }
     }
 
@@ -134,9 +142,34 @@ impl CountingObjectStore {
             &c.list,
             &c.list_with_delimiter,
             &c.other,
+            &c.peak_in_flight,
         ] {
             counter.store(0, Ordering::Relaxed);
         }
+    }
+}
+
+impl CountingObjectStore {
+    /// Makes every GET, HEAD and PUT wait `latency` (on the runtime's timer: no thread
+    /// waits) before it is served, as a remote server's round trip, so that a test sees how
+    /// many requests a reader keeps in flight ([`RequestCounts::peak_in_flight`]).
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        self.counters.latency.store(nanos, Ordering::Relaxed);
+    }
+
+    /// Runs `request` counted in flight, after the latency.
+    async fn in_flight<T>(&self, request: impl std::future::Future<Output = T>) -> T {
+        let c = &self.counters;
+        let now = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        c.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        let latency = c.latency.load(Ordering::Relaxed);
+        if latency > 0 {
+            tokio::time::sleep(std::time::Duration::from_nanos(latency)).await;
+        }
+        let out = request.await;
+        c.in_flight.fetch_sub(1, Ordering::SeqCst);
+        out
     }
 }
 
@@ -155,7 +188,8 @@ impl ObjectStore for CountingObjectStore {
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
         bump(&self.counters.put);
-        self.inner.put_opts(location, payload, opts).await
+        self.in_flight(self.inner.put_opts(location, payload, opts))
+            .await
     }
 
     async fn put_multipart_opts(
@@ -177,7 +211,7 @@ impl ObjectStore for CountingObjectStore {
         } else {
             &self.counters.get
         });
-        self.inner.get_opts(location, options).await
+        self.in_flight(self.inner.get_opts(location, options)).await
     }
 
     // `get_ranges` is left to the trait's default, which coalesces the ranges and fetches
