@@ -105,6 +105,7 @@ impl ChunkCache {
     }
 
     /// Whether `key` has an entry (without using it).
+    #[cfg(test)]
     pub(crate) fn contains(&self, key: &str) -> bool {
         self.lock().map.contains(key)
     }
@@ -225,6 +226,16 @@ impl Store for Invalidating {
     }
     fn fetch_concurrency(&self) -> usize {
         self.inner.fetch_concurrency()
+    }
+    fn max_bytes_in_flight(&self) -> u64 {
+        self.inner.max_bytes_in_flight()
+    }
+    fn fetch_each(
+        &self,
+        requests: &[zarr_store::Fetch<'_>],
+        deliver: &mut zarr_store::Deliver<'_>,
+    ) -> StoreResult<()> {
+        self.inner.fetch_each(requests, deliver)
     }
     fn conditional_writes(&self) -> bool {
         self.inner.conditional_writes()

@@ -14,6 +14,7 @@ use crate::array::{grow_to, to_ndarray, Array, ChunkCodec};
 use crate::cache::{ChunkCache, Entry};
 use crate::element::Element;
 use crate::error::{try_collect, try_zeroed, ArrayError, Result};
+use crate::fetch;
 use crate::source::with_part_source;
 #[cfg(feature = "vlen")]
 use crate::source::StoreSource;
@@ -26,8 +27,17 @@ impl Array {
     /// # Errors
     /// The store's, or a corrupt chunk.
     pub fn read_chunk_bytes(&self, chunk: &[i64]) -> Result<Option<zarr_codecs::AlignedBuffer>> {
+        self.read_chunk_bytes_in(&*self.store, chunk)
+    }
+
+    /// [`Array::read_chunk_bytes`] through `store` (this array's, or a batch's replay).
+    fn read_chunk_bytes_in(
+        &self,
+        store: &dyn Store,
+        chunk: &[i64],
+    ) -> Result<Option<zarr_codecs::AlignedBuffer>> {
         let key = self.chunk_key(chunk);
-        match self.store.get(&key)? {
+        match store.get(&key)? {
             None => Ok(None),
             Some(bytes) => self
                 .chunk_codec(chunk)?
@@ -112,11 +122,11 @@ impl Array {
             ReadInto::Fixed => self.meta.fill_value.as_bytes(),
             ReadInto::Variable(_) => &FILL_INDEX[..],
         };
-        // one part, into its block: `fetched` is its chunk's value when a batch fetched it
-        let run = |scratch: &mut Vec<u8>,
+        // one part, into its block, read through `store` (this array's, or a batch's replay)
+        let run = |store: &dyn Store,
+                   scratch: &mut Vec<u8>,
                    part: &ChunkPart,
-                   block: &mut Block<'_>,
-                   fetched: Option<Option<Vec<u8>>>|
+                   block: &mut Block<'_>|
          -> Result<()> {
             let key = self.chunk_key(&part.chunk);
             let ChunkCodec {
@@ -132,7 +142,7 @@ impl Array {
             let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
             if let ReadInto::Variable(sink) = kind {
                 // the part's elements kept by the sink, their indices into the block
-                let Some(kept) = self.read_vlen_part(sink, part, &chunk_shape, &chain, fetched)?
+                let Some(kept) = self.read_vlen_part(store, sink, part, &chunk_shape, &chain)?
                 else {
                     return block.fill(fill).map_err(block_err);
                 };
@@ -145,7 +155,7 @@ impl Array {
                     .map_err(block_err);
             }
             if let Some((cache, _)) = &self.cache {
-                let Some(decoded) = self.cached_chunk(cache, &chain, &key, fetched)? else {
+                let Some(decoded) = self.cached_chunk(store, cache, &chain, &key)? else {
                     return block.fill(fill).map_err(block_err);
                 };
                 return block
@@ -158,7 +168,7 @@ impl Array {
                 // (`CodecChain::decode_region`)
                 let plen = buffer_len(&part.in_chunk.shape, elem)?;
                 grow_to(scratch, plen, &part.in_chunk.shape)?;
-                let found = with_part_source(&*self.store, &key, &chain, |source| {
+                let found = with_part_source(store, &key, &chain, |source| {
                     chain.decode_region(source, &part.in_chunk, scratch)
                 })?
                 .map_err(codec_err)?;
@@ -170,11 +180,7 @@ impl Array {
                     .copy_from(scratch, &part.in_chunk.shape, &zero)
                     .map_err(block_err);
             }
-            let value = match fetched {
-                Some(value) => value,
-                None => self.store.get(&key)?,
-            };
-            let Some(bytes) = value else {
+            let Some(bytes) = store.get(&key)? else {
                 return block.fill(fill).map_err(block_err);
             };
             if let Some(dst) = block.as_contiguous_mut() {
@@ -192,86 +198,43 @@ impl Array {
                 .copy_from(scratch, &chunk_shape, &part.in_chunk.start)
                 .map_err(block_err)
         };
-        let concurrency = self.store.fetch_concurrency();
+        let store = &*self.store;
+        let batched = fetch::batched(store);
         if let ([part], [block]) = (parts.as_slice(), blocks.as_mut_slice()) {
-            // one chunk: on this thread, with no hand-over to the pool and back
-            return run(&mut Vec::new(), part, block, None);
+            if !batched {
+                // one chunk: on this thread, with no hand-over to the pool and back
+                return run(store, &mut Vec::new(), part, block);
+            }
         }
-        if concurrency <= rayon::current_num_threads() {
-            // the calling thread reads and decodes too (`parallel`)
-            let mut work: Vec<(&ChunkPart, &mut Block<'_>)> =
-                parts.iter().zip(blocks.iter_mut()).collect();
-            return parallel::try_for_each_mut(&mut work, Vec::<u8>::new, |scratch, _, item| {
-                let (part, block) = item;
-                run(scratch, part, block, None)
+        let mut work: Vec<(&ChunkPart, &mut Block<'_>)> =
+            parts.iter().zip(blocks.iter_mut()).collect();
+        if batched {
+            // a store that serves more requests at once than there are threads (an object
+            // store): every chunk's requests in flight together, each chunk decoded on the
+            // pool as its bytes arrive
+            return fetch::run_fetched(store, &mut work, &|replay, (part, block)| {
+                run(replay, &mut Vec::new(), part, block)
             });
         }
-        // A store that serves more requests at once than there are threads (an object
-        // store): fetch the whole chunks of a batch together, then decode them in parallel.
-        // Parts of chunks still read only what they need, themselves.
-        for (batch, blocks) in parts
-            .chunks(2 * concurrency)
-            .zip(blocks.chunks_mut(2 * concurrency))
-        {
-            // whole chunks are fetched in the batch; with a cache, every chunk it lacks
-            let whole: Vec<bool> = batch
-                .iter()
-                .map(|part| {
-                    Ok(match (&self.cache, kind) {
-                        (Some((cache, _)), ReadInto::Fixed) => {
-                            !cache.contains(&self.chunk_key(&part.chunk))
-                        }
-                        (_, ReadInto::Fixed) => {
-                            self.grid.chunk_buffer_shape(&part.chunk).as_ref()
-                                == Some(&part.in_chunk.shape)
-                        }
-                        // only a shard's part reads what it needs itself
-                        (_, ReadInto::Variable(_)) => {
-                            self.grid.chunk_buffer_shape(&part.chunk).as_ref()
-                                == Some(&part.in_chunk.shape)
-                                || !self.chunk_codec(&part.chunk)?.chain.reads_vlen_regions()
-                        }
-                    })
-                })
-                .collect::<Result<_>>()?;
-            let keys: Vec<String> = batch
-                .iter()
-                .zip(&whole)
-                .filter(|(_, &w)| w)
-                .map(|(part, _)| self.chunk_key(&part.chunk))
-                .collect();
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            let mut values = self.store.get_many(&keys)?.into_iter();
-            let fetched: Vec<Option<Option<Vec<u8>>>> = whole
-                .iter()
-                .map(|&w| if w { values.next() } else { None })
-                .collect();
-            // the parts of chunks read what they need themselves, each waiting on its own
-            // requests: on as many threads as the store serves requests at once, not on the
-            // pool's thread per core (which kept a plane through 65 chunks at 2 in flight)
-            let mut work: Vec<_> = batch.iter().zip(blocks.iter_mut()).zip(fetched).collect();
-            parallel::try_for_each_mut_on_threads(
-                &mut work,
-                concurrency,
-                Vec::<u8>::new,
-                |scratch, _, ((part, block), value)| run(scratch, part, block, value.take()),
-            )?;
-        }
-        Ok(())
+        // the calling thread reads and decodes too (`parallel`)
+        parallel::try_for_each_mut(&mut work, Vec::<u8>::new, |scratch, _, item| {
+            let (part, block) = item;
+            run(store, scratch, part, block)
+        })
     }
 
     /// The elements of `part` of a chunk of `chunk_shape` and `chain` given to `sink` (a
     /// shard's part read as its index and the inner chunks it meets, other chunks decoded
-    /// whole from `fetched`, their value when a batch fetched it): the index of the first it
-    /// keeps, `None` when the chunk is not stored.
+    /// whole), read through `store` (this array's, or a batch's replay): the index of the
+    /// first it keeps, `None` when the chunk is not stored.
     #[cfg(feature = "vlen")]
     fn read_vlen_part(
         &self,
+        store: &dyn Store,
         sink: &dyn VlenSink,
         part: &ChunkPart,
         chunk_shape: &[u64],
         chain: &CodecChain,
-        fetched: Option<Option<Vec<u8>>>,
     ) -> Result<Option<u64>> {
         let key = self.chunk_key(&part.chunk);
         let codec_err = |source| ArrayError::Codec {
@@ -280,7 +243,7 @@ impl Array {
         };
         let codec = chain.array_to_bytes().name();
         if part.in_chunk.shape != chunk_shape && chain.reads_vlen_regions() {
-            let source = StoreSource::new(&*self.store, &key);
+            let source = StoreSource::new(store, &key);
             let Some(chunk) = chain
                 .decode_vlen_region(&source, &part.in_chunk)
                 .map_err(codec_err)?
@@ -292,11 +255,7 @@ impl Array {
                 .keep(&key, codec, &chunk, &part.in_chunk.shape, &whole)
                 .map(Some);
         }
-        let value = match fetched {
-            Some(value) => value,
-            None => self.store.get(&key)?,
-        };
-        let Some(bytes) = value else {
+        let Some(bytes) = store.get(&key)? else {
             return Ok(None);
         };
         let chunk = chain.decode_vlen(&bytes).map_err(codec_err)?;
@@ -306,22 +265,18 @@ impl Array {
     }
 
     /// The elements at the linear positions `srcs` of the stored chunk `chunk` given to
-    /// `sink` (the chunk fetched, or taken from `fetched` when a batch fetched it, and decoded
+    /// `sink` (the chunk read through `store`, this array's or a batch's replay, and decoded
     /// whole): the index of the first it keeps, `None` when the chunk is not stored.
     #[cfg(feature = "vlen")]
     pub(crate) fn read_vlen_at(
         &self,
+        store: &dyn Store,
         sink: &dyn VlenSink,
         chunk: &[i64],
         srcs: &[usize],
-        fetched: Option<Option<Vec<u8>>>,
     ) -> Result<Option<u64>> {
         let key = self.chunk_key(chunk);
-        let value = match fetched {
-            Some(value) => value,
-            None => self.store.get(&key)?,
-        };
-        let Some(bytes) = value else {
+        let Some(bytes) = store.get(&key)? else {
             return Ok(None);
         };
         let chain = self.chunk_codec(chunk)?.chain;
@@ -340,10 +295,10 @@ impl Array {
     #[cfg(not(feature = "vlen"))]
     pub(crate) fn read_vlen_at(
         &self,
+        _: &dyn Store,
         _: &dyn VlenSink,
         _: &[i64],
         _: &[usize],
-        _: Option<Option<Vec<u8>>>,
     ) -> Result<Option<u64>> {
         Err(ArrayError::VariableSizeElements {
             data_type: self.meta.data_type,
@@ -354,11 +309,11 @@ impl Array {
     #[cfg(not(feature = "vlen"))]
     fn read_vlen_part(
         &self,
+        _: &dyn Store,
         _: &dyn VlenSink,
         _: &ChunkPart,
         _: &[u64],
         _: &CodecChain,
-        _: Option<Option<Vec<u8>>>,
     ) -> Result<Option<u64>> {
         Err(ArrayError::VariableSizeElements {
             data_type: self.meta.data_type,
@@ -366,22 +321,19 @@ impl Array {
     }
 
     /// The decoded chunk `key` (`None`: not stored), from the cache when it holds it, else
-    /// fetched (or taken from `fetched`, a value a batch already fetched), decoded and kept.
+    /// read through `store`, decoded and kept.
     fn cached_chunk(
         &self,
+        store: &dyn Store,
         cache: &ChunkCache,
         chain: &CodecChain,
         key: &str,
-        fetched: Option<Option<Vec<u8>>>,
     ) -> Result<Entry> {
         let generation = cache.generation();
         if let Some(entry) = cache.get(key) {
             return Ok(entry);
         }
-        let value = match fetched {
-            Some(value) => value,
-            None => self.store.get(key)?,
-        };
+        let value = store.get(key)?;
         let entry = match value {
             None => None,
             Some(bytes) => Some(Arc::new(chain.decode(&bytes).map_err(|source| {
@@ -396,13 +348,14 @@ impl Array {
     }
 
     /// The decoded chunk `chunk` (`None`: not stored), through the cache if there is one.
-    pub(crate) fn decoded_chunk(&self, chunk: &[i64]) -> Result<Entry> {
+    /// It is read through `store` (this array's, or a batch's replay).
+    pub(crate) fn decoded_chunk_in(&self, store: &dyn Store, chunk: &[i64]) -> Result<Entry> {
         match &self.cache {
             Some((cache, _)) => {
                 let cc = self.chunk_codec(chunk)?;
-                self.cached_chunk(cache, &cc.chain, &self.chunk_key(chunk), None)
+                self.cached_chunk(store, cache, &cc.chain, &self.chunk_key(chunk))
             }
-            None => Ok(self.read_chunk_bytes(chunk)?.map(Arc::new)),
+            None => Ok(self.read_chunk_bytes_in(store, chunk)?.map(Arc::new)),
         }
     }
 

@@ -7,10 +7,12 @@ use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use zarr_codecs::{parallel, AxisSet, Block, BlockBuffer, BlockError};
 use zarr_grid::geometry::{buffer_len, indices, linear_index, Region};
+use zarr_store::Store;
 
 use crate::array::{to_ndarray, Array};
 use crate::element::Element;
 use crate::error::{try_zeroed, ArrayError, Result};
+use crate::fetch;
 use crate::read::ReadInto;
 use crate::selection::{normalize, AxisIndex, GridBlocks, Indexer, Selection};
 use crate::source::with_part_source;
@@ -195,7 +197,6 @@ impl Array {
         let mut out = BlockBuffer::new(out, &full_shape, elem).map_err(|e| self.out_err(e))?;
         let mut blocks = out.split_product(&sets).map_err(|e| self.out_err(e))?;
         let mut work: Vec<_> = combos.iter().zip(blocks.iter_mut()).collect();
-        let concurrency = self.store.fetch_concurrency();
         let chunk_of = |combo: &[u64]| -> Vec<i64> {
             combo
                 .iter()
@@ -203,80 +204,57 @@ impl Array {
                 .map(|(d, &i)| groups[d][i as usize].0)
                 .collect()
         };
-        // one chunk's block; `fetched`: the chunk's value when a batch fetched it
-        let each_fetched = |(combo, block): &mut (&Vec<u64>, &mut Block<'_>),
-                            fetched: Option<Option<Vec<u8>>>|
-         -> Result<()> {
-            let chunk = chunk_of(combo);
-            let chunk_shape = self.chunk_codec(&chunk)?.shape;
-            let offsets: Vec<&[u64]> = combo
-                .iter()
-                .enumerate()
-                .map(|(d, &i)| groups[d][i as usize].1.offsets.as_slice())
-                .collect();
-            // the position in the chunk of the element at `pos` of the block
-            let src_of = |pos: &[u64]| {
-                pos.iter()
-                    .zip(&offsets)
-                    .zip(&chunk_shape)
-                    .fold(0usize, |acc, ((&p, off), &n)| {
-                        acc * n as usize + off[p as usize] as usize
-                    })
-            };
-            if let ReadInto::Variable(sink) = kind {
-                // the sink keeps the elements the block takes, in its order; the block
-                // takes their indices
-                let mut srcs = Vec::new();
-                block.for_each_element(|pos, _| srcs.push(src_of(pos)));
-                let Some(first) = self.read_vlen_at(sink, &chunk, &srcs, fetched)? else {
+        // one chunk's block, read through `store` (this array's, or a batch's replay)
+        let each =
+            |store: &dyn Store, (combo, block): &mut (&Vec<u64>, &mut Block<'_>)| -> Result<()> {
+                let chunk = chunk_of(combo);
+                let chunk_shape = self.chunk_codec(&chunk)?.shape;
+                let offsets: Vec<&[u64]> = combo
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &i)| groups[d][i as usize].1.offsets.as_slice())
+                    .collect();
+                // the position in the chunk of the element at `pos` of the block
+                let src_of = |pos: &[u64]| {
+                    pos.iter()
+                        .zip(&offsets)
+                        .zip(&chunk_shape)
+                        .fold(0usize, |acc, ((&p, off), &n)| {
+                            acc * n as usize + off[p as usize] as usize
+                        })
+                };
+                if let ReadInto::Variable(sink) = kind {
+                    // the sink keeps the elements the block takes, in its order; the block
+                    // takes their indices
+                    let mut srcs = Vec::new();
+                    block.for_each_element(|pos, _| srcs.push(src_of(pos)));
+                    let Some(first) = self.read_vlen_at(store, sink, &chunk, &srcs)? else {
+                        return block.fill(fill).map_err(|e| self.out_err(e));
+                    };
+                    let mut next = first;
+                    block.for_each_element(|_, dst| {
+                        dst.copy_from_slice(&next.to_ne_bytes());
+                        next += 1;
+                    });
+                    return Ok(());
+                }
+                let Some(decoded) = self.decoded_chunk_in(store, &chunk)? else {
                     return block.fill(fill).map_err(|e| self.out_err(e));
                 };
-                let mut next = first;
-                block.for_each_element(|_, dst| {
-                    dst.copy_from_slice(&next.to_ne_bytes());
-                    next += 1;
+                let bytes = decoded.as_bytes();
+                block.for_each_element(|pos, dst| {
+                    let src = src_of(pos);
+                    dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
                 });
-                return Ok(());
-            }
-            let Some(decoded) = self.decoded_chunk(&chunk)? else {
-                return block.fill(fill).map_err(|e| self.out_err(e));
+                Ok(())
             };
-            let bytes = decoded.as_bytes();
-            block.for_each_element(|pos, dst| {
-                let src = src_of(pos);
-                dst.copy_from_slice(&bytes[src * elem..(src + 1) * elem]);
-            });
-            Ok(())
-        };
-        let each =
-            |_: &mut (), _: usize, item: &mut (&Vec<u64>, &mut Block<'_>)| each_fetched(item, None);
-        if matches!(kind, ReadInto::Variable(_)) && concurrency > rayon::current_num_threads() {
-            // variable-size elements on a store serving many requests at once: the chunks of
-            // a batch fetched together (`get_many`), then decoded on as many threads
-            for batch in work.chunks_mut(2 * concurrency) {
-                let keys: Vec<String> = batch
-                    .iter()
-                    .map(|(combo, _)| self.chunk_key(&chunk_of(combo)))
-                    .collect();
-                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                let values = self.store.get_many(&keys)?;
-                let mut items: Vec<_> =
-                    batch.iter_mut().zip(values.into_iter().map(Some)).collect();
-                parallel::try_for_each_mut_on_threads(
-                    &mut items,
-                    concurrency,
-                    || (),
-                    |_, _, (item, value)| each_fetched(item, value.take()),
-                )?;
-            }
-            return Ok(());
-        }
-        if concurrency > rayon::current_num_threads() {
-            // a store serving many requests at once: as many chunks in flight as it serves
-            parallel::try_for_each_mut_on_threads(&mut work, concurrency, || (), each)
+        let store = &*self.store;
+        if fetch::batched(store) {
+            // a store serving many requests at once: every chunk's requests in flight
+            // together, each chunk decoded on the pool as its bytes arrive
+            fetch::run_fetched(store, &mut work, &each)
         } else {
-            work.par_iter_mut()
-                .try_for_each(|item| each(&mut (), 0, item))
+            work.par_iter_mut().try_for_each(|item| each(store, item))
         }
     }
 
@@ -367,90 +345,69 @@ impl Array {
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8], kind: ReadInto<'_>) -> Result<()> {
         let (elem, fill) = self.read_element(kind);
         let work = self.points_by_chunk(points)?;
-        // one chunk's points, in the order of its list; `fetched`: the chunk's value when a
-        // batch fetched it
-        let read_fetched = |(chunk, in_chunk): &(Vec<i64>, ChunkPoints),
-                            fetched: Option<Option<Vec<u8>>>|
-         -> Result<Vec<u8>> {
-            let key = self.chunk_key(chunk);
-            let mut values = vec![0u8; in_chunk.offsets.len() * elem];
-            if let ReadInto::Variable(sink) = kind {
-                // the sink keeps the points' elements, in the order of the list
-                let shape = self.chunk_codec(chunk)?.shape;
-                let srcs: Vec<usize> = in_chunk
-                    .offsets
-                    .iter()
-                    // a position inside the chunk: its linear index fits in usize
-                    .map(|p| linear_index(p, &shape) as usize)
-                    .collect();
-                match self.read_vlen_at(sink, chunk, &srcs, fetched)? {
-                    Some(first) => {
-                        for (k, v) in values.chunks_exact_mut(elem).enumerate() {
-                            v.copy_from_slice(&(first + k as u64).to_ne_bytes());
+        // one chunk's points, in the order of its list, read through `store` (this array's,
+        // or a batch's replay)
+        let read_one =
+            |store: &dyn Store, (chunk, in_chunk): &(Vec<i64>, ChunkPoints)| -> Result<Vec<u8>> {
+                let key = self.chunk_key(chunk);
+                let mut values = vec![0u8; in_chunk.offsets.len() * elem];
+                if let ReadInto::Variable(sink) = kind {
+                    // the sink keeps the points' elements, in the order of the list
+                    let shape = self.chunk_codec(chunk)?.shape;
+                    let srcs: Vec<usize> = in_chunk
+                        .offsets
+                        .iter()
+                        // a position inside the chunk: its linear index fits in usize
+                        .map(|p| linear_index(p, &shape) as usize)
+                        .collect();
+                    match self.read_vlen_at(store, sink, chunk, &srcs)? {
+                        Some(first) => {
+                            for (k, v) in values.chunks_exact_mut(elem).enumerate() {
+                                v.copy_from_slice(&(first + k as u64).to_ne_bytes());
+                            }
                         }
+                        None => zarr_buffer::fill_pattern(&mut values, fill),
                     }
-                    None => zarr_buffer::fill_pattern(&mut values, fill),
+                    return Ok(values);
                 }
-                return Ok(values);
-            }
-            if self.cache.is_some() {
-                match self.decoded_chunk(chunk)? {
-                    Some(decoded) => self.gather(
-                        decoded.as_bytes(),
-                        &self.chunk_codec(chunk)?.shape,
-                        &in_chunk.offsets,
-                        &mut values,
-                    ),
-                    None => zarr_buffer::fill_pattern(&mut values, fill),
+                if self.cache.is_some() {
+                    match self.decoded_chunk_in(store, chunk)? {
+                        Some(decoded) => self.gather(
+                            decoded.as_bytes(),
+                            &self.chunk_codec(chunk)?.shape,
+                            &in_chunk.offsets,
+                            &mut values,
+                        ),
+                        None => zarr_buffer::fill_pattern(&mut values, fill),
+                    }
+                    return Ok(values);
                 }
-                return Ok(values);
-            }
-            let chain = &self.chunk_codec(chunk)?.chain;
-            let found = with_part_source(&*self.store, &key, chain, |source| {
-                chain.decode_points(source, &in_chunk.offsets, &mut values)
-            })?
-            .map_err(|source| ArrayError::Codec {
-                context: key.clone(),
-                source,
+                let chain = &self.chunk_codec(chunk)?.chain;
+                let found = with_part_source(store, &key, chain, |source| {
+                    chain.decode_points(source, &in_chunk.offsets, &mut values)
+                })?
+                .map_err(|source| ArrayError::Codec {
+                    context: key.clone(),
+                    source,
+                })?;
+                if !found {
+                    zarr_buffer::fill_pattern(&mut values, fill);
+                }
+                Ok(values)
+            };
+        let store = &*self.store;
+        let values: Vec<Vec<u8>> = if fetch::batched(store) {
+            // every chunk's requests in flight together, each chunk decoded on the pool as
+            // its bytes arrive
+            let mut slots: Vec<_> = work.iter().map(|item| (item, Vec::new())).collect();
+            fetch::run_fetched(store, &mut slots, &|replay, (item, values)| {
+                *values = read_one(replay, item)?;
+                Ok(())
             })?;
-            if !found {
-                zarr_buffer::fill_pattern(&mut values, fill);
-            }
-            Ok(values)
-        };
-        let read_one = |item: &(Vec<i64>, ChunkPoints)| read_fetched(item, None);
-        let concurrency = self.store.fetch_concurrency().min(work.len());
-        let values: Vec<Vec<u8>> = if matches!(kind, ReadInto::Variable(_))
-            && concurrency > rayon::current_num_threads()
-        {
-            // variable-size elements on a store serving many requests at once: the chunks
-            // of a batch fetched together (`get_many`), then decoded on as many threads
-            let mut values = Vec::with_capacity(work.len());
-            for batch in work.chunks(2 * concurrency) {
-                let keys: Vec<String> = batch.iter().map(|(c, _)| self.chunk_key(c)).collect();
-                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                let fetched = self.store.get_many(&keys)?;
-                let items: Vec<_> = batch
-                    .iter()
-                    .zip(fetched)
-                    .map(|(item, value)| (item, std::sync::Mutex::new(Some(value))))
-                    .collect();
-                values.extend(parallel::try_map_on_threads(
-                    &items,
-                    concurrency,
-                    |_, (item, value)| {
-                        let value = value.lock().map_or(None, |mut v| v.take());
-                        read_fetched(item, value)
-                    },
-                )?);
-            }
-            values
-        } else if concurrency <= rayon::current_num_threads() {
-            // the calling thread reads too (`parallel`)
-            parallel::try_map(&work, |_, item| read_one(item))?
+            slots.into_iter().map(|(_, values)| values).collect()
         } else {
-            // as many chunks in flight as the store serves at once
-            parallel::try_map_on_threads(&work, concurrency, |_, item| read_one(item))?
+            // the calling thread reads too (`parallel`)
+            parallel::try_map(&work, |_, item| read_one(store, item))?
         };
         for ((_, in_chunk), values) in work.iter().zip(&values) {
             for (&i, v) in in_chunk.outputs.iter().zip(values.chunks_exact(elem)) {

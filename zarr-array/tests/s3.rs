@@ -155,6 +155,127 @@ fn check_shard_requests(store: ObjectStoreBackend) -> TestResult {
     Ok(())
 }
 
+/// Every fixed-size read path keeps all its requests in flight at once on an object store
+/// whose requests wait (100 ms each, on the runtime's timer, so no thread waits): far more
+/// than the 2 cores of the machine the tests run on, and the requests made are pinned: one
+/// GET per chunk met, none twice.
+/// The most threads the process had while `run` ran (sampled every 2 ms from
+/// `/proc/self/status`; `None` where there is no such file), and its output.
+fn most_threads_during<T>(run: impl FnOnce() -> T) -> (T, Option<u64>) {
+    let threads = || -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("Threads:"))?;
+        line["Threads:".len()..].trim().parse().ok()
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            let mut most = threads();
+            while !done.load(Ordering::Relaxed) {
+                most = most.max(threads());
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            most
+        });
+        let out = run();
+        done.store(true, Ordering::Relaxed);
+        (out, sampler.join().expect("the sampler"))
+    })
+}
+
+#[test]
+fn requests_in_flight_in_memory() -> TestResult {
+    let (store, requests) =
+        ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?.with_request_counter();
+    let store: Arc<dyn Store> = Arc::new(store);
+    // 8 x 96 x 96 in 4 x 8 x 8 chunks (zstd): 2 x 12 x 12 = 288 chunks
+    let data = ArrayD::from_shape_fn(IxDyn(&[8, 96, 96]), |i| {
+        (i[0] * 9216 + i[1] * 96 + i[2]) as u16
+    });
+    ArrayBuilder::new(vec![8, 96, 96], DataType::UInt16)
+        .chunk_shape(vec![4, 8, 8])
+        .create(store.clone(), "a")?
+        .write_region(&region_at(&[0, 0, 0], &data), data.view())?;
+    requests.set_latency(std::time::Duration::from_millis(100));
+    let (array, c) = counted(&requests, "open", || Array::open(store.clone(), "a"));
+    let array = array?;
+    assert_eq!((c.get, c.total()), (1, 1), "{c:?}");
+
+    let ((plane, threads), c) = counted(&requests, "a plane through 144 chunks", || {
+        most_threads_during(|| {
+            array.read_region::<u16>(&Region::new(vec![5, 0, 0], vec![1, 96, 96])?)
+        })
+    });
+    assert_eq!(plane?, data.slice(s![5..6, .., ..]).into_dyn());
+    assert_eq!((c.get, c.total()), (144, 144), "{c:?}");
+    assert_eq!(
+        c.peak_in_flight, 144,
+        "every chunk of the plane at once: {c:?}"
+    );
+    // no thread waits on a request: the process' threads (the test harness', rayon's, the
+    // runtime's) are far fewer than the requests in flight
+    if let Some(threads) = threads {
+        assert!(threads < 64, "{threads} threads for 144 requests in flight");
+    }
+
+    let (all, c) = counted(&requests, "the whole array, 288 chunks", || {
+        array.read_all::<u16>()
+    });
+    assert_eq!(all?, data);
+    assert_eq!((c.get, c.total()), (288, 288), "{c:?}");
+    assert_eq!(c.peak_in_flight, 256, "the default concurrency: {c:?}");
+
+    let rows: Vec<i64> = (0..96).step_by(8).collect();
+    let sel = zarr_array::Selection::Orthogonal(vec![
+        zarr_array::AxisSelection::Indices(vec![6]),
+        zarr_array::AxisSelection::Indices(rows.clone()),
+        zarr_array::AxisSelection::Indices((0..96).rev().collect()),
+    ]);
+    let (got, c) = counted(&requests, "orthogonal, 144 chunks", || {
+        array.read_selection::<u16>(&sel)
+    });
+    let data_ref = &data;
+    let want: Vec<u16> = rows
+        .iter()
+        .flat_map(|&r| (0..96).rev().map(move |k| data_ref[[6, r as usize, k]]))
+        .collect();
+    assert_eq!(got?.iter().copied().collect::<Vec<_>>(), want);
+    assert_eq!((c.get, c.total()), (144, 144), "{c:?}");
+    assert_eq!(c.peak_in_flight, 144, "{c:?}");
+
+    let points: Vec<Vec<i64>> = (0..96).map(|i| vec![i % 8, i, (i * 37) % 96]).collect();
+    let chunks: std::collections::BTreeSet<(i64, i64, i64)> = points
+        .iter()
+        .map(|p| (p[0] / 4, p[1] / 8, p[2] / 8))
+        .collect();
+    let (got, c) = counted(&requests, "96 points", || {
+        array.read_selection::<u16>(&zarr_array::Selection::Points(points.clone()))
+    });
+    let want: Vec<u16> = points
+        .iter()
+        .map(|p| data[[p[0] as usize, p[1] as usize, p[2] as usize]])
+        .collect();
+    assert_eq!(got?.iter().copied().collect::<Vec<_>>(), want);
+    assert_eq!(c.get, chunks.len() as u64, "one GET per chunk met: {c:?}");
+    assert!(c.peak_in_flight >= 64, "{c:?}");
+
+    // shards of 4 x 48 x 48: a plane is 4 shard indexes at once, then each shard's inner
+    // chunks in one request
+    let sharded = ArrayBuilder::new(vec![8, 96, 96], DataType::UInt16)
+        .chunk_shape(vec![4, 8, 8])
+        .shards(vec![4, 48, 48])
+        .create(store.clone(), "s")?;
+    requests.set_latency(std::time::Duration::ZERO);
+    sharded.write_region(&region_at(&[0, 0, 0], &data), data.view())?;
+    requests.set_latency(std::time::Duration::from_millis(100));
+    let (plane, c) = counted(&requests, "a plane through 4 shards", || {
+        sharded.read_region::<u16>(&Region::new(vec![5, 0, 0], vec![1, 96, 96])?)
+    });
+    assert_eq!(plane?, data.slice(s![5..6, .., ..]).into_dyn());
+    assert_eq!((c.get, c.total(), c.peak_in_flight), (8, 8, 4), "{c:?}");
+    Ok(())
+}
+
 #[test]
 fn shard_requests_in_memory() -> TestResult {
     check_shard_requests(ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?)
