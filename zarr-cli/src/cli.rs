@@ -51,6 +51,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DURATION", env = "ZARR_RETRY_TIMEOUT",
           default_value = "60s", value_parser = parse_duration, help_heading = "Remote stores")]
     pub retry_timeout: Duration,
+    /// The most requests a read of a remote store keeps in flight at once (1 up)
+    #[arg(long, global = true, value_name = "N", env = "ZARR_CONCURRENCY",
+          default_value_t = zarr_array::zarr_store::DEFAULT_REMOTE_CONCURRENCY,
+          value_parser = parse_concurrency, help_heading = "Remote stores")]
+    pub concurrency: usize,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
@@ -65,6 +70,18 @@ impl Cli {
             .with_connect_timeout(self.connect_timeout)
             .with_max_retries(self.retries)
             .with_retry_timeout(self.retry_timeout)
+            .with_concurrency(self.concurrency)
+    }
+}
+
+/// A concurrency (`--concurrency`, `ZARR_CONCURRENCY`): a whole number from 1 up.
+///
+/// # Errors
+/// Anything else.
+pub fn parse_concurrency(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{text:?} is not a whole number from 1 up")),
     }
 }
 
@@ -446,6 +463,13 @@ mod tests {
         assert_eq!(o.retry_timeout, Duration::from_millis(1500));
         assert_eq!(o.request_timeout, Duration::from_millis(500));
         assert_eq!(o.connect_timeout, Duration::from_secs(60));
+        assert_eq!(o.concurrency, 256);
+        let cli = Cli::try_parse_from(["zarr", "info", "x", "--concurrency", "64"]).unwrap();
+        assert_eq!(cli.remote_options().concurrency, 64);
+        for bad in ["0", "-1", "lots"] {
+            let refused = Cli::try_parse_from(["zarr", "info", "x", "--concurrency", bad]);
+            assert!(refused.is_err(), "{bad:?}");
+        }
     }
 
     #[test]

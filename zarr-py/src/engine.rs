@@ -33,6 +33,16 @@ pub(crate) enum Access {
 /// [`Access::Existing`] a local directory must exist (nothing is created), so a mistyped path
 /// is a "not found" error rather than a new empty directory.
 pub(crate) fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store>> {
+    open_store_with(location, access, None)
+}
+
+/// [`open_store`] with a remote store's requests in flight at once (`concurrency`; `None`:
+/// `ZARR_CONCURRENCY`, else the default of `zarr_store::RemoteOptions`).
+pub(crate) fn open_store_with(
+    location: &str,
+    access: Access,
+    concurrency: Option<usize>,
+) -> Result<Arc<dyn Store>> {
     let not_found = || Error::NotFound {
         path: location.to_string(),
     };
@@ -42,6 +52,12 @@ pub(crate) fn open_store(location: &str, access: Access) -> Result<Arc<dyn Store
                 return Err(not_found());
             }
             Ok(Arc::new(FilesystemStore::open(&path)?))
+        }
+        StoreUrl::Remote { .. } if concurrency.is_some() => {
+            let n = concurrency.unwrap_or_default();
+            let n = zarr_store::parse_concurrency("concurrency", &n.to_string())?;
+            let options = zarr_store::RemoteOptions::from_env()?.with_concurrency(n);
+            Ok(zarr_store::open_url_with(location, &options)?)
         }
         _ => Ok(zarr_store::open_url(location)?),
     }
@@ -60,13 +76,27 @@ pub(crate) fn open_located(
     access: Access,
     writable: bool,
 ) -> Result<(Arc<dyn Store>, String)> {
+    open_located_with(location, path, access, writable, None)
+}
+
+/// [`open_located`] with a remote store's requests in flight at once ([`open_store_with`]).
+pub(crate) fn open_located_with(
+    location: &str,
+    path: &str,
+    access: Access,
+    writable: bool,
+    concurrency: Option<usize>,
+) -> Result<(Arc<dyn Store>, String)> {
     if writable {
         if let Some(found) = zarr_array::find_enclosing(location, &zarr_store::open_url)? {
-            let store = open_store(&found.location, Access::Existing)?;
+            let store = open_store_with(&found.location, Access::Existing, concurrency)?;
             return Ok((store, found.join(path)));
         }
     }
-    Ok((open_store(location, access)?, path.to_string()))
+    Ok((
+        open_store_with(location, access, concurrency)?,
+        path.to_string(),
+    ))
 }
 
 /// An opened node (the array boxed: it is much larger than a group).

@@ -81,7 +81,8 @@ pub(crate) fn to_py(e: ArrayError) -> PyErr {
             StoreFailure::InvalidUrl { .. }
             | StoreFailure::UnsupportedUrl { .. }
             | StoreFailure::InvalidKey { .. }
-            | StoreFailure::InvalidPrefix { .. } => InvalidArgumentError::new_err(msg),
+            | StoreFailure::InvalidPrefix { .. }
+            | StoreFailure::InvalidOption { .. } => InvalidArgumentError::new_err(msg),
             StoreFailure::NotFound { .. } => NodeNotFoundError::new_err(msg),
             _ => StoreError::new_err(msg),
         },

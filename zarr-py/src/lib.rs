@@ -46,26 +46,44 @@ fn read_only(mode: &str) -> PyResult<bool> {
 /// opened for writing inside a hierarchy with consolidated metadata above `location` is
 /// opened through the outermost group holding some (`engine::open_located`), so that its
 /// changes keep those copies true; so are the nodes `open_array`, `open_group`,
-/// `create_group` and `create_array` open or create.
+/// `create_group` and `create_array` open or create. `concurrency`: the requests a remote
+/// store keeps in flight at once (`None`: `ZARR_CONCURRENCY`, else 256).
 #[pyfunction]
-fn open_node(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<Py<PyAny>> {
+#[pyo3(signature = (location, path, mode, concurrency=None))]
+fn open_node(
+    py: Python<'_>,
+    location: &str,
+    path: &str,
+    mode: &str,
+    concurrency: Option<usize>,
+) -> PyResult<Py<PyAny>> {
     let ro = read_only(mode)?;
     let node = py
         .detach(|| {
-            let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
+            let (store, path) =
+                engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
             engine::open_node(store, &path)
         })
         .py_err()?;
     node_to_py(py, node, ro)
 }
 
-/// Opens the array at `path` inside the store at `location`.
+/// Opens the array at `path` inside the store at `location`; `concurrency` as
+/// [`open_node`] takes it.
 #[pyfunction]
-fn open_array(py: Python<'_>, location: &str, path: &str, mode: &str) -> PyResult<ArrayCore> {
+#[pyo3(signature = (location, path, mode, concurrency=None))]
+fn open_array(
+    py: Python<'_>,
+    location: &str,
+    path: &str,
+    mode: &str,
+    concurrency: Option<usize>,
+) -> PyResult<ArrayCore> {
     let ro = read_only(mode)?;
     let a = py
         .detach(|| {
-            let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
+            let (store, path) =
+                engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
             engine::open_array(store, &path)
         })
         .py_err()?;

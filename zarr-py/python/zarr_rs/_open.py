@@ -79,10 +79,13 @@ def _wrap_node(core: Any, location: str, path: str) -> Array | Group:
     return Group(core, location, path)
 
 
-def open(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array | Group:  # noqa: A001
+def open(  # noqa: A001
+    path_or_url: str, *, mode: Mode = "a", path: str = "", concurrency: int | None = None
+) -> Array | Group:
     """Opens the array or group at a directory or url (``mode`` "r" reads only; "r+" and "a"
     read and write; as in zarr-python, "a" creates a group where there is no node).
-    ``path`` names a node below the location.
+    ``path`` names a node below the location. ``concurrency``: the requests a remote store
+    keeps in flight at once (default ``ZARR_CONCURRENCY``, else 256).
 
     >>> import zarr_rs
     >>> g = zarr_rs.create_group("open.zarr")
@@ -94,7 +97,8 @@ def open(path_or_url: str, *, mode: Mode = "a", path: str = "") -> Array | Group
     """
     _check_mode(mode, ("r", "r+", "a"))
     try:
-        return _wrap_node(_core.open_node(path_or_url, path, mode), path_or_url, path)
+        core = _core.open_node(path_or_url, path, mode, concurrency=concurrency)
+        return _wrap_node(core, path_or_url, path)
     except KeyError:
         if mode != "a":
             raise
