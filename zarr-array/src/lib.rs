@@ -17,6 +17,7 @@ mod fetch;
 pub mod fuzzing;
 mod group;
 mod grow;
+pub mod nonblocking;
 mod path;
 mod read;
 mod select;

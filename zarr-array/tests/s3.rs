@@ -514,6 +514,94 @@ fn s3_round_trips() -> TestResult {
     Ok(())
 }
 
+// ---------------------------------------------------------------------------------------------
+// The async API under a user's tokio runtime.
+
+/// An async write and reads of a 64 x 64 array on `store`, under a tokio runtime of the
+/// caller's with one thread (the current-thread flavour, where a blocking call would stop
+/// everything): no runtime is started inside it (tokio would panic), and its executor keeps
+/// running while the calls wait, as a task ticking every 5 ms shows. `slow` makes the store's
+/// requests wait 100 ms during the reads (when it is given).
+fn check_async_round_trip(store: Arc<dyn Store>, slow: Option<&CountingObjectStore>) -> TestResult {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    let data = ArrayD::from_shape_fn(IxDyn(&[64, 64]), |i| (i[0] * 64 + i[1]) as u16);
+    let array = ArrayBuilder::new(vec![64, 64], DataType::UInt16)
+        .chunk_shape(vec![8, 8])
+        .create(store, "async")?;
+    rt.block_on(async {
+        array
+            .write_region_async(region_at(&[0, 0], &data), data.clone())
+            .await?;
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let ticker = tokio::spawn({
+            let ticks = ticks.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    ticks.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        if let Some(requests) = slow {
+            requests.set_latency(std::time::Duration::from_millis(100));
+        }
+        let back = array
+            .read_region_async::<u16>(Region::new(vec![3, 5], vec![50, 40])?)
+            .await?;
+        assert_eq!(back, data.slice(s![3..53, 5..45]).into_dyn());
+        let bytes = array
+            .read_region_bytes_async(Region::new(vec![63, 62], vec![1, 2])?)
+            .await?;
+        assert_eq!(bytes, [4094u16, 4095].map(u16::to_ne_bytes).concat());
+        let outside = array
+            .read_region_async::<u16>(Region::new(vec![60, 0], vec![8, 8])?)
+            .await;
+        assert!(outside.is_err(), "a region outside the array: {outside:?}");
+        let wrong_type = array
+            .read_region_async::<f32>(Region::new(vec![0, 0], vec![8, 8])?)
+            .await;
+        assert!(
+            matches!(
+                wrong_type,
+                Err(zarr_array::ArrayError::DataTypeMismatch { .. })
+            ),
+            "{wrong_type:?}"
+        );
+        ticker.abort();
+        let ticks = ticks.load(Ordering::Relaxed);
+        if slow.is_some() {
+            // two reads of 100 ms at least: the ticker ran meanwhile
+            assert!(ticks >= 10, "the executor was blocked: {ticks} ticks");
+        }
+        if let Some(requests) = slow {
+            requests.set_latency(std::time::Duration::ZERO);
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })
+}
+
+#[test]
+fn async_round_trip_in_memory() -> TestResult {
+    let (store, requests) =
+        ObjectStoreBackend::new(Arc::new(InMemory::new()), "")?.with_request_counter();
+    check_async_round_trip(Arc::new(store), Some(&requests))
+}
+
+#[test]
+fn async_round_trip_on_the_filesystem() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    check_async_round_trip(Arc::new(FilesystemStore::create(dir.path())?), None)
+}
+
+#[test]
+#[ignore = "needs the local S3 server (scripts/test starts it and runs this)"]
+fn s3_async_round_trip() -> TestResult {
+    s3::endpoint(BUCKET);
+    check_async_round_trip(open_url(&unique_url("async"))?, None)
+}
+
 /// Sparse arrays (the `sparse_layout` codec), plain and sharded, when this build has it.
 fn check_sparse_round_trips(store: &Arc<dyn Store>) -> TestResult {
     // 2-d CSR, 3 x 3 chunks of 20 x 20, a few entries written densely then as triples.
