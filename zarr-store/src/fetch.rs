@@ -87,6 +87,67 @@ impl Fetched {
     }
 }
 
+/// One write of a batch given to [`Store::write_each`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write<'a> {
+    /// Stores the value under the key, as [`Store::set`].
+    Set(&'a str, &'a [u8]),
+    /// Deletes the key, as [`Store::delete`].
+    Delete(&'a str),
+}
+
+impl Write<'_> {
+    /// The key written.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        match self {
+            Write::Set(key, _) | Write::Delete(key) => key,
+        }
+    }
+
+    /// Makes it on `store`, one call.
+    ///
+    /// # Errors
+    /// The store's.
+    pub fn apply_to<S: Store + ?Sized>(&self, store: &S) -> Result<()> {
+        match *self {
+            Write::Set(key, value) => store.set(key, value),
+            Write::Delete(key) => store.delete(key),
+        }
+    }
+}
+
+/// The default [`Store::write_each`]: as [`fetch_each_on_threads`] runs reads.
+pub(crate) fn write_each_on_threads<S: Store + ?Sized>(
+    store: &S,
+    writes: &[Write<'_>],
+) -> Result<()> {
+    let threads = store.fetch_concurrency().min(writes.len());
+    if threads <= 1 {
+        return writes.iter().try_for_each(|w| w.apply_to(store));
+    }
+    let next = AtomicUsize::new(0);
+    let failed = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(write) = writes.get(i) else {
+                    break;
+                };
+                if let Err(e) = write.apply_to(store) {
+                    let mut failed = failed.lock().unwrap_or_else(PoisonError::into_inner);
+                    failed.get_or_insert(e);
+                }
+            });
+        }
+    });
+    match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Where [`Store::fetch_each`] hands each answer over: the index of its request in the
 /// batch, and the answer or the error of that one request.
 pub type Deliver<'d> = dyn FnMut(usize, Result<Fetched>) + Send + 'd;

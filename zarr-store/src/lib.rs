@@ -23,7 +23,7 @@ pub mod testing;
 mod unconditional;
 
 pub use error::{Result, StoreError};
-pub use fetch::{Deliver, Fetch, Fetched};
+pub use fetch::{Deliver, Fetch, Fetched, Write};
 pub use filesystem::{FilesystemStore, LOCK_FILE};
 pub use key::{validate_key, validate_prefix, TEMP_PREFIX};
 pub use memory::MemoryStore;

@@ -18,7 +18,7 @@ use object_store::{
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
 use crate::error::{Result, StoreError};
-use crate::fetch::{Deliver, Fetch, Fetched as FetchedAnswer};
+use crate::fetch::{Deliver, Fetch, Fetched as FetchedAnswer, Write};
 use crate::key::{validate_key, validate_prefix};
 use crate::open::{invalid, percent_decode};
 use crate::range::{resolve_all, ByteRange};
@@ -425,6 +425,24 @@ impl ObjectStoreBackend {
             .into_iter()
             .collect::<object_store::Result<Vec<Piece>>>()
             .map(Fetched::Pieces)
+    }
+
+    /// One request of a [`Store::write_each`] batch.
+    async fn write_one(&self, write: &Write<'_>) -> Result<()> {
+        let key = write.key();
+        let location = self.location(key)?;
+        match *write {
+            Write::Set(_, value) => self
+                .store
+                .put(&location, PutPayload::from(value.to_vec()))
+                .await
+                .map(drop)
+                .map_err(|e| remote(key, "set", e)),
+            Write::Delete(_) => match self.store.delete(&location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(remote(key, "delete", e)),
+            },
+        }
     }
 
     /// One request of a [`Store::fetch_each`] batch.
@@ -857,6 +875,35 @@ impl Store for ObjectStoreBackend {
         validate_key(key)?;
         let location = self.location(key)?;
         block_on(self.read_ranges(key, &location, ranges))?
+    }
+
+    /// Every PUT and DELETE on the shared runtime, up to [`RemoteOptions::concurrency`] in
+    /// flight.
+    fn write_each(&self, writes: &[Write<'_>]) -> Result<()> {
+        for write in writes {
+            validate_key(write.key())?;
+            self.check_writable(write.key())?;
+        }
+        block_on(async {
+            let mut pending = FuturesUnordered::new();
+            let mut first_error = None;
+            let mut next = writes.iter();
+            loop {
+                while pending.len() < self.retry.concurrency {
+                    let Some(write) = next.next() else {
+                        break;
+                    };
+                    pending.push(self.write_one(write));
+                }
+                let Some(result) = pending.next().await else {
+                    break;
+                };
+                if let Err(e) = result {
+                    first_error.get_or_insert(e);
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        })?
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Result, StoreError};
-use crate::fetch::{Deliver, Fetch};
+use crate::fetch::{Deliver, Fetch, Write};
 use crate::key::validate_key;
 use crate::range::{resolve_all, ByteRange};
 
@@ -153,6 +153,23 @@ pub trait Store: Send + Sync + fmt::Debug {
     fn fetch_each(&self, requests: &[Fetch<'_>], deliver: &mut Deliver<'_>) -> Result<()> {
         crate::fetch::fetch_each_on_threads(self, requests, deliver);
         Ok(())
+    }
+
+    /// Makes every write of `writes` (values of distinct keys stored or deleted, as
+    /// [`Store::set`] and [`Store::delete`] make them), all of them, in any order; then
+    /// returns the first error met, if any (the other writes are made all the same).
+    ///
+    /// A store whose requests have latency keeps many in flight at once, as
+    /// [`Store::fetch_each`] does: an object store up to its
+    /// [`fetch_concurrency`](Store::fetch_concurrency) PUTs and DELETEs on its runtime. The
+    /// default makes them one after the other on the calling thread, or, for a store whose
+    /// `fetch_concurrency` is above 1, on that many threads.
+    ///
+    /// # Errors
+    /// The first error of a write (an invalid key, a read-only store, what the storage
+    /// reports).
+    fn write_each(&self, writes: &[Write<'_>]) -> Result<()> {
+        crate::fetch::write_each_on_threads(self, writes)
     }
 
     /// Whether [`Store::open_value`] opens a value without reading it and then reads each
@@ -556,6 +573,9 @@ macro_rules! forward_store {
             }
             fn fetch_each(&self, requests: &[Fetch<'_>], deliver: &mut Deliver<'_>) -> Result<()> {
                 (**self).fetch_each(requests, deliver)
+            }
+            fn write_each(&self, writes: &[Write<'_>]) -> Result<()> {
+                (**self).write_each(writes)
             }
             fn cheap_ranged_reads(&self) -> bool {
                 (**self).cheap_ranged_reads()

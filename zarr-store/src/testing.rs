@@ -206,11 +206,74 @@ fn check_get_many(store: &dyn Store) {
             (!i.is_multiple_of(3)).then(|| bytes(&format!("value {i}")))
         })
         .collect();
-    expect_eq(store.get_many(&asked), expected, "get_many");
+    expect_eq(store.get_many(&asked), expected.clone(), "get_many");
     assert!(
         store.get_many(&["many/c/1", "../escape"]).is_err(),
         "get_many with an invalid key fails"
     );
+    // fetch_each: every request answered once, each kind of answer as its one call gives it
+    let whole = [crate::ByteRange::Suffix(1)];
+    let requests: Vec<crate::Fetch<'_>> = asked
+        .iter()
+        .map(|key| crate::Fetch::Value(key))
+        .chain([
+            crate::Fetch::Ranges("many/c/2", &whole),
+            crate::Fetch::Size("many/c/4"),
+        ])
+        .chain([crate::Fetch::Value("../escape")])
+        .collect();
+    let mut answers: Vec<Option<Result<crate::Fetched>>> = requests.iter().map(|_| None).collect();
+    ok(
+        store.fetch_each(&requests, &mut |i, answer| {
+            assert!(
+                answers[i].replace(answer).is_none(),
+                "fetch_each answers once"
+            );
+        }),
+        "fetch_each",
+    );
+    for (i, want) in expected.iter().enumerate() {
+        match &answers[i] {
+            Some(Ok(crate::Fetched::Value(got))) => assert_eq!(got, want, "fetch_each {i}"),
+            other => panic!("fetch_each {i}: {other:?}"),
+        }
+    }
+    let n = expected.len();
+    assert!(
+        matches!(&answers[n], Some(Ok(crate::Fetched::Ranges(Some(p)))) if p == &[b"2".to_vec()]),
+        "fetch_each of a range: {:?}",
+        answers[n]
+    );
+    assert!(
+        matches!(answers[n + 1], Some(Ok(crate::Fetched::Size(Some(7))))),
+        "fetch_each of a size: {:?}",
+        answers[n + 1]
+    );
+    assert!(
+        matches!(answers[n + 2], Some(Err(StoreError::InvalidKey { .. }))),
+        "fetch_each of an invalid key: {:?}",
+        answers[n + 2]
+    );
+    // write_each: every write made; an invalid key fails
+    ok(
+        store.write_each(&[
+            crate::Write::Set("many/w/0", b"w0"),
+            crate::Write::Set("many/w/1", b"w1"),
+            crate::Write::Delete("many/c/1"),
+        ]),
+        "write_each",
+    );
+    expect_eq(store.get("many/w/1"), Some(bytes("w1")), "write_each set");
+    expect_eq(store.get("many/c/1"), None, "write_each delete");
+    assert!(
+        store
+            .write_each(&[crate::Write::Set("../escape", b"x")])
+            .is_err(),
+        "write_each with an invalid key fails"
+    );
+    ok(store.delete("many/w/0"), "delete");
+    ok(store.delete("many/w/1"), "delete");
+    ok(store.set("many/c/1", b"value 1"), "set");
     // listing with sizes: the same keys as list_prefix, each with its value's size
     let listed = ok(store.list_prefix_sizes("many/"), "list_prefix_sizes");
     let keys_only: Vec<String> = listed.iter().map(|(k, _)| k.clone()).collect();

@@ -80,5 +80,8 @@ impl<S: Store> Store for Unconditional<S> {
     ) -> Result<()> {
         self.inner.fetch_each(requests, deliver)
     }
+    fn write_each(&self, writes: &[crate::Write<'_>]) -> Result<()> {
+        self.inner.write_each(writes)
+    }
     // `conditional_writes`, `get_versioned` and `set_if`: the trait's defaults (none).
 }
