@@ -237,6 +237,13 @@ impl Store for Invalidating {
     ) -> StoreResult<()> {
         self.inner.fetch_each(requests, deliver)
     }
+    fn write_each(&self, writes: &[zarr_store::Write<'_>]) -> StoreResult<()> {
+        let done = self.inner.write_each(writes);
+        for write in writes {
+            self.cache.invalidate_key(write.key());
+        }
+        done
+    }
     fn conditional_writes(&self) -> bool {
         self.inner.conditional_writes()
     }

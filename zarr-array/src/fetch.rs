@@ -38,6 +38,24 @@ pub(crate) fn run_fetched<T: Send>(
     items: &mut [T],
     task: &(dyn Fn(&dyn Store, &mut T) -> Result<()> + Sync),
 ) -> Result<()> {
+    run_fetched_writes(store, items, task).map(drop)
+}
+
+/// What a task of [`run_fetched_writes`] wrote: each key with its new value (`None`:
+/// deleted).
+pub(crate) type Writes = Vec<(String, Option<Vec<u8>>)>;
+
+/// [`run_fetched`] for tasks that write too (the read-modify-writes of a region write): their
+/// writes are kept, not made, and returned (in no particular order) for the caller to make
+/// together ([`Store::write_each`]).
+///
+/// # Errors
+/// As [`run_fetched`]; nothing is written then.
+pub(crate) fn run_fetched_writes<T: Send>(
+    store: &dyn Store,
+    items: &mut [T],
+    task: &(dyn Fn(&dyn Store, &mut T) -> Result<()> + Sync),
+) -> Result<Writes> {
     let tasks: Vec<Mutex<Task<'_, T>>> = items
         .iter_mut()
         .map(|item| {
@@ -63,7 +81,16 @@ pub(crate) fn run_fetched<T: Send>(
             wanted.extend(misses.into_iter().map(|m| (i, m)));
         }
         if wanted.is_empty() {
-            return Ok(());
+            return Ok(tasks
+                .into_iter()
+                .flat_map(|t| {
+                    let t = t.into_inner().unwrap_or_else(PoisonError::into_inner);
+                    t.replay
+                        .writes
+                        .into_inner()
+                        .unwrap_or_else(PoisonError::into_inner)
+                })
+                .collect());
         }
         let fetches: Vec<Fetch<'_>> = wanted.iter().map(|(_, r)| r.as_fetch()).collect();
         let failed: Mutex<Option<ArrayError>> = Mutex::new(None);
@@ -133,7 +160,8 @@ fn attempt<T>(
         return outcome;
     }
     // not all its bytes were here: the next run reads them all again, those it took
-    // fetched again
+    // fetched again, and writes again
+    lock(&t.replay.writes).clear();
     let used = std::mem::take(&mut *lock(&t.replay.used));
     lock(&t.replay.answers).extend(used);
     let moved = std::mem::take(&mut *lock(&t.replay.moved));
@@ -164,8 +192,8 @@ impl Request {
 }
 
 /// The store a task of [`run_fetched`] reads: it answers the reads fetched for the task and
-/// records the others (answering them with an error the run then ignores). It writes
-/// nothing.
+/// records the others (answering them with an error the run then ignores). It keeps the
+/// task's writes ([`run_fetched_writes`]) and makes none; conditional writes it refuses.
 #[derive(Debug, Default)]
 struct Replay {
     /// Answers fetched and not yet read by the current run.
@@ -176,6 +204,8 @@ struct Replay {
     moved: Mutex<Vec<Request>>,
     /// Reads the current run asked for that were not fetched.
     misses: Mutex<Vec<Request>>,
+    /// What the task wrote, each key with its new value (`None`: deleted).
+    writes: Mutex<Writes>,
 }
 
 /// Answers up to this size are kept after a run reads them (copied to it), for a run that
@@ -282,16 +312,16 @@ impl Store for Replay {
         }
     }
 
-    fn set(&self, key: &str, _: &[u8]) -> zarr_store::Result<()> {
-        Err(StoreError::ReadOnly {
-            key: key.to_owned(),
-        })
+    fn set(&self, key: &str, value: &[u8]) -> zarr_store::Result<()> {
+        zarr_store::validate_key(key)?;
+        lock(&self.writes).push((key.to_owned(), Some(value.to_vec())));
+        Ok(())
     }
 
     fn delete(&self, key: &str) -> zarr_store::Result<()> {
-        Err(StoreError::ReadOnly {
-            key: key.to_owned(),
-        })
+        zarr_store::validate_key(key)?;
+        lock(&self.writes).push((key.to_owned(), None));
+        Ok(())
     }
 
     fn delete_prefix(&self, prefix: &str) -> zarr_store::Result<()> {

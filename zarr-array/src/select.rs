@@ -492,7 +492,7 @@ impl Array {
                     bytes[dst * elem..(dst + 1) * elem]
                         .copy_from_slice(&data[src * elem..(src + 1) * elem]);
                 }
-                self.store_buf(kind, &cc, &key, &buf)
+                self.store_buf(&*self.store, kind, &cc, &key, &buf)
             })
     }
 

@@ -8,11 +8,12 @@ use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::{CodecChain, CodecError, SourceBlock};
 use zarr_grid::geometry::{buffer_len, copy_region, regular_chunks_in_region, Region};
 use zarr_grid::ChunkPart;
-use zarr_store::Store;
+use zarr_store::{Store, Write};
 
 use crate::array::{grow_to, Array, ChunkCodec};
 use crate::element::Element;
 use crate::error::{try_collect, ArrayError, Result, SelectionError};
+use crate::fetch;
 use crate::source::ValueSource;
 
 impl Array {
@@ -64,17 +65,67 @@ impl Array {
             self.grid.chunks_in_region(region)?,
             "the chunks a region meets",
         )?;
+        let store = &*self.store;
+        if fetch::batched(store) && !shared {
+            return self.write_parts_batched(&parts, &region.shape, data, kind);
+        }
         if let [part] = parts.as_slice() {
             // one chunk: on this thread, with no hand-over to the pool and back
-            return self.write_chunk_part(part, &region.shape, data, shared, kind);
+            return self.write_chunk_part(store, part, &region.shape, data, shared, kind);
         }
-        parts
-            .par_iter()
-            .try_for_each(|part| self.write_chunk_part(part, &region.shape, data, shared, kind))
+        parts.par_iter().try_for_each(|part| {
+            self.write_chunk_part(store, part, &region.shape, data, shared, kind)
+        })
     }
 
+    /// Writes `parts` on a store that serves many requests at once (an object store): the
+    /// chunks read for a read-modify-write all in flight together ([`fetch::run_fetched`]),
+    /// each chunk encoded on the pool, then every chunk uploaded at once
+    /// ([`Store::write_each`]), in groups of parts whose bytes fit the store's
+    /// [`Store::max_bytes_in_flight`].
+    fn write_parts_batched(
+        &self,
+        parts: &[ChunkPart],
+        shape: &[u64],
+        data: &[u8],
+        kind: Elements<'_>,
+    ) -> Result<()> {
+        let budget = self.store.max_bytes_in_flight();
+        let elem = self.element_size(kind)? as u64;
+        let len = |part: &ChunkPart| part.in_chunk.shape.iter().product::<u64>() * elem;
+        let mut rest = parts;
+        while !rest.is_empty() {
+            let (mut n, mut bytes) = (1, len(&rest[0]));
+            while let Some(part) = rest.get(n) {
+                bytes = bytes.saturating_add(len(part));
+                if bytes > budget {
+                    break;
+                }
+                n += 1;
+            }
+            let (group, later) = rest.split_at(n);
+            rest = later;
+            let mut group: Vec<&ChunkPart> = group.iter().collect();
+            let writes = fetch::run_fetched_writes(&*self.store, &mut group, &|store, part| {
+                self.write_chunk_part(store, part, shape, data, false, kind)
+            })?;
+            let batch: Vec<Write<'_>> = writes
+                .iter()
+                .map(|(key, value)| match value {
+                    Some(value) => Write::Set(key, value),
+                    None => Write::Delete(key),
+                })
+                .collect();
+            self.store.write_each(&batch)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one part of a chunk through `store` (this array's, or a batch's replay, which
+    /// keeps the writes for [`Store::write_each`]).
     fn write_chunk_part(
         &self,
+        store: &dyn Store,
         part: &ChunkPart,
         data_shape: &[u64],
         data: &[u8],
@@ -93,7 +144,7 @@ impl Array {
             let chunk_len = cc.len;
             // the whole chunk buffer is one contiguous run of the data: encode it in place
             let at = part.in_region.linear_offset(data_shape) as usize * elem;
-            return self.store_chunk(&cc, &key, &data[at..at + chunk_len]);
+            return self.store_chunk(store, &cc, &key, &data[at..at + chunk_len]);
         }
         // Every array position of this chunk, in its buffer.
         let covered = self
@@ -112,7 +163,7 @@ impl Array {
                     source: e.into(),
                 }
             })?;
-            return self.store_chunk_from_block(&cc, &key, src);
+            return self.store_chunk_from_block(store, &cc, &key, src);
         }
         let rewrite_leaves = fixed && part.in_chunk != covered && leaves_rewritable(&cc.chain);
         // the part of `data` this write puts into a whole chunk buffer
@@ -148,38 +199,38 @@ impl Array {
             if cc.chain.rewrites_leaves_in_place() {
                 // read only its index and those inner chunks, and let the store copy the
                 // rest of the shard into the new one as it is
-                if let Some(value) = self.store.open_value(&key)? {
-                    let source = ValueSource::new(&*self.store, &*value);
+                if let Some(value) = store.open_value(&key)? {
+                    let source = ValueSource::new(store, &*value);
                     let pieces =
                         self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
                             c.rewrite_leaves_in_place(&source, l, f)
                         })?;
                     return match pieces {
                         Some(pieces) => Ok(value.replace(&pieces)?),
-                        None => Ok(self.store.delete(&key)?),
+                        None => Ok(store.delete(&key)?),
                     };
                 }
                 let new =
                     self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
                         c.rewrite_leaves(None, l, f)
                     })?;
-                return self.store_rewritten(&key, new);
+                return self.store_rewritten(store, &key, new);
             }
-            let stored = self.store.get(&key)?;
+            let stored = store.get(&key)?;
             let new = self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
                 c.rewrite_leaves(stored.as_deref(), l, f)
             })?;
-            return self.store_rewritten(&key, new);
+            return self.store_rewritten(store, &key, new);
         }
         let mut chunk = if part.in_chunk == covered {
             // the write replaces every array position of the chunk: start from fill
             self.fill_buf(kind, &cc)?
         } else {
-            let stored = self.store.get(&key)?;
+            let stored = store.get(&key)?;
             self.decoded_or_fill(kind, &cc, &key, stored.as_deref())?
         };
         place(chunk.buf.as_bytes_mut());
-        self.store_buf(kind, &cc, &key, &chunk)
+        self.store_buf(store, kind, &cc, &key, &chunk)
     }
 
     /// The size of an element of a chunk buffer of `kind`.
@@ -255,16 +306,17 @@ impl Array {
     /// value (unless [`WriteOptions::write_empty_chunks`] is set).
     pub(crate) fn store_buf(
         &self,
+        store: &dyn Store,
         kind: Elements<'_>,
         cc: &ChunkCodec,
         key: &str,
         chunk: &ChunkBuf,
     ) -> Result<()> {
         match kind {
-            Elements::Fixed => self.store_chunk(cc, key, chunk.buf.as_bytes()),
+            Elements::Fixed => self.store_chunk(store, cc, key, chunk.buf.as_bytes()),
             Elements::Variable(data) => {
                 let encoded = self.encode_vlen_buf(cc, key, chunk, data, false)?;
-                self.store_rewritten(key, encoded)
+                self.store_rewritten(store, key, encoded)
             }
         }
     }
@@ -326,10 +378,15 @@ impl Array {
     }
 
     /// Stores a rewritten chunk, or deletes it when nothing is left (`None`).
-    pub(crate) fn store_rewritten(&self, key: &str, new: Option<Vec<u8>>) -> Result<()> {
+    pub(crate) fn store_rewritten(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        new: Option<Vec<u8>>,
+    ) -> Result<()> {
         match new {
-            Some(bytes) => Ok(self.store.set(key, &bytes)?),
-            None => Ok(self.store.delete(key)?),
+            Some(bytes) => Ok(store.set(key, &bytes)?),
+            None => Ok(store.delete(key)?),
         }
     }
 
@@ -435,7 +492,13 @@ impl Array {
     }
 
     /// Encodes and stores one whole chunk buffer, or deletes the key when it is all fill.
-    pub(crate) fn store_chunk(&self, cc: &ChunkCodec, key: &str, chunk: &[u8]) -> Result<()> {
+    pub(crate) fn store_chunk(
+        &self,
+        store: &dyn Store,
+        cc: &ChunkCodec,
+        key: &str,
+        chunk: &[u8],
+    ) -> Result<()> {
         let codec_err = |source| ArrayError::Codec {
             context: key.to_string(),
             source,
@@ -448,8 +511,8 @@ impl Array {
             cc.chain.encode_chunk(chunk).map_err(codec_err)?
         };
         match encoded {
-            Some(bytes) => self.store.set(key, &bytes)?,
-            None => self.store.delete(key)?,
+            Some(bytes) => store.set(key, &bytes)?,
+            None => store.delete(key)?,
         }
         Ok(())
     }
@@ -457,6 +520,7 @@ impl Array {
     /// As [`Array::store_chunk`] for the chunk that is the block `place` of `data`.
     fn store_chunk_from_block(
         &self,
+        store: &dyn Store,
         cc: &ChunkCodec,
         key: &str,
         src: SourceBlock<'_>,
@@ -467,7 +531,7 @@ impl Array {
         };
         if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
             let bytes = cc.chain.encode_from_block(src).map_err(codec_err)?;
-            return Ok(self.store.set(key, &bytes)?);
+            return Ok(store.set(key, &bytes)?);
         }
         // a shard as its index and inner chunks, written one after the other
         match cc
@@ -477,9 +541,9 @@ impl Array {
         {
             Some(parts) => {
                 let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-                self.store.set_parts(key, &parts)?;
+                store.set_parts(key, &parts)?;
             }
-            None => self.store.delete(key)?,
+            None => store.delete(key)?,
         }
         Ok(())
     }

@@ -259,6 +259,25 @@ fn requests_in_flight_in_memory() -> TestResult {
     assert_eq!(c.get, chunks.len() as u64, "one GET per chunk met: {c:?}");
     assert!(c.peak_in_flight >= 64, "{c:?}");
 
+    // writes: every chunk's PUT in flight together too, and a plane written in part reads
+    // its 144 chunks at once, then writes them at once
+    let (written, c) = counted(&requests, "the whole array written, 288 chunks", || {
+        array.write_region(&region_at(&[0, 0, 0], &data), data.view())
+    });
+    written?;
+    assert_eq!((c.put, c.total()), (288, 288), "{c:?}");
+    assert_eq!(c.peak_in_flight, 256, "{c:?}");
+    let plane = ArrayD::from_elem(IxDyn(&[1, 96, 96]), 7u16);
+    let (written, c) = counted(&requests, "a plane written through 144 chunks", || {
+        array.write_region(&region_at(&[5, 0, 0], &plane), plane.view())
+    });
+    written?;
+    assert_eq!((c.get, c.put, c.total()), (144, 144, 288), "{c:?}");
+    assert_eq!(c.peak_in_flight, 144, "{c:?}");
+    let mut want = data.clone();
+    want.slice_mut(s![5..6, .., ..]).fill(7);
+    assert_eq!(array.read_all::<u16>()?, want);
+
     // shards of 4 x 48 x 48: a plane is 4 shard indexes at once, then each shard's inner
     // chunks in one request
     let sharded = ArrayBuilder::new(vec![8, 96, 96], DataType::UInt16)
