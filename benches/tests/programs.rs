@@ -45,6 +45,49 @@ fn peer_bench_writes_and_reads_every_workload() {
     assert!(!bad.status.success());
 }
 
+/// The latency benchmark at a small size, as a test of requests in flight and requests made
+/// (not of time): 2 rounds for a read of 32^3 chunks (the metadata, then all 64 chunks at
+/// once), every upload in flight at once, and a plane through shards in 3 rounds of few
+/// requests (the metadata, the 4 shard indexes, each shard's inner chunks in one request).
+#[test]
+fn latency_bench_keeps_every_request_in_flight() {
+    let out = Command::new(env!("CARGO_BIN_EXE_latency-bench"))
+        .args(["--n", "128", "--latency-ms", "30", "--repeat", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let row = |workload: &str, op: &str| -> (u64, u64) {
+        let r = rows
+            .iter()
+            .find(|r| r["workload"] == workload && r["op"] == op)
+            .unwrap_or_else(|| panic!("no row {workload} {op}: {stdout}"));
+        (
+            r["requests"].as_u64().unwrap(),
+            r["peak_in_flight"].as_u64().unwrap(),
+        )
+    };
+    // 128^3 in 32^3 chunks: 64 objects
+    assert_eq!(row("chunks", "write"), (64, 64));
+    assert_eq!(row("chunks", "read"), (65, 64));
+    // the plane [64]: 16 chunks
+    assert_eq!(row("chunks", "plane"), (17, 16));
+    // one shard of 128^3: one PUT, one GET
+    assert_eq!(row("shards", "write"), (1, 1));
+    assert_eq!(row("shards", "read"), (2, 1));
+    // the metadata, the index, the 16 inner chunks the plane meets in one request
+    assert_eq!(row("shards", "plane"), (3, 1));
+}
+
 #[test]
 fn prepend_table_prints_a_row_per_grid() {
     let dir = tempfile::tempdir().unwrap();
