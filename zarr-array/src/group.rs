@@ -773,17 +773,33 @@ impl Group {
     /// with their metadata document.
     fn listed_children(&self, dir: &NodePath) -> Result<Vec<(NodePath, Child)>> {
         let listing = self.store.list_dir(&dir.prefix())?;
+        let children: Vec<NodePath> = listing
+            .prefixes
+            .iter()
+            .filter_map(|prefix| {
+                let name = prefix.trim_end_matches('/').rsplit('/').next()?;
+                dir.child(name).ok()
+            })
+            .collect();
+        let store = &*self.store;
+        let found: Vec<Found> = if crate::fetch::batched(store) {
+            // a remote store: every child's metadata requested at once
+            let mut slots: Vec<(&NodePath, Found)> =
+                children.iter().map(|c| (c, Found::Nothing)).collect();
+            crate::fetch::run_fetched(store, &mut slots, &|replay, (child, found)| {
+                *found = find_node(replay, child)?;
+                Ok(())
+            })?;
+            slots.into_iter().map(|(_, found)| found).collect()
+        } else {
+            children
+                .iter()
+                .map(|child| find_node(store, child))
+                .collect::<Result<_>>()?
+        };
         let mut out = Vec::new();
-        for prefix in listing.prefixes {
-            let name = prefix
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or_default();
-            let Ok(child) = dir.child(name) else {
-                continue;
-            };
-            let doc = match find_node(&*self.store, &child)? {
+        for (child, found) in children.into_iter().zip(found) {
+            let doc = match found {
                 Found::Nothing => continue,
                 // a document that is not JSON becomes a string, which classifies as unreadable
                 Found::V3(bytes) => {

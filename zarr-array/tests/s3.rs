@@ -295,6 +295,49 @@ fn requests_in_flight_in_memory() -> TestResult {
     Ok(())
 }
 
+/// Listing a group's members on an object store whose requests wait: every child's metadata
+/// requested at once (one round for v3 children; a v2 child's `.zarray` or `.zgroup` after
+/// its missing `zarr.json`), the requests pinned.
+#[test]
+fn group_listing_in_flight_in_memory() -> TestResult {
+    let (store, requests) =
+        ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?.with_request_counter();
+    let store: Arc<dyn Store> = Arc::new(store);
+    let root = Group::create(store.clone(), "", serde_json::Map::new())?;
+    for i in 0..40 {
+        if i % 2 == 0 {
+            root.create_group(&format!("g{i:02}"), serde_json::Map::new())?;
+        } else {
+            ArrayBuilder::new(vec![4], DataType::UInt8)
+                .chunk_shape(vec![2])
+                .create(store.clone(), &format!("a{i:02}"))?;
+        }
+    }
+    Group::create_v2(store.clone(), "old", serde_json::Map::new())?;
+    let root = Group::open(store.clone(), "")?;
+    requests.set_latency(std::time::Duration::from_millis(100));
+    let (members, c) = counted(&requests, "41 members", || root.members());
+    let members = members?;
+    requests.set_latency(std::time::Duration::ZERO);
+    assert_eq!(members.len(), 41);
+    for (name, kind) in &members {
+        let want = if name.starts_with('a') {
+            zarr_array::NodeKind::Array
+        } else {
+            zarr_array::NodeKind::Group
+        };
+        assert_eq!(kind, &want, "{name}");
+    }
+    // the listing, 41 zarr.json (one missing), then .zarray (missing), then .zgroup
+    assert_eq!(
+        (c.list_with_delimiter, c.get, c.total()),
+        (1, 43, 44),
+        "{c:?}"
+    );
+    assert_eq!(c.peak_in_flight, 41, "{c:?}");
+    Ok(())
+}
+
 #[test]
 fn shard_requests_in_memory() -> TestResult {
     check_shard_requests(ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?)
