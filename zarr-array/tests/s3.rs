@@ -338,6 +338,49 @@ fn group_listing_in_flight_in_memory() -> TestResult {
     Ok(())
 }
 
+/// A sparse read of a region on an object store whose requests wait: every chunk of the
+/// region requested at once.
+#[test]
+fn sparse_reads_in_flight_in_memory() -> TestResult {
+    let (store, requests) =
+        ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?.with_request_counter();
+    let store: Arc<dyn Store> = Arc::new(store);
+    // 8 x 8 chunks of 20 x 20, an entry or more in each
+    let reference = ArrayD::from_shape_fn(IxDyn(&[160, 160]), |i| {
+        if (i[0] * 7 + i[1] * 3) % 13 == 0 {
+            (i[0] * 160 + i[1]) as f64 + 0.5
+        } else {
+            0.0
+        }
+    });
+    let a = ArrayBuilder::new(vec![160, 160], DataType::Float64)
+        .chunk_shape(vec![20, 20])
+        .sparse(Format::Csr)
+        .create(store.clone(), "csr")?;
+    a.write_region(&region_at(&[0, 0], &reference), reference.view())?;
+    requests.set_latency(std::time::Duration::from_millis(100));
+    let (coo, c) = counted(&requests, "a sparse read of 64 chunks", || {
+        a.sparse()?.read_coo::<f64>(&Region::whole(a.shape()))
+    });
+    requests.set_latency(std::time::Duration::ZERO);
+    let coo = coo?;
+    let mut back = ArrayD::from_elem(IxDyn(&[160, 160]), 0.0f64);
+    for (at, v) in coo.coords().columns().into_iter().zip(coo.values()) {
+        back[[at[0] as usize, at[1] as usize]] = *v;
+    }
+    let nnz = reference.iter().filter(|&&v| v != 0.0).count();
+    let wrong: Vec<_> = back
+        .indexed_iter()
+        .filter(|(i, v)| **v != reference[i.clone()])
+        .take(3)
+        .map(|(i, v)| (i.clone(), *v, reference[i]))
+        .collect();
+    assert!(wrong.is_empty(), "{} of {nnz}: {wrong:?}", coo.nnz());
+    assert_eq!((c.get, c.total()), (64, 64), "{c:?}");
+    assert_eq!(c.peak_in_flight, 64, "{c:?}");
+    Ok(())
+}
+
 #[test]
 fn shard_requests_in_memory() -> TestResult {
     check_shard_requests(ObjectStoreBackend::new(Arc::new(InMemory::new()), "data")?)

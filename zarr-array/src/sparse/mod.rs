@@ -74,6 +74,7 @@ use zarr_codecs::sparse_layout::SparseLayoutCodec;
 use zarr_codecs::{CodecChain, CodecError};
 use zarr_grid::geometry::Region;
 use zarr_layout_sparse::{Layout, SparseError, SparseSum, SparseValue};
+use zarr_store::Store;
 
 use crate::array::Array;
 use crate::element::Element;
@@ -553,23 +554,36 @@ impl<'a> SparseArray<'a> {
             return Ok(identity());
         }
         let targets = self.targets(region)?;
+        // one stored chunk, read through `store` (the array's, or a batch's replay)
+        let one = |store: &dyn Store, (chunk, wanted): &(Vec<i64>, Region)| -> Result<R> {
+            let key = self.array.chunk_key(chunk);
+            let (Some(bytes), Some(place)) = (store.get(&key)?, self.place_of(chunk)) else {
+                return Ok(identity());
+            };
+            let chunks = self
+                .collect_value(&bytes, &place, wanted)
+                .map_err(|source| ArrayError::Codec {
+                    context: key,
+                    source,
+                })?;
+            map(chunks)
+        };
+        let store = &*self.array.store;
+        if crate::fetch::batched(store) {
+            // a remote store: every chunk requested at once, each decoded as it arrives
+            let mut slots: Vec<_> = targets.iter().map(|t| (t, None::<R>)).collect();
+            crate::fetch::run_fetched(store, &mut slots, &|replay, (target, out)| {
+                *out = Some(one(replay, target)?);
+                Ok(())
+            })?;
+            return Ok(slots
+                .into_iter()
+                .filter_map(|(_, r)| r)
+                .fold(identity(), &reduce));
+        }
         targets
             .par_iter()
-            .map(|(chunk, wanted)| -> Result<R> {
-                let key = self.array.chunk_key(chunk);
-                let (Some(bytes), Some(place)) =
-                    (self.array.store.get(&key)?, self.place_of(chunk))
-                else {
-                    return Ok(identity());
-                };
-                let chunks = self
-                    .collect_value(&bytes, &place, wanted)
-                    .map_err(|source| ArrayError::Codec {
-                        context: key,
-                        source,
-                    })?;
-                map(chunks)
-            })
+            .map(|target| one(store, target))
             .try_reduce(&identity, |a, b| Ok(reduce(a, b)))
     }
 
