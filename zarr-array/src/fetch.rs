@@ -20,11 +20,12 @@ use zarr_store::{
 
 use crate::error::{ArrayError, Result};
 
-/// Whether reads of `store` should go through [`run_fetched`]: it serves more requests at
-/// once than the compute pool has threads (an object store). Local stores keep the pool's
-/// loops, where each thread reads and decodes.
+/// Whether reads of `store` should go through [`run_fetched`]: it serves more than one
+/// request at once to good effect (an object store, whatever its concurrency: the batches
+/// keep to it, where the pool's loops would keep a request per thread in flight). Local
+/// stores keep the pool's loops, where each thread reads and decodes.
 pub(crate) fn batched(store: &dyn Store) -> bool {
-    store.fetch_concurrency() > rayon::current_num_threads()
+    store.fetch_concurrency() > 1
 }
 
 /// Runs `task` on every item, its reads of the store served by [`Store::fetch_each`]

@@ -259,6 +259,20 @@ fn requests_in_flight_in_memory() -> TestResult {
     assert_eq!(c.get, chunks.len() as u64, "one GET per chunk met: {c:?}");
     assert!(c.peak_in_flight >= 64, "{c:?}");
 
+    // a small concurrency is kept to as well
+    let few = Array::open(
+        Arc::new(
+            ObjectStoreBackend::new(requests.clone(), "data")?
+                .with_remote_options(&zarr_store::RemoteOptions::default().with_concurrency(2)),
+        ),
+        "a",
+    )?;
+    let (plane, c) = counted(&requests, "a plane, two requests at a time", || {
+        few.read_region::<u16>(&Region::new(vec![5, 0, 0], vec![1, 24, 24])?)
+    });
+    assert_eq!(plane?, data.slice(s![5..6, ..24, ..24]).into_dyn());
+    assert_eq!((c.get, c.peak_in_flight), (9, 2), "{c:?}");
+
     // writes: every chunk's PUT in flight together too, and a plane written in part reads
     // its 144 chunks at once, then writes them at once
     let (written, c) = counted(&requests, "the whole array written, 288 chunks", || {
