@@ -209,8 +209,8 @@ impl Array {
         let mut work: Vec<(&ChunkPart, &mut Block<'_>)> =
             parts.iter().zip(blocks.iter_mut()).collect();
         if batched {
-            // a store that serves more requests at once than there are threads (an object
-            // store): every chunk's requests in flight together, each chunk decoded on the
+            // a store that serves many requests at once (an object store): every chunk's
+            // requests in flight together, each chunk decoded on the
             // pool as its bytes arrive
             return fetch::run_fetched(store, &mut work, &|replay, (part, block)| {
                 run(replay, &mut Vec::new(), part, block)

@@ -338,8 +338,8 @@ impl Array {
     /// Reads points: grouped by chunk, each chunk fetched and decoded once, as far as its
     /// points need ([`CodecChain::decode_points`]: a shard's index and the inner chunks they
     /// fall in, `[bytes]`'s element spans, a compressed chunk's prefix), the chunks in
-    /// parallel; on a store that serves more requests at once than there are threads (an
-    /// object store), that many chunks are in flight at once.
+    /// parallel; on a store that serves many requests at once (an object store), every
+    /// chunk's requests in flight together (`fetch::run_fetched`).
     ///
     /// [`CodecChain::decode_points`]: zarr_codecs::CodecChain::decode_points
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8], kind: ReadInto<'_>) -> Result<()> {
