@@ -13,8 +13,9 @@
 //! instead of elements: a write's chunk buffer names, for each element, one of the stored
 //! chunk, one of the data or the fill value (`write::Elements::Variable`), and is made of
 //! them when encoded; a read's output names the elements its sink kept of each part or
-//! chunk (`read::ReadInto::Variable`), moved into the result at the end (a selection's
-//! chunks on an object store fetched in batches, `Store::get_many`). A chunk a write covers
+//! chunk (`read::ReadInto::Variable`), moved into the result at the end (on an object store,
+//! every chunk's requests in flight at once through the remote engine, `fetch`, as for
+//! numbers). A chunk a write covers
 //! in part is read, changed and stored, by compare-and-swap where a neighbouring append may
 //! share it; a shard is decoded and re-encoded whole (sharding's partial encoder takes
 //! fixed-size elements only). This module keeps the typed entry points and the conversions
