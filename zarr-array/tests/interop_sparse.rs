@@ -313,7 +313,7 @@ fn we_read_sparse_arrays_zarr_python_writes() {
             nonzero
         );
         // every chunk's sparse bytes are what our encoder writes for its dense chunk
-        if let Some(codec) = a.codecs().array_to_bytes_as::<SparseLayoutCodec>() {
+        if let Some(codec) = SparseLayoutCodec::of(a.codecs()) {
             for chunk in a.stored_chunks().unwrap() {
                 let stored = store.get(&a.chunk_key(&chunk)).unwrap().unwrap();
                 let theirs = a.codecs().decode_to_array_bytes(&stored).unwrap();

@@ -146,7 +146,7 @@ impl BytesCodec {
 
     /// Decodes the first `data.len()` bytes of a chunk in place (a whole number of
     /// elements): the byte order, element by element.
-    pub(crate) fn decode_prefix_in_place(&self, data: &mut [u8]) {
+    fn swap_prefix(&self, data: &mut [u8]) {
         if let Some(width) = self.swap {
             swap_in_place(data, width);
         }
@@ -212,6 +212,19 @@ impl ArrayToBytesCodec for BytesCodec {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn encodes_as_is(&self) -> bool {
+        self.is_native_order()
+    }
+
+    fn decodes_prefix(&self) -> bool {
+        true
+    }
+
+    fn decode_prefix_in_place(&self, prefix: &mut [u8]) -> Result<()> {
+        self.swap_prefix(prefix);
+        Ok(())
     }
 
     fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
@@ -294,7 +307,7 @@ impl ArrayToBytesCodec for BytesCodec {
             return Ok(false);
         };
         let mut span = single_range(got, (end - first) as u64)?;
-        self.decode_prefix_in_place(&mut span);
+        self.swap_prefix(&mut span);
         let zeros = vec![0u64; region.rank()];
         block_runs(
             shape,
@@ -363,7 +376,7 @@ impl ArrayToBytesCodec for BytesCodec {
             let from = (at - start) as usize;
             out[i * elem..(i + 1) * elem].copy_from_slice(&bytes[from..from + elem]);
         }
-        self.decode_prefix_in_place(out);
+        self.swap_prefix(out);
         Ok(true)
     }
 

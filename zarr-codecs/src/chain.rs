@@ -6,7 +6,6 @@ use zarr_meta::{ExtensionDef, MetaError};
 
 use crate::block::{Block, SourceBlock};
 use crate::buffer::AlignedBuffer;
-use crate::bytes::BytesCodec;
 use crate::codec::{
     decode_a2b_into, pick_points, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
     Decoded,
@@ -85,13 +84,15 @@ impl CodecChain {
         let mut bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>> = Vec::new();
         let mut a2b_len = len;
         for def in defs {
-            // the codecs of this crate that see elements take fixed-size ones, but for the
-            // vlen codecs and sharding (whose inner chain is checked the same way); an unknown
-            // name is refused by name below (or skipped when it may be)
+            // a codec that sees elements takes fixed-size ones unless its factory says
+            // otherwise (the vlen codecs, sharding, whose inner chain is checked the same
+            // way, transpose); refused before its factory sees variable-size elements. An
+            // unknown name is refused by name below (or skipped when it may be).
             if array_to_bytes.is_none()
                 && current.data_type.is_variable_size()
-                && registry.contains(&def.name)
-                && !takes_variable_size(&def.name)
+                && registry
+                    .get(&def.name)
+                    .is_some_and(|f| !f.takes_variable_size())
             {
                 return Err(CodecError::VariableSizeElements {
                     codec: def.name.clone(),
@@ -208,12 +209,6 @@ impl CodecChain {
     /// The array->bytes codec.
     pub fn array_to_bytes(&self) -> &dyn ArrayToBytesCodec {
         &*self.array_to_bytes
-    }
-
-    /// The array->bytes codec as its concrete type, when it is a `T`:
-    /// `chain.array_to_bytes_as::<SparseLayoutCodec>()`, `chain.array_to_bytes_as::<ShardingCodec>()`.
-    pub fn array_to_bytes_as<T: 'static>(&self) -> Option<&T> {
-        self.array_to_bytes.as_any().downcast_ref::<T>()
     }
 
     /// Whether the chain has array->array codecs (`transpose`) before its array->bytes codec.
@@ -370,12 +365,7 @@ impl CodecChain {
     pub fn decode_vlen(&self, bytes: &[u8]) -> Result<crate::vlen::VlenChunk> {
         // the array -> array codecs run below, on the elements
         let decoded = self.decode_bytes_bounded(bytes)?;
-        #[cfg(feature = "sharding")]
-        if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
-            return self.unpermute_vlen(shard.decode_vlen(decoded.as_slice())?);
-        }
-        let codec = self.vlen_codec("decoding variable-size elements")?;
-        self.unpermute_vlen(codec.decode_chunk(decoded.as_slice())?)
+        self.unpermute_vlen(self.array_to_bytes.decode_vlen(decoded.as_slice())?)
     }
 
     /// The elements of `chunk` (in the order the array -> bytes codec sees them) put back
@@ -407,9 +397,7 @@ impl CodecChain {
     /// Whether [`CodecChain::decode_vlen_region`] reads only part of a stored chunk: a
     /// sharded chain of variable-size elements (`[sharding_indexed]` alone).
     pub fn reads_vlen_regions(&self) -> bool {
-        self.bytes_to_bytes.is_empty()
-            && self.array_to_array.is_empty()
-            && self.array_to_bytes.name() == "sharding_indexed"
+        self.supports_partial_decode()
     }
 
     /// The elements of `region` (of the chunk; C order of the region) of a stored chunk of a
@@ -427,11 +415,8 @@ impl CodecChain {
         region: &Region,
     ) -> Result<Option<crate::vlen::VlenChunk>> {
         check_inside(&self.repr, region)?;
-        #[cfg(feature = "sharding")]
         if self.reads_vlen_regions() {
-            if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
-                return shard.decode_vlen_region(source, region);
-            }
+            return self.array_to_bytes.decode_vlen_region(source, region);
         }
         let Some(bytes) = source.get()? else {
             return Ok(None);
@@ -495,25 +480,8 @@ impl CodecChain {
         I: IntoIterator<Item = &'a [u8]>,
         I::IntoIter: ExactSizeIterator,
     {
-        #[cfg(feature = "sharding")]
-        if let Some(shard) = self.array_to_bytes_as::<crate::sharding::ShardingCodec>() {
-            let items: Vec<&[u8]> = items.into_iter().collect();
-            return self.encode_bytes(shard.encode_vlen(&items)?);
-        }
-        let codec = self.vlen_codec("encoding variable-size elements")?;
-        self.encode_bytes(codec.encode_chunk(items)?)
-    }
-
-    #[cfg(feature = "vlen")]
-    fn vlen_codec(&self, operation: &'static str) -> Result<&crate::vlen::VlenCodec> {
-        self.array_to_bytes_as::<crate::vlen::VlenCodec>()
-            .ok_or_else(|| CodecError::NotApplicable {
-                operation,
-                reason: format!(
-                    "the array -> bytes codec is {:?}, not vlen-utf8, vlen-bytes or sharding_indexed over one",
-                    self.array_to_bytes.name()
-                ),
-            })
+        let bytes = self.array_to_bytes.encode_vlen(&mut items.into_iter())?;
+        self.encode_bytes(bytes)
     }
 
     /// Whether encoding a borrowed chunk copies nothing before the first compressor: no array
@@ -523,11 +491,7 @@ impl CodecChain {
     pub(crate) fn encodes_borrowed(&self) -> bool {
         !self.bytes_to_bytes.is_empty()
             && self.array_to_array.is_empty()
-            && self
-                .array_to_bytes
-                .as_any()
-                .downcast_ref::<BytesCodec>()
-                .is_some_and(BytesCodec::is_native_order)
+            && self.array_to_bytes.encodes_as_is()
     }
 
     fn encode_bytes(&self, mut bytes: Vec<u8>) -> Result<Vec<u8>> {
@@ -825,7 +789,7 @@ impl CodecChain {
         let elem = self.repr.element_size();
         let last: Vec<u64> = region.end().iter().map(|&e| e - 1).collect();
         let end = (linear_index(&last, &self.repr.shape) as usize + 1) * elem;
-        if self.prefix_codecs(end).is_none() {
+        if self.prefix_codec(end).is_none() {
             return Ok(false);
         }
         let mut run = |prefix: &mut [u8]| -> Result<bool> {
@@ -862,30 +826,28 @@ impl CodecChain {
     /// `bytes` codec and the innermost compressor, which may stop early (`zstd`, `blosc`);
     /// `None` when the chain has another shape, or `end` lies so late in the chunk (past three
     /// quarters of it) that stopping early saves too little.
-    fn prefix_codecs(&self, end: usize) -> Option<(&BytesCodec, &dyn BytesToBytesCodec)> {
-        let codec = self
-            .array_to_array
-            .is_empty()
-            .then(|| self.array_to_bytes.as_any().downcast_ref::<BytesCodec>())
-            .flatten()?;
+    fn prefix_codec(&self, end: usize) -> Option<&dyn BytesToBytesCodec> {
+        if !self.array_to_array.is_empty() || !self.array_to_bytes.decodes_prefix() {
+            return None;
+        }
         let innermost = self.bytes_to_bytes.first()?;
         // a prefix of more than three quarters of the chunk saves too little
-        (end <= self.len / 4 * 3).then_some((codec, &**innermost))
+        (end <= self.len / 4 * 3).then_some(&**innermost)
     }
 
     /// For `[bytes, compressor, ...]`: decodes the first `prefix.len()` bytes of the decoded
     /// chunk (native byte order) into `prefix`, without the rest, when the innermost
     /// compressor can stop early (`zstd`, `blosc`). `false` (leaving `prefix` unspecified)
-    /// when the chain cannot ([`CodecChain::prefix_codecs`]) or the compressor declines.
+    /// when the chain cannot ([`CodecChain::prefix_codec`]) or the compressor declines.
     fn decode_prefix_into(&self, bytes: &[u8], prefix: &mut [u8]) -> Result<bool> {
-        let Some((codec, innermost)) = self.prefix_codecs(prefix.len()) else {
+        let Some(innermost) = self.prefix_codec(prefix.len()) else {
             return Ok(false);
         };
         let cur = self.decode_bytes(bytes, 1)?;
         if !innermost.decode_prefix_into(cur.as_slice(), prefix, self.bounds[0])? {
             return Ok(false);
         }
-        codec.decode_prefix_in_place(prefix);
+        self.array_to_bytes.decode_prefix_in_place(prefix)?;
         Ok(true)
     }
 
@@ -1041,16 +1003,6 @@ fn check_inside(repr: &ChunkRepr, region: &Region) -> Result<()> {
         })
 }
 
-/// Whether codec `name` takes variable-size elements: the vlen codecs, sharding over them,
-/// and `transpose`, which only moves elements
-/// ([`ArrayToArrayCodec::encoded_order`]).
-fn takes_variable_size(name: &str) -> bool {
-    matches!(
-        name,
-        "vlen-utf8" | "vlen-bytes" | "sharding_indexed" | "transpose"
-    )
-}
-
 /// The element order of an array -> array codec run on variable-size elements
 /// ([`ArrayToArrayCodec::encoded_order`]); refused for a codec that changes values (which
 /// [`CodecChain::from_defs`] does not build for such elements).
@@ -1132,6 +1084,92 @@ mod tests {
             let want: Vec<&[u8]> = [9, 10, 13, 14].iter().map(|&i| many[i]).collect();
             assert_eq!(part.iter().collect::<Vec<_>>(), want, "{json}");
         }
+    }
+
+    /// Issue 37: the chain knows no codec by name or type, so a codec of another crate
+    /// takes variable-size elements by saying so when it registers, and runs through every
+    /// variable-size path of the chain as `vlen-utf8` does; registered without saying so, it
+    /// is refused before its factory is called.
+    #[cfg(all(feature = "vlen", feature = "zstd"))]
+    #[test]
+    fn a_registered_codec_takes_variable_size_elements() {
+        use crate::registry::CodecFactory;
+        use crate::vlen::{VlenCodec, VLEN_UTF8};
+
+        #[derive(Debug)]
+        struct Wrapped(VlenCodec);
+        impl ArrayToBytesCodec for Wrapped {
+            fn name(&self) -> &'static str {
+                "test.vlen"
+            }
+            fn to_def(&self) -> ExtensionDef {
+                ExtensionDef::new("test.vlen")
+            }
+            fn decoded_repr(&self) -> &ChunkRepr {
+                self.0.decoded_repr()
+            }
+            fn encoded_size_bound(&self) -> u64 {
+                self.0.encoded_size_bound()
+            }
+            fn as_any(&self) -> &dyn std::any::Any {
+                self
+            }
+            fn encode(&self, input: &[u8]) -> Result<Vec<u8>> {
+                self.0.encode(input)
+            }
+            fn decode_into(&self, input: &[u8], out: &mut [u8]) -> Result<()> {
+                self.0.decode_into(input, out)
+            }
+            fn decode_vlen(&self, input: &[u8]) -> Result<crate::vlen::VlenChunk> {
+                self.0.decode_chunk(input)
+            }
+            fn encode_vlen(
+                &self,
+                items: &mut dyn ExactSizeIterator<Item = &[u8]>,
+            ) -> Result<Vec<u8>> {
+                self.0.encode_chunk(items)
+            }
+        }
+        fn factory(_: &ExtensionDef, r: &ChunkRepr, _: &CodecRegistry) -> Result<Codec> {
+            Ok(Codec::ArrayToBytes(Box::new(Wrapped(VlenCodec::new(
+                VLEN_UTF8, r,
+            )?))))
+        }
+        let fill = FillValue::from_json(&serde_json::json!(""), DataType::String).unwrap();
+        let r = ChunkRepr::new(vec![2, 3], DataType::String, fill);
+        let json = r#"[{"name":"transpose","configuration":{"order":[1,0]}},
+                       {"name":"test.vlen"},{"name":"zstd","configuration":{"level":1}}]"#;
+        let mut registry = default_registry();
+        registry
+            .register(
+                "test.vlen",
+                CodecFactory::new(factory).taking_variable_size(),
+            )
+            .unwrap();
+        let c = CodecChain::from_json(json, &r, &registry).unwrap();
+        let items: Vec<&[u8]> = ["a", "bb", "", "dé", "e", "ff"]
+            .iter()
+            .map(|s| s.as_bytes())
+            .collect();
+        let encoded = c.encode_vlen(items.iter().copied()).unwrap();
+        let back = c.decode_vlen(&encoded).unwrap();
+        assert_eq!(back.iter().collect::<Vec<_>>(), items);
+        let region = Region::new(vec![0, 1], vec![2, 2]).unwrap();
+        let part = c.decode_vlen_region(&encoded, &region).unwrap().unwrap();
+        let want: Vec<&[u8]> = [1, 2, 4, 5].iter().map(|&i| items[i]).collect();
+        assert_eq!(part.iter().collect::<Vec<_>>(), want);
+        // fixed-size paths stay refused
+        assert!(c.decode(&encoded).is_err());
+
+        let mut fixed = default_registry();
+        fixed
+            .register("test.vlen", CodecFactory::new(factory))
+            .unwrap();
+        let err = CodecChain::from_json(r#"[{"name":"test.vlen"}]"#, &r, &fixed).unwrap_err();
+        assert!(
+            matches!(&err, CodecError::VariableSizeElements { codec, .. } if codec == "test.vlen"),
+            "{err}"
+        );
     }
 
     #[test]

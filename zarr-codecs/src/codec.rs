@@ -138,8 +138,39 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         None
     }
 
-    /// The concrete codec, for downcasting (see [`crate::CodecChain::array_to_bytes_as`]).
+    /// The concrete codec, for the module that owns it to find its own codec in a chain
+    /// (`SparseLayoutCodec::of`); the chain itself never downcasts.
     fn as_any(&self) -> &dyn Any;
+
+    /// Whether this codec's encoding of a chunk is the chunk's bytes as they are (`bytes` in
+    /// the machine's byte order): a chain may then hand its first bytes -> bytes codec the
+    /// chunk itself, with no copy.
+    fn encodes_as_is(&self) -> bool {
+        false
+    }
+
+    /// Whether [`ArrayToBytesCodec::decode_prefix_in_place`] applies: the encoding of each
+    /// element lies where the element does (`bytes`), so that a prefix of the encoding
+    /// decodes to the same prefix of the chunk. A chain then decodes only the prefix of a
+    /// chunk that a region or points need, where its compressor can stop early.
+    fn decodes_prefix(&self) -> bool {
+        false
+    }
+
+    /// Decodes in place the first `prefix.len()` bytes (whole elements) of this codec's
+    /// encoding of a chunk into the same bytes of the decoded chunk (`bytes`: the byte
+    /// order). Only for a codec that [decodes prefixes](ArrayToBytesCodec::decodes_prefix):
+    /// the default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default).
+    fn decode_prefix_in_place(&self, prefix: &mut [u8]) -> Result<()> {
+        let _ = prefix;
+        Err(CodecError::NotApplicable {
+            operation: "decoding a prefix of a chunk",
+            reason: format!("codec {:?} does not encode elements in place", self.name()),
+        })
+    }
 
     /// Encodes a chunk (native byte order, C order).
     ///
@@ -323,9 +354,55 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         None
     }
 
-    /// Whether [`ArrayToBytesCodec::decode_region`] reads less than the whole value.
+    /// Whether [`ArrayToBytesCodec::decode_region`] (and, for variable-size elements,
+    /// [`ArrayToBytesCodec::decode_vlen_region`]) reads less than the whole value.
     fn supports_partial_decode(&self) -> bool {
         false
+    }
+
+    /// Decodes a chunk of variable-size elements (`string`, `variable_length_bytes`; after
+    /// the chain's bytes -> bytes decoders): every element of the chunk shape, in C order.
+    /// The default refuses: a codec of fixed-size elements.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); corrupt, truncated or oversized data.
+    #[cfg(feature = "vlen")]
+    fn decode_vlen(&self, input: &[u8]) -> Result<crate::vlen::VlenChunk> {
+        let _ = input;
+        Err(no_vlen(self.name(), "decoding variable-size elements"))
+    }
+
+    /// Encodes the elements of a chunk of variable-size elements (C order, every element of
+    /// the chunk shape), before the chain's bytes -> bytes encoders. The default refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default), another number of elements, an element
+    /// too large for the format.
+    #[cfg(feature = "vlen")]
+    fn encode_vlen(&self, items: &mut dyn ExactSizeIterator<Item = &[u8]>) -> Result<Vec<u8>> {
+        let _ = items;
+        Err(no_vlen(self.name(), "encoding variable-size elements"))
+    }
+
+    /// The elements of `region` (inside the chunk, checked by the caller; C order of the
+    /// region) of a chunk of variable-size elements stored in `source`, reading only what the
+    /// region needs; `None` when it is not stored. Only for a codec that
+    /// [supports partial decoding](ArrayToBytesCodec::supports_partial_decode): the default
+    /// refuses.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] (the default); a failing source, corrupt data.
+    #[cfg(feature = "vlen")]
+    fn decode_vlen_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+    ) -> Result<Option<crate::vlen::VlenChunk>> {
+        let _ = (source, region);
+        Err(no_vlen(
+            self.name(),
+            "decoding a region of variable-size elements",
+        ))
     }
 
     /// Decodes the part `region` of the chunk stored in `source` into `out` (C order, the
@@ -426,6 +503,17 @@ fn no_inner_chunks(codec: &str, operation: &'static str) -> CodecError {
     CodecError::NotApplicable {
         operation,
         reason: format!("codec {codec:?} stores no inner chunks"),
+    }
+}
+
+/// The error of a variable-size operation asked of a codec of fixed-size elements.
+#[cfg(feature = "vlen")]
+fn no_vlen(codec: &str, operation: &'static str) -> CodecError {
+    CodecError::NotApplicable {
+        operation,
+        reason: format!(
+            "the array -> bytes codec is {codec:?}, not vlen-utf8, vlen-bytes or sharding_indexed over one"
+        ),
     }
 }
 

@@ -43,7 +43,7 @@ impl CodecChain {
     /// The chain that stores the leaves: the innermost chain reached through sharding levels
     /// (a level with array -> array codecs ends the descent); the chain itself when it is not
     /// sharded. Its array -> bytes codec may be downcast
-    /// (`chain.leaf_chain().array_to_bytes_as::<SparseLayoutCodec>()`).
+    /// (`SparseLayoutCodec::of(chain.leaf_chain())`).
     pub fn leaf_chain(&self) -> &CodecChain {
         let mut chain = self;
         while let Some(inner) = chain.inner_level() {

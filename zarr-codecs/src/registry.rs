@@ -22,18 +22,53 @@ use crate::codec::Codec;
 use crate::error::Result;
 use crate::repr::ChunkRepr;
 
-/// Builds a codec from its definition for the representation it will see. Nested definitions
-/// (a shard's inner and index codecs) resolve through the registry it is handed.
+/// The function that builds a codec from its definition for the representation it will see.
+/// Nested definitions (a shard's inner and index codecs) resolve through the registry it is
+/// handed.
+pub type BuildFn = fn(&ExtensionDef, &ChunkRepr, &CodecRegistry) -> Result<Codec>;
+
+/// Builds a codec from its definition, and says before building it whether the codec takes
+/// variable-size elements (`string`, `variable_length_bytes`): a codec that does not is
+/// refused for them ([`crate::CodecError::VariableSizeElements`]) before its factory sees
+/// such a representation.
 #[derive(Clone, Copy)]
-pub struct CodecFactory(pub fn(&ExtensionDef, &ChunkRepr, &CodecRegistry) -> Result<Codec>);
+pub struct CodecFactory {
+    build: BuildFn,
+    variable_size: bool,
+}
 
 impl fmt::Debug for CodecFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CodecFactory")
+        f.debug_struct("CodecFactory")
+            .field("variable_size", &self.variable_size)
+            .finish_non_exhaustive()
     }
 }
 
 impl CodecFactory {
+    /// The factory `build` of a codec that takes fixed-size elements only.
+    pub const fn new(build: BuildFn) -> Self {
+        CodecFactory {
+            build,
+            variable_size: false,
+        }
+    }
+
+    /// The same factory, for a codec that takes variable-size elements too (the vlen codecs,
+    /// `sharding_indexed` over them, `transpose`, which only moves elements).
+    #[must_use]
+    pub const fn taking_variable_size(self) -> Self {
+        CodecFactory {
+            variable_size: true,
+            ..self
+        }
+    }
+
+    /// Whether the codec takes variable-size elements.
+    pub fn takes_variable_size(&self) -> bool {
+        self.variable_size
+    }
+
     /// Runs the factory.
     ///
     /// # Errors
@@ -44,7 +79,7 @@ impl CodecFactory {
         repr: &ChunkRepr,
         registry: &CodecRegistry,
     ) -> Result<Codec> {
-        (self.0)(def, repr, registry)
+        (self.build)(def, repr, registry)
     }
 }
 
@@ -69,36 +104,39 @@ pub type CodecRegistry = Registry<CodecFactory>;
 /// # Errors
 /// [`MetaError::DuplicateExtension`] if one of the names is already registered.
 pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> {
-    registry.register(crate::bytes::NAME, CodecFactory(crate::bytes::factory))?;
+    registry.register(crate::bytes::NAME, CodecFactory::new(crate::bytes::factory))?;
     registry.register(
         crate::transpose::NAME,
-        CodecFactory(crate::transpose::factory),
+        CodecFactory::new(crate::transpose::factory).taking_variable_size(),
     )?;
 
     #[cfg(feature = "gzip")]
-    registry.register(crate::gzip::NAME, CodecFactory(crate::gzip::factory))?;
+    registry.register(crate::gzip::NAME, CodecFactory::new(crate::gzip::factory))?;
     #[cfg(not(feature = "gzip"))]
     registry.register_compiled_out("gzip", "gzip");
 
     #[cfg(feature = "zstd")]
-    registry.register(crate::zstd::NAME, CodecFactory(crate::zstd::factory))?;
+    registry.register(crate::zstd::NAME, CodecFactory::new(crate::zstd::factory))?;
     #[cfg(not(feature = "zstd"))]
     registry.register_compiled_out("zstd", "zstd");
 
     #[cfg(feature = "blosc")]
-    registry.register(crate::blosc::NAME, CodecFactory(crate::blosc::factory))?;
+    registry.register(crate::blosc::NAME, CodecFactory::new(crate::blosc::factory))?;
     #[cfg(not(feature = "blosc"))]
     registry.register_compiled_out("blosc", "blosc");
 
     #[cfg(feature = "crc32c")]
-    registry.register(crate::crc32c::NAME, CodecFactory(crate::crc32c::factory))?;
+    registry.register(
+        crate::crc32c::NAME,
+        CodecFactory::new(crate::crc32c::factory),
+    )?;
     #[cfg(not(feature = "crc32c"))]
     registry.register_compiled_out("crc32c", "crc32c");
 
     #[cfg(feature = "sharding")]
     registry.register(
         crate::sharding::NAME,
-        CodecFactory(crate::sharding::factory),
+        CodecFactory::new(crate::sharding::factory).taking_variable_size(),
     )?;
     #[cfg(not(feature = "sharding"))]
     registry.register_compiled_out("sharding_indexed", "sharding");
@@ -106,8 +144,14 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     #[cfg(feature = "vlen")]
     {
         use crate::vlen::{factory_bytes, factory_utf8, VLEN_BYTES, VLEN_UTF8};
-        registry.register(VLEN_UTF8, CodecFactory(factory_utf8))?;
-        registry.register(VLEN_BYTES, CodecFactory(factory_bytes))?;
+        registry.register(
+            VLEN_UTF8,
+            CodecFactory::new(factory_utf8).taking_variable_size(),
+        )?;
+        registry.register(
+            VLEN_BYTES,
+            CodecFactory::new(factory_bytes).taking_variable_size(),
+        )?;
     }
     #[cfg(not(feature = "vlen"))]
     {
@@ -117,7 +161,7 @@ pub fn register_defaults(registry: &mut CodecRegistry) -> Result<(), MetaError> 
     #[cfg(feature = "sparse")]
     registry.register(
         crate::sparse_layout::NAME,
-        CodecFactory(crate::sparse_layout::factory),
+        CodecFactory::new(crate::sparse_layout::factory),
     )?;
     #[cfg(not(feature = "sparse"))]
     registry.register_compiled_out("sparse_layout", "sparse");

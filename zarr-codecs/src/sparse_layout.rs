@@ -53,7 +53,7 @@
 //!
 //! // the sparse form, without densifying: views into the buffer the chain decoded
 //! let buf = chain.decode_to_array_bytes(&stored)?;
-//! let codec: &SparseLayoutCodec = chain.array_to_bytes_as().expect("a sparse_layout chain");
+//! let codec = SparseLayoutCodec::of(&chain).expect("a sparse_layout chain");
 //! let chunk = codec.decode_sparse(buf)?; // owns the buffer
 //! let mat = chunk.sprs_view::<f32, u16, u32>()?;
 //! assert_eq!(mat.get(1, 2), Some(&1.5));
@@ -82,6 +82,7 @@ use zarr_layout_sparse::{
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint};
 
 use crate::buffer::{is_aligned, AlignedBuffer};
+use crate::chain::CodecChain;
 use crate::codec::{ArrayToBytesCodec, Codec};
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
@@ -247,6 +248,13 @@ fn header_nnz(bytes: &[u8]) -> Option<u64> {
 }
 
 impl SparseLayoutCodec {
+    /// The array -> bytes codec of `chain` when it is `sparse_layout` (whose bytes, after the
+    /// chain's bytes -> bytes decoders, [`SparseLayoutCodec::decode_sparse`] reads as a sparse
+    /// chunk); `None` for any other codec.
+    pub fn of(chain: &CodecChain) -> Option<&SparseLayoutCodec> {
+        chain.array_to_bytes().as_any().downcast_ref()
+    }
+
     /// The codec for chunks of `repr` in `layout`.
     ///
     /// # Errors

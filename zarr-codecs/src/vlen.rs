@@ -361,6 +361,14 @@ impl ArrayToBytesCodec for VlenCodec {
         self
     }
 
+    fn decode_vlen(&self, input: &[u8]) -> Result<VlenChunk> {
+        self.decode_chunk(input)
+    }
+
+    fn encode_vlen(&self, items: &mut dyn ExactSizeIterator<Item = &[u8]>) -> Result<Vec<u8>> {
+        self.encode_chunk(items)
+    }
+
     fn encode(&self, _: &[u8]) -> Result<Vec<u8>> {
         Err(self.not_fixed("encoding a byte buffer"))
     }

@@ -149,18 +149,18 @@ pub fn build(id: &str, configuration: Map<String, Value>, repr: &ChunkRepr) -> R
 pub fn register(registry: &mut CodecRegistry) -> Result<(), MetaError> {
     for c in NUMCODECS {
         match factory_of(c.id) {
-            Some(f) => registry.register(c.name, CodecFactory(f))?,
+            Some(f) => registry.register(c.name, CodecFactory::new(f))?,
             None => registry.register_compiled_out(c.name, c.feature),
         }
     }
     #[cfg(feature = "pcodec")]
-    registry.register(pcodec::NAME, CodecFactory(pcodec::factory))?;
+    registry.register(pcodec::NAME, CodecFactory::new(pcodec::factory))?;
     #[cfg(not(feature = "pcodec"))]
     registry.register_compiled_out("pcodec", "pcodec");
     #[cfg(feature = "zfp")]
     {
-        registry.register(zfp::NAME, CodecFactory(zfp::factory))?;
-        registry.register(zfp::ZFPY_NAME, CodecFactory(zfp::zfpy_factory))?;
+        registry.register(zfp::NAME, CodecFactory::new(zfp::factory))?;
+        registry.register(zfp::ZFPY_NAME, CodecFactory::new(zfp::zfpy_factory))?;
     }
     #[cfg(not(feature = "zfp"))]
     {

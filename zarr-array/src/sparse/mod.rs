@@ -279,7 +279,7 @@ impl<'a> Plan<'a> {
         if leaf.has_array_to_array() {
             return None;
         }
-        let codec = leaf.array_to_bytes_as::<SparseLayoutCodec>()?;
+        let codec = SparseLayoutCodec::of(leaf)?;
         Some(Plan { chain, leaf, codec })
     }
 

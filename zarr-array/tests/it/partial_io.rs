@@ -68,7 +68,7 @@ fn counting_factory(
 fn counting_extensions() -> Extensions {
     let mut ext = Extensions::default();
     ext.codecs
-        .register("test.counting", CodecFactory(counting_factory))
+        .register("test.counting", CodecFactory::new(counting_factory))
         .unwrap();
     ext
 }

@@ -602,7 +602,7 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
 
     // another writer stored an entry before the array's start (buffer row 0 of chunk -1):
     // readers ignore it, and rewriting the chunk drops it
-    let codec: &SparseLayoutCodec = a.codecs().array_to_bytes_as().unwrap();
+    let codec = SparseLayoutCodec::of(a.codecs()).unwrap();
     let key = a.chunk_key(&[-1, 0]);
     let foreign = encode_triples(codec.layout(), &[4, 4], &[0, 2, 1, 1], &[99i32, 10], &0).unwrap();
     s.set(&key, &a.codecs().encode_from_array_bytes(foreign).unwrap())
@@ -714,7 +714,7 @@ fn prepend_on_a_sharded_sparse_array() {
 fn edge_chunks_ignore_entries_outside_the_array() {
     let s = store();
     let a = sparse_array(&s, "edge", vec![10, 7], vec![4, 4], Format::Coo, None);
-    let codec: &SparseLayoutCodec = a.codecs().array_to_bytes_as().unwrap();
+    let codec = SparseLayoutCodec::of(a.codecs()).unwrap();
     // chunk (2, 1) covers rows 8..10 and columns 4..7: local (3, 3) is outside the array
     let bytes = encode_triples(
         codec.layout(),

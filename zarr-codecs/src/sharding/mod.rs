@@ -445,6 +445,26 @@ impl ArrayToBytesCodec for ShardingCodec {
         true
     }
 
+    #[cfg(feature = "vlen")]
+    fn decode_vlen(&self, input: &[u8]) -> Result<crate::vlen::VlenChunk> {
+        self.decode_shard_vlen(input)
+    }
+
+    #[cfg(feature = "vlen")]
+    fn encode_vlen(&self, items: &mut dyn ExactSizeIterator<Item = &[u8]>) -> Result<Vec<u8>> {
+        let items: Vec<&[u8]> = items.collect();
+        self.encode_shard_vlen(&items)
+    }
+
+    #[cfg(feature = "vlen")]
+    fn decode_vlen_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+    ) -> Result<Option<crate::vlen::VlenChunk>> {
+        self.decode_shard_vlen_region(source, region)
+    }
+
     fn decode_region(
         &self,
         source: &dyn ByteRangeSource,

@@ -51,7 +51,7 @@ impl ShardingCodec {
 
     /// Decodes a whole stored shard of variable-size elements: every element of the shard
     /// shape, those of missing inner chunks the fill value.
-    pub(crate) fn decode_vlen(&self, shard: &[u8]) -> Result<VlenChunk> {
+    pub(super) fn decode_shard_vlen(&self, shard: &[u8]) -> Result<VlenChunk> {
         let parts = self.inner_chunk_bytes(shard)?;
         let inner = parts
             .iter()
@@ -78,7 +78,7 @@ impl ShardingCodec {
     /// through `source`: the index (one request), then, in one more, only the inner chunks
     /// the region meets; elements of missing inner chunks are the fill value. `None` when the
     /// shard is not stored.
-    pub(crate) fn decode_vlen_region(
+    pub(super) fn decode_shard_vlen_region(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
@@ -126,7 +126,7 @@ impl ShardingCodec {
     /// Encodes the elements of a shard (C order, every element of the shard shape): inner
     /// chunks that are all fill value are not stored, unless every one is (the caller asked
     /// for the shard to be stored, so it then holds them all).
-    pub(crate) fn encode_vlen(&self, items: &[&[u8]]) -> Result<Vec<u8>> {
+    pub(super) fn encode_shard_vlen(&self, items: &[&[u8]]) -> Result<Vec<u8>> {
         let n = count(&self.repr.shape)?;
         if items.len() != n {
             return Err(CodecError::BufferLength {

@@ -65,7 +65,7 @@ fn open(name: &str) -> (Value, ChunkRepr, Result<CodecChain, CodecError>) {
 fn check_example(name: &str) -> (usize, usize) {
     let (meta, repr, chain) = open(name);
     let chain = chain.unwrap_or_else(|e| panic!("{name}: {e}"));
-    let codec: &SparseLayoutCodec = chain.array_to_bytes_as().unwrap();
+    let codec = SparseLayoutCodec::of(&chain).unwrap();
     let shape = u64s(&meta["shape"]);
     let (npy_shape, data) = read_npy(&data_dir().join(format!("{name}.npy")));
     assert_eq!(npy_shape, shape);
@@ -201,7 +201,7 @@ fn sparse_layout_as_the_inner_codec_of_sharding() {
         // the stored inner chunks (the leaves), as sparse chunks
         assert_eq!(chain.leaf_grid_shape(), [2, 2]);
         let leaf_chain = chain.leaf_chain();
-        let inner_codec: &SparseLayoutCodec = leaf_chain.array_to_bytes_as().unwrap();
+        let inner_codec = SparseLayoutCodec::of(leaf_chain).unwrap();
         let leaves = chain
             .visit_stored_leaves(&shard, None, |idx, bytes| {
                 let buf = leaf_chain.decode_to_array_bytes(bytes)?;
@@ -257,7 +257,7 @@ fn compressors() -> Vec<Value> {
 fn decoders_are_bounded_by_the_sparse_bound_not_the_dense_size() {
     for compressor in compressors() {
         let chain = coo_3d_chain(compressor.clone());
-        let codec: &SparseLayoutCodec = chain.array_to_bytes_as().unwrap();
+        let codec = SparseLayoutCodec::of(&chain).unwrap();
         // 64 entries: 32 + 2 * 16 header and table, 3 * 64 * 2 indices, 64 * 4 values
         assert_eq!(codec.encoded_size_bound(), 64 + 384 + 256);
         assert!(codec.encoded_size_bound() > chain.decoded_len() as u64);
@@ -314,7 +314,7 @@ fn raw_chunks_beyond_the_bound_are_refused() {
         &default_registry(),
     )
     .unwrap();
-    let codec: &SparseLayoutCodec = chain.array_to_bytes_as().unwrap();
+    let codec = SparseLayoutCodec::of(&chain).unwrap();
     let chunk = f32_bytes(&[1.0; 64]);
     let mut stored = chain.encode(&chunk).unwrap();
     assert_eq!(stored.len() as u64, codec.encoded_size_bound());
@@ -363,7 +363,7 @@ fn encode_from_array_bytes_is_the_inverse_of_decode_to_array_bytes() {
     let chain =
         coo_3d_chain(json!({"name": "zstd", "configuration": {"level": 3, "checksum": true}}));
     assert!(!chain.stores_empty_chunks());
-    let codec: &SparseLayoutCodec = chain.array_to_bytes_as().unwrap();
+    let codec = SparseLayoutCodec::of(&chain).unwrap();
     let mut dense = [0.0f32; 64];
     dense[17] = 7.0;
     let sparse = codec.encode(&f32_bytes(&dense)).unwrap();
