@@ -1,16 +1,18 @@
-//! Writing regions of an [`Array`]: chunks covered whole encoded from the data, chunks covered
-//! in part read, modified and written (by compare-and-swap where another writer may share
-//! them), shard leaves rewritten in place, and the typed writes.
+//! Writing regions of an [`Array`], each chunk by one of three branches: a chunk covered whole
+//! is encoded from the data; a chunk covered in part whose codecs have a partial encoder (a
+//! shard) is updated through it, which re-encodes only what the part touches; any other chunk
+//! covered in part is read, decoded, updated and encoded. Chunks covered in part are written
+//! by compare-and-swap where another writer may share them. And the typed writes.
 
 use ndarray::ArrayViewD;
 use rayon::prelude::*;
 use zarr_buffer::{fill_pattern, AlignedBuffer};
-use zarr_codecs::{CodecChain, CodecError, SourceBlock};
-use zarr_grid::geometry::{buffer_len, copy_region, regular_chunks_in_region, Region};
+use zarr_codecs::{ChunkUpdate, SourceBlock};
+use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::ChunkPart;
 use zarr_store::{Store, Write};
 
-use crate::array::{grow_to, Array, ChunkCodec};
+use crate::array::{Array, ChunkCodec};
 use crate::element::Element;
 use crate::error::{try_collect, ArrayError, Result, SelectionError};
 use crate::fetch;
@@ -165,7 +167,28 @@ impl Array {
             })?;
             return self.store_chunk_from_block(store, &cc, &key, src);
         }
-        let rewrite_leaves = fixed && part.in_chunk != covered && leaves_rewritable(&cc.chain);
+        let codec_err = |source| ArrayError::Codec {
+            context: key.clone(),
+            source,
+        };
+        // a chunk written in part whose codecs update part of a chunk (a shard: only the
+        // inner chunks the part touches are re-encoded)
+        let partial = match cc.chain.partial_encoder() {
+            Some(encoder) if fixed && part.in_chunk != covered => {
+                let keep_empty = shared || self.options.write_empty_chunks;
+                let update = ChunkUpdate::new(
+                    data,
+                    data_shape,
+                    elem,
+                    &part.in_region,
+                    part.in_chunk.clone(),
+                    keep_empty,
+                )
+                .map_err(|e| codec_err(e.into()))?;
+                Some((encoder, update))
+            }
+            _ => None,
+        };
         // the part of `data` this write puts into a whole chunk buffer
         let place = |chunk: &mut [u8]| {
             copy_region(
@@ -182,44 +205,36 @@ impl Array {
         if shared {
             // Positions of this chunk outside the part may be another writer's: update it by
             // compare-and-swap, from the chunk as stored at the time of the write.
-            return self.update_chunk(&key, |stored| {
-                if rewrite_leaves {
-                    self.rewrite_shard(&cc, &key, part, data_shape, data, true, |chain, l, f| {
-                        chain.rewrite_leaves(stored, l, f)
-                    })
-                } else {
+            return self.update_chunk(&key, |stored| match &partial {
+                Some((encoder, update)) => encoder.encode_update(stored, update).map_err(codec_err),
+                None => {
                     let mut chunk = self.decoded_or_fill(kind, &cc, &key, stored)?;
                     place(chunk.buf.as_bytes_mut());
                     self.encode_shared(kind, &cc, &key, &chunk, stored.is_some())
                 }
             });
         }
-        if rewrite_leaves {
-            // a shard written in part: only the inner chunks the part touches are re-encoded
-            if cc.chain.rewrites_leaves_in_place() {
-                // read only its index and those inner chunks, and let the store copy the
-                // rest of the shard into the new one as it is
+        if let Some((encoder, update)) = &partial {
+            if encoder.updates_in_place() {
+                // read only what the update needs (a shard's index and the inner chunks it
+                // touches), and let the store copy the rest into the new value as it is
                 if let Some(value) = store.open_value(&key)? {
                     let source = ValueSource::new(store, &*value);
-                    let pieces =
-                        self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
-                            c.rewrite_leaves_in_place(&source, l, f)
-                        })?;
-                    return match pieces {
+                    return match encoder
+                        .encode_update_pieces(&source, update)
+                        .map_err(codec_err)?
+                    {
                         Some(pieces) => Ok(value.replace(&pieces)?),
                         None => Ok(store.delete(&key)?),
                     };
                 }
-                let new =
-                    self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
-                        c.rewrite_leaves(None, l, f)
-                    })?;
+                let new = encoder.encode_update(None, update).map_err(codec_err)?;
                 return self.store_rewritten(store, &key, new);
             }
             let stored = store.get(&key)?;
-            let new = self.rewrite_shard(&cc, &key, part, data_shape, data, false, |c, l, f| {
-                c.rewrite_leaves(stored.as_deref(), l, f)
-            })?;
+            let new = encoder
+                .encode_update(stored.as_deref(), update)
+                .map_err(codec_err)?;
             return self.store_rewritten(store, &key, new);
         }
         let mut chunk = if part.in_chunk == covered {
@@ -390,94 +405,6 @@ impl Array {
         }
     }
 
-    /// The shard under `key` with the part `part` written, as `rewrite` makes it from the
-    /// chain, the leaves (inner chunks) the part touches and the function that writes one
-    /// ([`CodecChain::rewrite_leaves`] of the stored bytes, or
-    /// [`CodecChain::rewrite_leaves_in_place`] of an opened value): that function decodes a
-    /// leaf when the part covers it only in part, writes the part into it and re-encodes it;
-    /// every other leaf keeps its encoded bytes as they are. With `keep_empty` (a
-    /// compare-and-swap write, which cannot delete), leaves of fill value are stored.
-    #[allow(clippy::too_many_arguments)] // the chunk, the data part written and the rewrite
-    fn rewrite_shard<R>(
-        &self,
-        cc: &ChunkCodec,
-        key: &str,
-        part: &ChunkPart,
-        data_shape: &[u64],
-        data: &[u8],
-        keep_empty: bool,
-        rewrite: impl FnOnce(&CodecChain, &[Vec<u64>], &LeafWriter<'_>) -> Result<R, LeafError>,
-    ) -> Result<R> {
-        let codec_err = |source: CodecError| ArrayError::Codec {
-            context: key.to_string(),
-            source,
-        };
-        let elem = self.meta.data_type.size();
-        let leaf_chain = cc.chain.leaf_chain();
-        let leaf_shape = cc.chain.leaf_shape().to_vec();
-        let leaf_len = buffer_len(&leaf_shape, elem)?;
-        // the leaves the part touches, in C order of the leaf grid (as `rewrite_leaves` sorts)
-        let leaf_parts: Vec<ChunkPart> =
-            regular_chunks_in_region(&leaf_shape, &part.in_chunk).collect();
-        let leaves: Vec<Vec<u64>> = leaf_parts
-            .iter()
-            .map(|p| p.chunk.iter().map(|&g| g as u64).collect())
-            .collect();
-        let keep_empty =
-            (keep_empty || self.options.write_empty_chunks) && leaf_chain.stores_empty_chunks();
-        let write_leaf = |leaf: &[u64], old: Option<&[u8]>| -> Result<_, LeafError> {
-            let i = leaves
-                .binary_search_by(|l| l.as_slice().cmp(leaf))
-                .map_err(|_| ArrayError::InvalidArgument {
-                    what: "leaf",
-                    reason: format!("{leaf:?} is not one of the leaves written"),
-                })?;
-            let lp = &leaf_parts[i];
-            let mut buf = match old {
-                Some(bytes) if lp.in_chunk.shape != leaf_shape => {
-                    leaf_chain.decode(bytes).map_err(codec_err)?.to_vec()
-                }
-                _ => {
-                    let mut b = Vec::new();
-                    grow_to(&mut b, leaf_len, &leaf_shape)?;
-                    let fill = self.meta.fill_value.as_bytes();
-                    if lp.in_chunk.shape != leaf_shape && fill.iter().any(|&b| b != 0) {
-                        fill_pattern(&mut b, fill);
-                    }
-                    b
-                }
-            };
-            // the leaf part's first position in the data
-            let from: Vec<u64> = part
-                .in_region
-                .start
-                .iter()
-                .zip(&lp.in_region.start)
-                .map(|(&a, &b)| a + b)
-                .collect();
-            copy_region(
-                data,
-                data_shape,
-                &from,
-                &mut buf,
-                &leaf_shape,
-                &lp.in_chunk.start,
-                &lp.in_chunk.shape,
-                elem,
-            );
-            let encoded = if keep_empty {
-                Some(leaf_chain.encode_owned(buf).map_err(codec_err)?)
-            } else {
-                leaf_chain.encode_chunk(&buf).map_err(codec_err)?
-            };
-            Ok(encoded)
-        };
-        rewrite(&cc.chain, &leaves, &write_leaf).map_err(|e| match e {
-            LeafError::Codec(source) => codec_err(source),
-            LeafError::Array(e) => e,
-        })
-    }
-
     /// A chunk buffer of `len` bytes (a chunk of `shape`) holding the fill value.
     pub(crate) fn fill_chunk(&self, len: usize, shape: &[u64]) -> Result<AlignedBuffer> {
         let mut c = AlignedBuffer::try_zeroed(len).ok_or_else(|| ArrayError::TooLarge {
@@ -641,29 +568,6 @@ impl Array {
     }
 }
 
-/// What writes one leaf of a shard rewrite: its new encoded bytes (`None`: not stored) from
-/// its grid index and stored bytes.
-type LeafWriter<'a> =
-    dyn Fn(&[u64], Option<&[u8]>) -> Result<Option<Vec<u8>>, LeafError> + Sync + 'a;
-
-/// The error of a leaf rewrite: the sharding levels' (a [`CodecError`]) or the leaf's own.
-enum LeafError {
-    Codec(CodecError),
-    Array(ArrayError),
-}
-
-impl From<CodecError> for LeafError {
-    fn from(e: CodecError) -> Self {
-        LeafError::Codec(e)
-    }
-}
-
-impl From<ArrayError> for LeafError {
-    fn from(e: ArrayError) -> Self {
-        LeafError::Array(e)
-    }
-}
-
 /// What a compare-and-swap write of a chunk does with its new encoding `new` (`None`: nothing
 /// left to store) given what was `stored`.
 fn shared_apply(stored: Option<&[u8]>, new: Option<Vec<u8>>) -> crate::cas::Apply<()> {
@@ -672,24 +576,5 @@ fn shared_apply(stored: Option<&[u8]>, new: Option<Vec<u8>>) -> crate::cas::Appl
         (None, None) => crate::cas::Apply::Keep(()),
         // the codecs cannot store an empty chunk (`sparse_layout`): a plain delete
         (None, Some(_)) => crate::cas::Apply::Delete(()),
-    }
-}
-
-/// Whether a partial write of a chunk may rewrite only the leaves it touches
-/// ([`CodecChain::rewrite_leaves`]): the chain is sharded and no level has array -> array
-/// codecs, the leaf chain's included.
-fn leaves_rewritable(chain: &CodecChain) -> bool {
-    if !chain.is_sharded() {
-        return false;
-    }
-    let mut level = chain;
-    loop {
-        if level.has_array_to_array() {
-            return false;
-        }
-        match level.array_to_bytes().inner_chain() {
-            Some(inner) => level = inner,
-            None => return true,
-        }
     }
 }

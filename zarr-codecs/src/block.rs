@@ -1032,6 +1032,127 @@ impl<'a> SourceBlock<'a> {
     }
 }
 
+/// An update of part of a chunk: the block `from` of a C-order source buffer (the data of a
+/// region write) is written to `region` of the chunk, which has the same shape. What a
+/// [`PartialEncoder`](crate::PartialEncoder) applies to a stored chunk.
+#[derive(Debug, Clone)]
+pub struct ChunkUpdate<'a> {
+    data: &'a [u8],
+    data_shape: &'a [u64],
+    elem: usize,
+    /// Where the written values lie in `data`.
+    from: Region,
+    /// Where they go in the chunk.
+    region: Region,
+    keep_empty: bool,
+}
+
+impl<'a> ChunkUpdate<'a> {
+    /// The update writing the block `from` of `data` (a C-order buffer of `data_shape` with
+    /// `elem`-byte elements) to `region` of the chunk. With `keep_empty`, parts of the chunk
+    /// stored separately (a shard's inner chunks) that end up all fill value are stored all
+    /// the same (a compare-and-swap write, which cannot delete, or `write_empty_chunks`),
+    /// where the codecs can store them.
+    ///
+    /// # Errors
+    /// [`BlockError::BufferLength`] when `data` does not hold `data_shape`'s elements, a
+    /// block outside `data_shape`, and a `region` of another shape than the block.
+    pub fn new(
+        data: &'a [u8],
+        data_shape: &'a [u64],
+        elem: usize,
+        from: &Region,
+        region: Region,
+        keep_empty: bool,
+    ) -> Result<Self, BlockError> {
+        check_buffer(data_shape, elem, data.len())?;
+        from.check_inside(data_shape)?;
+        if from.shape != region.shape {
+            return Err(BlockError::ShapeMismatch {
+                what: "the region updated",
+                block: from.shape.clone(),
+                other: region.shape,
+            });
+        }
+        Ok(ChunkUpdate {
+            data,
+            data_shape,
+            elem,
+            from: from.clone(),
+            region,
+            keep_empty,
+        })
+    }
+
+    /// Where the update writes in the chunk.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// Whether parts of the chunk left all fill value are stored all the same.
+    pub fn keep_empty(&self) -> bool {
+        self.keep_empty
+    }
+
+    /// The update of a part of the chunk stored on its own (a shard's inner chunk), as an
+    /// update of that part: `part` is a region of this update's region (positions relative
+    /// to its start), `at` where it lies in the part's own chunk (same shape).
+    ///
+    /// # Errors
+    /// A `part` outside the update's region, an `at` of another shape.
+    pub fn sub(&self, part: &Region, at: Region) -> Result<ChunkUpdate<'a>, BlockError> {
+        part.check_inside(&self.region.shape)?;
+        if part.shape != at.shape {
+            return Err(BlockError::ShapeMismatch {
+                what: "the region updated",
+                block: part.shape.clone(),
+                other: at.shape,
+            });
+        }
+        let from = Region {
+            start: self
+                .from
+                .start
+                .iter()
+                .zip(&part.start)
+                .map(|(a, b)| a + b)
+                .collect(),
+            shape: part.shape.clone(),
+        };
+        Ok(ChunkUpdate {
+            data: self.data,
+            data_shape: self.data_shape,
+            elem: self.elem,
+            from,
+            region: at,
+            keep_empty: self.keep_empty,
+        })
+    }
+
+    /// Writes the update's values into `chunk`, a C-order buffer of `chunk_shape` (the
+    /// decoded chunk, or a chunk of fill value).
+    ///
+    /// # Errors
+    /// A chunk buffer of another length, or a region outside the chunk.
+    pub fn write_into(&self, chunk: &mut [u8], chunk_shape: &[u64]) -> Result<()> {
+        check_buffer(chunk_shape, self.elem, chunk.len())?;
+        self.region
+            .check_inside(chunk_shape)
+            .map_err(BlockError::from)?;
+        zarr_grid::geometry::copy_region(
+            self.data,
+            self.data_shape,
+            &self.from.start,
+            chunk,
+            chunk_shape,
+            &self.region.start,
+            &self.region.shape,
+            self.elem,
+        );
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,17 +4,18 @@
 use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::{ExtensionDef, MetaError};
 
-use crate::block::{Block, SourceBlock};
+use crate::block::{Block, ChunkUpdate, SourceBlock};
 use crate::buffer::AlignedBuffer;
 use crate::codec::{
     decode_a2b_into, pick_points, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
-    Decoded,
+    Decoded, PartialEncoder,
 };
 use crate::error::{CodecError, Result};
 use crate::registry::{build_codec, CodecRegistry};
 use crate::repr::ChunkRepr;
 use crate::scratch::with_scratch;
 use crate::source::ByteRangeSource;
+use zarr_buffer::Piece;
 
 /// A codec chain built for one chunk representation: `array->array*`, exactly one
 /// `array->bytes`, `bytes->bytes*`.
@@ -293,11 +294,6 @@ impl CodecChain {
             });
         }
         self.encode_bytes(bytes)
-    }
-
-    /// Whether the chain has bytes -> bytes codecs.
-    pub(crate) fn has_bytes_to_bytes(&self) -> bool {
-        !self.bytes_to_bytes.is_empty()
     }
 
     /// Whether [`CodecChain::decode_region`] reads only part of a stored chunk (a chain that
@@ -969,6 +965,75 @@ impl CodecChain {
             Some(done) => done,
             None => run(&mut self.buffer(self.len)?),
         }
+    }
+}
+
+impl CodecChain {
+    /// The chain's partial encoder, which updates part of a stored chunk re-encoding only
+    /// what the update touches: for a chain whose array -> bytes codec has one
+    /// ([`ArrayToBytesCodec::partial_encoder`]: `sharding_indexed`, which re-encodes only the
+    /// inner chunks touched) and no array -> array codec before it, the bytes -> bytes codecs
+    /// running on the whole value around it. `None` for any other chain: the caller decodes
+    /// the chunk, updates it and encodes it.
+    pub fn partial_encoder(&self) -> Option<&dyn PartialEncoder> {
+        (self.array_to_array.is_empty() && self.array_to_bytes.partial_encoder().is_some())
+            .then_some(self as &dyn PartialEncoder)
+    }
+
+    /// The array -> bytes codec's partial encoder, for a chain that has one.
+    fn a2b_partial_encoder(&self, operation: &'static str) -> Result<&dyn PartialEncoder> {
+        match self.array_to_bytes.partial_encoder() {
+            Some(p) if self.array_to_array.is_empty() => Ok(p),
+            _ => Err(CodecError::NotApplicable {
+                operation,
+                reason: format!(
+                    "the chain has array -> array codecs, or the array -> bytes codec {:?} has \
+                     no partial encoder",
+                    self.array_to_bytes.name()
+                ),
+            }),
+        }
+    }
+}
+
+impl PartialEncoder for CodecChain {
+    fn encode_update(
+        &self,
+        encoded: Option<&[u8]>,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        let codec = self.a2b_partial_encoder("updating part of a chunk")?;
+        let decoded = encoded.map(|b| self.decode_bytes_bounded(b)).transpose()?;
+        codec
+            .encode_update(decoded.as_ref().map(Decoded::as_slice), update)?
+            .map(|bytes| self.encode_bytes(bytes))
+            .transpose()
+    }
+
+    fn updates_in_place(&self) -> bool {
+        self.bytes_to_bytes.is_empty()
+            && self
+                .a2b_partial_encoder("")
+                .is_ok_and(PartialEncoder::updates_in_place)
+    }
+
+    fn encode_update_pieces(
+        &self,
+        source: &dyn ByteRangeSource,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<Piece>>> {
+        const OPERATION: &str = "updating part of a stored chunk in place";
+        let codec = self.a2b_partial_encoder(OPERATION)?;
+        if let Some(c) = self.bytes_to_bytes.first() {
+            return Err(CodecError::NotApplicable {
+                operation: OPERATION,
+                reason: format!(
+                    "the bytes -> bytes codec {:?} runs on the whole stored value",
+                    c.name()
+                ),
+            });
+        }
+        codec.encode_update_pieces(source, update)
     }
 }
 

@@ -17,7 +17,7 @@ use zarr_buffer::Piece;
 use zarr_grid::geometry::{copy_region, linear_index, Region};
 use zarr_meta::ExtensionDef;
 
-use crate::block::{Block, SourceBlock};
+use crate::block::{Block, ChunkUpdate, SourceBlock};
 use crate::buffer::{is_aligned, AlignedBuffer};
 use crate::chain::CodecChain;
 use crate::error::{CodecError, Result};
@@ -114,9 +114,49 @@ pub trait ArrayToArrayCodec: fmt::Debug + Send + Sync {
 }
 
 /// The byte spans `(offset, nbytes)` of the inner chunks of a stored chunk, in C order of
-/// the inner chunk grid, `None` for one that is not stored
-/// ([`ArrayToBytesCodec::stored_inner_spans`]).
-pub type InnerSpans = Vec<Option<(u64, u64)>>;
+/// the inner chunk grid, `None` for one that is not stored.
+#[cfg(feature = "sharding")]
+pub(crate) type InnerSpans = Vec<Option<(u64, u64)>>;
+
+/// What updates part of a stored chunk without decoding and encoding all of it:
+/// `sharding_indexed` re-encodes only the inner chunks an update touches and keeps every
+/// other inner chunk's bytes as they are. A codec offers one through
+/// [`ArrayToBytesCodec::partial_encoder`], a chain through
+/// [`CodecChain::partial_encoder`](crate::CodecChain::partial_encoder). It makes the new
+/// value from the old one and stores nothing itself, so that the caller decides how the
+/// value is written (a compare-and-swap loop, or an in-place rewrite of a stored value).
+pub trait PartialEncoder: Send + Sync {
+    /// The new encoding of a chunk whose encoding now is `encoded` (`None`: not stored),
+    /// with `update` written into it; `None` when nothing of the chunk is left to store.
+    ///
+    /// # Errors
+    /// An update outside the chunk, a corrupt or truncated encoding, an encoder's failure.
+    fn encode_update(
+        &self,
+        encoded: Option<&[u8]>,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<u8>>>;
+
+    /// Whether [`PartialEncoder::encode_update_pieces`] applies: the parts kept are byte
+    /// spans of the stored value (no bytes -> bytes codec after the shard).
+    fn updates_in_place(&self) -> bool;
+
+    /// As [`PartialEncoder::encode_update`] for the encoding stored in `source`, reading
+    /// only what locates the parts of the chunk (a shard's index) and the parts the update
+    /// touches (two requests, and the size), and giving the new value as [`Piece`]s of the
+    /// stored one: every part kept is a [`Piece::Kept`] span of it (consecutive spans one
+    /// piece), so that a store can copy them without reading them (`zarr_store`'s
+    /// `StoredValue::replace`). `None` when nothing is left to store.
+    ///
+    /// # Errors
+    /// [`CodecError::NotApplicable`] unless [`PartialEncoder::updates_in_place`]; as
+    /// [`PartialEncoder::encode_update`], and a failing source.
+    fn encode_update_pieces(
+        &self,
+        source: &dyn ByteRangeSource,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<Piece>>>;
+}
 
 /// The codec that serializes an array to bytes (`bytes`, `sharding_indexed`).
 pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
@@ -319,33 +359,11 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         Err(no_inner_chunks(self.name(), "assembling inner chunks"))
     }
 
-    /// The byte spans `(offset, nbytes)` of every inner chunk of the encoding stored in
-    /// `source` (with no bytes -> bytes codec after this one), in C order of the inner chunk
-    /// grid, `None` for one that is not stored; `None` when nothing is stored. Reads only what
-    /// locates them (a shard's index), and checks every span against the stored size and the
-    /// inner chain's bound. Only for a codec with an [`ArrayToBytesCodec::inner_chain`]: the
-    /// default refuses.
-    ///
-    /// # Errors
-    /// [`CodecError::NotApplicable`] (the default); a failing source, a truncated or corrupt
-    /// encoding.
-    fn stored_inner_spans(&self, source: &dyn ByteRangeSource) -> Result<Option<InnerSpans>> {
-        let _ = source;
-        Err(no_inner_chunks(self.name(), "locating the inner chunks"))
-    }
-
-    /// As [`ArrayToBytesCodec::assemble_inner_chunks`], as pieces of the value the spans of
-    /// [`ArrayToBytesCodec::stored_inner_spans`] were read from: each inner chunk is `None`
-    /// (not stored), a [`Piece::Kept`] span of that value, or [`Piece::New`] bytes; kept spans
-    /// that follow each other in the new value as in the old become one piece. `None` when no
-    /// inner chunk is stored. The default refuses.
-    ///
-    /// # Errors
-    /// [`CodecError::NotApplicable`] (the default); [`CodecError::BufferLength`] for a list
-    /// of the wrong length.
-    fn assemble_inner_pieces(&self, inner: &[Option<Piece>]) -> Result<Option<Vec<Piece>>> {
-        let _ = inner;
-        Err(no_inner_chunks(self.name(), "assembling inner chunks"))
+    /// The partial encoder of this codec, for a codec that can update part of a chunk
+    /// without decoding and encoding all of it (`sharding_indexed`); `None` (the default)
+    /// when an update decodes, changes and encodes the whole chunk.
+    fn partial_encoder(&self) -> Option<&dyn PartialEncoder> {
+        None
     }
 
     /// The inner chunk shape, for a codec that stores a grid of inner chunks

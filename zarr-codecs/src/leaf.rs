@@ -8,7 +8,8 @@
 //! replaces some of them, keeping every other leaf's bytes as they are and re-assembling each
 //! shard level (Morton order, index, the level's bytes -> bytes codecs). No leaf is decoded by
 //! either: what a leaf's bytes mean is the caller's business (`sparse_layout` chunks read as
-//! sparse views, small shard updates re-encoding only the inner chunks they touch).
+//! sparse views and written as sparse chunks). Dense updates of part of a shard go through
+//! sharding's partial encoder ([`CodecChain::partial_encoder`]) instead.
 //!
 //! A shard level is the array -> bytes codec's [`ArrayToBytesCodec::inner_chain`] with its
 //! per-level part ([`ArrayToBytesCodec::stored_inner_chunks`],
@@ -24,11 +25,8 @@ use std::collections::BTreeMap;
 
 use zarr_grid::geometry::{linear_index, regular_chunks_in_region, Region};
 
-use zarr_buffer::Piece;
-
 use crate::chain::CodecChain;
 use crate::error::{CodecError, Result};
-use crate::source::{ByteRange, ByteRangeSource};
 
 impl CodecChain {
     /// The chain of one level below, when this chain's array -> bytes codec stores inner
@@ -225,116 +223,6 @@ impl CodecChain {
         leaves.sort_unstable();
         leaves.dedup();
         Ok(leaves)
-    }
-
-    /// Whether [`CodecChain::rewrite_leaves_in_place`] applies: one shard level, with no
-    /// array -> array or bytes -> bytes codecs of its own, whose inner chunks are the leaves
-    /// (stored with no sharding of their own), so that a stored shard's leaves are byte spans
-    /// of it.
-    pub fn rewrites_leaves_in_place(&self) -> bool {
-        !self.has_bytes_to_bytes()
-            && self
-                .inner_level()
-                .is_some_and(|inner| inner.inner_level().is_none() && !inner.has_array_to_array())
-    }
-
-    /// As [`CodecChain::rewrite_leaves`], for a chain that
-    /// [rewrites leaves in place](CodecChain::rewrites_leaves_in_place), reading the stored
-    /// value through `source` and returning the new value as [`Piece`]s of it: only the
-    /// shard's index and the stored bytes of the listed leaves are read (two requests, and
-    /// the size), every other leaf is a [`Piece::Kept`] span of the stored value, consecutive
-    /// spans one piece, so that a store can copy them without reading them
-    /// (`zarr_store`'s `StoredValue::replace`). The pieces make the value
-    /// [`CodecChain::rewrite_leaves`] would return; `None` when no leaf is left.
-    ///
-    /// # Errors
-    /// [`CodecError::NotApplicable`] for a chain that does not rewrite leaves in place, and
-    /// the errors of [`CodecChain::rewrite_leaves`] and of the source.
-    pub fn rewrite_leaves_in_place<E, F>(
-        &self,
-        source: &dyn ByteRangeSource,
-        leaves: &[Vec<u64>],
-        f: F,
-    ) -> Result<Option<Vec<Piece>>, E>
-    where
-        E: From<CodecError> + Send,
-        F: Fn(&[u64], Option<&[u8]>) -> Result<Option<Vec<u8>>, E> + Sync,
-    {
-        let leaves = self.sorted_leaves(leaves)?;
-        let Some(inner) = self
-            .inner_level()
-            .filter(|_| self.rewrites_leaves_in_place())
-        else {
-            return Err(CodecError::NotApplicable {
-                operation: "rewriting leaf chunks in place",
-                reason: "the chain is not one shard level of leaves without bytes -> bytes codecs"
-                    .to_owned(),
-            }
-            .into());
-        };
-        let a2b = self.array_to_bytes();
-        let level = Level::new(self, inner);
-        let spans = match a2b.stored_inner_spans(source)? {
-            Some(spans) if spans.len() == level.n_inner => spans,
-            Some(spans) => {
-                return Err(CodecError::SizeMismatch {
-                    codec: a2b.name(),
-                    expected: level.n_inner as u64,
-                    got: spans.len() as u64,
-                }
-                .into())
-            }
-            None => vec![None; level.n_inner],
-        };
-        // the stored bytes of the listed leaves, in one request
-        let lins: Vec<usize> = leaves.iter().map(|l| level.lin(l)).collect();
-        let wanted: Vec<(usize, (u64, u64))> = lins
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &lin)| spans[lin].map(|span| (i, span)))
-            .collect();
-        let mut old: Vec<Option<Vec<u8>>> = vec![None; leaves.len()];
-        if !wanted.is_empty() {
-            let ranges: Vec<ByteRange> = wanted
-                .iter()
-                .map(|&(_, (offset, nbytes))| ByteRange::Range {
-                    start: offset,
-                    end: offset + nbytes,
-                })
-                .collect();
-            // a value that is gone between the index and its leaves answers no ranges
-            let got = source
-                .get_ranges(&ranges)
-                .map_err(CodecError::from)?
-                .unwrap_or_default();
-            if got.len() != ranges.len() {
-                return Err(CodecError::SourceRanges {
-                    expected: ranges.len(),
-                    got: got.len(),
-                }
-                .into());
-            }
-            for ((i, (_, nbytes)), bytes) in wanted.into_iter().zip(got) {
-                if bytes.len() as u64 != nbytes {
-                    return Err(CodecError::ShortRead {
-                        expected: nbytes,
-                        got: bytes.len() as u64,
-                    }
-                    .into());
-                }
-                old[i] = Some(bytes);
-            }
-        }
-        let jobs: Vec<(&[u64], Option<Vec<u8>>)> = leaves.iter().copied().zip(old).collect();
-        let rewritten = try_map(jobs, |(leaf, old)| f(leaf, old.as_deref()))?;
-        let mut inner_pieces: Vec<Option<Piece>> = spans
-            .iter()
-            .map(|span| span.map(|(offset, nbytes)| Piece::Kept(offset..offset + nbytes)))
-            .collect();
-        for (&lin, new) in lins.iter().zip(rewritten) {
-            inner_pieces[lin] = new.map(Piece::New);
-        }
-        Ok(a2b.assemble_inner_pieces(&inner_pieces)?)
     }
 
     /// One level of [`CodecChain::rewrite_leaves`]: `base` is the leaf grid index of this

@@ -42,11 +42,11 @@ pub mod vlen;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 
-pub use block::{AxisSet, Block, BlockBuffer, BlockError, SourceBlock};
+pub use block::{AxisSet, Block, BlockBuffer, BlockError, ChunkUpdate, SourceBlock};
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
 pub use codec::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded, InnerSpans,
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded, PartialEncoder,
 };
 pub use error::{CodecError, Result};
 pub use registry::{default_registry, register_defaults, CodecFactory, CodecRegistry};

@@ -88,12 +88,13 @@ fn bytes(v: &[u32]) -> Vec<u8> {
 }
 
 /// A 32 x 32 array of one shard of 4 x 4 inner chunks of 8 x 8, inner codecs
-/// `[bytes, test.counting]`, written whole.
-fn counted_shard(options: WriteOptions) -> (Arc<MemoryStore>, Array) {
+/// `[bytes, test.counting]` after `filters`, written whole.
+fn counted_shard(options: WriteOptions, filters: Vec<ExtensionDef>) -> (Arc<MemoryStore>, Array) {
     let store = Arc::new(MemoryStore::new());
     let a = ArrayBuilder::new(vec![32, 32], DataType::UInt32)
         .chunk_shape(vec![8, 8])
         .shards(vec![32, 32])
+        .filters(filters)
         .compressors(vec![ExtensionDef::new("test.counting")])
         .write_options(options)
         .create_with(store.clone(), "a", &counting_extensions())
@@ -117,14 +118,24 @@ fn expected_after(region: &Region, offset: u32) -> Vec<u32> {
     want
 }
 
+/// `transpose`, inside the shard: an array -> array codec of the inner chunks, which the
+/// shard's partial encoder runs per inner chunk (issue 37: it re-encoded the whole shard).
+fn inner_transpose() -> Vec<ExtensionDef> {
+    vec![ExtensionDef::from_config("transpose", &serde_json::json!({"order": [1, 0]})).unwrap()]
+}
+
 #[test]
 fn a_shard_update_encodes_only_the_inner_chunks_it_touches() {
     let _turn = counting_turn();
-    for options in [
-        WriteOptions::default(),
-        WriteOptions {
-            write_empty_chunks: true,
-        },
+    for (options, filters) in [
+        (WriteOptions::default(), vec![]),
+        (
+            WriteOptions {
+                write_empty_chunks: true,
+            },
+            vec![],
+        ),
+        (WriteOptions::default(), inner_transpose()),
     ] {
         // (region, inner chunks it touches)
         for (start, shape, touched) in [
@@ -134,7 +145,7 @@ fn a_shard_update_encodes_only_the_inner_chunks_it_touches() {
             ([6, 6], [4, 4], 4),  // the corner of four
             ([0, 0], [32, 8], 4), // a column of inner chunks, wholly
         ] {
-            let (store, a) = counted_shard(options);
+            let (store, a) = counted_shard(options, filters.clone());
             ENCODED.store(0, Ordering::SeqCst);
             let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
             let before = store.get("a/c/0/0").unwrap().unwrap();
@@ -143,7 +154,7 @@ fn a_shard_update_encodes_only_the_inner_chunks_it_touches() {
             assert_eq!(
                 ENCODED.load(Ordering::SeqCst),
                 touched,
-                "{region:?} encoded another number of inner chunks than it touches"
+                "{region:?} {filters:?}: encoded another number of inner chunks than it touches"
             );
             let got = a.read_region_bytes(&Region::whole(&[32, 32])).unwrap();
             assert_eq!(got, bytes(&expected_after(&region, 7)), "{region:?}");
@@ -159,7 +170,7 @@ fn a_shard_update_keeps_the_other_inner_chunks_bytes() {
     let _turn = counting_turn();
     // a peer reads the shard as a whole: every inner chunk decodes to its values, and the
     // untouched ones' encoded bytes are the ones stored before
-    let (store, a) = counted_shard(WriteOptions::default());
+    let (store, a) = counted_shard(WriteOptions::default(), vec![]);
     let before = store.get("a/c/0/0").unwrap().unwrap();
     let region = Region::new(vec![16, 24], vec![8, 8]).unwrap();
     a.write_region_bytes(&region, &bytes(&values([16, 24], [8, 8], 3)))
@@ -181,8 +192,8 @@ fn a_shard_update_keeps_the_other_inner_chunks_bytes() {
 #[test]
 fn shard_updates_of_every_chain_read_back() {
     let _turn = counting_turn();
-    // transposed inner codecs fall back to the whole-shard path; zstd, a missing shard and an
-    // update that leaves only fill values take the leaf path
+    // transposed inner codecs, zstd, a missing shard and an update that leaves only fill
+    // values: every one through the shard's partial encoder
     let zstd =
         ExtensionDef::from_config("zstd", &serde_json::json!({"level": 1, "checksum": false}))
             .unwrap();

@@ -50,16 +50,16 @@ mod decode;
 mod encode;
 mod index;
 mod morton;
+mod partial;
 
 use serde::{Deserialize, Serialize};
-use zarr_buffer::Piece;
 use zarr_grid::geometry::{linear_index, unravel_index, Region};
 use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 
 use crate::block::{Block, SourceBlock};
 use crate::bytes::{BytesConfig, Endian};
 use crate::chain::{check_region, CodecChain};
-use crate::codec::{ArrayToBytesCodec, Codec, InnerSpans};
+use crate::codec::{ArrayToBytesCodec, Codec, PartialEncoder};
 use crate::crc32c::Crc32cConfig;
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
@@ -433,12 +433,8 @@ impl ArrayToBytesCodec for ShardingCodec {
         self.assemble_shard(inner)
     }
 
-    fn stored_inner_spans(&self, source: &dyn ByteRangeSource) -> Result<Option<InnerSpans>> {
-        self.stored_spans(source)
-    }
-
-    fn assemble_inner_pieces(&self, inner: &[Option<Piece>]) -> Result<Option<Vec<Piece>>> {
-        self.assemble_pieces(inner)
+    fn partial_encoder(&self) -> Option<&dyn PartialEncoder> {
+        Some(self)
     }
 
     fn supports_partial_decode(&self) -> bool {

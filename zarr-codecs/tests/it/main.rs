@@ -8,5 +8,6 @@ mod fuzz_corpus;
 mod golden;
 mod leaves;
 mod partial;
+mod partial_encode;
 mod sparse;
 mod vlen_corruption;

@@ -1,0 +1,147 @@
+//! Sharding's partial encoder: an update of part of a shard re-encodes only the inner chunks
+//! it touches, and every other inner chunk keeps its stored bytes as they are.
+//!
+//! An inner chunk the update covers whole is encoded from the update's values alone; one it
+//! covers in part is updated by the inner chain's own partial encoder when it has one (a
+//! nested shard), and otherwise decoded (fill value when not stored), updated and encoded.
+//! The touched inner chunks are updated in parallel (rayon), then the shard is assembled
+//! again (Morton order, index).
+
+use rayon::prelude::*;
+use zarr_buffer::Piece;
+use zarr_grid::geometry::regular_chunks_in_region;
+use zarr_grid::ChunkPart;
+
+use crate::block::ChunkUpdate;
+use crate::codec::PartialEncoder;
+use crate::error::{CodecError, Result};
+use crate::source::ByteRangeSource;
+
+use super::ShardingCodec;
+
+impl ShardingCodec {
+    /// The inner chunks `update` touches (C order of the inner grid), each with its C-order
+    /// index, after checking the update against the shard.
+    fn touched(&self, update: &ChunkUpdate<'_>) -> Result<Vec<(usize, ChunkPart)>> {
+        self.check_fixed_size("updating part of a shard")?;
+        let region = update.region();
+        region
+            .check_inside(&self.repr.shape)
+            .map_err(|_| CodecError::RegionOutOfBounds {
+                start: region.start.clone(),
+                shape: region.shape.clone(),
+                chunk_shape: self.repr.shape.clone(),
+            })?;
+        Ok(regular_chunks_in_region(&self.inner_shape, region)
+            .map(|part| (self.ravel(&part.chunk), part))
+            .collect())
+    }
+
+    /// The new stored bytes of the inner chunk `part` (stored now as `old`, `None`: not
+    /// stored) with its part of `update` written; `None` when it is not to be stored.
+    fn update_inner(
+        &self,
+        old: Option<&[u8]>,
+        part: &ChunkPart,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        let sub = update.sub(&part.in_region, part.in_chunk.clone())?;
+        let whole = part.in_chunk.shape == self.inner_shape;
+        if !whole {
+            if let Some(inner) = self.inner.partial_encoder() {
+                return inner.encode_update(old, &sub);
+            }
+        }
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(self.inner_len)
+            .map_err(|_| CodecError::ChunkTooLarge {
+                shape: self.inner_shape.clone(),
+                element_size: self.repr.element_size(),
+            })?;
+        buf.resize(self.inner_len, 0);
+        match old {
+            Some(bytes) if !whole => self.inner.decode_into(bytes, &mut buf)?,
+            // every position is written below
+            _ if whole => {}
+            _ => self.inner.repr().fill(&mut buf),
+        }
+        sub.write_into(&mut buf, &self.inner_shape)?;
+        if update.keep_empty() && self.inner.stores_empty_chunks() {
+            self.inner.encode_owned(buf).map(Some)
+        } else {
+            self.inner.encode_chunk(&buf)
+        }
+    }
+
+    /// [`ShardingCodec::update_inner`] of each touched inner chunk, `old` giving its stored
+    /// bytes, in parallel when there are several; errors name the inner chunk.
+    fn update_touched<'o>(
+        &self,
+        touched: &[(usize, ChunkPart)],
+        old: impl Fn(usize) -> Option<&'o [u8]> + Sync,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let one = |(i, (_, part)): (usize, &(usize, ChunkPart))| {
+            self.update_inner(old(i), part, update)
+                .map_err(|e| CodecError::InnerChunk {
+                    chunk: part.chunk.iter().map(|&g| g as u64).collect(),
+                    source: Box::new(e),
+                })
+        };
+        if touched.len() > 1 {
+            touched.par_iter().enumerate().map(one).collect()
+        } else {
+            touched.iter().enumerate().map(one).collect()
+        }
+    }
+}
+
+impl PartialEncoder for ShardingCodec {
+    fn encode_update(
+        &self,
+        encoded: Option<&[u8]>,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<u8>>> {
+        let touched = self.touched(update)?;
+        let mut chunks: Vec<Option<&[u8]>> = match encoded {
+            Some(e) => self.inner_chunk_bytes(e)?,
+            None => vec![None; self.n_chunks],
+        };
+        let new = self.update_touched(&touched, |i| chunks[touched[i].0], update)?;
+        for ((lin, _), bytes) in touched.iter().zip(&new) {
+            chunks[*lin] = bytes.as_deref();
+        }
+        self.assemble_shard(&chunks)
+    }
+
+    fn updates_in_place(&self) -> bool {
+        true
+    }
+
+    fn encode_update_pieces(
+        &self,
+        source: &dyn ByteRangeSource,
+        update: &ChunkUpdate<'_>,
+    ) -> Result<Option<Vec<Piece>>> {
+        let touched = self.touched(update)?;
+        let spans = self
+            .stored_spans(source)?
+            .unwrap_or_else(|| vec![None; self.n_chunks]);
+        // the stored bytes of the touched inner chunks, in one request
+        let wanted: Vec<Option<(u64, u64)>> = touched.iter().map(|(lin, _)| spans[*lin]).collect();
+        let fetched = Self::fetch_spans(source, &wanted)?.ok_or(CodecError::SourceRanges {
+            // the value was deleted between reading its index and its inner chunks
+            expected: wanted.iter().flatten().count(),
+            got: 0,
+        })?;
+        let new = self.update_touched(&touched, |i| fetched.get(i), update)?;
+        let mut pieces: Vec<Option<Piece>> = spans
+            .iter()
+            .map(|span| span.map(|(offset, nbytes)| Piece::Kept(offset..offset + nbytes)))
+            .collect();
+        for ((lin, _), bytes) in touched.iter().zip(new) {
+            pieces[*lin] = bytes.map(Piece::New);
+        }
+        self.assemble_pieces(&pieces)
+    }
+}
