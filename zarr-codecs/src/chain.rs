@@ -8,7 +8,7 @@ use crate::block::{Block, ChunkUpdate, SourceBlock};
 use crate::buffer::AlignedBuffer;
 use crate::codec::{
     decode_a2b_into, pick_points, ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
-    Decoded, PartialEncoder,
+    Decoded, InnerChunks, PartialEncoder,
 };
 use crate::error::{CodecError, Result};
 use crate::registry::{build_codec, CodecRegistry};
@@ -199,7 +199,8 @@ impl CodecChain {
 
     /// The exact encoded size, when every chunk encodes to the same size (`bytes`, optionally
     /// followed by `crc32c`; what a shard index needs).
-    pub fn fixed_encoded_size(&self) -> Option<u64> {
+    #[cfg(feature = "sharding")]
+    pub(crate) fn fixed_encoded_size(&self) -> Option<u64> {
         let mut size = self.array_to_bytes.fixed_encoded_size()?;
         for c in &self.bytes_to_bytes {
             size = c.fixed_encoded_size(size)?;
@@ -248,7 +249,7 @@ impl CodecChain {
     ///
     /// # Errors
     /// As [`CodecChain::decode_to_array_bytes`].
-    pub fn decode_bytes_codecs<'a>(&self, bytes: &'a [u8]) -> Result<Decoded<'a>> {
+    pub(crate) fn decode_bytes_codecs<'a>(&self, bytes: &'a [u8]) -> Result<Decoded<'a>> {
         if let Some((c, _)) = self.array_to_array.first() {
             return Err(CodecError::NotApplicable {
                 operation: "decoding to the array -> bytes codec's input",
@@ -308,7 +309,7 @@ impl CodecChain {
     /// smallest unit [`CodecChain::decode_region`] reads.
     pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
         if self.supports_partial_decode() {
-            self.array_to_bytes.inner_chunk_shape()
+            self.array_to_bytes.inner_chunks().map(InnerChunks::shape)
         } else {
             None
         }
@@ -1308,6 +1309,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.encode(&[1, 2, 3]).unwrap(), vec![1, 2, 3]);
         assert_eq!(c.to_defs().len(), 1);
+        #[cfg(feature = "sharding")]
         assert_eq!(c.fixed_encoded_size(), Some(3));
     }
 

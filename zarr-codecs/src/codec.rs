@@ -118,6 +118,34 @@ pub trait ArrayToArrayCodec: fmt::Debug + Send + Sync {
 #[cfg(feature = "sharding")]
 pub(crate) type InnerSpans = Vec<Option<(u64, u64)>>;
 
+/// The inner chunks of a codec that stores its chunk as a regular grid of them, each
+/// encoded with one chain ([`ArrayToBytesCodec::inner_chunks`]: `sharding_indexed`): how the
+/// chain's leaf API walks a level without knowing its format.
+pub trait InnerChunks: Send + Sync {
+    /// The inner chunk shape, which divides the chunk shape on every axis.
+    fn shape(&self) -> &[u64];
+
+    /// The chain each inner chunk is encoded with.
+    fn chain(&self) -> &CodecChain;
+
+    /// The stored bytes of every inner chunk of `encoded` (the codec's encoding of a chunk,
+    /// after the chain's bytes -> bytes decoders), in C order of the inner chunk grid, `None`
+    /// for one that is not stored. Checked against the encoding (no span outside it, none
+    /// past the inner chain's bound), not decoded.
+    ///
+    /// # Errors
+    /// A truncated or corrupt encoding.
+    fn stored<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>>;
+
+    /// The codec's encoding of a chunk whose inner chunks, already encoded with the
+    /// [inner chain](InnerChunks::chain), are `inner` (C order of the inner chunk grid,
+    /// `None`: not stored); `None` when no inner chunk is stored.
+    ///
+    /// # Errors
+    /// [`CodecError::BufferLength`] for a list of the wrong length.
+    fn assemble(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>>;
+}
+
 /// What updates part of a stored chunk without decoding and encoding all of it:
 /// `sharding_indexed` re-encodes only the inner chunks an update touches and keeps every
 /// other inner chunk's bytes as they are. A codec offers one through
@@ -323,52 +351,19 @@ pub trait ArrayToBytesCodec: fmt::Debug + Send + Sync {
         Ok(())
     }
 
-    /// The chain of the inner chunks, for a codec that stores its chunk as a regular grid of
-    /// inner chunks of [`ArrayToBytesCodec::inner_chunk_shape`], each encoded with that chain
-    /// (`sharding_indexed`); `None` (the default) for a codec that stores the chunk itself, a
-    /// leaf. The leaf API of [`CodecChain`] ([`CodecChain::leaf_chain`],
-    /// [`CodecChain::visit_stored_leaves`], [`CodecChain::rewrite_leaves`]) walks these levels;
-    /// the two methods below are its per-level part.
-    fn inner_chain(&self) -> Option<&CodecChain> {
+    /// The grid of inner chunks this codec stores its chunk as, each encoded with its own
+    /// chain (`sharding_indexed`); `None` (the default) for a codec that stores the chunk
+    /// itself, a leaf. The leaf API of [`CodecChain`] ([`CodecChain::leaf_chain`],
+    /// [`CodecChain::visit_stored_leaves`], [`CodecChain::rewrite_leaves`]) walks these
+    /// levels; partial reads fetch and decode whole inner chunks.
+    fn inner_chunks(&self) -> Option<&dyn InnerChunks> {
         None
-    }
-
-    /// The stored bytes of every inner chunk of `encoded` (this codec's encoding of a chunk,
-    /// after the chain's bytes -> bytes decoders), in C order of the inner chunk grid, `None`
-    /// for one that is not stored. Checked against the encoding (no span outside it, none
-    /// past the inner chain's bound), not decoded. Only for a codec with an
-    /// [`ArrayToBytesCodec::inner_chain`]: the default refuses.
-    ///
-    /// # Errors
-    /// [`CodecError::NotApplicable`] (the default); a truncated or corrupt encoding.
-    fn stored_inner_chunks<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
-        let _ = encoded;
-        Err(no_inner_chunks(self.name(), "listing the inner chunks"))
-    }
-
-    /// This codec's encoding of a chunk whose inner chunks, already encoded with the
-    /// [`ArrayToBytesCodec::inner_chain`], are `inner` (C order of the inner chunk grid,
-    /// `None`: not stored); `None` when no inner chunk is stored. Only for a codec with an
-    /// inner chain: the default refuses.
-    ///
-    /// # Errors
-    /// [`CodecError::NotApplicable`] (the default); [`CodecError::BufferLength`] for a list
-    /// of the wrong length.
-    fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
-        let _ = inner;
-        Err(no_inner_chunks(self.name(), "assembling inner chunks"))
     }
 
     /// The partial encoder of this codec, for a codec that can update part of a chunk
     /// without decoding and encoding all of it (`sharding_indexed`); `None` (the default)
     /// when an update decodes, changes and encodes the whole chunk.
     fn partial_encoder(&self) -> Option<&dyn PartialEncoder> {
-        None
-    }
-
-    /// The inner chunk shape, for a codec that stores a grid of inner chunks
-    /// (`sharding_indexed`): the unit that partial reads fetch and decode.
-    fn inner_chunk_shape(&self) -> Option<&[u64]> {
         None
     }
 
@@ -513,14 +508,6 @@ pub(crate) fn pick_points(
     for (p, dst) in points.iter().zip(out.chunks_exact_mut(elem)) {
         let at = linear_index(p, shape) as usize * elem;
         dst.copy_from_slice(&buf[at..at + elem]);
-    }
-}
-
-/// The error of a per-level leaf operation asked of a codec that stores no inner chunks.
-fn no_inner_chunks(codec: &str, operation: &'static str) -> CodecError {
-    CodecError::NotApplicable {
-        operation,
-        reason: format!("codec {codec:?} stores no inner chunks"),
     }
 }
 

@@ -11,31 +11,30 @@
 //! sparse views and written as sparse chunks). Dense updates of part of a shard go through
 //! sharding's partial encoder ([`CodecChain::partial_encoder`]) instead.
 //!
-//! A shard level is the array -> bytes codec's [`ArrayToBytesCodec::inner_chain`] with its
-//! per-level part ([`ArrayToBytesCodec::stored_inner_chunks`],
-//! [`ArrayToBytesCodec::assemble_inner_chunks`]); this module walks the levels, in parallel
+//! A shard level is the array -> bytes codec's [`InnerChunks`]
+//! ([`ArrayToBytesCodec::inner_chunks`]: the inner chain, the stored inner chunks of an
+//! encoding, the encoding of a list of them); this module walks the levels, in parallel
 //! (rayon). Chains with array -> array codecs at any level are refused
 //! ([`CodecError::NotApplicable`]): their leaves would not be blocks of the chunk.
 //!
-//! [`ArrayToBytesCodec::inner_chain`]: crate::ArrayToBytesCodec::inner_chain
-//! [`ArrayToBytesCodec::stored_inner_chunks`]: crate::ArrayToBytesCodec::stored_inner_chunks
-//! [`ArrayToBytesCodec::assemble_inner_chunks`]: crate::ArrayToBytesCodec::assemble_inner_chunks
+//! [`ArrayToBytesCodec::inner_chunks`]: crate::ArrayToBytesCodec::inner_chunks
 
 use std::collections::BTreeMap;
 
 use zarr_grid::geometry::{linear_index, regular_chunks_in_region, Region};
 
 use crate::chain::CodecChain;
+use crate::codec::InnerChunks;
 use crate::error::{CodecError, Result};
 
 impl CodecChain {
-    /// The chain of one level below, when this chain's array -> bytes codec stores inner
-    /// chunks and no array -> array codec comes before it.
-    fn inner_level(&self) -> Option<&CodecChain> {
+    /// The inner chunks of one level below, when this chain's array -> bytes codec stores
+    /// inner chunks and no array -> array codec comes before it.
+    fn inner_level(&self) -> Option<&dyn InnerChunks> {
         if self.has_array_to_array() {
             return None;
         }
-        self.array_to_bytes().inner_chain()
+        self.array_to_bytes().inner_chunks()
     }
 
     /// The chain that stores the leaves: the innermost chain reached through sharding levels
@@ -44,8 +43,8 @@ impl CodecChain {
     /// (`SparseLayoutCodec::of(chain.leaf_chain())`).
     pub fn leaf_chain(&self) -> &CodecChain {
         let mut chain = self;
-        while let Some(inner) = chain.inner_level() {
-            chain = inner;
+        while let Some(level) = chain.inner_level() {
+            chain = level.chain();
         }
         chain
     }
@@ -85,8 +84,8 @@ impl CodecChain {
                     ),
                 });
             }
-            match chain.array_to_bytes().inner_chain() {
-                Some(inner) => chain = inner,
+            match chain.array_to_bytes().inner_chunks() {
+                Some(level) => chain = level.chain(),
                 None => return Ok(()),
             }
         }
@@ -154,12 +153,12 @@ impl CodecChain {
         E: From<CodecError> + Send,
         F: Fn(&[u64], &[u8]) -> Result<R, E> + Sync,
     {
-        let Some(inner) = self.inner_level() else {
+        let Some(walker) = self.inner_level() else {
             return Ok(vec![f(base, stored)?]);
         };
         let encoded = self.decode_bytes_codecs(stored)?;
-        let level = Level::new(self, inner);
-        let chunks = level.stored(self, encoded.as_slice())?;
+        let (inner, level) = (walker.chain(), Level::new(self, walker));
+        let chunks = level.stored(encoded.as_slice())?;
         let jobs: Vec<(Vec<u64>, Region, &[u8])> =
             regular_chunks_in_region(level.inner_shape, region)
                 .filter_map(|part| {
@@ -238,14 +237,14 @@ impl CodecChain {
         E: From<CodecError> + Send,
         F: Fn(&[u64], Option<&[u8]>) -> Result<Option<Vec<u8>>, E> + Sync,
     {
-        let Some(inner) = self.inner_level() else {
+        let Some(walker) = self.inner_level() else {
             // a leaf level holds the one leaf `base`
             return f(base, stored);
         };
         let encoded = stored.map(|b| self.decode_bytes_codecs(b)).transpose()?;
-        let level = Level::new(self, inner);
+        let (inner, level) = (walker.chain(), Level::new(self, walker));
         let mut chunks: Vec<Option<&[u8]>> = match &encoded {
-            Some(e) => level.stored(self, e.as_slice())?,
+            Some(e) => level.stored(e.as_slice())?,
             None => vec![None; level.n_inner],
         };
         // the listed leaves by inner chunk (C order of the inner grid; each group stays sorted)
@@ -272,7 +271,7 @@ impl CodecChain {
         for (lin, new) in &rewritten {
             chunks[*lin] = new.as_deref();
         }
-        match self.array_to_bytes().assemble_inner_chunks(&chunks)? {
+        match level.codec.assemble(&chunks)? {
             Some(bytes) => Ok(Some(self.encode_from_array_bytes(bytes)?)),
             None => Ok(None),
         }
@@ -282,6 +281,9 @@ impl CodecChain {
 /// The geometry of one shard level: its inner chunk grid and how many leaves each inner chunk
 /// holds along each axis.
 struct Level<'c> {
+    codec: &'c dyn InnerChunks,
+    /// The name of the codec that stores the level.
+    name: &'static str,
     inner_shape: &'c [u64],
     /// Inner chunks along each axis.
     grid: Vec<u64>,
@@ -291,7 +293,8 @@ struct Level<'c> {
 }
 
 impl<'c> Level<'c> {
-    fn new(outer: &'c CodecChain, inner: &'c CodecChain) -> Self {
+    fn new(outer: &'c CodecChain, codec: &'c dyn InnerChunks) -> Self {
+        let inner = codec.chain();
         let inner_shape = inner.repr().shape.as_slice();
         let grid: Vec<u64> = outer
             .repr()
@@ -308,6 +311,8 @@ impl<'c> Level<'c> {
             .map(|(&i, &l)| i / l)
             .collect();
         Level {
+            codec,
+            name: outer.array_to_bytes().name(),
             inner_shape,
             grid,
             n_inner,
@@ -316,12 +321,11 @@ impl<'c> Level<'c> {
     }
 
     /// The stored inner chunks of `encoded`, one per inner chunk of the grid.
-    fn stored<'a>(&self, outer: &CodecChain, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
-        let a2b = outer.array_to_bytes();
-        let chunks = a2b.stored_inner_chunks(encoded)?;
+    fn stored<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        let chunks = self.codec.stored(encoded)?;
         if chunks.len() != self.n_inner {
             return Err(CodecError::SizeMismatch {
-                codec: a2b.name(),
+                codec: self.name,
                 expected: self.n_inner as u64,
                 got: chunks.len() as u64,
             });

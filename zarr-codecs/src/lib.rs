@@ -46,7 +46,8 @@ pub use block::{AxisSet, Block, BlockBuffer, BlockError, ChunkUpdate, SourceBloc
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
 pub use codec::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded, PartialEncoder,
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded, InnerChunks,
+    PartialEncoder,
 };
 pub use error::{CodecError, Result};
 pub use registry::{default_registry, register_defaults, CodecFactory, CodecRegistry};

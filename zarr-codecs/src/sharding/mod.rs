@@ -59,7 +59,7 @@ use zarr_meta::{DataType, ExtensionDef, ExtensionPoint, FillValue};
 use crate::block::{Block, SourceBlock};
 use crate::bytes::{BytesConfig, Endian};
 use crate::chain::{check_region, CodecChain};
-use crate::codec::{ArrayToBytesCodec, Codec, PartialEncoder};
+use crate::codec::{ArrayToBytesCodec, Codec, InnerChunks, PartialEncoder};
 use crate::crc32c::Crc32cConfig;
 use crate::error::{CodecError, Result};
 use crate::registry::CodecRegistry;
@@ -338,6 +338,24 @@ impl ShardingCodec {
     }
 }
 
+impl InnerChunks for ShardingCodec {
+    fn shape(&self) -> &[u64] {
+        &self.inner_shape
+    }
+
+    fn chain(&self) -> &CodecChain {
+        &self.inner
+    }
+
+    fn stored<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
+        self.inner_chunk_bytes(encoded)
+    }
+
+    fn assemble(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
+        self.assemble_shard(inner)
+    }
+}
+
 /// Builds `sharding_indexed` from its definition.
 pub(crate) fn factory(
     def: &ExtensionDef,
@@ -417,20 +435,8 @@ impl ArrayToBytesCodec for ShardingCodec {
         self.decode_shard(input, out)
     }
 
-    fn inner_chunk_shape(&self) -> Option<&[u64]> {
-        Some(&self.inner_shape)
-    }
-
-    fn inner_chain(&self) -> Option<&CodecChain> {
-        Some(&self.inner)
-    }
-
-    fn stored_inner_chunks<'a>(&self, encoded: &'a [u8]) -> Result<Vec<Option<&'a [u8]>>> {
-        self.inner_chunk_bytes(encoded)
-    }
-
-    fn assemble_inner_chunks(&self, inner: &[Option<&[u8]>]) -> Result<Option<Vec<u8>>> {
-        self.assemble_shard(inner)
+    fn inner_chunks(&self) -> Option<&dyn InnerChunks> {
+        Some(self)
     }
 
     fn partial_encoder(&self) -> Option<&dyn PartialEncoder> {

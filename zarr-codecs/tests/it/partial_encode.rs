@@ -179,11 +179,9 @@ fn partial_shard_updates_match_decode_update_encode() {
         // the inner chunks the update does not touch keep their stored bytes
         // (a shard with no bytes -> bytes codec after it, whose inner chunks are spans of it)
         if let (Some(old), Some(new), true) = (&old, &new, encoder.updates_in_place()) {
-            let a2b = chain.array_to_bytes();
-            if let (Ok(before), Ok(after)) =
-                (a2b.stored_inner_chunks(old), a2b.stored_inner_chunks(new))
-            {
-                let inner = a2b.inner_chunk_shape().unwrap();
+            let level = chain.array_to_bytes().inner_chunks().unwrap();
+            if let (Ok(before), Ok(after)) = (level.stored(old), level.stored(new)) {
+                let inner = level.shape();
                 let grid: Vec<u64> = repr.shape.iter().zip(inner).map(|(s, i)| s / i).collect();
                 let touched: Vec<usize> = regular_chunks_in_region(inner, &region)
                     .map(|p| {
