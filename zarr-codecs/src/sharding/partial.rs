@@ -127,8 +127,12 @@ impl PartialEncoder for ShardingCodec {
         let spans = self
             .stored_spans(source)?
             .unwrap_or_else(|| vec![None; self.n_chunks]);
-        // the stored bytes of the touched inner chunks, in one request
-        let wanted: Vec<Option<(u64, u64)>> = touched.iter().map(|(lin, _)| spans[*lin]).collect();
+        // the stored bytes of the inner chunks the update touches in part, in one request
+        // (one it covers whole is encoded from the update alone)
+        let wanted: Vec<Option<(u64, u64)>> = touched
+            .iter()
+            .map(|(lin, part)| spans[*lin].filter(|_| part.in_chunk.shape != self.inner_shape))
+            .collect();
         let fetched = Self::fetch_spans(source, &wanted)?.ok_or(CodecError::SourceRanges {
             // the value was deleted between reading its index and its inner chunks
             expected: wanted.iter().flatten().count(),
