@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
@@ -27,6 +27,8 @@ use crate::error::{IntoPy, InvalidArgumentError};
 static DECODED: AtomicU64 = AtomicU64::new(0);
 static ENCODED: AtomicU64 = AtomicU64::new(0);
 static PARTIAL: AtomicU64 = AtomicU64::new(0);
+/// Of the decoded chunks, those decoded straight into the output (`decode_into`).
+static DIRECT: AtomicU64 = AtomicU64::new(0);
 
 /// The thread pool batches are decoded and encoded on (the engine's own parallel work, such
 /// as a shard's inner chunks, runs on it too), one per process: a process forked from one
@@ -280,6 +282,95 @@ impl ChunkCodec {
         }
     }
 
+    /// Decodes stored chunks of fixed-size elements straight into `out`, the bytes of the
+    /// output array (a C-contiguous `uint8` view of it; `out_shape` its shape in elements),
+    /// in parallel with the GIL released and no intermediate array: chunk `i`'s box
+    /// `placements[i] = (chunk_start, extent, out_start)` goes to the box of the same extent
+    /// at `out_start`. The boxes in `out` must not overlap. Returns whether each chunk was
+    /// stored (a chunk not stored, `None`, is left for the caller to fill).
+    fn decode_into<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: Vec<Option<PyReadonlyArray1<'py, u8>>>,
+        out: Bound<'py, PyArray1<u8>>,
+        out_shape: Vec<u64>,
+        placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+    ) -> PyResult<Vec<bool>> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(
+                "the chunks hold variable-size elements (use decode)",
+            ));
+        }
+        if chunks.len() != placements.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{} chunks for {} placements",
+                chunks.len(),
+                placements.len()
+            )));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        let chunk_shape = self.array.shape().to_vec();
+        let boxes: Vec<Placement> = placements
+            .into_iter()
+            .map(|(c, e, o)| Placement::new(&chunk_shape, &out_shape, c, e, o))
+            .collect::<Result<_, String>>()
+            .map_err(InvalidArgumentError::new_err)?;
+        if let Some((a, b)) = overlapping(&boxes) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "placements {a} and {b} overlap in the output"
+            )));
+        }
+        let inputs: Vec<Option<&[u8]>> = chunks
+            .iter()
+            .map(|c| c.as_ref().map(slice).transpose())
+            .collect::<PyResult<_>>()?;
+        let mut out = out.try_readwrite().map_err(|e| {
+            InvalidArgumentError::new_err(format!("the output is not writeable: {e}"))
+        })?;
+        let out = out
+            .as_slice_mut()
+            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
+        let want = out_shape
+            .iter()
+            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok());
+        if want != Some(out.len()) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "the output holds {} bytes, not those of shape {out_shape:?} ({elem} bytes an element)",
+                out.len()
+            )));
+        }
+        let target = OutPtr(out.as_mut_ptr(), out.len());
+        let stored: Vec<bool> = run(py, || {
+            inputs
+                .par_iter()
+                .zip(boxes.par_iter())
+                .map(|(c, place)| {
+                    let Some(bytes) = c else { return Ok(false) };
+                    if let Some(range) = place.contiguous_whole(&chunk_shape, &out_shape, elem) {
+                        // SAFETY: `range` lies in `out` (checked by Placement::new) and the
+                        // boxes of the batch do not overlap (checked above), so no other
+                        // thread writes these bytes
+                        let dst = unsafe { target.slice(range) };
+                        chain.decode_into(bytes, dst)?;
+                    } else {
+                        let mut tmp = vec![0u8; chain.decoded_len()];
+                        chain.decode_into(bytes, &mut tmp)?;
+                        place.copy_rows(&tmp, &chunk_shape, &out_shape, elem, &target);
+                    }
+                    Ok(true)
+                })
+                .collect::<Result<_, CodecError>>()
+        })?
+        .map_err(|e| codec_err("decoding a chunk", e))
+        .py_err()?;
+        let n = stored.iter().filter(|s| **s).count() as u64;
+        DECODED.fetch_add(n, Ordering::Relaxed);
+        DIRECT.fetch_add(n, Ordering::Relaxed);
+        Ok(stored)
+    }
+
     /// Encodes chunks of fixed-size elements (each a NumPy `uint8` array of the chunk's
     /// bytes, native byte order, C order), in parallel with the GIL released; returns the
     /// stored bytes of each.
@@ -361,6 +452,190 @@ impl ChunkCodec {
     }
 }
 
+/// The output bytes [`ChunkCodec::decode_into`] writes from several threads, each to boxes
+/// no other thread writes.
+struct OutPtr(*mut u8, usize);
+
+// SAFETY: the threads write disjoint bytes (see `decode_into`)
+unsafe impl Send for OutPtr {}
+// SAFETY: as above
+unsafe impl Sync for OutPtr {}
+
+impl OutPtr {
+    /// # Safety
+    /// `range` lies within the buffer and no other thread uses its bytes meanwhile.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, range: std::ops::Range<usize>) -> &mut [u8] {
+        debug_assert!(range.end <= self.1);
+        // SAFETY: per the function's contract
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(range.start), range.len()) }
+    }
+}
+
+/// A box of a chunk (`chunk`, `extent`) and where it goes in the output (`out`).
+struct Placement {
+    chunk: Vec<usize>,
+    extent: Vec<usize>,
+    out: Vec<usize>,
+}
+
+fn usizes(v: Vec<u64>) -> Result<Vec<usize>, String> {
+    v.into_iter()
+        .map(|x| usize::try_from(x).map_err(|_| format!("{x} does not fit in memory")))
+        .collect()
+}
+
+impl Placement {
+    fn new(
+        chunk_shape: &[u64],
+        out_shape: &[u64],
+        chunk: Vec<u64>,
+        extent: Vec<u64>,
+        out: Vec<u64>,
+    ) -> Result<Self, String> {
+        let n = chunk_shape.len();
+        if chunk.len() != n || extent.len() != n || out.len() != n || out_shape.len() != n {
+            return Err(format!(
+                "a placement of rank {}/{}/{} in a chunk of rank {n} and an output of rank {}",
+                chunk.len(),
+                extent.len(),
+                out.len(),
+                out_shape.len()
+            ));
+        }
+        for d in 0..n {
+            let fits =
+                |start: u64, dim: u64| start.checked_add(extent[d]).is_some_and(|e| e <= dim);
+            if !fits(chunk[d], chunk_shape[d]) || !fits(out[d], out_shape[d]) {
+                return Err(format!(
+                    "placement {chunk:?} + {extent:?} -> {out:?} outside the chunk {chunk_shape:?} or the output {out_shape:?}"
+                ));
+            }
+        }
+        Ok(Placement {
+            chunk: usizes(chunk)?,
+            extent: usizes(extent)?,
+            out: usizes(out)?,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.extent.contains(&0)
+    }
+
+    fn overlaps(&self, other: &Placement) -> bool {
+        !self.is_empty()
+            && !other.is_empty()
+            && (0..self.out.len()).all(|d| {
+                self.out[d] < other.out[d] + other.extent[d]
+                    && other.out[d] < self.out[d] + self.extent[d]
+            })
+    }
+
+    /// The bytes of `out` the whole chunk goes to when they are one contiguous run (the
+    /// chunk covers the output's trailing dimensions whole), else None.
+    fn contiguous_whole(
+        &self,
+        chunk_shape: &[u64],
+        out_shape: &[u64],
+        elem: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        let n = self.extent.len();
+        if (0..n).any(|d| self.chunk[d] != 0 || self.extent[d] as u64 != chunk_shape[d]) {
+            return None;
+        }
+        // past the first dimension of extent > 1, the box must span the output's dimensions
+        let first = (0..n).find(|&d| self.extent[d] > 1).unwrap_or(n);
+        if (first + 1..n).any(|d| self.extent[d] as u64 != out_shape[d]) {
+            return None;
+        }
+        let start = offset(&self.out, out_shape) * elem;
+        let len = self.extent.iter().product::<usize>() * elem;
+        Some(start..start + len)
+    }
+
+    /// Copies the box from the decoded chunk `src` (C order) to `out`, a row of the last
+    /// dimension at a time.
+    fn copy_rows(
+        &self,
+        src: &[u8],
+        chunk_shape: &[u64],
+        out_shape: &[u64],
+        elem: usize,
+        out: &OutPtr,
+    ) {
+        if self.is_empty() {
+            return;
+        }
+        let n = self.extent.len();
+        if n == 0 {
+            // SAFETY: one element in bounds (a 0-d output), written by this chunk only
+            unsafe { out.slice(0..elem) }.copy_from_slice(&src[..elem]);
+            return;
+        }
+        let row = self.extent[n - 1] * elem;
+        let mut idx = vec![0usize; n - 1];
+        let mut at_chunk: Vec<usize> = self.chunk.clone();
+        let mut at_out: Vec<usize> = self.out.clone();
+        loop {
+            for d in 0..n - 1 {
+                at_chunk[d] = self.chunk[d] + idx[d];
+                at_out[d] = self.out[d] + idx[d];
+            }
+            let s = offset(&at_chunk, chunk_shape) * elem;
+            let o = offset(&at_out, out_shape) * elem;
+            // SAFETY: the row lies in the box, inside `out` (Placement::new), which no other
+            // chunk of the batch writes (decode_into checks the boxes do not overlap)
+            unsafe { out.slice(o..o + row) }.copy_from_slice(&src[s..s + row]);
+            // the next row: odometer over the leading dimensions
+            let mut d = n - 1;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < self.extent[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+/// The C-order element offset of `index` in an array of `shape`.
+fn offset(index: &[usize], shape: &[u64]) -> usize {
+    index
+        .iter()
+        .zip(shape)
+        .fold(0usize, |acc, (&i, &d)| acc * d as usize + i)
+}
+
+/// Two boxes that overlap in the output, if any.
+fn overlapping(boxes: &[Placement]) -> Option<(usize, usize)> {
+    // sorted by their start in the first dimension, a box is only compared with the boxes
+    // that start before it ends there
+    if boxes.first().is_some_and(|b| b.out.is_empty()) {
+        // rank 0: every box is the one element
+        return (boxes.len() > 1).then_some((0, 1));
+    }
+    let mut order: Vec<usize> = (0..boxes.len()).filter(|&i| !boxes[i].is_empty()).collect();
+    order.sort_by_key(|&i| boxes[i].out[0]);
+    for (k, &a) in order.iter().enumerate() {
+        let end = boxes[a].out[0] + boxes[a].extent[0];
+        for &b in &order[k + 1..] {
+            if boxes[b].out[0] >= end {
+                break;
+            }
+            if boxes[a].overlaps(&boxes[b]) {
+                return Some((a.min(b), a.max(b)));
+            }
+        }
+    }
+    None
+}
+
 fn count<T>(items: &[Option<T>]) -> u64 {
     items.iter().filter(|d| d.is_some()).count() as u64
 }
@@ -415,12 +690,14 @@ impl ByteRangeSource for PySource {
 }
 
 /// The chunks decoded (whole and in part) and encoded by every `ChunkCodec` since the module
-/// was loaded: `{"decoded": n, "partial": n, "encoded": n}`.
+/// was loaded: `{"decoded": n, "partial": n, "encoded": n, "direct": n}` (`direct`: of the
+/// decoded, those decoded straight into the output).
 #[pyfunction]
 pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("decoded", DECODED.load(Ordering::Relaxed))?;
     d.set_item("partial", PARTIAL.load(Ordering::Relaxed))?;
     d.set_item("encoded", ENCODED.load(Ordering::Relaxed))?;
+    d.set_item("direct", DIRECT.load(Ordering::Relaxed))?;
     Ok(d)
 }

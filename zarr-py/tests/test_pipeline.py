@@ -54,6 +54,79 @@ def test_arrays_use_the_pipeline():
         assert stats()["partial"] - p0 == 1
 
 
+def test_reads_decode_straight_into_the_output(tmp_path):
+    # unit-step slices and integers (zarr-python's drop_axes) go straight into the output
+    # array, the engine decoding each chunk into its box; a chunk not stored reads as the
+    # fill value; the rest (steps, integer arrays) goes through NumPy, with the same values
+    rng = np.random.default_rng(39)
+    data = rng.integers(-1000, 1000, size=(37, 29, 5)).astype("i4")
+    with _pipeline(RS):
+        a = zarr.create_array(
+            zarr.storage.LocalStore(tmp_path / "a"),
+            shape=data.shape,
+            chunks=(8, 7, 3),
+            dtype="i4",
+            fill_value=-7,
+        )
+        a[:] = data
+        a[8:16, 7:14, 0:3] = -7  # an empty chunk: deleted, then read as the fill value
+        want = data.copy()
+        want[8:16, 7:14, 0:3] = -7
+        before = stats()["direct"]
+        assert (a[:] == want).all()
+        n_chunks = 5 * 5 * 2
+        assert stats()["direct"] - before == n_chunks - 1
+        for _ in range(60):
+            sel = []
+            for dim in data.shape:
+                kind = rng.integers(3)
+                if kind == 0:
+                    sel.append(int(rng.integers(-dim, dim)))
+                else:
+                    lo, hi = sorted(int(x) for x in rng.integers(0, dim + 1, size=2))
+                    step = 1 if kind == 1 else int(rng.integers(1, 4))
+                    sel.append(slice(lo, hi, step))
+            sel = tuple(sel)
+            got = a[sel]
+            assert got.shape == want[sel].shape, sel
+            assert (got == want[sel]).all(), sel
+        assert (a.oindex[[3, 1, 30], :, 2] == want[[3, 1, 30], :, 2]).all()
+
+
+def test_decode_into_refuses_overlapping_and_outside_boxes():
+    from zarr_rs import _core
+    from zarr_rs.errors import InvalidArgumentError
+
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [2, 2],
+        "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0,
+        "codecs": [{"name": "bytes"}],
+    }
+    import json
+
+    codec = _core.ChunkCodec("zarr.json", json.dumps(doc))
+    chunk = np.arange(4, dtype=np.uint8)
+    out = np.zeros(12, dtype=np.uint8)
+    stored = codec.decode_into(
+        [chunk, None], out, [3, 4], [([0, 0], [2, 2], [0, 0]), ([0, 0], [2, 2], [1, 2])]
+    )
+    assert stored == [True, False]
+    assert out.reshape(3, 4).tolist() == [[0, 1, 0, 0], [2, 3, 0, 0], [0, 0, 0, 0]]
+    with pytest.raises(InvalidArgumentError, match="overlap"):
+        codec.decode_into(
+            [chunk, chunk], out, [3, 4], [([0, 0], [2, 2], [0, 0]), ([0, 0], [2, 2], [1, 1])]
+        )
+    with pytest.raises(InvalidArgumentError, match="outside"):
+        codec.decode_into([chunk], out, [3, 4], [([0, 0], [2, 2], [2, 3])])
+    with pytest.raises(InvalidArgumentError, match="bytes"):
+        codec.decode_into([chunk], out, [3, 5], [([0, 0], [2, 2], [0, 0])])
+
+
 def test_environment_variable_selects_the_pipeline():
     code = (
         "import zarr, zarr_rs\n"

@@ -53,7 +53,8 @@ class UnsupportedByEngineError(NotImplementedError):
 
 def stats() -> dict[str, int]:
     """Chunks the engine decoded (whole and in part) and encoded through the pipeline since
-    the module was loaded: ``{"decoded": n, "partial": n, "encoded": n}``."""
+    the module was loaded: ``{"decoded": n, "partial": n, "encoded": n, "direct": n}``
+    (``direct``: of the decoded, those the engine decoded straight into the output array)."""
     return dict(_core.pipeline_stats())
 
 
@@ -315,6 +316,59 @@ def _region_of(
     return start, extent, tuple(rel)
 
 
+def _unit_slices(
+    selection: Any, shape: tuple[int, ...]
+) -> tuple[list[int], list[int]] | None:
+    """The (start, extent) of each dimension of a selection of unit-step slices and
+    integers, one per dimension of `shape`, else None."""
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if len(selection) != len(shape):
+        return None
+    start: list[int] = []
+    extent: list[int] = []
+    for sel, dim in zip(selection, shape, strict=True):
+        if isinstance(sel, int | np.integer) and not isinstance(sel, bool | np.bool_):
+            i = int(sel) + dim if int(sel) < 0 else int(sel)
+            if not 0 <= i < dim:
+                return None
+            start.append(i)
+            extent.append(1)
+            continue
+        if not isinstance(sel, slice):
+            return None
+        a, b, step = sel.indices(dim)
+        if step != 1:
+            return None
+        start.append(a)
+        extent.append(max(0, b - a))
+    return start, extent
+
+
+def _placement(
+    chunk_sel: Any,
+    out_sel: Any,
+    chunk_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    drop_axes: tuple[int, ...],
+) -> tuple[list[int], list[int], list[int]] | None:
+    """Where the engine decodes a chunk's box into the output (chunk start, extent, output
+    start) when both selections are unit-step slices of the same extent, else None. The
+    output's `drop_axes` (an integer in the chunk selection) are size-1 dimensions of it."""
+    c = _unit_slices(chunk_sel, chunk_shape)
+    if drop_axes:
+        if not isinstance(out_sel, tuple):
+            out_sel = (out_sel,)
+        out_sel = list(out_sel)
+        for axis in sorted(drop_axes):
+            out_sel.insert(axis, slice(0, 1))
+        out_sel = tuple(out_sel)
+    o = _unit_slices(out_sel, out_shape)
+    if c is None or o is None or c[1] != o[1]:
+        return None
+    return c[0], c[1], o[0]
+
+
 class _Source:
     """A stored chunk read by the engine from a worker thread, through zarr-python's
     ByteGetter on its event loop."""
@@ -512,6 +566,27 @@ class CodecPipeline(_CodecPipelineBase):
             else:
                 whole.append(i)
 
+        out_arr = out.as_ndarray_like()
+        # the engine writes into `out` itself when it is C-contiguous with the engine's
+        # element type (a chunk whose selections are not unit-step slices goes through NumPy)
+        out_bytes = None
+        if (
+            out_arr.flags.c_contiguous
+            and out_arr.flags.writeable
+            and not out_arr.dtype.hasobject
+            and out_arr.dtype.kind != "T"
+        ):
+            out_bytes = out_arr.reshape(-1).view(np.uint8)
+        # the output's shape with its dropped axes (integers in the chunk selections) as
+        # size-1 dimensions
+        full_shape = list(out_arr.shape)
+        for axis in sorted(drop_axes):
+            full_shape.insert(axis, 1)
+        full_shape = tuple(full_shape)
+
+        def direct_ok(chunks: _Chunks) -> bool:
+            return out_bytes is not None and not chunks.vlen and out_arr.dtype == chunks.view
+
         if whole:
             # in groups: the next group is fetched on the event loop while a worker thread
             # decodes the last one (the engine, GIL released) and places it in `out`
@@ -529,6 +604,37 @@ class CodecPipeline(_CodecPipelineBase):
                 bytes_of = dict(zip(group, fetched, strict=True))
                 for chunks, idx in self._group([batch[i][1] for i in group]).items():
                     positions = [group[k] for k in idx]
+                    direct: list[tuple[int, tuple[list[int], list[int], list[int]]]] = []
+                    rest: list[int] = []
+                    for i in positions:
+                        p = (
+                            _placement(
+                                batch[i][2], batch[i][3], chunks.shape, full_shape, drop_axes
+                            )
+                            if direct_ok(chunks)
+                            else None
+                        )
+                        if p is None:
+                            rest.append(i)
+                        else:
+                            direct.append((i, p))
+                    if direct:
+                        # straight into `out`: the engine decodes each chunk into its box
+                        stored = chunks.codec.decode_into(
+                            [
+                                None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
+                                for i, _ in direct
+                            ],
+                            out_bytes,
+                            list(full_shape),
+                            [p for _, p in direct],
+                        )
+                        for (i, _), got in zip(direct, stored, strict=True):
+                            if not got:
+                                out[batch[i][3]] = _fill_value(batch[i][1])
+                    if not rest:
+                        continue
+                    positions = rest
                     decoded = chunks.codec.decode(
                         [
                             None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
