@@ -29,6 +29,8 @@ static ENCODED: AtomicU64 = AtomicU64::new(0);
 static PARTIAL: AtomicU64 = AtomicU64::new(0);
 /// Of the decoded chunks, those decoded straight into the output (`decode_into`).
 static DIRECT: AtomicU64 = AtomicU64::new(0);
+/// Of the encoded chunks, those encoded straight from the value written (`encode_from`).
+static FROM_VALUE: AtomicU64 = AtomicU64::new(0);
 
 /// The thread pool batches are decoded and encoded on (the engine's own parallel work, such
 /// as a shard's inner chunks, runs on it too), one per process: a process forked from one
@@ -398,6 +400,98 @@ impl ChunkCodec {
         Ok(encoded.iter().map(|e| PyBytes::new(py, e)).collect())
     }
 
+    /// Encodes whole chunks of fixed-size elements taken straight from `value`, the bytes of
+    /// the value written (a C-contiguous `uint8` view; `value_shape` its shape in elements),
+    /// in parallel with the GIL released: chunk `i` is the box `placements[i] = (chunk_start,
+    /// extent, value_start)`, which must cover the chunk. When `fill` (the bytes of one
+    /// element) is given, a chunk whose every element has those bytes is not encoded and
+    /// comes back as `None` (an empty chunk, deleted rather than stored).
+    fn encode_from<'py>(
+        &self,
+        py: Python<'py>,
+        value: PyReadonlyArray1<'py, u8>,
+        value_shape: Vec<u64>,
+        placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+        fill: Option<Vec<u8>>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(
+                "the chunks hold variable-size elements (use encode_vlen)",
+            ));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        if fill.as_ref().is_some_and(|f| f.len() != elem) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "a fill value of {} bytes for elements of {elem}",
+                fill.as_ref().map_or(0, Vec::len)
+            )));
+        }
+        let chunk_shape = self.array.shape().to_vec();
+        // the value's box of each chunk, in the value's coordinates (`out` of a Placement)
+        let boxes: Vec<Placement> = placements
+            .into_iter()
+            .map(|(c, e, o)| {
+                let p = Placement::new(&chunk_shape, &value_shape, c, e, o)?;
+                let whole = p.chunk.iter().all(|&x| x == 0)
+                    && p.extent
+                        .iter()
+                        .zip(&chunk_shape)
+                        .all(|(&e, &d)| e as u64 == d);
+                if whole {
+                    Ok(p)
+                } else {
+                    Err(format!(
+                        "the box {:?} + {:?} does not cover the chunk {chunk_shape:?}",
+                        p.chunk, p.extent
+                    ))
+                }
+            })
+            .collect::<Result<_, String>>()
+            .map_err(InvalidArgumentError::new_err)?;
+        let src = slice(&value)?;
+        let want = value_shape
+            .iter()
+            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok());
+        if want != Some(src.len()) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
+                src.len()
+            )));
+        }
+        let encoded: Vec<Option<Vec<u8>>> = run(py, || {
+            boxes
+                .par_iter()
+                .map(|place| {
+                    let gathered;
+                    let chunk: &[u8] =
+                        match place.contiguous_whole(&chunk_shape, &value_shape, elem) {
+                            Some(range) => &src[range],
+                            None => {
+                                gathered = place.gather_rows(src, &value_shape, elem);
+                                &gathered
+                            }
+                        };
+                    if let Some(f) = &fill {
+                        if chunk.chunks_exact(elem).all(|e| e == f.as_slice()) {
+                            return Ok(None);
+                        }
+                    }
+                    chain.encode(chunk).map(Some)
+                })
+                .collect::<Result<_, CodecError>>()
+        })?
+        .map_err(|e| codec_err("encoding a chunk", e))
+        .py_err()?;
+        ENCODED.fetch_add(count(&encoded), Ordering::Relaxed);
+        FROM_VALUE.fetch_add(count(&encoded), Ordering::Relaxed);
+        Ok(encoded
+            .iter()
+            .map(|e| e.as_ref().map(|b| PyBytes::new(py, b)))
+            .collect())
+    }
+
     /// Encodes chunks of `string` or `variable_length_bytes` elements, each a list of the
     /// elements' `bytes` (UTF-8 for strings), C order.
     fn encode_vlen<'py>(
@@ -604,6 +698,41 @@ impl Placement {
     }
 }
 
+impl Placement {
+    /// The box of `src` (C order, `shape`) at `out` as a C-order array of its own, a row
+    /// of the last dimension at a time.
+    fn gather_rows(&self, src: &[u8], shape: &[u64], elem: usize) -> Vec<u8> {
+        let n = self.extent.len();
+        let total = self.extent.iter().product::<usize>() * elem;
+        if n == 0 || total == 0 {
+            return src[..total.min(src.len())].to_vec();
+        }
+        let mut dst = Vec::with_capacity(total);
+        let row = self.extent[n - 1] * elem;
+        let mut idx = vec![0usize; n - 1];
+        let mut at: Vec<usize> = self.out.clone();
+        loop {
+            for d in 0..n - 1 {
+                at[d] = self.out[d] + idx[d];
+            }
+            let s = offset(&at, shape) * elem;
+            dst.extend_from_slice(&src[s..s + row]);
+            let mut d = n - 1;
+            loop {
+                if d == 0 {
+                    return dst;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < self.extent[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
 /// The C-order element offset of `index` in an array of `shape`.
 fn offset(index: &[usize], shape: &[u64]) -> usize {
     index
@@ -690,8 +819,9 @@ impl ByteRangeSource for PySource {
 }
 
 /// The chunks decoded (whole and in part) and encoded by every `ChunkCodec` since the module
-/// was loaded: `{"decoded": n, "partial": n, "encoded": n, "direct": n}` (`direct`: of the
-/// decoded, those decoded straight into the output).
+/// was loaded: `{"decoded": n, "partial": n, "encoded": n, "direct": n, "from_value": n}`
+/// (`direct`: of the decoded, those decoded straight into the output; `from_value`: of the
+/// encoded, those encoded straight from the value written).
 #[pyfunction]
 pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -699,5 +829,6 @@ pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("partial", PARTIAL.load(Ordering::Relaxed))?;
     d.set_item("encoded", ENCODED.load(Ordering::Relaxed))?;
     d.set_item("direct", DIRECT.load(Ordering::Relaxed))?;
+    d.set_item("from_value", FROM_VALUE.load(Ordering::Relaxed))?;
     Ok(d)
 }

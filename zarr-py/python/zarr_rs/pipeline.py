@@ -741,7 +741,15 @@ class CodecPipeline(_CodecPipelineBase):
             for i, d in zip(positions, decoded, strict=True):
                 existing[i] = chunks.to_numpy(d, chunks.shape)
 
+        # chunks a write covers whole, from a value of the engine's element type: encoded by
+        # the engine straight from the value's buffer (no copy per chunk when the chunk is
+        # a contiguous run of it), the empty-chunk check made there too
+        encoded: dict[int, Buffer] = {}
+        done = self._encode_from_value(batch, val, drop_axes, encoded)
+
         for i, (_, spec, chunk_sel, out_sel, _) in enumerate(batch):
+            if i in done:
+                continue
             if i not in reading:
                 merged[i] = np.asarray(val)
                 continue
@@ -768,6 +776,8 @@ class CodecPipeline(_CodecPipelineBase):
         # deleted rather than stored
         keep: list[int] = []
         for i, (_, spec, _, _, _) in enumerate(batch):
+            if i in done:
+                continue
             arr = merged[i]
             if not spec.config.write_empty_chunks and spec.prototype.nd_buffer.from_ndarray_like(
                 arr
@@ -776,7 +786,6 @@ class CodecPipeline(_CodecPipelineBase):
             else:
                 keep.append(i)
 
-        encoded: dict[int, Buffer] = {}
         for chunks, idx in self._group([batch[i][1] for i in keep]).items():
             positions = [keep[k] for k in idx]
             for i, b in zip(
@@ -795,6 +804,77 @@ class CodecPipeline(_CodecPipelineBase):
             store,
             config.get("async.concurrency"),
         )
+
+
+    def _encode_from_value(
+        self,
+        batch: list[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        val: Any,
+        drop_axes: tuple[int, ...],
+        encoded: dict[int, Buffer],
+    ) -> set[int]:
+        """Encodes the chunks of `batch` that the value covers whole straight from its buffer
+        (`ChunkCodec.encode_from`), when it is a C-contiguous NumPy array of the engine's
+        element type; an empty chunk (all fill value, `write_empty_chunks` off) gets no entry
+        in `encoded` (it is deleted). Returns the chunks done."""
+        if not isinstance(val, np.ndarray) or val.ndim == 0 or not val.flags.c_contiguous:
+            return set()
+        if val.dtype.hasobject or val.dtype.kind == "T":
+            return set()
+        full_shape = list(val.shape)
+        for axis in sorted(drop_axes):
+            full_shape.insert(axis, 1)
+        full_shape_t = tuple(full_shape)
+        groups: dict[_Chunks, list[tuple[int, tuple[list[int], list[int], list[int]], Any]]] = {}
+        for i, (_, spec, chunk_sel, out_sel, complete) in enumerate(batch):
+            if not complete:
+                continue
+            chunks = self._chunks_of(spec)
+            if chunks.vlen or val.dtype != chunks.view:
+                continue
+            p = _placement(chunk_sel, out_sel, chunks.shape, full_shape_t, drop_axes)
+            if p is None or any(p[0]) or tuple(p[1]) != chunks.shape:
+                continue
+            fill: Any = None
+            if not spec.config.write_empty_chunks:
+                fill = _fill_bytes(spec, chunks)
+                if fill is None:
+                    continue
+            groups.setdefault(chunks, []).append((i, p, fill))
+        done: set[int] = set()
+        flat = val.reshape(-1).view(np.uint8)
+        for chunks, items in groups.items():
+            # one call per fill value (every chunk of one spec has the same)
+            by_fill: dict[Any, list[tuple[int, Any]]] = {}
+            for i, p, fill in items:
+                by_fill.setdefault(fill, []).append((i, p))
+            for fill, its in by_fill.items():
+                got = chunks.codec.encode_from(flat, full_shape, [p for _, p in its], fill)
+                for (i, _), b in zip(its, got, strict=True):
+                    if b is not None:
+                        encoded[i] = batch[i][1].prototype.buffer.from_bytes(b)
+                    done.add(i)
+        return done
+
+
+def _fill_bytes(spec: ArraySpec, chunks: _Chunks) -> bytes | None:
+    """The bytes of one element equal to the fill value, when zarr-python's empty-chunk test
+    (``NDBuffer.all_equal``) is the same as comparing bytes for this data type, else None (a
+    chunk of it is checked by NumPy)."""
+    fill = _fill_value(spec)
+    kind = chunks.view.kind
+    if kind in "biuMmSU":
+        pass
+    elif kind == "f" and np.asarray(fill).dtype.kind == "f" and fill == 0.0:
+        # zarr-python compares the bits against a zero fill value (0.0 and -0.0 differ)
+        pass
+    else:
+        # float NaN and other fill values compare by value, structured types field by field
+        return None
+    try:
+        return np.asarray(fill, dtype=chunks.view).tobytes()
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 # zarr-python finds a pipeline class by its module and name: `zarr_rs.CodecPipeline`.
