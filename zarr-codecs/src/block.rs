@@ -95,6 +95,15 @@ pub enum BlockError {
     /// A block that does not lie inside its buffer (or a nested block outside its parent).
     #[error(transparent)]
     OutOfBounds(#[from] GeometryError),
+    /// An element index of an update of variable-size elements that names neither an
+    /// element of the update nor the fill value.
+    #[error("element index {index:#x} names no element of the {items} given nor the fill value")]
+    ElementIndex {
+        /// The index.
+        index: u64,
+        /// The elements given.
+        items: usize,
+    },
     /// An index of a list that lies past the end of its axis.
     #[error("index {index} is out of bounds on axis {axis} (length {len})")]
     IndexOutOfBounds {
@@ -1045,7 +1054,16 @@ pub struct ChunkUpdate<'a> {
     /// Where they go in the chunk.
     region: Region,
     keep_empty: bool,
+    /// For variable-size elements, the elements that `data`'s indices name.
+    items: Option<&'a [&'a [u8]]>,
 }
+
+/// The bit of an element index of an update of variable-size elements
+/// ([`ChunkUpdate::new_vlen`]) that names an element of the update: `VLEN_DATA_INDEX | i` is
+/// element `i`.
+pub const VLEN_DATA_INDEX: u64 = 1 << 63;
+/// The element index of an update of variable-size elements that names the fill value.
+pub const VLEN_FILL_INDEX: u64 = u64::MAX;
 
 impl<'a> ChunkUpdate<'a> {
     /// The update writing the block `from` of `data` (a C-order buffer of `data_shape` with
@@ -1081,7 +1099,55 @@ impl<'a> ChunkUpdate<'a> {
             from: from.clone(),
             region,
             keep_empty,
+            items: None,
         })
+    }
+
+    /// The update of variable-size elements (`string`, `variable_length_bytes`) writing the
+    /// block `from` of `indices` (a C-order buffer of `data_shape` holding one native-endian
+    /// `u64` per element: [`VLEN_DATA_INDEX`] `| i` for `items[i]`, [`VLEN_FILL_INDEX`] for
+    /// the fill value) to `region` of the chunk; `keep_empty` as for [`ChunkUpdate::new`].
+    ///
+    /// # Errors
+    /// As [`ChunkUpdate::new`] (with 8-byte elements), and [`BlockError::ElementIndex`] for
+    /// an index of the block that names no element of `items` nor the fill value.
+    pub fn new_vlen(
+        indices: &'a [u8],
+        data_shape: &'a [u64],
+        items: &'a [&'a [u8]],
+        from: &Region,
+        region: Region,
+        keep_empty: bool,
+    ) -> Result<Self, BlockError> {
+        const INDEX: usize = std::mem::size_of::<u64>();
+        let mut update = ChunkUpdate::new(indices, data_shape, INDEX, from, region, keep_empty)?;
+        let mut bad = None;
+        Runs::new(data_shape, from, None, INDEX).for_each(|at, _, n| {
+            for index in indices[at..at + n].chunks_exact(INDEX) {
+                let mut i = [0; INDEX];
+                i.copy_from_slice(index);
+                let i = u64::from_ne_bytes(i);
+                let names_item = i & VLEN_DATA_INDEX != 0
+                    && usize::try_from(i & !VLEN_DATA_INDEX).is_ok_and(|k| k < items.len());
+                if i != VLEN_FILL_INDEX && !names_item && bad.is_none() {
+                    bad = Some(i);
+                }
+            }
+        });
+        if let Some(index) = bad {
+            return Err(BlockError::ElementIndex {
+                index,
+                items: items.len(),
+            });
+        }
+        update.items = Some(items);
+        Ok(update)
+    }
+
+    /// The elements an update of variable-size elements writes ([`ChunkUpdate::new_vlen`]);
+    /// `None` for fixed-size elements.
+    pub fn items(&self) -> Option<&'a [&'a [u8]]> {
+        self.items
     }
 
     /// Where the update writes in the chunk.
@@ -1126,6 +1192,7 @@ impl<'a> ChunkUpdate<'a> {
             from,
             region: at,
             keep_empty: self.keep_empty,
+            items: self.items,
         })
     }
 

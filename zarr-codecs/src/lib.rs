@@ -42,7 +42,10 @@ pub mod vlen;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 
-pub use block::{AxisSet, Block, BlockBuffer, BlockError, ChunkUpdate, SourceBlock};
+pub use block::{
+    AxisSet, Block, BlockBuffer, BlockError, ChunkUpdate, SourceBlock, VLEN_DATA_INDEX,
+    VLEN_FILL_INDEX,
+};
 pub use buffer::AlignedBuffer;
 pub use chain::CodecChain;
 pub use codec::{

@@ -6,6 +6,13 @@
 //! nested shard), and otherwise decoded (fill value when not stored), updated and encoded.
 //! The touched inner chunks are updated in parallel (rayon), then the shard is assembled
 //! again (Morton order, index).
+//!
+//! A shard of variable-size elements (`string`, `variable_length_bytes`) takes an update of
+//! them ([`ChunkUpdate::new_vlen`]): each inner chunk the update touches is decoded with the
+//! inner chain's vlen decoder (fill value when not stored), the update's elements put in
+//! place and the inner chunk encoded with the inner chain's vlen encoder, as the fixed-size
+//! path does with byte buffers; an inner chunk left all fill value is not stored, unless the
+//! update keeps empty parts.
 
 use rayon::prelude::*;
 use zarr_buffer::Piece;
@@ -18,12 +25,37 @@ use crate::error::{CodecError, Result};
 use crate::source::ByteRangeSource;
 
 use super::ShardingCodec;
+use crate::block::{VLEN_DATA_INDEX, VLEN_FILL_INDEX};
+
+/// The bit of an element index of [`ShardingCodec::update_inner_vlen`] that names an element
+/// of the stored inner chunk (neither an element of the update nor the fill value).
+const STORED: u64 = 1 << 62;
 
 impl ShardingCodec {
     /// The inner chunks `update` touches (C order of the inner grid), each with its C-order
     /// index, after checking the update against the shard.
     fn touched(&self, update: &ChunkUpdate<'_>) -> Result<Vec<(usize, ChunkPart)>> {
-        self.check_fixed_size("updating part of a shard")?;
+        match (self.repr.data_type.is_variable_size(), update.items()) {
+            (false, None) | (true, Some(_)) => {}
+            (variable, _) => {
+                return Err(CodecError::NotApplicable {
+                    operation: "updating part of a shard",
+                    reason: if variable {
+                        format!(
+                            "shards of {} hold variable-size elements, and the update has \
+                             fixed-size ones",
+                            self.repr.data_type
+                        )
+                    } else {
+                        format!(
+                            "shards of {} hold fixed-size elements, and the update has \
+                             variable-size ones",
+                            self.repr.data_type
+                        )
+                    },
+                })
+            }
+        }
         let region = update.region();
         region
             .check_inside(&self.repr.shape)
@@ -52,6 +84,9 @@ impl ShardingCodec {
                 return inner.encode_update(old, &sub);
             }
         }
+        if let Some(items) = sub.items() {
+            return self.update_inner_vlen(if whole { None } else { old }, &sub, items);
+        }
         let mut buf = Vec::new();
         buf.try_reserve_exact(self.inner_len)
             .map_err(|_| CodecError::ChunkTooLarge {
@@ -71,6 +106,72 @@ impl ShardingCodec {
         } else {
             self.inner.encode_chunk(&buf)
         }
+    }
+
+    /// [`ShardingCodec::update_inner`] for variable-size elements: the inner chunk `old`
+    /// (`None`: all fill value) with the update `sub` of it (its elements `items`) written,
+    /// through the inner chain's vlen codec. The inner chunk is updated as a buffer of
+    /// element indices (one `u64` each: [`STORED`] `| e` for its stored element `e`, or the
+    /// update's own indices), which the update's block copy writes, and the elements they
+    /// name are encoded.
+    fn update_inner_vlen(
+        &self,
+        old: Option<&[u8]>,
+        sub: &ChunkUpdate<'_>,
+        items: &[&[u8]],
+    ) -> Result<Option<Vec<u8>>> {
+        const INDEX: usize = std::mem::size_of::<u64>();
+        let too_large = |element_size| CodecError::ChunkTooLarge {
+            shape: self.inner_shape.clone(),
+            element_size,
+        };
+        let n = zarr_grid::geometry::num_elements(&self.inner_shape)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| too_large(INDEX))?;
+        let stored = old.map(|b| self.inner.decode_vlen(b)).transpose()?;
+        let mut indices = Vec::new();
+        indices
+            .try_reserve_exact(n.checked_mul(INDEX).ok_or_else(|| too_large(INDEX))?)
+            .map_err(|_| too_large(INDEX))?;
+        for e in 0..n as u64 {
+            let i = if stored.is_some() {
+                STORED | e
+            } else {
+                VLEN_FILL_INDEX
+            };
+            indices.extend_from_slice(&i.to_ne_bytes());
+        }
+        sub.write_into(&mut indices, &self.inner_shape)?;
+        let fill = self.repr.fill_value.as_bytes();
+        let mut elements: Vec<&[u8]> = Vec::new();
+        elements
+            .try_reserve_exact(n)
+            .map_err(|_| too_large(std::mem::size_of::<&[u8]>()))?;
+        for index in indices.chunks_exact(INDEX) {
+            let mut i = [0; INDEX];
+            i.copy_from_slice(index);
+            let i = u64::from_ne_bytes(i);
+            let element = if i == VLEN_FILL_INDEX {
+                Some(fill)
+            } else if i & VLEN_DATA_INDEX != 0 {
+                usize::try_from(i & !VLEN_DATA_INDEX)
+                    .ok()
+                    .and_then(|k| items.get(k).copied())
+            } else {
+                usize::try_from(i & !STORED)
+                    .ok()
+                    .and_then(|e| stored.as_ref()?.get(e))
+            };
+            elements.push(element.ok_or_else(|| CodecError::Corrupt {
+                codec: self.inner.array_to_bytes().name(),
+                reason: format!("no element for index {i:#x} of the inner chunk"),
+            })?);
+        }
+        let keep = sub.keep_empty() && self.inner.stores_empty_chunks();
+        if !keep && elements.iter().all(|&e| e == fill) {
+            return Ok(None);
+        }
+        self.inner.encode_vlen(elements.iter().copied()).map(Some)
     }
 
     /// [`ShardingCodec::update_inner`] of each touched inner chunk, `old` giving its stored
