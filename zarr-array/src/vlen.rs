@@ -17,8 +17,8 @@
 //! every chunk's requests in flight at once through the remote engine, `fetch`, as for
 //! numbers). A chunk a write covers
 //! in part is read, changed and stored, by compare-and-swap where a neighbouring append may
-//! share it; a shard is decoded and re-encoded whole (sharding's partial encoder takes
-//! fixed-size elements only). This module keeps the typed entry points and the conversions
+//! share it; a shard is updated by sharding's partial encoder, which re-encodes only the inner
+//! chunks the write touches. This module keeps the typed entry points and the conversions
 //! of elements.
 //!
 //! ```
@@ -490,8 +490,8 @@ impl Array {
     }
 
     /// As [`Array::write_region_vlen`]; with `shared`, every chunk the region covers only in
-    /// part is updated by a compare-and-swap read-modify-write of the chunk itself (a shard
-    /// decoded and re-encoded whole), so that a concurrent writer of another part of it (a
+    /// part is updated by a compare-and-swap read-modify-write of the chunk itself (of a
+    /// shard, only the inner chunks the region touches re-encoded), so that a concurrent writer of another part of it (a
     /// neighbouring append) loses nothing; chunks covered whole are written plainly. As
     /// `Array::write_region_in` does for fixed-size elements.
     fn write_region_vlen_in<T: VlenElement>(

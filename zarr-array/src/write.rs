@@ -1,6 +1,6 @@
 //! Writing regions of an [`Array`], each chunk by one of three branches: a chunk covered whole
 //! is encoded from the data; a chunk covered in part whose codecs have a partial encoder (a
-//! shard) is updated through it, which re-encodes only what the part touches; any other chunk
+//! shard, of fixed-size or variable-size elements) is updated through it, which re-encodes only what the part touches; any other chunk
 //! covered in part is read, decoded, updated and encoded. Chunks covered in part are written
 //! by compare-and-swap where another writer may share them. And the typed writes.
 
@@ -174,16 +174,17 @@ impl Array {
         // a chunk written in part whose codecs update part of a chunk (a shard: only the
         // inner chunks the part touches are re-encoded)
         let partial = match cc.chain.partial_encoder() {
-            Some(encoder) if fixed && part.in_chunk != covered => {
+            Some(encoder) if part.in_chunk != covered => {
                 let keep_empty = shared || self.options.write_empty_chunks;
-                let update = ChunkUpdate::new(
-                    data,
-                    data_shape,
-                    elem,
-                    &part.in_region,
-                    part.in_chunk.clone(),
-                    keep_empty,
-                )
+                let (from, at) = (&part.in_region, part.in_chunk.clone());
+                let update = match kind {
+                    Elements::Fixed => {
+                        ChunkUpdate::new(data, data_shape, elem, from, at, keep_empty)
+                    }
+                    Elements::Variable(items) => {
+                        ChunkUpdate::new_vlen(data, data_shape, items, from, at, keep_empty)
+                    }
+                }
                 .map_err(|e| codec_err(e.into()))?;
                 Some((encoder, update))
             }
@@ -517,11 +518,12 @@ pub(crate) enum Elements<'d> {
 
 /// The size of an element index of [`Elements::Variable`].
 pub(crate) const INDEX: usize = std::mem::size_of::<u64>();
-/// The bit of an element index of [`Elements::Variable`] that names an element of the data.
+/// The bit of an element index of [`Elements::Variable`] that names an element of the data
+/// (that of an update of a chunk's part, [`ChunkUpdate::new_vlen`], which takes the indices).
 #[cfg(feature = "vlen")]
-pub(crate) const DATA_INDEX: u64 = 1 << 63;
+pub(crate) const DATA_INDEX: u64 = zarr_codecs::VLEN_DATA_INDEX;
 /// The element index of [`Elements::Variable`] that names the fill value.
-pub(crate) const FILL_INDEX: [u8; INDEX] = u64::MAX.to_ne_bytes();
+pub(crate) const FILL_INDEX: [u8; INDEX] = zarr_codecs::VLEN_FILL_INDEX.to_ne_bytes();
 
 /// A chunk buffer of a write (see [`Elements`]): the decoded chunk, or the indices of its
 /// elements with the stored chunk they name.

@@ -470,6 +470,113 @@ fn zarr_python_reads_our_strings_and_byte_strings() {
     }
 }
 
+/// As `zarr_python_reads_our_partial_shard_writes` for `string` arrays (issue 37, item 3):
+/// 250 seeded random partial writes and appends of strings into sharded arrays (inner
+/// chunks compressed or not, fill values "" and "-", with and without
+/// `write_empty_chunks`), which sharding's partial encoder applies re-encoding only the
+/// inner chunks touched (appends by compare-and-swap), each checked against a model, and
+/// zarr-python reads every array as we do.
+#[cfg(feature = "vlen")]
+#[test]
+#[ignore = "needs the peers' Python venv (scripts/test provides it and runs this)"]
+fn zarr_python_reads_our_partial_string_shard_writes() {
+    use zarr_array::ndarray::{ArrayD, IxDyn};
+    use zarr_array::{Region, WriteOptions};
+
+    let py = zarr_testkit::peers::python();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::create(dir.path()).unwrap());
+    let mut rng = zarr_testkit::Rng::new(3738);
+    let vlen = ExtensionDef::with_configuration("vlen-utf8", Default::default());
+    let zstd = def("zstd", json!({"level": 1, "checksum": false}));
+    let crc32c = def("crc32c", json!(null));
+    // (name, inner compressors, fill value, write_empty_chunks)
+    let configs: Vec<(&str, Vec<ExtensionDef>, &str, bool)> = vec![
+        ("raw", vec![], "", false),
+        ("raw", vec![], "-", true),
+        ("zstd", vec![zstd.clone()], "-", false),
+        ("zstd", vec![zstd], "", true),
+        ("crc32c", vec![crc32c], "-", false),
+    ];
+    let words = ["a", "é", "héllo", "中文", "-", "xyz", "\u{1F600}", "q\"q"];
+    let mut writes = 0;
+    for (name, compressors, fill, keep_empty) in configs {
+        let shape = [rng.range(10..30), rng.range(10..30)];
+        let inner = [rng.range(1..5), rng.range(1..5)];
+        let shard = [inner[0] * rng.range(1..4), inner[1] * rng.range(1..4)];
+        let path = format!("s_{name}_{}_{keep_empty}", fill.len());
+        let mut a = ArrayBuilder::new(shape.to_vec(), DataType::String)
+            .chunk_shape(inner.to_vec())
+            .shards(shard.to_vec())
+            .serializer(vlen.clone())
+            .compressors(compressors)
+            .fill_value_json(&json!(fill))
+            .unwrap()
+            .write_options(WriteOptions {
+                write_empty_chunks: keep_empty,
+            })
+            .create(store.clone(), &path)
+            .unwrap();
+        let mut rows = shape[0];
+        let mut model: Vec<String> = vec![fill.to_string(); (shape[0] * shape[1]) as usize];
+        for step in 0..50 {
+            let value = |rng: &mut zarr_testkit::Rng| {
+                if rng.chance(0.4) {
+                    fill.to_string()
+                } else {
+                    words[rng.below(words.len() as u64) as usize].repeat(rng.range(1..4) as usize)
+                }
+            };
+            if step % 8 == 7 {
+                // an append along the first axis: the shards it shares with the rows above
+                // it are updated by compare-and-swap
+                let n = rng.range(1..4);
+                let block: Vec<String> = (0..n * shape[1]).map(|_| value(&mut rng)).collect();
+                let data =
+                    ArrayD::from_shape_vec(IxDyn(&[n as usize, shape[1] as usize]), block.clone())
+                        .unwrap();
+                a.append_vlen(data.view(), 0).unwrap();
+                model.extend(block);
+                rows += n;
+            } else {
+                let start = [rng.below(rows), rng.below(shape[1])];
+                let size = [
+                    rng.range(1..(rows - start[0]).min(9) + 1),
+                    rng.range(1..(shape[1] - start[1]).min(9) + 1),
+                ];
+                let region = Region::new(start.to_vec(), size.to_vec()).unwrap();
+                let block: Vec<String> = (0..size[0] * size[1]).map(|_| value(&mut rng)).collect();
+                let data = ArrayD::from_shape_vec(
+                    IxDyn(&[size[0] as usize, size[1] as usize]),
+                    block.clone(),
+                )
+                .unwrap();
+                a.write_region_vlen(&region, data.view()).unwrap();
+                for i in 0..size[0] {
+                    for j in 0..size[1] {
+                        model[((start[0] + i) * shape[1] + start[1] + j) as usize] =
+                            block[(i * size[1] + j) as usize].clone();
+                    }
+                }
+            }
+            writes += 1;
+            let got = a
+                .read_region_vlen::<String>(&Region::whole(&[rows, shape[1]]))
+                .unwrap();
+            assert!(
+                got.as_slice().unwrap() == model.as_slice(),
+                "{path} step {step}: reads other values than written"
+            );
+        }
+        let (npy, _) = peer_read_meta(&py, "zarr-python", &dir.path().join(a.path()))
+            .unwrap_or_else(|code| panic!("zarr-python could not read {path} (exit {code})"));
+        let theirs = common::read_npy(&npy).fixed_width_strings().unwrap();
+        let ours: Vec<Vec<u8>> = model.iter().map(|s| s.as_bytes().to_vec()).collect();
+        assert_eq!(theirs, ours, "zarr-python reads {path} differently");
+    }
+    assert_eq!(writes, 250);
+}
+
 /// Differential test of Zarr v2 filter chains against zarr-python 3.1.6: it writes 300 seeded
 /// random v2 arrays (`conformance/peers/v2_filters.py`: dtypes of either byte order, one or
 /// two of Delta, FixedScaleOffset, AsType, Quantize with either byte order on their `dtype`

@@ -763,15 +763,14 @@ fn string_reads_on_an_object_store_batch_their_requests() {
 }
 
 /// A partial string write into a shard: what it reads, writes and encodes (issue 37, item 3).
-/// The shard is one get and one set, and the other inner chunks' values are kept; but the
-/// `vlen-utf8` shard is decoded and re-encoded whole: the write of 2 x 3 elements of one
-/// inner chunk encodes all 16 inner chunks (the partial encoder of sharding, which
-/// re-encodes only the touched inner chunks of fixed-size shards, does not take
-/// variable-size elements yet). When it does, this count becomes 1, as for numbers
-/// (`a_shard_update_encodes_only_the_inner_chunks_it_touches`).
+/// The shard is updated by sharding's partial encoder, which takes variable-size elements:
+/// the write of 2 x 3 elements of one inner chunk reads the shard's index and that inner
+/// chunk, encodes that inner chunk alone (as for numbers,
+/// `a_shard_update_encodes_only_the_inner_chunks_it_touches`) and keeps the other inner
+/// chunks' values.
 #[cfg(feature = "vlen")]
 #[test]
-fn a_partial_string_write_into_a_shard_re_encodes_the_whole_shard() {
+fn a_partial_string_write_into_a_shard_re_encodes_only_the_inner_chunk_touched() {
     use zarr_array::ndarray::{ArrayD, IxDyn};
     let _turn = counting_turn();
     let store = Arc::new(CountingStore::new(MemoryStore::new()));
@@ -790,10 +789,12 @@ fn a_partial_string_write_into_a_shard_re_encodes_the_whole_shard() {
     ENCODED.store(0, Ordering::SeqCst);
     a.write_region_vlen(&region, new.view()).unwrap();
     let c = store.counts();
-    assert_eq!((c.get, c.get_ranges, c.set), (1, 0, 1), "{c:?}");
+    // the index and the inner chunk, then the new value with the other inner chunks kept
+    assert_eq!((c.get, c.get_ranges, c.set), (0, 2, 1), "{c:?}");
+    assert!(c.bytes_kept > 8 * c.bytes_written, "{c:?}");
     assert_eq!(
         ENCODED.load(Ordering::SeqCst),
-        16,
+        1,
         "inner chunks encoded by a write into one of them"
     );
     for i in 0..2 {
@@ -803,6 +804,32 @@ fn a_partial_string_write_into_a_shard_re_encodes_the_whole_shard() {
     }
     let back = a
         .read_region_vlen::<String>(&Region::whole(&[32, 32]))
+        .unwrap();
+    assert_eq!(back, want);
+
+    // an append of a row into the shard (compare-and-swap) encodes the 4 inner chunks of
+    // the row it touches
+    let mut t = ArrayBuilder::new(vec![30, 32], DataType::String)
+        .chunk_shape(vec![8, 8])
+        .shards(vec![32, 32])
+        .compressors(vec![ExtensionDef::new("test.counting")])
+        .create_with(store.clone(), "t", &counting_extensions())
+        .unwrap();
+    let mut want = ArrayD::from_shape_fn(IxDyn(&[30, 32]), |ix| word(ix[0], ix[1]));
+    t.write_region_vlen(&Region::whole(&[30, 32]), want.view())
+        .unwrap();
+    let row = ArrayD::from_shape_fn(IxDyn(&[1, 32]), |ix| format!("row{}", ix[1]));
+    ENCODED.store(0, Ordering::SeqCst);
+    t.append_vlen(row.view(), 0).unwrap();
+    assert_eq!(
+        ENCODED.load(Ordering::SeqCst),
+        4,
+        "inner chunks encoded by an append"
+    );
+    want.append(zarr_array::ndarray::Axis(0), row.view())
+        .unwrap();
+    let back = t
+        .read_region_vlen::<String>(&Region::whole(&[31, 32]))
         .unwrap();
     assert_eq!(back, want);
 }
