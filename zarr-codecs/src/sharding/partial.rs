@@ -25,10 +25,12 @@ use crate::error::{CodecError, Result};
 use crate::source::ByteRangeSource;
 
 use super::ShardingCodec;
+#[cfg(feature = "vlen")]
 use crate::block::{VLEN_DATA_INDEX, VLEN_FILL_INDEX};
 
 /// The bit of an element index of [`ShardingCodec::update_inner_vlen`] that names an element
 /// of the stored inner chunk (neither an element of the update nor the fill value).
+#[cfg(feature = "vlen")]
 const STORED: u64 = 1 << 62;
 
 impl ShardingCodec {
@@ -114,6 +116,7 @@ impl ShardingCodec {
     /// element indices (one `u64` each: [`STORED`] `| e` for its stored element `e`, or the
     /// update's own indices), which the update's block copy writes, and the elements they
     /// name are encoded.
+    #[cfg(feature = "vlen")]
     fn update_inner_vlen(
         &self,
         old: Option<&[u8]>,
@@ -172,6 +175,20 @@ impl ShardingCodec {
             return Ok(None);
         }
         self.inner.encode_vlen(elements.iter().copied()).map(Some)
+    }
+
+    /// Without the `vlen` feature no inner chunk of variable-size elements is updated.
+    #[cfg(not(feature = "vlen"))]
+    fn update_inner_vlen(
+        &self,
+        _: Option<&[u8]>,
+        _: &ChunkUpdate<'_>,
+        _: &[&[u8]],
+    ) -> Result<Option<Vec<u8>>> {
+        Err(CodecError::NotApplicable {
+            operation: "a partial update of variable-size elements",
+            reason: "zarr-codecs is built without its `vlen` feature".into(),
+        })
     }
 
     /// [`ShardingCodec::update_inner`] of each touched inner chunk, `old` giving its stored
