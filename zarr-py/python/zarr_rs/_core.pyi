@@ -113,7 +113,21 @@ class ChunkCodec:
     def decode_regions(
         self, sources: list[Any], regions: list[tuple[list[int], list[int]]]
     ) -> list[Any | None]: ...
+    def decode_into(
+        self,
+        chunks: list[npt.NDArray[np.uint8] | None],
+        out: npt.NDArray[np.uint8],
+        out_shape: list[int],
+        placements: list[tuple[list[int], list[int], list[int]]],
+    ) -> list[bool]: ...
     def encode(self, chunks: list[npt.NDArray[np.uint8]]) -> list[bytes]: ...
+    def encode_from(
+        self,
+        value: npt.NDArray[np.uint8],
+        value_shape: list[int],
+        placements: list[tuple[list[int], list[int], list[int]]],
+        fill: bytes | None,
+    ) -> list[bytes | None]: ...
     def encode_vlen(self, chunks: list[list[bytes]]) -> list[bytes]: ...
 
 def pipeline_stats() -> dict[str, int]: ...
