@@ -16,7 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use zarr_array::zarr_codecs::{ByteRange, ByteRangeSource, CodecChain, CodecError, SourceError};
+use zarr_array::zarr_codecs::{
+    ByteRange, ByteRangeSource, ChunkUpdate, CodecChain, CodecError, SourceError,
+};
 use zarr_array::zarr_store::{MemoryStore, Store};
 use zarr_array::{Array, ArrayError, DataType, Region};
 
@@ -31,6 +33,9 @@ static PARTIAL: AtomicU64 = AtomicU64::new(0);
 static DIRECT: AtomicU64 = AtomicU64::new(0);
 /// Of the encoded chunks, those encoded straight from the value written (`encode_from`).
 static FROM_VALUE: AtomicU64 = AtomicU64::new(0);
+/// Chunks updated in part through the chain's partial encoder (`encode_update`: a shard of
+/// which only the inner chunks a write touches are re-encoded), not counted in `encoded`.
+static UPDATED: AtomicU64 = AtomicU64::new(0);
 
 /// The thread pool batches are decoded and encoded on (the engine's own parallel work, such
 /// as a shard's inner chunks, runs on it too), one per process: a process forked from one
@@ -492,6 +497,69 @@ impl ChunkCodec {
             .collect())
     }
 
+    /// Whether the chain updates part of a stored chunk re-encoding only what the update
+    /// touches (`encode_update`): a shard with no array -> array codec before it, of
+    /// fixed-size elements.
+    #[getter]
+    fn supports_partial_encode(&self) -> bool {
+        self.elements == Elements::Fixed && self.chain().partial_encoder().is_some()
+    }
+
+    /// The new encoding of the chunk stored as `stored` (`None`: not stored) with the box
+    /// `placement = (chunk_start, extent, value_start)` of `value` (the bytes of the value
+    /// written, a C-contiguous `uint8` view of shape `value_shape` in elements) written into
+    /// it, through the chain's partial encoder: only the inner chunks of a shard the box
+    /// touches are decoded and re-encoded. `keep_empty` keeps inner chunks that end up all
+    /// fill value (`write_empty_chunks`). `None` when nothing of the chunk is left to store.
+    fn encode_update<'py>(
+        &self,
+        py: Python<'py>,
+        stored: Option<PyReadonlyArray1<'py, u8>>,
+        value: PyReadonlyArray1<'py, u8>,
+        value_shape: Vec<u64>,
+        placement: (Vec<u64>, Vec<u64>, Vec<u64>),
+        keep_empty: bool,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if !self.supports_partial_encode() {
+            return Err(InvalidArgumentError::new_err(
+                "the chunks' codecs do not update part of a chunk (no partial encoder)",
+            ));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        let chunk_shape = self.array.shape().to_vec();
+        let (chunk_start, extent, value_start) = placement;
+        // checks the box against the chunk and the value (rank, bounds)
+        Placement::new(
+            &chunk_shape,
+            &value_shape,
+            chunk_start.clone(),
+            extent.clone(),
+            value_start.clone(),
+        )
+        .map_err(InvalidArgumentError::new_err)?;
+        let src = slice(&value)?;
+        let stored = stored.as_ref().map(slice).transpose()?;
+        let from = Region {
+            start: value_start,
+            shape: extent.clone(),
+        };
+        let at = Region {
+            start: chunk_start,
+            shape: extent,
+        };
+        let update = ChunkUpdate::new(src, &value_shape, elem, &from, at, keep_empty)
+            .map_err(|e| InvalidArgumentError::new_err(e.to_string()))?;
+        let encoder = chain.partial_encoder().ok_or_else(|| {
+            InvalidArgumentError::new_err("the chunks' codecs have no partial encoder")
+        })?;
+        let new = run(py, || encoder.encode_update(stored, &update))?
+            .map_err(|e| codec_err("updating part of a chunk", e))
+            .py_err()?;
+        UPDATED.fetch_add(1, Ordering::Relaxed);
+        Ok(new.map(|b| PyBytes::new(py, &b)))
+    }
+
     /// Encodes chunks of `string` or `variable_length_bytes` elements, each a list of the
     /// elements' `bytes` (UTF-8 for strings), C order.
     fn encode_vlen<'py>(
@@ -819,9 +887,11 @@ impl ByteRangeSource for PySource {
 }
 
 /// The chunks decoded (whole and in part) and encoded by every `ChunkCodec` since the module
-/// was loaded: `{"decoded": n, "partial": n, "encoded": n, "direct": n, "from_value": n}`
+/// was loaded: `{"decoded": n, "partial": n, "encoded": n, "direct": n, "from_value": n,
+/// "updated": n}`
 /// (`direct`: of the decoded, those decoded straight into the output; `from_value`: of the
-/// encoded, those encoded straight from the value written).
+/// encoded, those encoded straight from the value written; `updated`: chunks updated in part
+/// by the partial encoder, which re-encodes only the inner chunks of a shard it touches).
 #[pyfunction]
 pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -830,5 +900,6 @@ pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("encoded", ENCODED.load(Ordering::Relaxed))?;
     d.set_item("direct", DIRECT.load(Ordering::Relaxed))?;
     d.set_item("from_value", FROM_VALUE.load(Ordering::Relaxed))?;
+    d.set_item("updated", UPDATED.load(Ordering::Relaxed))?;
     Ok(d)
 }

@@ -128,6 +128,16 @@ class ChunkCodec:
         placements: list[tuple[list[int], list[int], list[int]]],
         fill: bytes | None,
     ) -> list[bytes | None]: ...
+    @property
+    def supports_partial_encode(self) -> bool: ...
+    def encode_update(
+        self,
+        stored: npt.NDArray[np.uint8] | None,
+        value: npt.NDArray[np.uint8],
+        value_shape: list[int],
+        placement: tuple[list[int], list[int], list[int]],
+        keep_empty: bool,
+    ) -> bytes | None: ...
     def encode_vlen(self, chunks: list[list[bytes]]) -> list[bytes]: ...
 
 def pipeline_stats() -> dict[str, int]: ...

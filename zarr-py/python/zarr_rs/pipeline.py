@@ -10,7 +10,9 @@ decoded and encoded by the engine (``zarr_rs._core.ChunkCodec``: the codec chain
 JSON describes, a v2 array's filters and compressor through the engine's numcodecs map), a
 batch at a time, in parallel with the GIL released. Bytes are fetched and stored through
 zarr-python's ``ByteGetter`` / ``ByteSetter``, concurrently; a selection that covers part of a
-sharded chunk reads the shard index and only the inner chunks it meets, through byte ranges.
+sharded chunk reads the shard index and only the inner chunks it meets, through byte ranges;
+a write of unit-step slices into part of a shard goes through the engine's partial encoder
+(``ChunkCodec.encode_update``), which decodes and re-encodes only the inner chunks it touches.
 
 There is no fallback to zarr-python's ``BatchedCodecPipeline``: a case the engine cannot do
 (a codec it does not know, a data type it does not have, a buffer that is not in host
@@ -733,8 +735,12 @@ class CodecPipeline(_CodecPipelineBase):
             config.get("async.concurrency"),
         )
         existing_bytes = dict(zip(fetch, fetched, strict=True))
+        # a shard written in part, from a box of the value: updated by the engine's partial
+        # encoder, which decodes and re-encodes only the inner chunks the box touches
+        encoded: dict[int, Buffer] = {}
+        updated = self._update_in_part(batch, val, drop_axes, fetch, existing_bytes, encoded)
         existing: dict[int, np.ndarray[Any, Any]] = {}
-        stored = [i for i in fetch if existing_bytes[i] is not None]
+        stored = [i for i in fetch if existing_bytes[i] is not None and i not in updated]
         for chunks, idx in self._group([batch[i][1] for i in stored]).items():
             positions = [stored[k] for k in idx]
             decoded = chunks.codec.decode([existing_bytes[i].as_numpy_array() for i in positions])
@@ -744,8 +750,7 @@ class CodecPipeline(_CodecPipelineBase):
         # chunks a write covers whole, from a value of the engine's element type: encoded by
         # the engine straight from the value's buffer (no copy per chunk when the chunk is
         # a contiguous run of it), the empty-chunk check made there too
-        encoded: dict[int, Buffer] = {}
-        done = self._encode_from_value(batch, val, drop_axes, encoded)
+        done = self._encode_from_value(batch, val, drop_axes, encoded) | updated
 
         for i, (_, spec, chunk_sel, out_sel, _) in enumerate(batch):
             if i in done:
@@ -805,6 +810,63 @@ class CodecPipeline(_CodecPipelineBase):
             config.get("async.concurrency"),
         )
 
+
+    def _update_in_part(
+        self,
+        batch: list[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        val: Any,
+        drop_axes: tuple[int, ...],
+        fetch: list[int],
+        existing_bytes: dict[int, Buffer | None],
+        encoded: dict[int, Buffer],
+    ) -> set[int]:
+        """Updates the sharded chunks of `batch` written in part (`fetch`, whose stored bytes
+        are `existing_bytes`) through the engine's partial encoder (`ChunkCodec.encode_update`)
+        when the value is a C-contiguous NumPy array of the engine's element type and both
+        selections are unit-step slices; a chunk left with nothing to store gets no entry in
+        `encoded` (it is deleted). A scalar value is a block of the box's shape. Returns the
+        chunks done."""
+        if not isinstance(val, np.ndarray) or val.dtype.hasobject or val.dtype.kind == "T":
+            return set()
+        scalar = val.ndim == 0
+        if not scalar and not val.flags.c_contiguous:
+            return set()
+        full_shape = list(val.shape)
+        for axis in sorted(drop_axes):
+            full_shape.insert(axis, 1)
+        full_shape_t = tuple(full_shape)
+        flat: Any = None
+        done: set[int] = set()
+        for i in fetch:
+            _, spec, chunk_sel, out_sel, _ = batch[i]
+            chunks = self._chunks_of(spec)
+            if not chunks.sharded or chunks.vlen or val.dtype != chunks.view:
+                continue
+            if not chunks.codec.supports_partial_encode:
+                continue
+            if scalar:
+                c = _unit_slices(chunk_sel, chunks.shape)
+                if c is None:
+                    continue
+                block = np.full(tuple(c[1]), val, dtype=val.dtype)
+                p: Any = (c[0], c[1], [0] * len(c[1]))
+                data, data_shape = block.reshape(-1).view(np.uint8), list(block.shape)
+            else:
+                p = _placement(chunk_sel, out_sel, chunks.shape, full_shape_t, drop_axes)
+                if p is None:
+                    continue
+                if flat is None:
+                    flat = val.reshape(-1).view(np.uint8)
+                data, data_shape = flat, full_shape
+            got = existing_bytes[i]
+            stored = None if got is None else got.as_numpy_array()
+            b = chunks.codec.encode_update(
+                stored, data, data_shape, p, bool(spec.config.write_empty_chunks)
+            )
+            if b is not None:
+                encoded[i] = spec.prototype.buffer.from_bytes(b)
+            done.add(i)
+        return done
 
     def _encode_from_value(
         self,
