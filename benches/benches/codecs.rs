@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zarr_array::zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+use zarr_array::zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::{DataType, FillValue};
 use zarr_benches::block_data;
@@ -75,14 +75,21 @@ fn codecs(c: &mut Criterion) {
     let mut dec_inputs = Vec::new();
     for (name, json) in chains() {
         let chain = chain(&json, &shape);
-        let encoded = chain.encode(&chunk).expect("encodes");
+        let encoded = chain
+            .encode(&chunk, EncodeOptions::ENCODE_EMPTY)
+            .expect("encodes")
+            .expect("encoded");
         eprintln!(
             "{name}: 64^3 uint16 chunk {} -> {} bytes",
             chunk.len(),
             encoded.len()
         );
         enc.bench_function(BenchmarkId::from_parameter(name), |b| {
-            b.iter(|| chain.encode(black_box(&chunk)).expect("encodes"))
+            b.iter(|| {
+                chain
+                    .encode(black_box(&chunk), EncodeOptions::ENCODE_EMPTY)
+                    .expect("encodes")
+            })
         });
         dec_inputs.push((name, chain, encoded));
     }
@@ -107,7 +114,10 @@ fn sharding(c: &mut Criterion) {
     let shape = [128u64; 3];
     let shard = bytes_of(&block_data([0, 128, 256], shape));
     let chain = chain(&sharding_json(), &shape);
-    let stored = chain.encode(&shard).expect("encodes");
+    let stored = chain
+        .encode(&shard, EncodeOptions::ENCODE_EMPTY)
+        .expect("encodes")
+        .expect("encoded");
     eprintln!(
         "sharding 128^3 of 32^3 (zstd 1): {} -> {} bytes",
         shard.len(),
@@ -117,7 +127,11 @@ fn sharding(c: &mut Criterion) {
     g.sample_size(20);
     g.throughput(Throughput::Bytes(shard.len() as u64));
     g.bench_function("encode_128^3", |b| {
-        b.iter(|| chain.encode(black_box(&shard)).expect("encodes"))
+        b.iter(|| {
+            chain
+                .encode(black_box(&shard), EncodeOptions::ENCODE_EMPTY)
+                .expect("encodes")
+        })
     });
     let mut out = vec![0u8; shard.len()];
     g.bench_function("decode_128^3", |b| {
@@ -147,7 +161,8 @@ fn sharding(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("decode_region", name), |b| {
             b.iter(|| {
                 chain
-                    .decode_region(&stored, black_box(&region), &mut out)
+                    .partial_decoder()
+                    .region(&stored, black_box(&region), &mut out)
                     .expect("decodes")
             })
         });

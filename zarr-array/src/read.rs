@@ -165,11 +165,13 @@ impl Array {
             if !whole_chunk {
                 // the chain reads and decodes what the part needs: a shard's index and
                 // inner chunks, `[bytes]`'s byte span, a `zstd` frame's prefix
-                // (`CodecChain::decode_region`)
+                // (`PartialDecoder::region`)
                 let plen = buffer_len(&part.in_chunk.shape, elem)?;
                 grow_to(scratch, plen, &part.in_chunk.shape)?;
                 let found = with_part_source(store, &key, &chain, |source| {
-                    chain.decode_region(source, &part.in_chunk, scratch)
+                    chain
+                        .partial_decoder()
+                        .region(source, &part.in_chunk, scratch)
                 })?
                 .map_err(codec_err)?;
                 if !found {
@@ -188,12 +190,14 @@ impl Array {
                 // with no scratch buffer and no copy
                 return chain.decode_into(&bytes, dst).map_err(codec_err);
             }
-            if chain.inner_chunk_shape().is_some() {
+            if chain.partial_decoder().inner_chunk_shape().is_some() {
                 // a shard: each inner chunk is decoded straight into its place
-                return chain.decode_into_block(&bytes, block).map_err(codec_err);
+                return chain.decode_into(&bytes, block).map_err(codec_err);
             }
             grow_to(scratch, chunk_len, &chunk_shape)?;
-            chain.decode_into(&bytes, scratch).map_err(codec_err)?;
+            chain
+                .decode_into(&bytes, &mut *scratch)
+                .map_err(codec_err)?;
             block
                 .copy_from(scratch, &chunk_shape, &part.in_chunk.start)
                 .map_err(block_err)
@@ -242,10 +246,11 @@ impl Array {
             source,
         };
         let codec = chain.array_to_bytes().name();
-        if part.in_chunk.shape != chunk_shape && chain.reads_vlen_regions() {
+        if part.in_chunk.shape != chunk_shape && chain.partial_decoder().reads_part() {
             let source = StoreSource::new(store, &key);
             let Some(chunk) = chain
-                .decode_vlen_region(&source, &part.in_chunk)
+                .partial_decoder()
+                .vlen_region(&source, &part.in_chunk)
                 .map_err(codec_err)?
             else {
                 return Ok(None);
@@ -258,7 +263,7 @@ impl Array {
         let Some(bytes) = store.get(&key)? else {
             return Ok(None);
         };
-        let chunk = chain.decode_vlen(&bytes).map_err(codec_err)?;
+        let chunk = crate::vlen::decode_vlen(chain, &bytes).map_err(codec_err)?;
         drop(bytes);
         sink.keep(&key, codec, &chunk, chunk_shape, &part.in_chunk)
             .map(Some)
@@ -280,9 +285,8 @@ impl Array {
             return Ok(None);
         };
         let chain = self.chunk_codec(chunk)?.chain;
-        let decoded = chain
-            .decode_vlen(&bytes)
-            .map_err(|source| ArrayError::Codec {
+        let decoded =
+            crate::vlen::decode_vlen(&chain, &bytes).map_err(|source| ArrayError::Codec {
                 context: key.clone(),
                 source,
             })?;

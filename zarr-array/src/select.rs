@@ -336,12 +336,12 @@ impl Array {
     }
 
     /// Reads points: grouped by chunk, each chunk fetched and decoded once, as far as its
-    /// points need ([`CodecChain::decode_points`]: a shard's index and the inner chunks they
+    /// points need ([`PartialDecoder::points`]: a shard's index and the inner chunks they
     /// fall in, `[bytes]`'s element spans, a compressed chunk's prefix), the chunks in
     /// parallel; on a store that serves many requests at once (an object store), every
     /// chunk's requests in flight together (`fetch::run_fetched`).
     ///
-    /// [`CodecChain::decode_points`]: zarr_codecs::CodecChain::decode_points
+    /// [`PartialDecoder::points`]: zarr_codecs::PartialDecoder::points
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8], kind: ReadInto<'_>) -> Result<()> {
         let (elem, fill) = self.read_element(kind);
         let work = self.points_by_chunk(points)?;
@@ -384,7 +384,9 @@ impl Array {
                 }
                 let chain = &self.chunk_codec(chunk)?.chain;
                 let found = with_part_source(store, &key, chain, |source| {
-                    chain.decode_points(source, &in_chunk.offsets, &mut values)
+                    chain
+                        .partial_decoder()
+                        .points(source, &in_chunk.offsets, &mut values)
                 })?
                 .map_err(|source| ArrayError::Codec {
                     context: key.clone(),

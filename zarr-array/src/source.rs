@@ -83,7 +83,7 @@ pub(crate) fn with_part_source<R>(
     chain: &CodecChain,
     read: impl FnOnce(&dyn ByteRangeSource) -> R,
 ) -> Result<R, StoreError> {
-    let sharded = chain.inner_chunk_shape().is_some();
+    let sharded = chain.partial_decoder().inner_chunk_shape().is_some();
     if sharded && store.cheap_ranged_reads() {
         return Ok(match store.open_value(key)? {
             Some(value) => read(&ValueSource::new(store, &*value)),

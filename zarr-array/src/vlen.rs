@@ -43,7 +43,7 @@
 use ndarray::{ArrayD, ArrayViewD};
 use zarr_buffer::{fill_pattern, AlignedBuffer};
 use zarr_codecs::vlen::VlenChunk;
-use zarr_codecs::CodecError;
+use zarr_codecs::{ChunkIn, CodecChain, CodecError, EncodeOptions};
 use zarr_grid::geometry::Region;
 use zarr_meta::DataType;
 
@@ -296,7 +296,7 @@ impl Array {
             context: key.to_owned(),
             source,
         };
-        let chunk = cc.chain.decode_vlen(bytes).map_err(codec_err)?;
+        let chunk = decode_vlen(&cc.chain, bytes).map_err(codec_err)?;
         if chunk.len() != count {
             return Err(codec_err(CodecError::Corrupt {
                 codec: cc.chain.array_to_bytes().name(),
@@ -378,8 +378,10 @@ impl Array {
             return Ok(None);
         }
         cc.chain
-            .encode_vlen(items)
-            .map(Some)
+            .encode(
+                ChunkIn::Vlen(&mut items.into_iter()),
+                EncodeOptions::ENCODE_EMPTY,
+            )
             .map_err(|source| ArrayError::Codec {
                 context: key.to_owned(),
                 source,
@@ -432,9 +434,7 @@ impl Array {
         let Some(bytes) = value else {
             return Ok(None);
         };
-        self.chunk_codec(chunk)?
-            .chain
-            .decode_vlen(&bytes)
+        decode_vlen(&self.chunk_codec(chunk)?.chain, &bytes)
             .map(Some)
             .map_err(|source| ArrayError::Codec {
                 context: self.chunk_key(chunk),
@@ -609,4 +609,14 @@ impl Array {
         let (data, indices) = element_indices(&data, &out_shape)?;
         self.write_selection_as(sel, &indices, Elements::Variable(&data))
     }
+}
+
+/// The elements of a stored chunk of variable-size elements, decoded whole.
+pub(crate) fn decode_vlen(
+    chain: &CodecChain,
+    bytes: &[u8],
+) -> std::result::Result<VlenChunk, CodecError> {
+    let mut chunk = VlenChunk::default();
+    chain.decode_into(bytes, &mut chunk)?;
+    Ok(chunk)
 }

@@ -7,7 +7,7 @@
 use ndarray::ArrayViewD;
 use rayon::prelude::*;
 use zarr_buffer::{fill_pattern, AlignedBuffer};
-use zarr_codecs::{ChunkUpdate, SourceBlock};
+use zarr_codecs::{ChunkUpdate, EmptyChunks, EncodeOptions, SourceBlock};
 use zarr_grid::geometry::{buffer_len, copy_region, Region};
 use zarr_grid::ChunkPart;
 use zarr_store::{Store, Write};
@@ -307,12 +307,10 @@ impl Array {
             source,
         };
         match kind {
-            Elements::Fixed if cc.chain.stores_empty_chunks() => Ok(Some(
-                cc.chain.encode(chunk.buf.as_bytes()).map_err(codec_err)?,
-            )),
+            // a chunk of fill values too, where the codecs can store one
             Elements::Fixed => cc
                 .chain
-                .encode_chunk(chunk.buf.as_bytes())
+                .encode(chunk.buf.as_bytes(), EncodeOptions::WRITE_EMPTY)
                 .map_err(codec_err),
             Elements::Variable(data) => self.encode_vlen_buf(cc, key, chunk, data, stored),
         }
@@ -380,17 +378,28 @@ impl Array {
             edit(buf.buf.as_bytes_mut(), fill, elem);
             match (kind, stored) {
                 // nothing stored and nothing to store: no write at all
-                (Elements::Fixed, None) => {
-                    cc.chain
-                        .encode_chunk(buf.buf.as_bytes())
-                        .map_err(|source| ArrayError::Codec {
-                            context: key.clone(),
-                            source,
-                        })
-                }
+                (Elements::Fixed, None) => cc
+                    .chain
+                    .encode(buf.buf.as_bytes(), EncodeOptions::SKIP_EMPTY)
+                    .map_err(|source| ArrayError::Codec {
+                        context: key.clone(),
+                        source,
+                    }),
                 _ => self.encode_shared(kind, &cc, &key, &buf, stored.is_some()),
             }
         })
+    }
+
+    /// How chunks are encoded: a chunk of fill values skipped unless
+    /// [`WriteOptions::write_empty_chunks`](crate::WriteOptions) is set.
+    pub(crate) fn encode_options(&self) -> EncodeOptions {
+        EncodeOptions {
+            empty_chunks: if self.options.write_empty_chunks {
+                EmptyChunks::Write
+            } else {
+                EmptyChunks::Skip
+            },
+        }
     }
 
     /// Stores a rewritten chunk, or deletes it when nothing is left (`None`).
@@ -431,18 +440,14 @@ impl Array {
             context: key.to_string(),
             source,
         };
-        // a codec whose format stores no empty chunk (sparse_layout) never writes one
-        let encoded = if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
-            Some(cc.chain.encode(chunk).map_err(codec_err)?)
-        } else {
-            // None when the chunk is all fill value (bit patterns, NaN equal to NaN)
-            cc.chain.encode_chunk(chunk).map_err(codec_err)?
-        };
-        match encoded {
-            Some(bytes) => store.set(key, &bytes)?,
-            None => store.delete(key)?,
-        }
-        Ok(())
+        // None when the chunk is all fill value (bit patterns, NaN equal to NaN), unless
+        // empty chunks are written; a codec whose format stores no empty chunk
+        // (sparse_layout) never writes one
+        let encoded = cc
+            .chain
+            .encode(chunk, self.encode_options())
+            .map_err(codec_err)?;
+        self.store_rewritten(store, key, encoded)
     }
 
     /// As [`Array::store_chunk`] for the chunk that is the block `place` of `data`.
@@ -457,16 +462,14 @@ impl Array {
             context: key.to_string(),
             source,
         };
-        if self.options.write_empty_chunks && cc.chain.stores_empty_chunks() {
-            let bytes = cc.chain.encode_from_block(src).map_err(codec_err)?;
-            return Ok(store.set(key, &bytes)?);
+        let options = self.encode_options();
+        if options.empty_chunks != EmptyChunks::Skip {
+            // one buffer, even for a chunk of fill values where the codecs store one
+            let encoded = cc.chain.encode(src, options).map_err(codec_err)?;
+            return self.store_rewritten(store, key, encoded);
         }
         // a shard as its index and inner chunks, written one after the other
-        match cc
-            .chain
-            .encode_chunk_parts_from_block(src)
-            .map_err(codec_err)?
-        {
+        match cc.chain.encode_parts(src, options).map_err(codec_err)? {
             Some(parts) => {
                 let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
                 store.set_parts(key, &parts)?;

@@ -9,14 +9,14 @@
 //! separately).
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![2], DataType::UInt16, FillValue::zero(DataType::UInt16));
 //! let json = r#"[{"name": "bytes", "configuration": {"endian": "big"}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk: Vec<u8> = [1u16, 0x0203].iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let encoded = chain.encode(&chunk)?;
+//! let encoded = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("not stored")?;
 //! assert_eq!(encoded, [0, 1, 2, 3]);
 //! assert_eq!(chain.decode(&encoded)?.as_bytes(), &chunk[..]);
 //! assert_eq!(serde_json::to_string(&chain.to_defs())?, json.replace(' ', ""));

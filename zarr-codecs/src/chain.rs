@@ -27,7 +27,7 @@ use zarr_buffer::Piece;
 /// ```
 /// # #[cfg(all(feature = "zstd", feature = "crc32c"))]
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+/// use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 /// use zarr_meta::{DataType, FillValue};
 ///
 /// let repr = ChunkRepr::new(vec![4, 4], DataType::Float64, FillValue::zero(DataType::Float64));
@@ -37,12 +37,12 @@ use zarr_buffer::Piece;
 ///                {"name": "crc32c"}]"#;
 /// let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 /// let chunk: Vec<u8> = (0..16).flat_map(|i| f64::from(i).to_ne_bytes()).collect();
-/// let encoded = chain.encode(&chunk)?;
+/// let encoded = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("not stored")?;
 /// let mut out = vec![0u8; chain.decoded_len()];
 /// chain.decode_into(&encoded, &mut out)?;
 /// assert_eq!(out, chunk);
 /// // an all-fill chunk need not be stored
-/// assert!(chain.encode_chunk(&vec![0u8; 128])?.is_none());
+/// assert!(chain.encode(&vec![0u8; 128], EncodeOptions::SKIP_EMPTY)?.is_none());
 /// # Ok(())
 /// # }
 /// # #[cfg(not(all(feature = "zstd", feature = "crc32c")))]
@@ -214,15 +214,15 @@ impl CodecChain {
     }
 
     /// Whether the chain has array->array codecs (`transpose`) before its array->bytes codec.
-    pub fn has_array_to_array(&self) -> bool {
+    pub(crate) fn has_array_to_array(&self) -> bool {
         !self.array_to_array.is_empty()
     }
 
     /// Whether a chunk whose elements all equal the fill value may be stored when the caller
     /// asks to keep empty chunks: `false` when the array->bytes codec never stores one
-    /// (`sparse_layout`), so [`CodecChain::encode_chunk`] must be used instead of
-    /// [`CodecChain::encode`].
-    pub fn stores_empty_chunks(&self) -> bool {
+    /// (`sparse_layout`), so it skips a chunk of fill values even when asked to
+    /// write it ([`EmptyChunks::Write`]).
+    pub(crate) fn stores_empty_chunks(&self) -> bool {
         self.array_to_bytes.stores_empty_chunks()
     }
 
@@ -239,7 +239,7 @@ impl CodecChain {
     /// [`CodecError::NotApplicable`] when the chain has array->array codecs (the bytes would
     /// then describe another representation than the chunk's); corrupt, truncated or
     /// oversized data.
-    pub fn decode_to_array_bytes(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
+    pub(crate) fn decode_to_array_bytes(&self, bytes: &[u8]) -> Result<AlignedBuffer> {
         Ok(self.decode_bytes_codecs(bytes)?.into_owned())
     }
 
@@ -283,7 +283,7 @@ impl CodecChain {
     /// # Errors
     /// [`CodecError::NotApplicable`] when the chain has array->array codecs; an encoder's
     /// failure.
-    pub fn encode_from_array_bytes(&self, bytes: Vec<u8>) -> Result<Vec<u8>> {
+    pub(crate) fn encode_from_array_bytes(&self, bytes: Vec<u8>) -> Result<Vec<u8>> {
         if let Some((c, _)) = self.array_to_array.first() {
             return Err(CodecError::NotApplicable {
                 operation: "encoding from the array -> bytes codec's output",
@@ -299,7 +299,7 @@ impl CodecChain {
 
     /// Whether [`CodecChain::decode_region`] reads only part of a stored chunk (a chain that
     /// is just `sharding_indexed`).
-    pub fn supports_partial_decode(&self) -> bool {
+    pub(crate) fn supports_partial_decode(&self) -> bool {
         self.array_to_array.is_empty()
             && self.bytes_to_bytes.is_empty()
             && self.array_to_bytes.supports_partial_decode()
@@ -307,7 +307,7 @@ impl CodecChain {
 
     /// The inner chunk shape when the chain is sharded (`[sharding_indexed]` alone): the
     /// smallest unit [`CodecChain::decode_region`] reads.
-    pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
+    pub(crate) fn inner_chunk_shape(&self) -> Option<&[u64]> {
         if self.supports_partial_decode() {
             self.array_to_bytes.inner_chunks().map(InnerChunks::shape)
         } else {
@@ -359,7 +359,7 @@ impl CodecChain {
     /// of `order` F has) run as the permutation of the elements they are
     /// ([`ArrayToArrayCodec::encoded_order`]).
     #[cfg(feature = "vlen")]
-    pub fn decode_vlen(&self, bytes: &[u8]) -> Result<crate::vlen::VlenChunk> {
+    pub(crate) fn decode_vlen(&self, bytes: &[u8]) -> Result<crate::vlen::VlenChunk> {
         // the array -> array codecs run below, on the elements
         let decoded = self.decode_bytes_bounded(bytes)?;
         self.unpermute_vlen(self.array_to_bytes.decode_vlen(decoded.as_slice())?)
@@ -391,12 +391,6 @@ impl CodecChain {
         Ok(chunk)
     }
 
-    /// Whether [`CodecChain::decode_vlen_region`] reads only part of a stored chunk: a
-    /// sharded chain of variable-size elements (`[sharding_indexed]` alone).
-    pub fn reads_vlen_regions(&self) -> bool {
-        self.supports_partial_decode()
-    }
-
     /// The elements of `region` (of the chunk; C order of the region) of a stored chunk of a
     /// `string` or `variable_length_bytes` array read through `source`, `None` when it is not
     /// stored. A sharded chain (`[sharding_indexed]` alone) reads the shard index and then
@@ -406,13 +400,13 @@ impl CodecChain {
     /// # Errors
     /// As [`CodecChain::decode_vlen`]; [`CodecError::RegionOutOfBounds`].
     #[cfg(feature = "vlen")]
-    pub fn decode_vlen_region(
+    pub(crate) fn decode_vlen_region(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
     ) -> Result<Option<crate::vlen::VlenChunk>> {
         check_inside(&self.repr, region)?;
-        if self.reads_vlen_regions() {
+        if self.supports_partial_decode() {
             return self.array_to_bytes.decode_vlen_region(source, region);
         }
         let Some(bytes) = source.get()? else {
@@ -445,7 +439,7 @@ impl CodecChain {
     /// As [`CodecChain::decode_vlen`], another number of elements, an element too large for
     /// the format.
     #[cfg(feature = "vlen")]
-    pub fn encode_vlen<'a, I>(&self, items: I) -> Result<Vec<u8>>
+    pub(crate) fn encode_vlen<'a, I>(&self, items: I) -> Result<Vec<u8>>
     where
         I: IntoIterator<Item = &'a [u8]>,
         I::IntoIter: ExactSizeIterator,
@@ -503,7 +497,7 @@ impl CodecChain {
     ///
     /// # Errors
     /// A chunk of the wrong length, or a codec's failure.
-    pub fn encode(&self, chunk: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn encode_slice(&self, chunk: &[u8]) -> Result<Vec<u8>> {
         self.check_chunk_len(chunk.len())?;
         if self.encodes_borrowed() {
             // `[bytes]` would hand the compressor a copy of the chunk: compress the chunk
@@ -523,8 +517,8 @@ impl CodecChain {
     /// machine of the same byte order returns the buffer itself).
     ///
     /// # Errors
-    /// As [`CodecChain::encode`].
-    pub fn encode_owned(&self, chunk: Vec<u8>) -> Result<Vec<u8>> {
+    /// As [`CodecChain::encode_slice`].
+    pub(crate) fn encode_owned(&self, chunk: Vec<u8>) -> Result<Vec<u8>> {
         self.check_chunk_len(chunk.len())?;
         let bytes = match self.encode_arrays(&chunk)? {
             Some(arr) => self.array_to_bytes.encode(&arr)?,
@@ -538,15 +532,15 @@ impl CodecChain {
     /// no data). The caller then deletes the stored chunk instead of writing it.
     ///
     /// # Errors
-    /// As [`CodecChain::encode`].
-    pub fn encode_chunk(&self, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// As [`CodecChain::encode_slice`].
+    pub(crate) fn encode_chunk(&self, chunk: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_chunk_len(chunk.len())?;
         if self.encodes_borrowed() {
             // as `encode`: the compressor reads the chunk itself
             if self.repr.is_fill(chunk) {
                 return Ok(None);
             }
-            return self.encode(chunk).map(Some);
+            return self.encode_slice(chunk).map(Some);
         }
         let bytes = match self.encode_arrays(chunk)? {
             Some(arr) => {
@@ -567,8 +561,8 @@ impl CodecChain {
     ///
     /// # Errors
     /// A block of another shape or element size than the chunk, and as
-    /// [`CodecChain::encode`].
-    pub fn encode_chunk_from_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
+    /// [`CodecChain::encode_slice`].
+    pub(crate) fn encode_chunk_from_block(&self, src: SourceBlock<'_>) -> Result<Option<Vec<u8>>> {
         src.check_chunk(&self.repr)?;
         if self.encodes_borrowed() {
             // gathered into this thread's scratch buffer and compressed from there: no
@@ -596,7 +590,7 @@ impl CodecChain {
     ///
     /// # Errors
     /// As [`CodecChain::encode_chunk_from_block`].
-    pub fn encode_chunk_parts_from_block(
+    pub(crate) fn encode_chunk_parts_from_block(
         &self,
         src: SourceBlock<'_>,
     ) -> Result<Option<Vec<Vec<u8>>>> {
@@ -607,13 +601,13 @@ impl CodecChain {
         Ok(self.encode_chunk_from_block(src)?.map(|bytes| vec![bytes]))
     }
 
-    /// As [`CodecChain::encode`] (bytes even for a chunk of fill values) for the chunk that
+    /// As [`CodecChain::encode_slice`] (bytes even for a chunk of fill values) for the chunk that
     /// is the block `src` of a larger buffer.
     ///
     /// # Errors
     /// A block of another shape or element size than the chunk, and as
-    /// [`CodecChain::encode`].
-    pub fn encode_from_block(&self, src: SourceBlock<'_>) -> Result<Vec<u8>> {
+    /// [`CodecChain::encode_slice`].
+    pub(crate) fn encode_from_block(&self, src: SourceBlock<'_>) -> Result<Vec<u8>> {
         let chunk = src.gather(&self.repr)?;
         self.encode_owned(chunk)
     }
@@ -626,7 +620,7 @@ impl CodecChain {
     /// # Errors
     /// A block of another shape or element size than the chunk, and as
     /// [`CodecChain::decode`].
-    pub fn decode_into_block(&self, bytes: &[u8], out: &mut Block<'_>) -> Result<()> {
+    pub(crate) fn decode_into_block(&self, bytes: &[u8], out: &mut Block<'_>) -> Result<()> {
         out.check_chunk(&self.repr)?;
         if self.array_to_array.is_empty() {
             let cur = self.decode_bytes(bytes, 0)?;
@@ -691,7 +685,7 @@ impl CodecChain {
     /// # Errors
     /// As [`CodecChain::decode`], and [`CodecError::BufferLength`] for an `out` of the wrong
     /// length.
-    pub fn decode_into(&self, bytes: &[u8], out: &mut [u8]) -> Result<()> {
+    pub(crate) fn decode_into_slice(&self, bytes: &[u8], out: &mut [u8]) -> Result<()> {
         if out.len() != self.len {
             return Err(CodecError::BufferLength {
                 what: "the output buffer",
@@ -745,7 +739,7 @@ impl CodecChain {
     /// # Errors
     /// [`CodecError::RegionOutOfBounds`], [`CodecError::BufferLength`] for an `out` of the
     /// wrong length, a failing source, or corrupt data.
-    pub fn decode_region(
+    pub(crate) fn decode_region(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
@@ -762,7 +756,7 @@ impl CodecChain {
             return Ok(false);
         };
         if region.shape == self.repr.shape {
-            self.decode_into(&bytes, out)?;
+            self.decode_into_slice(&bytes, out)?;
         } else if self.decode_region_from_prefix(&bytes, region, out)? {
             // only the decoded bytes up to the region's last element were produced
         } else {
@@ -865,7 +859,7 @@ impl CodecChain {
     /// [`CodecError::RegionOutOfBounds`] for a point outside the chunk,
     /// [`CodecError::BufferLength`] for an `out` of another length than the points', a failing
     /// source, or corrupt data.
-    pub fn decode_points(
+    pub(crate) fn decode_points(
         &self,
         source: &dyn ByteRangeSource,
         points: &[Vec<u64>],
@@ -957,7 +951,7 @@ impl CodecChain {
             if self.decode_prefix_into(bytes, &mut chunk[..end])? {
                 pick_points(&chunk[..end], shape, points, elem, out);
             } else {
-                self.decode_into(bytes, chunk)?;
+                self.decode_into_slice(bytes, chunk)?;
                 pick_points(chunk, shape, points, elem, out);
             }
             Ok(())
@@ -1035,6 +1029,363 @@ impl PartialEncoder for CodecChain {
             });
         }
         codec.encode_update_pieces(source, update)
+    }
+}
+
+/// A chunk handed to [`CodecChain::encode`].
+///
+/// `From` conversions make the common cases plain: a borrowed slice (`&chunk`), an owned
+/// `Vec<u8>` and a [`SourceBlock`].
+pub enum ChunkIn<'a> {
+    /// A whole chunk (native byte order, C order), borrowed. A chain that starts with `[bytes]`
+    /// in the machine's byte order and a compressor hands it to the compressor uncopied.
+    Slice(&'a [u8]),
+    /// A whole chunk in an owned buffer, reused where the chain can (`[bytes]` alone in the
+    /// machine's byte order returns it as the encoding).
+    Owned(Vec<u8>),
+    /// The chunk as the block of a larger C-order buffer (such as the data of a region write),
+    /// gathered straight from it: no fill, and for `sharding_indexed` no shard-sized buffer.
+    Block(SourceBlock<'a>),
+    /// The elements of a chunk of a `string` or `variable_length_bytes` array (C order, every
+    /// element of the chunk shape). Always encoded: whether a chunk of fill elements is stored
+    /// is the caller's choice.
+    #[cfg(feature = "vlen")]
+    Vlen(&'a mut dyn ExactSizeIterator<Item = &'a [u8]>),
+    /// What the array -> bytes codec produces (for `sparse_layout`, the encoded sparse chunk,
+    /// built by the caller): only the bytes -> bytes codecs run. Refused
+    /// ([`CodecError::NotApplicable`]) by a chain with array -> array codecs.
+    Serialized(Vec<u8>),
+}
+
+impl std::fmt::Debug for ChunkIn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkIn::Slice(chunk) => f.debug_tuple("Slice").field(&chunk.len()).finish(),
+            ChunkIn::Owned(chunk) => f.debug_tuple("Owned").field(&chunk.len()).finish(),
+            ChunkIn::Block(block) => f.debug_tuple("Block").field(block).finish(),
+            #[cfg(feature = "vlen")]
+            ChunkIn::Vlen(items) => f.debug_tuple("Vlen").field(&items.len()).finish(),
+            ChunkIn::Serialized(bytes) => f.debug_tuple("Serialized").field(&bytes.len()).finish(),
+        }
+    }
+}
+
+impl<'a> From<&'a [u8]> for ChunkIn<'a> {
+    fn from(chunk: &'a [u8]) -> Self {
+        ChunkIn::Slice(chunk)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for ChunkIn<'a> {
+    fn from(chunk: &'a [u8; N]) -> Self {
+        ChunkIn::Slice(chunk)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for ChunkIn<'a> {
+    fn from(chunk: &'a Vec<u8>) -> Self {
+        ChunkIn::Slice(chunk)
+    }
+}
+
+impl From<Vec<u8>> for ChunkIn<'_> {
+    fn from(chunk: Vec<u8>) -> Self {
+        ChunkIn::Owned(chunk)
+    }
+}
+
+impl<'a> From<SourceBlock<'a>> for ChunkIn<'a> {
+    fn from(block: SourceBlock<'a>) -> Self {
+        ChunkIn::Block(block)
+    }
+}
+
+/// Where [`CodecChain::decode_into`] puts a decoded chunk.
+///
+/// `From` conversions make the common cases plain: `&mut [u8]`, `&mut Vec<u8>` (its
+/// contents, at their length) and `&mut Block`.
+#[derive(Debug)]
+pub enum ChunkOut<'o, 'b> {
+    /// A buffer of the decoded chunk's length ([`CodecChain::decoded_len`]; native byte
+    /// order, C order), written without an intermediate buffer where the chain allows
+    /// (`[bytes]` copies or swaps into it, `[bytes, zstd]` decompresses into it).
+    Slice(&'o mut [u8]),
+    /// The chunk's block of a larger buffer (the output of a parallel region read, split by
+    /// [`crate::BlockBuffer`]): `sharding_indexed` decodes each inner chunk into its place,
+    /// with no shard-sized buffer; other chains decode into a chunk buffer and copy it in.
+    Block(&'o mut Block<'b>),
+    /// The elements of a chunk of a `string` or `variable_length_bytes` array (replaced).
+    /// Array -> array codecs that only move elements (`transpose`) run as the permutation
+    /// they are.
+    #[cfg(feature = "vlen")]
+    Vlen(&'o mut crate::vlen::VlenChunk),
+    /// What the array -> bytes codec decodes (for `sparse_layout`, the encoded sparse chunk),
+    /// replacing the buffer: only the bytes -> bytes decoders run, and the buffer is the one
+    /// the innermost of them produced, not a copy (the stored bytes are copied only when none
+    /// did). Refused ([`CodecError::NotApplicable`]) by a chain with array -> array codecs.
+    Serialized(&'o mut AlignedBuffer),
+}
+
+impl<'o> From<&'o mut [u8]> for ChunkOut<'o, '_> {
+    fn from(out: &'o mut [u8]) -> Self {
+        ChunkOut::Slice(out)
+    }
+}
+
+impl<'o, const N: usize> From<&'o mut [u8; N]> for ChunkOut<'o, '_> {
+    fn from(out: &'o mut [u8; N]) -> Self {
+        ChunkOut::Slice(out)
+    }
+}
+
+impl<'o> From<&'o mut Vec<u8>> for ChunkOut<'o, '_> {
+    fn from(out: &'o mut Vec<u8>) -> Self {
+        ChunkOut::Slice(out)
+    }
+}
+
+impl<'o, 'b> From<&'o mut Block<'b>> for ChunkOut<'o, 'b> {
+    fn from(out: &'o mut Block<'b>) -> Self {
+        ChunkOut::Block(out)
+    }
+}
+
+#[cfg(feature = "vlen")]
+impl<'o> From<&'o mut crate::vlen::VlenChunk> for ChunkOut<'o, '_> {
+    fn from(out: &'o mut crate::vlen::VlenChunk) -> Self {
+        ChunkOut::Vlen(out)
+    }
+}
+
+/// What [`CodecChain::encode`] does with a chunk whose elements all equal the fill value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EmptyChunks {
+    /// Skipped (`None`): the default, as zarr-python's `write_empty_chunks=False`.
+    #[default]
+    Skip,
+    /// Encoded where the codecs store one, as `write_empty_chunks=True`; skipped by an
+    /// array -> bytes codec whose format stores no empty chunk (`sparse_layout`).
+    Write,
+    /// Encoded always, even by a codec whose format stores no empty chunk: the bytes a
+    /// codec call must return (as a codec of another library's pipeline).
+    Encode,
+}
+
+/// How [`CodecChain::encode`] treats a chunk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EncodeOptions {
+    /// What becomes of a chunk of fill values.
+    pub empty_chunks: EmptyChunks,
+}
+
+impl EncodeOptions {
+    /// A chunk of fill values is skipped (`None`): the default.
+    pub const SKIP_EMPTY: EncodeOptions = EncodeOptions {
+        empty_chunks: EmptyChunks::Skip,
+    };
+    /// A chunk of fill values is encoded where the codecs store one.
+    pub const WRITE_EMPTY: EncodeOptions = EncodeOptions {
+        empty_chunks: EmptyChunks::Write,
+    };
+    /// Every chunk is encoded (never `None`).
+    pub const ENCODE_EMPTY: EncodeOptions = EncodeOptions {
+        empty_chunks: EmptyChunks::Encode,
+    };
+
+    /// Whether a chunk of fill values is encoded by `chain` rather than skipped.
+    fn keeps_empty(self, chain: &CodecChain) -> bool {
+        match self.empty_chunks {
+            EmptyChunks::Skip => false,
+            EmptyChunks::Write => chain.stores_empty_chunks(),
+            EmptyChunks::Encode => true,
+        }
+    }
+}
+
+/// Reads parts of stored chunks of a [`CodecChain`] ([`CodecChain::partial_decoder`]):
+/// regions, points and regions of variable-size elements, reading and decoding only what
+/// they need where the chain allows.
+#[derive(Debug, Clone, Copy)]
+pub struct PartialDecoder<'a> {
+    chain: &'a CodecChain,
+}
+
+impl PartialDecoder<'_> {
+    /// Whether a part of a stored chunk is read without reading the whole of it and decoding
+    /// it whole: a chain that is `sharding_indexed` alone (its index and the inner chunks
+    /// the part meets), or `[bytes]` alone (the part's byte span).
+    pub fn reads_part(&self) -> bool {
+        self.chain.supports_partial_decode()
+    }
+
+    /// The inner chunk shape when the chain is `sharding_indexed` alone: the smallest unit
+    /// of a stored chunk that a partial read decodes.
+    pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        self.chain.inner_chunk_shape()
+    }
+
+    /// Decodes the part `region` of the chunk stored in `source` into `out` (C order, the
+    /// region's shape, native byte order). Returns `false`, leaving `out` untouched, when the
+    /// chunk is not stored.
+    ///
+    /// A sharded chain (`[sharding_indexed]` alone) reads the shard index with one request
+    /// and then only the inner chunks the region touches: in one more request (byte ranges
+    /// that are adjacent in the shard coalesced), or, from a source of cheap requests
+    /// ([`ByteRangeSource::cheap_requests`]), each with its own request where it is decoded;
+    /// inner chunks are decoded in parallel and missing ones read as the fill value.
+    /// `[bytes]` alone reads the value's size and the byte span from the region's first
+    /// element to its last. Any other chain reads the whole stored value; `[bytes, zstd |
+    /// blosc, ...]` then decodes only the prefix of the chunk up to the region's last element
+    /// (a `zstd` frame of several blocks and without checksum streamed that far, the `blosc`
+    /// blocks that hold it) when that is at most three quarters of the chunk.
+    ///
+    /// # Errors
+    /// [`CodecError::RegionOutOfBounds`], [`CodecError::BufferLength`] for an `out` of the
+    /// wrong length, a failing source, or corrupt data.
+    pub fn region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+        out: &mut [u8],
+    ) -> Result<bool> {
+        self.chain.decode_region(source, region, out)
+    }
+
+    /// Decodes the elements at `points` (positions inside the chunk) of the chunk stored in
+    /// `source` into `out` (native byte order), one element after another in the order of
+    /// `points`. Returns `false`, leaving `out` untouched, when the chunk is not stored.
+    ///
+    /// Only what the points need is read and decoded: a sharded chain (`[sharding_indexed]`
+    /// alone) reads its index and then the inner chunks the points fall in (as
+    /// [`PartialDecoder::region`]), decoding each of them once, in parallel; `[bytes]` alone
+    /// reads the value's size and the points' byte spans (spans close together coalesced);
+    /// `[bytes, zstd | blosc, ...]` reads the whole value and decodes only the prefix up to
+    /// the last point; any other chain decodes the whole chunk.
+    ///
+    /// # Errors
+    /// [`CodecError::RegionOutOfBounds`] for a point outside the chunk,
+    /// [`CodecError::BufferLength`] for an `out` of another length than the points', a failing
+    /// source, or corrupt data.
+    pub fn points(
+        &self,
+        source: &dyn ByteRangeSource,
+        points: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<bool> {
+        self.chain.decode_points(source, points, out)
+    }
+
+    /// The elements of `region` (of the chunk; C order of the region) of a stored chunk of a
+    /// `string` or `variable_length_bytes` array read through `source`, `None` when it is not
+    /// stored. A sharded chain (`[sharding_indexed]` alone) reads the shard index and then
+    /// only the inner chunks the region meets (two requests); any other chain reads and
+    /// decodes the whole chunk.
+    ///
+    /// # Errors
+    /// [`CodecError::RegionOutOfBounds`], a failing source, corrupt data, or a chain whose
+    /// array -> bytes codec does not take variable-size elements.
+    #[cfg(feature = "vlen")]
+    pub fn vlen_region(
+        &self,
+        source: &dyn ByteRangeSource,
+        region: &Region,
+    ) -> Result<Option<crate::vlen::VlenChunk>> {
+        self.chain.decode_vlen_region(source, region)
+    }
+}
+
+/// The chain's public contract: encode a chunk in, decode a chunk out, read parts, update
+/// parts. Every fast path (a borrowed chunk compressed uncopied, this thread's scratch buffer
+/// for blocks, decoding in place, `zstd` / `blosc` prefix decoding, a shard's per-inner-chunk
+/// work) is chosen here, inside the chain.
+impl CodecChain {
+    /// Encodes a chunk, or returns `None` when it need not be stored: every element equals
+    /// the fill value (for a sharded chain: every inner chunk does, so the shard would hold
+    /// no data) and `options` skips such chunks ([`EmptyChunks`]). The caller then deletes
+    /// the stored chunk instead.
+    ///
+    /// Variable-size elements ([`ChunkIn::Vlen`]) and array -> bytes output
+    /// ([`ChunkIn::Serialized`]) are always encoded.
+    ///
+    /// # Errors
+    /// A chunk of the wrong length, a block of another shape or element size than the chunk,
+    /// another number of elements, an element too large for the format, input the chain
+    /// does not take (variable-size elements for fixed-size codecs, array -> bytes output for
+    /// a chain with array -> array codecs), or a codec's failure.
+    pub fn encode<'a>(
+        &self,
+        chunk: impl Into<ChunkIn<'a>>,
+        options: EncodeOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let keep = options.keeps_empty(self);
+        match chunk.into() {
+            ChunkIn::Slice(chunk) if keep => self.encode_slice(chunk).map(Some),
+            ChunkIn::Slice(chunk) => self.encode_chunk(chunk),
+            ChunkIn::Owned(chunk) if keep => self.encode_owned(chunk).map(Some),
+            ChunkIn::Owned(chunk) => self.encode_chunk(&chunk),
+            ChunkIn::Block(src) if keep => self.encode_from_block(src).map(Some),
+            ChunkIn::Block(src) => self.encode_chunk_from_block(src),
+            #[cfg(feature = "vlen")]
+            ChunkIn::Vlen(items) => self.encode_vlen(items).map(Some),
+            ChunkIn::Serialized(bytes) => self.encode_from_array_bytes(bytes).map(Some),
+        }
+    }
+
+    /// As [`CodecChain::encode`], the encoding as parts to be stored one after the other: a
+    /// shard of a [`ChunkIn::Block`] with no bytes -> bytes codecs after it is its index and
+    /// its inner chunks, never joined into one buffer; anything else gives one part.
+    ///
+    /// # Errors
+    /// As [`CodecChain::encode`].
+    pub fn encode_parts<'a>(
+        &self,
+        chunk: impl Into<ChunkIn<'a>>,
+        options: EncodeOptions,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        match chunk.into() {
+            ChunkIn::Block(src) if !options.keeps_empty(self) => {
+                self.encode_chunk_parts_from_block(src)
+            }
+            chunk => Ok(self.encode(chunk, options)?.map(|bytes| vec![bytes])),
+        }
+    }
+
+    /// Decodes a stored chunk into `out`: a buffer of the decoded chunk's length, a block of
+    /// a larger buffer, the elements of a chunk of variable-size elements, or the array ->
+    /// bytes codec's input ([`ChunkOut`]).
+    ///
+    /// The input is untrusted: corrupt or oversized data is an error, and no decoder
+    /// allocates past the chain's bounds.
+    ///
+    /// # Errors
+    /// Corrupt, truncated or oversized data, a checksum mismatch, an invalid shard index;
+    /// [`CodecError::BufferLength`] for a buffer of the wrong length, a block of another
+    /// shape or element size than the chunk; output the chain does not make (elements of
+    /// variable size from a fixed-size codec, array -> bytes input for a chain with array ->
+    /// array codecs).
+    pub fn decode_into<'o, 'b: 'o>(
+        &self,
+        bytes: &[u8],
+        out: impl Into<ChunkOut<'o, 'b>>,
+    ) -> Result<()> {
+        match out.into() {
+            ChunkOut::Slice(out) => self.decode_into_slice(bytes, out),
+            ChunkOut::Block(out) => self.decode_into_block(bytes, out),
+            #[cfg(feature = "vlen")]
+            ChunkOut::Vlen(out) => {
+                *out = self.decode_vlen(bytes)?;
+                Ok(())
+            }
+            ChunkOut::Serialized(out) => {
+                *out = self.decode_to_array_bytes(bytes)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The chain's partial decoder, which reads regions and points of stored chunks.
+    pub fn partial_decoder(&self) -> PartialDecoder<'_> {
+        PartialDecoder { chain: self }
     }
 }
 
@@ -1307,7 +1658,7 @@ mod tests {
             &r,
         )
         .unwrap();
-        assert_eq!(c.encode(&[1, 2, 3]).unwrap(), vec![1, 2, 3]);
+        assert_eq!(c.encode_slice(&[1, 2, 3]).unwrap(), vec![1, 2, 3]);
         assert_eq!(c.to_defs().len(), 1);
         #[cfg(feature = "sharding")]
         assert_eq!(c.fixed_encoded_size(), Some(3));
@@ -1318,7 +1669,7 @@ mod tests {
         let r = repr(DataType::UInt16, vec![3]);
         let c = chain(r#"[{"name":"bytes","configuration":{"endian":"big"}}]"#, &r).unwrap();
         assert!(matches!(
-            c.encode(&[0; 5]),
+            c.encode_slice(&[0; 5]),
             Err(CodecError::BufferLength { .. })
         ));
         assert!(matches!(
@@ -1353,14 +1704,14 @@ mod tests {
                 &r,
             )
             .unwrap();
-            let borrowed = c.encode(&chunk).unwrap();
+            let borrowed = c.encode_slice(&chunk).unwrap();
             assert_eq!(borrowed, c.encode_owned(chunk.clone()).unwrap(), "{endian}");
             assert_eq!(
                 c.decode(&borrowed).unwrap().as_bytes(),
                 &chunk[..],
                 "{endian}"
             );
-            assert!(c.encode(&chunk[1..]).is_err(), "{endian}");
+            assert!(c.encode_slice(&chunk[1..]).is_err(), "{endian}");
         }
     }
 
@@ -1374,7 +1725,7 @@ mod tests {
         )
         .unwrap();
         let chunk: Vec<u8> = (0..12).collect();
-        let stored = c.encode(&chunk).unwrap();
+        let stored = c.encode_slice(&chunk).unwrap();
         let region = Region::new(vec![1, 1], vec![2, 2]).unwrap();
         let mut out = [0u8; 4];
         assert!(c.decode_region(&stored, &region, &mut out).unwrap());

@@ -103,7 +103,7 @@ pub trait ArrayToArrayCodec: fmt::Debug + Send + Sync {
     /// For a codec that only moves elements (`transpose`): for each position of the encoded
     /// chunk (C order), the C-order index of the decoded element found there. What lets it
     /// run on variable-size elements, as a permutation of them
-    /// ([`CodecChain::decode_vlen`](crate::CodecChain::decode_vlen)). `None` (the default)
+    /// ([`ChunkOut::Vlen`](crate::ChunkOut::Vlen)). `None` (the default)
     /// for a codec that changes element values.
     ///
     /// # Errors

@@ -6,13 +6,13 @@
 //! [Zarr v3 spec](https://zarr-specs.readthedocs.io/en/latest/v3/codecs/crc32c/index.html).
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![3], DataType::UInt8, FillValue::zero(DataType::UInt8));
 //! let json = r#"[{"name": "bytes"}, {"name": "crc32c"}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
-//! let encoded = chain.encode(&[1, 2, 3])?;
+//! let encoded = chain.encode(&[1, 2, 3], EncodeOptions::WRITE_EMPTY)?.ok_or("not stored")?;
 //! assert_eq!(encoded.len(), 7);
 //! assert_eq!(chain.decode(&encoded)?.as_bytes(), &[1, 2, 3]);
 //! let mut corrupt = encoded.clone();

@@ -10,14 +10,14 @@
 //! error. Decoding never produces more than its bound.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![100], DataType::Int16, FillValue::zero(DataType::Int16));
 //! let json = r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 5}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk = vec![1u8; 200];
-//! let encoded = chain.encode(&chunk)?;
+//! let encoded = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("not stored")?;
 //! assert_eq!(&encoded[..2], &[0x1f, 0x8b]);
 //! assert_eq!(chain.decode(&encoded)?.as_bytes(), &chunk[..]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

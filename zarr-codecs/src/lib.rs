@@ -47,7 +47,7 @@ pub use block::{
     VLEN_FILL_INDEX,
 };
 pub use buffer::AlignedBuffer;
-pub use chain::CodecChain;
+pub use chain::{ChunkIn, ChunkOut, CodecChain, EmptyChunks, EncodeOptions, PartialDecoder};
 pub use codec::{
     ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec, Decoded, InnerChunks,
     PartialEncoder,

@@ -17,8 +17,8 @@
 //! The byte format is the one of [`zarr_layout_sparse`]: a 32-byte header, a section table, and
 //! 8-byte-aligned sections. Encoding drops the elements equal to the fill value (bit patterns,
 //! every NaN equal to every NaN, so `-0.0` is stored when the fill is `0.0`); a chunk with no
-//! entry left is not stored at all ([`crate::CodecChain::encode_chunk`] returns `None`, even for
-//! arrays that keep empty chunks). Decoding validates everything before use, so corrupt bytes
+//! entry left is not stored at all ([`crate::CodecChain::encode`] returns `None`, even for
+//! arrays that keep empty chunks, [`crate::EmptyChunks::Write`]). Decoding validates everything before use, so corrupt bytes
 //! are an error, never a panic; the chain hands the decoder an 8-byte-aligned buffer
 //! ([`needs_aligned_input`](crate::ArrayToBytesCodec::needs_aligned_input)), so the sections are
 //! cast in place. A sparse chunk can be larger than the dense one (3-d COO with `uint16`
@@ -26,7 +26,7 @@
 //! bounded by the spec's size bound ([`SparseLayoutCodec::encoded_size_bound`]), not by the
 //! dense size.
 //!
-//! Sparse (not densified) access: [`crate::CodecChain::decode_to_array_bytes`] runs only the
+//! Sparse (not densified) access: decoding into [`crate::ChunkOut::Serialized`] runs only the
 //! bytes -> bytes decoders and returns the buffer this codec would decode, and
 //! [`SparseLayoutCodec::decode_sparse`] views it as a [`SparseChunk`] (zero-copy COO
 //! coordinates and values, or a `sprs` matrix view for CSR/CSC).
@@ -34,7 +34,8 @@
 //! ```
 //! # #[cfg(all(feature = "zstd", feature = "crc32c"))]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, AlignedBuffer, ChunkOut, ChunkRepr, CodecChain};
+//! use zarr_codecs::EncodeOptions;
 //! use zarr_codecs::sparse_layout::SparseLayoutCodec;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -48,11 +49,12 @@
 //! dense[7] = 1.5;
 //! dense[13] = -2.0;
 //! let chunk: Vec<u8> = dense.iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let stored = chain.encode_chunk(&chunk)?.expect("two entries");
+//! let stored = chain.encode(&chunk, EncodeOptions::SKIP_EMPTY)?.expect("two entries");
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), &chunk[..]);
 //!
 //! // the sparse form, without densifying: views into the buffer the chain decoded
-//! let buf = chain.decode_to_array_bytes(&stored)?;
+//! let mut buf = AlignedBuffer::default();
+//! chain.decode_into(&stored, ChunkOut::Serialized(&mut buf))?;
 //! let codec = SparseLayoutCodec::of(&chain).expect("a sparse_layout chain");
 //! let chunk = codec.decode_sparse(buf)?; // owns the buffer
 //! let mat = chunk.sprs_view::<f32, u16, u32>()?;
@@ -60,7 +62,7 @@
 //! assert_eq!(mat.get(2, 3), Some(&-2.0));
 //!
 //! // an all-fill chunk is not stored
-//! assert!(chain.encode_chunk(&[0u8; 80])?.is_none());
+//! assert!(chain.encode(&[0u8; 80], EncodeOptions::SKIP_EMPTY)?.is_none());
 //! assert_eq!(
 //!     serde_json::to_value(&chain.to_defs()[0])?,
 //!     serde_json::json!({"name": "sparse_layout",
@@ -248,10 +250,14 @@ fn header_nnz(bytes: &[u8]) -> Option<u64> {
 }
 
 impl SparseLayoutCodec {
-    /// The array -> bytes codec of `chain` when it is `sparse_layout` (whose bytes, after the
-    /// chain's bytes -> bytes decoders, [`SparseLayoutCodec::decode_sparse`] reads as a sparse
-    /// chunk); `None` for any other codec.
+    /// The array -> bytes codec of `chain` when it is `sparse_layout` and no array -> array
+    /// codec comes before it (so that its bytes, after the chain's bytes -> bytes decoders,
+    /// are the chunk's sparse form, which [`SparseLayoutCodec::decode_sparse`] reads); `None`
+    /// for any other chain.
     pub fn of(chain: &CodecChain) -> Option<&SparseLayoutCodec> {
+        if chain.has_array_to_array() {
+            return None;
+        }
         chain.array_to_bytes().as_any().downcast_ref()
     }
 
@@ -320,7 +326,7 @@ impl SparseLayoutCodec {
     }
 
     /// Validates the encoded chunk held in `bytes` (8-byte aligned: a buffer the chain
-    /// decoded, see [`crate::CodecChain::decode_to_array_bytes`]) and views it in place.
+    /// decoded, see [`crate::ChunkOut::Serialized`]) and views it in place.
     /// `bytes` is the chunk's storage: a borrowed `&[u8]` or an owned buffer
     /// ([`AlignedBuffer`]), which the chunk then keeps.
     ///
@@ -770,7 +776,7 @@ mod tests {
                 serde_json::to_string(&c.to_def()).unwrap()
             );
             let chain = CodecChain::from_json(&json, &r, &default_registry()).unwrap();
-            let stored = chain.encode(&chunk).unwrap();
+            let stored = chain.encode_slice(&chunk).unwrap();
             prop_assert!(stored.len() as u64 <= chain.encoded_size_bound());
             let decoded = chain.decode(&stored).unwrap();
             prop_assert_eq!(decoded.as_bytes(), &chunk[..]);

@@ -11,13 +11,14 @@
 //! destination are walked in tiles.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![2, 3], DataType::UInt8, FillValue::zero(DataType::UInt8));
 //! let json = r#"[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
-//! assert_eq!(chain.encode(&[0, 1, 2, 3, 4, 5])?, [0, 3, 1, 4, 2, 5]);
+//! let encoded = chain.encode(&[0, 1, 2, 3, 4, 5], EncodeOptions::WRITE_EMPTY)?;
+//! assert_eq!(encoded, Some(vec![0, 3, 1, 4, 2, 5]));
 //! assert_eq!(chain.decode(&[0, 3, 1, 4, 2, 5])?.as_bytes(), &[0, 1, 2, 3, 4, 5]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

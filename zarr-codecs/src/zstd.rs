@@ -12,14 +12,14 @@
 //! decompressed into a buffer of the bound, never more.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![1000], DataType::UInt8, FillValue::zero(DataType::UInt8));
 //! let json = r#"[{"name": "bytes"}, {"name": "zstd", "configuration": {"level": 3, "checksum": true}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk = vec![7u8; 1000];
-//! let encoded = chain.encode(&chunk)?;
+//! let encoded = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("not stored")?;
 //! assert!(encoded.len() < 100);
 //! assert_eq!(chain.decode(&encoded)?.as_bytes(), &chunk[..]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -12,7 +12,7 @@
 //! a decoded value is within half a unit of its last kept bit of the original.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -21,7 +21,8 @@
 //!                {"name": "bytes", "configuration": {"endian": "little"}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk: Vec<u8> = [1.3f32, -70.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let back: Vec<f32> = chain.decode(&chain.encode(&chunk)?)?.as_bytes().chunks(4)
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
+//! let back: Vec<f32> = chain.decode(&stored)?.as_bytes().chunks(4)
 //!     .map(|b| f32::from_ne_bytes(b.try_into().unwrap())).collect();
 //! assert_eq!(back, [1.25, -72.0]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -8,7 +8,7 @@
 //! 9), whatever the input claims.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -16,7 +16,7 @@
 //! let json = r#"[{"name": "bytes"}, {"name": "numcodecs.bz2", "configuration": {"level": 9}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk = vec![7u8; 1000];
-//! let stored = chain.encode(&chunk)?;
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(&stored[..4], b"BZh9");
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), &chunk[..]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

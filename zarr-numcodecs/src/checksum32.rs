@@ -8,14 +8,14 @@
 //! mismatch is an error. The two share one implementation, as in numcodecs.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![9], DataType::UInt8, FillValue::zero(DataType::UInt8));
 //! let json = r#"[{"name": "bytes"}, {"name": "numcodecs.crc32", "configuration": {}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
-//! let stored = chain.encode(b"123456789")?;
+//! let stored = chain.encode(b"123456789", EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(&stored[..4], &0xcbf4_3926u32.to_le_bytes()); // CRC-32's check value, first
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), b"123456789");
 //! let mut corrupt = stored.clone();

@@ -12,7 +12,7 @@
 //! bits) are supported, as NumPy's `diff` and `cumsum` are for them.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -21,7 +21,7 @@
 //!                {"name": "bytes"}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk: Vec<u8> = [100i16, 102, 104, 103, 90].iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let stored = chain.encode(&chunk)?;
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(stored, [100, 2, 2, 255, 243]); // int8: 100, 2, 2, -1, -13
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), &chunk[..]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -16,7 +16,7 @@
 //! values are within `0.5 / scale` of the original ones, when `astype` holds the range.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -26,7 +26,7 @@
 //!                {"name": "bytes"}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk: Vec<u8> = [1000.0f64, 1000.12, 1000.56, 1001.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let stored = chain.encode(&chunk)?;
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(stored, [0, 1, 6, 10]);
 //! let back: Vec<f64> = chain.decode(&stored)?.as_bytes().chunks(8)
 //!     .map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();

@@ -11,7 +11,7 @@
 //! of 0x7E000000 bytes.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -19,7 +19,7 @@
 //! let json = r#"[{"name": "bytes"}, {"name": "numcodecs.lz4", "configuration": {"acceleration": 1}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk = vec![7u8; 1000];
-//! let stored = chain.encode(&chunk)?;
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(&stored[..4], &1000u32.to_le_bytes());
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), &chunk[..]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

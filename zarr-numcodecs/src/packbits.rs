@@ -8,14 +8,14 @@
 //! padding bits zero. Decoding checks that the header matches the chunk's element count.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![4], DataType::Bool, FillValue::zero(DataType::Bool));
 //! let json = r#"[{"name": "numcodecs.packbits", "configuration": {}}, {"name": "bytes"}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
-//! let stored = chain.encode(&[1, 0, 0, 1])?;
+//! let stored = chain.encode(&[1, 0, 0, 1], EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(stored, [4, 0b1001_0000]);
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), &[1, 0, 0, 1]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

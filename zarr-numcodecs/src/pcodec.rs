@@ -18,7 +18,7 @@
 //! headers before allocating (a chunk holds at most 2^24 numbers).
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -26,7 +26,7 @@
 //! let json = r#"[{"name": "numcodecs.pcodec", "configuration": {"level": 8}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk: Vec<u8> = (0..100i64).flat_map(|v| (v * 1000).to_ne_bytes()).collect();
-//! let stored = chain.encode(&chunk)?;
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert!(stored.len() < chunk.len() / 4);
 //! assert_eq!(&stored[..4], b"pco!");
 //! assert_eq!(chain.decode(&stored)?.as_bytes(), &chunk[..]);

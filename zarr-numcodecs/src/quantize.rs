@@ -15,7 +15,7 @@
 //! values are within `0.5 / scale` (at most `10^-digits / 2`) of the original ones.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -24,7 +24,8 @@
 //!                {"name": "bytes", "configuration": {"endian": "little"}}]"#;
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let chunk: Vec<u8> = [0.1f64, 0.2222, 0.9].iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let back: Vec<f64> = chain.decode(&chain.encode(&chunk)?)?.as_bytes().chunks(8)
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
+//! let back: Vec<f64> = chain.decode(&stored)?.as_bytes().chunks(8)
 //!     .map(|b| f64::from_ne_bytes(b.try_into().unwrap())).collect();
 //! assert_eq!(back, [0.125, 0.25, 0.875]); // multiples of 1/16
 //! # Ok::<(), Box<dyn std::error::Error>>(())

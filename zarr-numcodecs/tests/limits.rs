@@ -9,7 +9,7 @@
 
 #![cfg(feature = "numcodecs")]
 
-use zarr_codecs::{ChunkRepr, CodecChain};
+use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 use zarr_meta::{DataType, FillValue};
 use zarr_numcodecs::default_registry;
 use zarr_testkit::CountingAlloc;
@@ -64,7 +64,9 @@ const BOMB: usize = 64 << 20;
 fn numcodecs_bomb(codec: &str) -> Vec<u8> {
     let json = format!(r#"[{{"name":"bytes"}},{codec}]"#);
     let big = chain(DataType::UInt8, vec![BOMB as u64], &json);
-    big.encode(&vec![0u8; BOMB]).expect("compresses")
+    big.encode(vec![0u8; BOMB], EncodeOptions::ENCODE_EMPTY)
+        .expect("compresses")
+        .expect("encoded")
 }
 
 #[test]

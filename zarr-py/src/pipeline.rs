@@ -16,8 +16,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
+use zarr_array::zarr_codecs::vlen::VlenChunk;
 use zarr_array::zarr_codecs::{
-    ByteRange, ByteRangeSource, ChunkUpdate, CodecChain, CodecError, SourceError,
+    ByteRange, ByteRangeSource, ChunkIn, ChunkUpdate, CodecChain, CodecError, EncodeOptions,
+    SourceError,
 };
 use zarr_array::zarr_store::{MemoryStore, Store};
 use zarr_array::{Array, ArrayError, DataType, Region};
@@ -148,13 +150,10 @@ impl ChunkCodec {
     }
 
     /// Whether a region of a stored chunk is read without the whole of it
-    /// ([`CodecChain::supports_partial_decode`]: a shard's inner chunks).
+    /// ([`PartialDecoder::reads_part`](zarr_array::zarr_codecs::PartialDecoder::reads_part)).
     #[getter]
     fn supports_partial_decode(&self) -> bool {
-        match self.elements {
-            Elements::Fixed => self.chain().supports_partial_decode(),
-            _ => self.chain().reads_vlen_regions(),
-        }
+        self.chain().partial_decoder().reads_part()
     }
 
     /// Decodes stored chunks (NumPy `uint8` arrays; `None` for a chunk not stored, decoded
@@ -198,7 +197,13 @@ impl ChunkCodec {
                 let decoded = run(py, || {
                     inputs
                         .par_iter()
-                        .map(|c| c.map(|bytes| chain.decode_vlen(bytes)).transpose())
+                        .map(|c| {
+                            c.map(|bytes| {
+                                let mut chunk = VlenChunk::default();
+                                chain.decode_into(bytes, &mut chunk).map(|()| chunk)
+                            })
+                            .transpose()
+                        })
                         .collect::<Result<Vec<_>, CodecError>>()
                 })?
                 .map_err(|e| codec_err("decoding a chunk", e))
@@ -257,7 +262,8 @@ impl ChunkCodec {
                                     element_size: elem,
                                 })?;
                             let mut out = vec![0u8; n];
-                            let stored = chain.decode_region(source, region, &mut out)?;
+                            let stored =
+                                chain.partial_decoder().region(source, region, &mut out)?;
                             Ok(stored.then_some(out))
                         })
                         .collect::<Result<_, CodecError>>()
@@ -275,7 +281,7 @@ impl ChunkCodec {
                     sources
                         .par_iter()
                         .zip(regions.par_iter())
-                        .map(|(source, region)| chain.decode_vlen_region(source, region))
+                        .map(|(source, region)| chain.partial_decoder().vlen_region(source, region))
                         .collect::<Result<Vec<_>, CodecError>>()
                 })?
                 .map_err(|e| codec_err("decoding part of a chunk", e))
@@ -396,7 +402,7 @@ impl ChunkCodec {
         let encoded: Vec<Vec<u8>> = run(py, || {
             inputs
                 .par_iter()
-                .map(|c| chain.encode(c))
+                .map(|c| encode_always(chain, ChunkIn::Slice(c)))
                 .collect::<Result<_, CodecError>>()
         })?
         .map_err(|e| codec_err("encoding a chunk", e))
@@ -483,7 +489,7 @@ impl ChunkCodec {
                             return Ok(None);
                         }
                     }
-                    chain.encode(chunk).map(Some)
+                    encode_always(chain, ChunkIn::Slice(chunk)).map(Some)
                 })
                 .collect::<Result<_, CodecError>>()
         })?
@@ -576,7 +582,7 @@ impl ChunkCodec {
         let encoded: Vec<Vec<u8>> = run(py, || {
             chunks
                 .par_iter()
-                .map(|c| chain.encode_vlen(c.iter().map(Vec::as_slice)))
+                .map(|c| encode_always(chain, ChunkIn::Vlen(&mut c.iter().map(Vec::as_slice))))
                 .collect::<Result<_, CodecError>>()
         })?
         .map_err(|e| codec_err("encoding a chunk", e))
@@ -584,6 +590,17 @@ impl ChunkCodec {
         ENCODED.fetch_add(encoded.len() as u64, Ordering::Relaxed);
         Ok(encoded.iter().map(|e| PyBytes::new(py, e)).collect())
     }
+}
+
+/// A chunk encoded by `chain` even when it holds only the fill value (the bytes a codec call
+/// returns: whether such a chunk is stored is the caller's choice).
+fn encode_always(chain: &CodecChain, chunk: ChunkIn<'_>) -> Result<Vec<u8>, CodecError> {
+    chain
+        .encode(chunk, EncodeOptions::ENCODE_EMPTY)?
+        .ok_or_else(|| CodecError::NotApplicable {
+            operation: "encoding a chunk",
+            reason: "the chain skipped a chunk it was asked to encode".into(),
+        })
 }
 
 impl ChunkCodec {

@@ -71,7 +71,7 @@ mod write;
 
 use rayon::prelude::*;
 use zarr_codecs::sparse_layout::SparseLayoutCodec;
-use zarr_codecs::{CodecChain, CodecError};
+use zarr_codecs::{AlignedBuffer, ChunkOut, CodecChain, CodecError};
 use zarr_grid::geometry::Region;
 use zarr_layout_sparse::{Layout, SparseError, SparseSum, SparseValue};
 use zarr_store::Store;
@@ -274,11 +274,8 @@ struct Plan<'a> {
 impl<'a> Plan<'a> {
     fn of(chain: &'a CodecChain) -> Option<Self> {
         let leaf = chain.leaf_chain();
-        // array -> array codecs at any level: the leaf chain has them, or ends the descent
-        // at a level whose array -> bytes codec is not sparse_layout
-        if leaf.has_array_to_array() {
-            return None;
-        }
+        // array -> array codecs at any level: the leaf chain has them (and `of` refuses it),
+        // or ends the descent at a level whose array -> bytes codec is not sparse_layout
         let codec = SparseLayoutCodec::of(leaf)?;
         Some(Plan { chain, leaf, codec })
     }
@@ -464,7 +461,7 @@ impl<'a> SparseArray<'a> {
                 else {
                     return Ok(None);
                 };
-                let buffer = plan.leaf.decode_to_array_bytes(leaf)?;
+                let buffer = serialized(plan.leaf, leaf)?;
                 StoredSparseChunk::new(buffer, plan.codec, sub, self.lower.clone()).map(Some)
             })?;
         Ok(leaves.into_iter().flatten().collect())
@@ -597,4 +594,15 @@ impl<'a> SparseArray<'a> {
 fn concat<X>(mut a: Vec<X>, b: Vec<X>) -> Vec<X> {
     a.extend(b);
     a
+}
+
+/// The sparse form of a stored leaf: what its `sparse_layout` codec decodes, in the buffer the
+/// chain's innermost bytes -> bytes decoder produced.
+pub(crate) fn serialized(
+    chain: &CodecChain,
+    bytes: &[u8],
+) -> std::result::Result<AlignedBuffer, CodecError> {
+    let mut buffer = AlignedBuffer::default();
+    chain.decode_into(bytes, ChunkOut::Serialized(&mut buffer))?;
+    Ok(buffer)
 }

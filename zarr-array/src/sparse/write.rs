@@ -8,7 +8,7 @@ use std::ops::Deref;
 
 use ndarray::ArrayView2;
 use rayon::prelude::*;
-use zarr_codecs::CodecError;
+use zarr_codecs::{ChunkIn, CodecError, EncodeOptions};
 use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
 use zarr_layout_sparse::encode_positions;
 use zarr_layout_sparse::sprs::{CsMatBase, SpIndex};
@@ -386,7 +386,7 @@ impl SparseArray<'_> {
         // the stored entries kept (C-order key in the leaf, value), sorted by key
         let mut stored: Vec<(u64, T)> = Vec::new();
         if let Some(bytes) = existing {
-            let buffer = plan.leaf.decode_to_array_bytes(bytes)?;
+            let buffer = super::serialized(plan.leaf, bytes)?;
             let view = plan.codec.decode_sparse(buffer)?;
             stored.reserve(view.nnz());
             for (local, &v) in view.entries::<T>()? {
@@ -436,6 +436,7 @@ impl SparseArray<'_> {
             return Ok(None);
         }
         let bytes = encode_positions(plan.codec.layout(), shape, &positions, &values, &fill)?;
-        plan.leaf.encode_from_array_bytes(bytes).map(Some)
+        plan.leaf
+            .encode(ChunkIn::Serialized(bytes), EncodeOptions::SKIP_EMPTY)
     }
 }

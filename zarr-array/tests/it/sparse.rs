@@ -18,6 +18,7 @@ use ndarray::{arr2, Array2, ArrayD, IxDyn};
 use proptest::prelude::*;
 use serde_json::json;
 use zarr_array::zarr_codecs::sparse_layout::SparseLayoutCodec;
+use zarr_array::zarr_codecs::{ChunkIn, EncodeOptions};
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_layout_sparse::sprs::{CsMat, TriMat};
 use zarr_array::zarr_layout_sparse::{encode_triples, Format};
@@ -605,8 +606,14 @@ fn prepend_on_a_sparse_array_leaves_a_partly_filled_first_chunk() {
     let codec = SparseLayoutCodec::of(a.codecs()).unwrap();
     let key = a.chunk_key(&[-1, 0]);
     let foreign = encode_triples(codec.layout(), &[4, 4], &[0, 2, 1, 1], &[99i32, 10], &0).unwrap();
-    s.set(&key, &a.codecs().encode_from_array_bytes(foreign).unwrap())
-        .unwrap();
+    s.set(
+        &key,
+        &a.codecs()
+            .encode(ChunkIn::Serialized(foreign), EncodeOptions::SKIP_EMPTY)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
     let coo = a
         .sparse()
         .unwrap()
@@ -726,7 +733,10 @@ fn edge_chunks_ignore_entries_outside_the_array() {
     .unwrap();
     s.set(
         &a.chunk_key(&[2, 1]),
-        &a.codecs().encode_from_array_bytes(bytes).unwrap(),
+        &a.codecs()
+            .encode(ChunkIn::Serialized(bytes), EncodeOptions::SKIP_EMPTY)
+            .unwrap()
+            .unwrap(),
     )
     .unwrap();
     let mut model = BTreeMap::new();

@@ -22,7 +22,7 @@
 //! decodes only its blocks); bit shuffle and the other compressors by c-blosc.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![256], DataType::Float32, FillValue::zero(DataType::Float32));
@@ -33,7 +33,7 @@
 //! assert_eq!(written["configuration"], serde_json::json!(
 //!     {"typesize": 4, "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "blocksize": 0}));
 //! let chunk: Vec<u8> = (0..256).flat_map(|i| (i as f32).to_ne_bytes()).collect();
-//! let encoded = chain.encode(&chunk)?;
+//! let encoded = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("not stored")?;
 //! assert_eq!(chain.decode(&encoded)?.as_bytes(), &chunk[..]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -107,7 +107,7 @@ pub fn run(data: &[u8]) {
     }
     if let Some(whole) = whole {
         let again = chain
-            .encode(whole.as_bytes())
+            .encode_slice(whole.as_bytes())
             .expect("a decoded shard encodes");
         let round = chain.decode(&again).expect("a re-encoded shard decodes");
         assert_eq!(

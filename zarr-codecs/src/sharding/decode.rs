@@ -88,7 +88,9 @@ impl ShardingCodec {
                     }
                 })?;
             }
-            self.inner.decode_into(&bytes, scratch).map_err(wrap)?;
+            self.inner
+                .decode_into_slice(&bytes, scratch)
+                .map_err(wrap)?;
             Ok(block.copy_from(scratch, &self.inner_shape, &part.in_chunk.start)?)
         };
         // the calling thread decodes too (`parallel`)

@@ -175,7 +175,7 @@ impl ShardingCodec {
                 offset += len;
             }
         }
-        let index_bytes = self.index.encode(bytemuck::cast_slice(&index))?;
+        let index_bytes = self.index.encode_slice(bytemuck::cast_slice(&index))?;
         if index_bytes.len() != self.index_len {
             return Err(CodecError::SizeMismatch {
                 codec: NAME,

@@ -27,7 +27,7 @@
 //! index with one request and the inner chunks it needs with one more.
 //!
 //! ```
-//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain};
+//! use zarr_codecs::{default_registry, ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_meta::{DataType, FillValue};
 //!
 //! let repr = ChunkRepr::new(vec![4, 4], DataType::UInt8, FillValue::zero(DataType::UInt8));
@@ -39,10 +39,10 @@
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let mut chunk = vec![0u8; 16];
 //! chunk[0] = 1; // only the first inner chunk holds data
-//! let shard = chain.encode_chunk(&chunk)?.expect("not all fill");
+//! let shard = chain.encode(&chunk, EncodeOptions::SKIP_EMPTY)?.expect("not all fill");
 //! assert_eq!(shard.len(), 4 + 4 * 16 + 4); // one inner chunk, the index, its checksum
 //! assert_eq!(chain.decode(&shard)?.as_bytes(), &chunk[..]);
-//! assert!(chain.encode_chunk(&[0; 16])?.is_none());
+//! assert!(chain.encode(&[0; 16], EncodeOptions::SKIP_EMPTY)?.is_none());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -217,7 +217,7 @@ mod tests {
             CodecError::NotApplicable { .. }
         ));
         assert!(matches!(
-            c.encode(&[]).unwrap_err(),
+            c.encode_slice(&[]).unwrap_err(),
             CodecError::NotApplicable { .. }
         ));
         let err = c.encode_vlen(items(&fill[..3])).unwrap_err();

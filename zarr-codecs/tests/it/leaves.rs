@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use zarr_codecs::{default_registry, ChunkRepr, CodecChain, CodecError};
+use zarr_codecs::{AlignedBuffer, ChunkIn, ChunkOut, EncodeOptions};
 use zarr_grid::geometry::{copy_region, Region};
 use zarr_meta::{DataType, FillValue};
 
@@ -102,7 +103,10 @@ fn nested_shards_have_a_grid_of_leaves() {
 fn visiting_gives_every_stored_leaf_and_its_bytes() {
     let c = nested();
     let chunk = data(&EMPTY);
-    let stored = c.encode_chunk(&chunk).unwrap().unwrap();
+    let stored = c
+        .encode(&chunk, EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     let got = leaves(&c, &stored);
     // in C order of the outer shards, each one's leaves in C order of its inner shards
     let mut want = Vec::new();
@@ -154,7 +158,10 @@ fn rewriting_keeps_the_untouched_leaves_byte_for_byte() {
     let c = nested();
     let leaf = c.leaf_chain();
     let mut chunk = data(&EMPTY);
-    let stored = c.encode_chunk(&chunk).unwrap().unwrap();
+    let stored = c
+        .encode(&chunk, EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     let before: BTreeMap<Vec<u64>, Vec<u8>> = leaves(&c, &stored).into_iter().collect();
     // leaf (1, 1) is missing and gets 7s; leaf (0, 0) is dropped; (2, 3) is rewritten
     let sevens: Vec<u8> = [7u16; 4].iter().flat_map(|v| v.to_ne_bytes()).collect();
@@ -165,13 +172,13 @@ fn rewriting_keeps_the_untouched_leaves_byte_for_byte() {
             match idx {
                 [1, 1] => {
                     assert!(old.is_none());
-                    leaf.encode(&sevens).map(Some)
+                    leaf.encode(&sevens, EncodeOptions::ENCODE_EMPTY)
                 }
                 [0, 0] => {
                     assert_eq!(old, Some(&before[&vec![0, 0]][..]));
                     Ok(None)
                 }
-                [2, 3] => leaf.encode(&nines).map(Some),
+                [2, 3] => leaf.encode(&nines, EncodeOptions::ENCODE_EMPTY),
                 other => panic!("leaf {other:?} was not asked for"),
             }
         })
@@ -193,7 +200,12 @@ fn rewriting_keeps_the_untouched_leaves_byte_for_byte() {
     assert!(!after.contains_key(&vec![0, 0]));
     assert_eq!(after.len(), before.len());
     // shards written by the leaf API are the ones a whole-chunk encode writes
-    assert_eq!(new, c.encode_chunk(&chunk).unwrap().unwrap());
+    assert_eq!(
+        new,
+        c.encode(&chunk, EncodeOptions::SKIP_EMPTY)
+            .unwrap()
+            .unwrap()
+    );
     // no leaf asked: the value as it is
     assert_eq!(
         c.rewrite_leaves(Some(&new), &[], |_, _| -> Result<_> { unreachable!() })
@@ -210,7 +222,10 @@ fn rewriting_every_leaf_away_leaves_nothing() {
         .flat_map(|y| (0..4).map(move |x| [y, x]))
         .filter(|i| i != &[2, 1])
         .collect();
-    let stored = c.encode_chunk(&data(&all)).unwrap().unwrap();
+    let stored = c
+        .encode(data(&all), EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     assert_eq!(leaves(&c, &stored).len(), 1);
     let gone = c
         .rewrite_leaves(Some(&stored), &[vec![2, 1]], |_, old| -> Result<_> {
@@ -220,7 +235,10 @@ fn rewriting_every_leaf_away_leaves_nothing() {
         .unwrap();
     assert_eq!(gone, None);
     // and every leaf of a full chunk
-    let full = c.encode_chunk(&data(&[])).unwrap().unwrap();
+    let full = c
+        .encode(data(&[]), EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     let every: Vec<Vec<u64>> = leaves(&c, &full).into_iter().map(|l| l.0).collect();
     assert_eq!(every.len(), 16);
     let none = c.rewrite_leaves(Some(&full), &every, |_, _| -> Result<_> { Ok(None) });
@@ -235,7 +253,7 @@ fn a_missing_shard_is_written_from_its_leaves() {
     let written = c
         .rewrite_leaves(None, &[vec![2, 3], vec![0, 1]], |idx, old| -> Result<_> {
             assert!(old.is_none());
-            leaf.encode(&leaf_data(&chunk, idx)).map(Some)
+            leaf.encode(leaf_data(&chunk, idx), EncodeOptions::ENCODE_EMPTY)
         })
         .unwrap()
         .unwrap();
@@ -262,7 +280,10 @@ fn corrupt_shards_and_bad_leaves_are_errors() {
         vec![4, 4],
     );
     let chunk: Vec<u8> = (1..=16u16).flat_map(|v| v.to_ne_bytes()).collect();
-    let mut stored = c.encode_chunk(&chunk).unwrap().unwrap();
+    let mut stored = c
+        .encode(&chunk, EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     assert_eq!(leaves(&c, &stored).len(), 4);
     let n = stored.len();
     stored[n - 64..n - 56].copy_from_slice(&1000u64.to_le_bytes());
@@ -282,10 +303,16 @@ fn corrupt_shards_and_bad_leaves_are_errors() {
     ));
     // nested: a flipped bit in an inner shard, under its crc32c (and the outer zstd)
     let nested = nested();
-    let full = nested.encode_chunk(&data(&[])).unwrap().unwrap();
-    let mut shard = nested.decode_to_array_bytes(&full).unwrap().to_vec();
+    let full = nested
+        .encode(data(&[]), EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
+    let mut shard = serialized(&nested, &full).unwrap().to_vec();
     shard[0] ^= 1;
-    let bad = nested.encode_from_array_bytes(shard).unwrap();
+    let bad = nested
+        .encode(ChunkIn::Serialized(shard), EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     assert!(matches!(
         nested.visit_stored_leaves(&bad, None, |_, _| Ok::<_, CodecError>(())),
         Err(CodecError::ChecksumMismatch { .. })
@@ -323,7 +350,10 @@ fn an_unsharded_chain_is_its_own_single_leaf() {
     assert!(std::ptr::eq(c.leaf_chain(), &c));
     assert_eq!(c.leaf_shape(), &[8, 8]);
     assert_eq!(c.leaf_grid_shape(), vec![1, 1]);
-    let stored = c.encode(&data(&[])).unwrap();
+    let stored = c
+        .encode(data(&[]), EncodeOptions::ENCODE_EMPTY)
+        .unwrap()
+        .unwrap();
     assert_eq!(leaves(&c, &stored), [(vec![0, 0], stored.clone())]);
     let replaced = c
         .rewrite_leaves(Some(&stored), &[vec![0, 0]], |idx, old| -> Result<_> {
@@ -353,7 +383,10 @@ fn array_to_array_codecs_are_refused() {
     assert_eq!(inside.leaf_shape(), &[2, 2]);
     let chunk: Vec<u8> = (1..=16u16).flat_map(|v| v.to_ne_bytes()).collect();
     for c in [&transposed, &inside] {
-        let stored = c.encode(&chunk).unwrap();
+        let stored = c
+            .encode(&chunk, EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap();
         assert!(matches!(
             c.visit_stored_leaves(&stored, None, |_, _| Ok::<_, CodecError>(())),
             Err(CodecError::NotApplicable { .. })
@@ -363,4 +396,11 @@ fn array_to_array_codecs_are_refused() {
             Err(CodecError::NotApplicable { .. })
         ));
     }
+}
+
+/// The array -> bytes codec's input decoded from a stored chunk.
+fn serialized(chain: &CodecChain, bytes: &[u8]) -> std::result::Result<AlignedBuffer, CodecError> {
+    let mut buf = AlignedBuffer::default();
+    chain.decode_into(bytes, ChunkOut::Serialized(&mut buf))?;
+    Ok(buf)
 }

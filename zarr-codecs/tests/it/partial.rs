@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 
 use proptest::prelude::*;
+use zarr_codecs::EncodeOptions;
 use zarr_codecs::{
     default_registry, ByteRange, ByteRangeSource, ChunkRepr, CodecChain, SourceError,
 };
@@ -69,7 +70,10 @@ fn chunk() -> Vec<u8> {
 fn read(chain: &CodecChain, src: &Counting, start: [u64; 2], shape: [u64; 2]) -> Vec<u8> {
     let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
     let mut out = vec![0u8; (shape[0] * shape[1] * 2) as usize];
-    assert!(chain.decode_region(src, &region, &mut out).unwrap());
+    assert!(chain
+        .partial_decoder()
+        .region(src, &region, &mut out)
+        .unwrap());
     let mut want = vec![0u8; out.len()];
     let full = chain.repr().shape.clone();
     copy_region(
@@ -90,8 +94,13 @@ fn read(chain: &CodecChain, src: &Counting, start: [u64; 2], shape: [u64; 2]) ->
 fn one_inner_chunk_costs_two_requests() {
     for location in ["end", "start"] {
         let chain = shard_chain(location, ZSTD);
-        assert!(chain.supports_partial_decode());
-        let src = Counting::new(Some(chain.encode(&chunk()).unwrap()));
+        assert!(chain.partial_decoder().reads_part());
+        let src = Counting::new(Some(
+            chain
+                .encode(chunk(), EncodeOptions::ENCODE_EMPTY)
+                .unwrap()
+                .unwrap(),
+        ));
         read(&chain, &src, [2, 4], [2, 4]); // inner chunk (1, 1) exactly
         let req = src.requests();
         assert_eq!(req.len(), 2, "{req:?}");
@@ -113,20 +122,35 @@ fn one_inner_chunk_costs_two_requests() {
 #[test]
 fn neighbouring_inner_chunks_are_one_range() {
     let chain = shard_chain("end", ZSTD);
-    let src = Counting::new(Some(chain.encode(&chunk()).unwrap()));
+    let src = Counting::new(Some(
+        chain
+            .encode(chunk(), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap(),
+    ));
     // inner chunks (0, 0) and (1, 0) follow each other in Morton order
     read(&chain, &src, [0, 0], [4, 4]);
     let req = src.requests();
     assert_eq!(req.len(), 2);
     assert_eq!(req[1].len(), 1, "{req:?}");
     // (0, 0), (1, 0), (0, 1), (1, 1): the first four in Morton order, one range
-    let src = Counting::new(Some(chain.encode(&chunk()).unwrap()));
+    let src = Counting::new(Some(
+        chain
+            .encode(chunk(), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap(),
+    ));
     read(&chain, &src, [1, 1], [3, 6]);
     let req = src.requests();
     assert_eq!(req.len(), 2);
     assert_eq!(req[1].len(), 1, "{req:?}");
     // (0, 0) and (2, 0) are not neighbours: two ranges, still one request
-    let src = Counting::new(Some(chain.encode(&chunk()).unwrap()));
+    let src = Counting::new(Some(
+        chain
+            .encode(chunk(), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap(),
+    ));
     read(&chain, &src, [1, 0], [4, 2]);
     let req = src.requests();
     assert_eq!(req.len(), 2);
@@ -136,14 +160,22 @@ fn neighbouring_inner_chunks_are_one_range() {
 #[test]
 fn whole_shard_is_one_request_and_missing_shard_is_not_found() {
     let chain = shard_chain("end", ZSTD);
-    let src = Counting::new(Some(chain.encode(&chunk()).unwrap()));
+    let src = Counting::new(Some(
+        chain
+            .encode(chunk(), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap(),
+    ));
     read(&chain, &src, [0, 0], [8, 8]);
     assert_eq!(src.requests(), [vec![ByteRange::FromStart(0)]]);
 
     let missing = Counting::new(None);
     let region = Region::new(vec![0, 0], vec![2, 2]).unwrap();
     let mut out = vec![9u8; 8];
-    assert!(!chain.decode_region(&missing, &region, &mut out).unwrap());
+    assert!(!chain
+        .partial_decoder()
+        .region(&missing, &region, &mut out)
+        .unwrap());
     assert_eq!(out, [9; 8]);
     assert_eq!(missing.requests().len(), 1);
 }
@@ -160,12 +192,18 @@ fn missing_inner_chunks_read_as_fill_without_a_second_request() {
     let chain = CodecChain::from_json(json, &repr, &default_registry()).unwrap();
     let mut data: Vec<u8> = [7u16; 64].iter().flat_map(|v| v.to_ne_bytes()).collect();
     data[0] = 1; // only inner chunk (0, 0) is stored
-    let stored = chain.encode_chunk(&data).unwrap().unwrap();
+    let stored = chain
+        .encode(&data, EncodeOptions::SKIP_EMPTY)
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.len(), 32 + 4 * 16 + 4);
     let src = Counting::new(Some(stored));
     let region = Region::new(vec![4, 0], vec![4, 8]).unwrap();
     let mut out = vec![0u8; 64];
-    assert!(chain.decode_region(&src, &region, &mut out).unwrap());
+    assert!(chain
+        .partial_decoder()
+        .region(&src, &region, &mut out)
+        .unwrap());
     assert!(out.chunks_exact(2).all(|e| e == 7u16.to_ne_bytes()));
     assert_eq!(src.requests().len(), 1);
 }
@@ -189,7 +227,10 @@ fn zarr_python_shard_reads_partially() {
         let src = Counting::new(Some(stored.clone()));
         let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
         let mut out = vec![0u8; (shape[0] * shape[1] * 2) as usize];
-        assert!(chain.decode_region(&src, &region, &mut out).unwrap());
+        assert!(chain
+            .partial_decoder()
+            .region(&src, &region, &mut out)
+            .unwrap());
         let mut want = vec![0u8; out.len()];
         copy_region(
             &whole,
@@ -212,7 +253,10 @@ fn an_index_pointing_outside_the_shard_is_an_error() {
         "end",
         r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
     );
-    let mut stored = chain.encode(&chunk()).unwrap();
+    let mut stored = chain
+        .encode(chunk(), EncodeOptions::ENCODE_EMPTY)
+        .unwrap()
+        .unwrap();
     // rewrite entry 0's offset past the end and fix the index checksum
     let n = stored.len();
     let index_start = n - (8 * 16 + 4);
@@ -227,7 +271,10 @@ fn an_index_pointing_outside_the_shard_is_an_error() {
     // the partial path asks the source, which refuses the range
     let region = Region::new(vec![0, 0], vec![1, 1]).unwrap();
     let mut out = [0u8; 2];
-    assert!(chain.decode_region(&stored, &region, &mut out).is_err());
+    assert!(chain
+        .partial_decoder()
+        .region(&stored, &region, &mut out)
+        .is_err());
 }
 
 proptest! {
@@ -253,12 +300,12 @@ proptest! {
                 }
             }
         }
-        let stored = chain.encode(&data).unwrap();
+        let stored = chain.encode(&data, EncodeOptions::ENCODE_EMPTY).unwrap().unwrap();
         let shape = [len.0.min(8 - start.0), len.1.min(8 - start.1)];
         let region = Region::new(vec![start.0, start.1], shape.to_vec()).unwrap();
         let src = Counting::new(Some(stored));
         let mut out = vec![0u8; (shape[0] * shape[1] * 2) as usize];
-        prop_assert!(chain.decode_region(&src, &region, &mut out).unwrap());
+        prop_assert!(chain.partial_decoder().region(&src, &region, &mut out).unwrap());
         let mut want = vec![0u8; out.len()];
         copy_region(&data, &[8, 8], &[start.0, start.1], &mut want, &shape, &[0, 0], &shape, 2);
         prop_assert_eq!(out, want);
@@ -281,7 +328,10 @@ fn cube() -> Vec<u8> {
 fn read_cube(chain: &CodecChain, src: &dyn ByteRangeSource, start: [u64; 3], shape: [u64; 3]) {
     let region = Region::new(start.to_vec(), shape.to_vec()).unwrap();
     let mut out = vec![0u8; (shape.iter().product::<u64>() * 2) as usize];
-    assert!(chain.decode_region(src, &region, &mut out).unwrap());
+    assert!(chain
+        .partial_decoder()
+        .region(src, &region, &mut out)
+        .unwrap());
     let mut want = vec![0u8; out.len()];
     copy_region(
         &cube(),
@@ -303,9 +353,14 @@ fn uncompressed_chunks_read_only_the_span_of_the_region() {
             &format!(r#"[{{"name": "bytes", "configuration": {{"endian": "{endian}"}}}}]"#),
             vec![64, 64, 64],
         );
-        assert!(chain.supports_partial_decode());
-        assert_eq!(chain.inner_chunk_shape(), None);
-        let src = Counting::new(Some(chain.encode(&cube()).unwrap()));
+        assert!(chain.partial_decoder().reads_part());
+        assert_eq!(chain.partial_decoder().inner_chunk_shape(), None);
+        let src = Counting::new(Some(
+            chain
+                .encode(cube(), EncodeOptions::ENCODE_EMPTY)
+                .unwrap()
+                .unwrap(),
+        ));
         // the first plane: 8 KiB of the 512 KiB chunk, one request
         read_cube(&chain, &src, [0, 0, 0], [1, 64, 64]);
         // a plane in the middle and a small box
@@ -327,15 +382,20 @@ fn uncompressed_chunks_read_only_the_span_of_the_region() {
         r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
         vec![64, 64, 64],
     );
-    let mut short = chain.encode(&cube()).unwrap();
+    let mut short = chain
+        .encode(cube(), EncodeOptions::ENCODE_EMPTY)
+        .unwrap()
+        .unwrap();
     short.truncate(10_000);
     let region = Region::new(vec![1, 0, 0], vec![1, 64, 64]).unwrap();
     let mut out = vec![0u8; 8192];
     assert!(chain
-        .decode_region(&short.as_slice(), &region, &mut out)
+        .partial_decoder()
+        .region(&short.as_slice(), &region, &mut out)
         .is_err());
     assert!(!chain
-        .decode_region(&Counting::new(None), &region, &mut out)
+        .partial_decoder()
+        .region(&Counting::new(None), &region, &mut out)
         .unwrap());
 }
 
@@ -351,7 +411,10 @@ fn zstd_chunks_decode_only_the_prefix_a_region_needs() {
             ),
             vec![64, 64, 64],
         );
-        let stored = chain.encode(&cube()).unwrap();
+        let stored = chain
+            .encode(cube(), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap();
         let src = stored.as_slice();
         read_cube(&chain, &src, [0, 0, 0], [1, 64, 64]);
         read_cube(&chain, &src, [3, 10, 20], [2, 30, 40]);
@@ -374,7 +437,9 @@ fn zstd_chunks_decode_only_the_prefix_a_region_needs() {
         );
         for cut in [5, 20, 100, 1000, stored.len() / 2, stored.len() - 1] {
             let mut out = vec![0u8; want.len()];
-            let got = chain.decode_region(&&stored[..cut], &region, &mut out);
+            let got = chain
+                .partial_decoder()
+                .region(&&stored[..cut], &region, &mut out);
             if !checksum && cut == stored.len() - 1 {
                 // proof that the prefix path ran: the whole-frame decode refuses this cut
                 assert!(got.is_ok(), "{got:?}");
@@ -411,7 +476,10 @@ fn blosc_chunks_decode_only_the_blocks_a_region_needs() {
             ),
             vec![64, 64, 64],
         );
-        let stored = chain.encode(&cube()).unwrap();
+        let stored = chain
+            .encode(cube(), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap();
         let src = stored.as_slice();
         read_cube(&chain, &src, [0, 0, 0], [1, 64, 64]);
         read_cube(&chain, &src, [3, 10, 20], [2, 30, 40]);
@@ -423,7 +491,8 @@ fn blosc_chunks_decode_only_the_blocks_a_region_needs() {
         for cut in [3, 16, 40, stored.len() - 1] {
             assert!(
                 chain
-                    .decode_region(&&stored[..cut], &region, &mut out)
+                    .partial_decoder()
+                    .region(&&stored[..cut], &region, &mut out)
                     .is_err(),
                 "cut {cut}"
             );
@@ -434,7 +503,9 @@ fn blosc_chunks_decode_only_the_blocks_a_region_needs() {
             for b in bad.iter_mut().skip(16).take(64) {
                 *b = 0xFF;
             }
-            let got = chain.decode_region(&bad.as_slice(), &region, &mut out);
+            let got = chain
+                .partial_decoder()
+                .region(&bad.as_slice(), &region, &mut out);
             assert!(got.is_err(), "{cname} {shuffle}: {got:?}");
         }
     }

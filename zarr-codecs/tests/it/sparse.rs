@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use zarr_codecs::sparse_layout::SparseLayoutCodec;
 use zarr_codecs::{default_registry, ArrayToBytesCodec, ChunkRepr, CodecChain, CodecError};
+use zarr_codecs::{AlignedBuffer, ChunkIn, ChunkOut, EncodeOptions};
 use zarr_grid::geometry::{indices, Region};
 use zarr_meta::{DataType, ExtensionDef, FillValue};
 
@@ -97,7 +98,10 @@ fn check_example(name: &str) -> (usize, usize) {
                 repr.is_fill(&expected),
                 "{name} {key:?}: missing but not fill"
             );
-            assert_eq!(chain.encode_chunk(&expected).unwrap(), None);
+            assert_eq!(
+                chain.encode(&expected, EncodeOptions::SKIP_EMPTY).unwrap(),
+                None
+            );
             missing += 1;
             continue;
         };
@@ -109,13 +113,16 @@ fn check_example(name: &str) -> (usize, usize) {
         chain.decode_into(&stored, &mut out).unwrap();
         assert_eq!(out, expected, "{name} {key:?}");
         // our encoder reproduces the bytes before compression, byte for byte
-        let sparse = chain.decode_to_array_bytes(&stored).unwrap();
+        let sparse = serialized(&chain, &stored).unwrap();
         let ours = codec.encode(&expected).unwrap();
         assert_eq!(sparse.as_bytes(), &ours[..], "{name} {key:?}");
         let view = codec.decode_sparse(&sparse).unwrap();
         assert!(view.nnz() > 0);
         // and the chain round trips our own encoding
-        let again = chain.encode_chunk(&expected).unwrap().unwrap();
+        let again = chain
+            .encode(&expected, EncodeOptions::SKIP_EMPTY)
+            .unwrap()
+            .unwrap();
         assert_eq!(chain.decode(&again).unwrap().as_bytes(), &expected[..]);
         if meta["codecs"].as_array().unwrap().len() == 1 {
             assert_eq!(
@@ -187,12 +194,18 @@ fn sparse_layout_as_the_inner_codec_of_sharding() {
             dense[i] = v;
         }
         let chunk = f32_bytes(&dense);
-        let shard = chain.encode_chunk(&chunk).unwrap().unwrap();
+        let shard = chain
+            .encode(&chunk, EncodeOptions::SKIP_EMPTY)
+            .unwrap()
+            .unwrap();
         assert_eq!(chain.decode(&shard).unwrap().as_bytes(), &chunk[..]);
         // a region, reading only the inner chunks it needs
         let region = Region::new(vec![2, 3], vec![5, 4]).unwrap();
         let mut out = vec![0u8; 5 * 4 * 4];
-        assert!(chain.decode_region(&&shard[..], &region, &mut out).unwrap());
+        assert!(chain
+            .partial_decoder()
+            .region(&&shard[..], &region, &mut out)
+            .unwrap());
         let want: Vec<f32> = (2..7)
             .flat_map(|r| (3..7).map(move |c| (r, c)))
             .map(|(r, c)| dense[r * 10 + c])
@@ -204,7 +217,7 @@ fn sparse_layout_as_the_inner_codec_of_sharding() {
         let inner_codec = SparseLayoutCodec::of(leaf_chain).unwrap();
         let leaves = chain
             .visit_stored_leaves(&shard, None, |idx, bytes| {
-                let buf = leaf_chain.decode_to_array_bytes(bytes)?;
+                let buf = serialized(leaf_chain, bytes)?;
                 let nnz = inner_codec.decode_sparse(&buf)?.nnz();
                 Ok::<_, CodecError>((idx.to_vec(), nnz))
             })
@@ -230,7 +243,12 @@ fn sparse_layout_as_the_inner_codec_of_sharding() {
         });
         assert!(matches!(outside, Err(CodecError::LeafOutOfGrid { .. })));
         // a shard of fill values is not stored
-        assert_eq!(chain.encode_chunk(&[0u8; 320]).unwrap(), None);
+        assert_eq!(
+            chain
+                .encode(&[0u8; 320], EncodeOptions::SKIP_EMPTY)
+                .unwrap(),
+            None
+        );
     }
 }
 
@@ -266,16 +284,16 @@ fn decoders_are_bounded_by_the_sparse_bound_not_the_dense_size() {
         let chunk = f32_bytes(&dense);
         let sparse = codec.encode(&chunk).unwrap();
         assert!(sparse.len() > chunk.len());
-        let stored = chain.encode(&chunk).unwrap();
+        let stored = chain
+            .encode(&chunk, EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             chain.decode(&stored).unwrap().as_bytes(),
             &chunk[..],
             "{compressor}"
         );
-        assert_eq!(
-            chain.decode_to_array_bytes(&stored).unwrap().as_bytes(),
-            &sparse[..]
-        );
+        assert_eq!(serialized(&chain, &stored).unwrap().as_bytes(), &sparse[..]);
 
         // a stream that expands past the bound is refused before it is used
         let too_long = codec.encoded_size_bound() as usize + 8;
@@ -292,10 +310,13 @@ fn decoders_are_bounded_by_the_sparse_bound_not_the_dense_size() {
             &default_registry(),
         )
         .unwrap();
-        let bomb = bytes_chain.encode(&padded).unwrap();
+        let bomb = bytes_chain
+            .encode(&padded, EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap();
         for result in [
             chain.decode(&bomb).map(|_| ()),
-            chain.decode_to_array_bytes(&bomb).map(|_| ()),
+            serialized(&chain, &bomb).map(|_| ()),
             chain.decode_into(&bomb, &mut vec![0u8; 256]),
         ] {
             assert!(
@@ -316,7 +337,10 @@ fn raw_chunks_beyond_the_bound_are_refused() {
     .unwrap();
     let codec = SparseLayoutCodec::of(&chain).unwrap();
     let chunk = f32_bytes(&[1.0; 64]);
-    let mut stored = chain.encode(&chunk).unwrap();
+    let mut stored = chain
+        .encode(&chunk, EncodeOptions::ENCODE_EMPTY)
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.len() as u64, codec.encoded_size_bound());
     // trailing bytes after the last section are allowed, up to the bound
     stored.extend_from_slice(&[0; 8]);
@@ -325,7 +349,7 @@ fn raw_chunks_beyond_the_bound_are_refused() {
         Err(CodecError::ExceedsBound { .. })
     ));
     assert!(matches!(
-        chain.decode_to_array_bytes(&stored),
+        serialized(&chain, &stored),
         Err(CodecError::ExceedsBound { .. })
     ));
 }
@@ -340,20 +364,23 @@ fn sparse_access_needs_a_chain_without_array_to_array_codecs() {
         &default_registry(),
     )
     .unwrap();
-    assert!(chain.has_array_to_array());
+    assert!(SparseLayoutCodec::of(&chain).is_none());
     let mut dense = [0.0f32; 12];
     dense[5] = 1.0;
-    let stored = chain.encode(&f32_bytes(&dense)).unwrap();
+    let stored = chain
+        .encode(f32_bytes(&dense), EncodeOptions::ENCODE_EMPTY)
+        .unwrap()
+        .unwrap();
     assert_eq!(
         chain.decode(&stored).unwrap().as_bytes(),
         &f32_bytes(&dense)[..]
     );
     assert!(matches!(
-        chain.decode_to_array_bytes(&stored),
+        serialized(&chain, &stored),
         Err(CodecError::NotApplicable { .. })
     ));
     assert!(matches!(
-        chain.encode_from_array_bytes(stored),
+        chain.encode(ChunkIn::Serialized(stored), EncodeOptions::SKIP_EMPTY),
         Err(CodecError::NotApplicable { .. })
     ));
 }
@@ -362,19 +389,39 @@ fn sparse_access_needs_a_chain_without_array_to_array_codecs() {
 fn encode_from_array_bytes_is_the_inverse_of_decode_to_array_bytes() {
     let chain =
         coo_3d_chain(json!({"name": "zstd", "configuration": {"level": 3, "checksum": true}}));
-    assert!(!chain.stores_empty_chunks());
+    // a codec that stores no empty chunk skips one even when asked to write it
+    assert_eq!(
+        chain
+            .encode(&[0u8; 256], EncodeOptions::WRITE_EMPTY)
+            .unwrap(),
+        None
+    );
+    // and encodes it when a codec call must return its bytes
+    assert!(chain
+        .encode(&[0u8; 256], EncodeOptions::ENCODE_EMPTY)
+        .unwrap()
+        .is_some());
     let codec = SparseLayoutCodec::of(&chain).unwrap();
     let mut dense = [0.0f32; 64];
     dense[17] = 7.0;
     let sparse = codec.encode(&f32_bytes(&dense)).unwrap();
-    let stored = chain.encode_from_array_bytes(sparse.clone()).unwrap();
-    assert_eq!(stored, chain.encode(&f32_bytes(&dense)).unwrap());
+    let stored = chain
+        .encode(
+            ChunkIn::Serialized(sparse.clone()),
+            EncodeOptions::SKIP_EMPTY,
+        )
+        .unwrap()
+        .unwrap();
     assert_eq!(
-        chain.decode_to_array_bytes(&stored).unwrap().as_bytes(),
-        &sparse[..]
+        stored,
+        chain
+            .encode(f32_bytes(&dense), EncodeOptions::ENCODE_EMPTY)
+            .unwrap()
+            .unwrap()
     );
+    assert_eq!(serialized(&chain, &stored).unwrap().as_bytes(), &sparse[..]);
     // the decoded buffer is aligned for in-place views
-    let buf = chain.decode_to_array_bytes(&stored).unwrap();
+    let buf = serialized(&chain, &stored).unwrap();
     assert_eq!(buf.as_ptr() as usize % 8, 0);
     let view = codec.decode_sparse(&buf).unwrap();
     let coo = view.coo::<f32, u16>().unwrap();
@@ -384,4 +431,11 @@ fn encode_from_array_bytes_is_the_inverse_of_decode_to_array_bytes() {
         .as_ptr_range()
         .contains(&coo.values.as_ptr().cast()));
     assert_eq!(coo.indices.column(0).to_vec(), [1, 0, 1]);
+}
+
+/// The array -> bytes codec's input decoded from a stored chunk.
+fn serialized(chain: &CodecChain, bytes: &[u8]) -> std::result::Result<AlignedBuffer, CodecError> {
+    let mut buf = AlignedBuffer::default();
+    chain.decode_into(bytes, ChunkOut::Serialized(&mut buf))?;
+    Ok(buf)
 }

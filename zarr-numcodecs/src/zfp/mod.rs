@@ -23,7 +23,7 @@
 //! does: in fixed-accuracy mode every decoded value is within `tolerance` of the original.
 //!
 //! ```
-//! use zarr_codecs::{ChunkRepr, CodecChain};
+//! use zarr_codecs::{ChunkRepr, CodecChain, EncodeOptions};
 //! use zarr_numcodecs::default_registry;
 //! use zarr_meta::{DataType, FillValue};
 //!
@@ -32,7 +32,7 @@
 //! let chain = CodecChain::from_json(json, &repr, &default_registry())?;
 //! let values: Vec<f64> = (0..64).map(|i| (f64::from(i) * 0.1).sin()).collect();
 //! let chunk: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-//! let stored = chain.encode(&chunk)?;
+//! let stored = chain.encode(&chunk, EncodeOptions::WRITE_EMPTY)?.ok_or("skipped")?;
 //! assert_eq!(&stored[..3], b"zfp");
 //! let back = chain.decode(&stored)?;
 //! for (i, b) in back.as_bytes().chunks(8).enumerate() {
