@@ -7,8 +7,8 @@
 //! `variable_length_bytes` arrays, each with an empty configuration, as zarr-python writes
 //! `{"name": "vlen-utf8", "configuration": {}}`. Their chunks have no fixed-size form, so a
 //! chain with one decodes and encodes them through
-//! [`CodecChain::decode_vlen`](crate::CodecChain::decode_vlen) and
-//! [`CodecChain::encode_vlen`](crate::CodecChain::encode_vlen); the byte-buffer methods of
+//! [`ChunkOut::Vlen`](crate::ChunkOut::Vlen) and [`ChunkIn::Vlen`](crate::ChunkIn::Vlen); the
+//! byte-buffer methods of
 //! [`ArrayToBytesCodec`] refuse them ([`CodecError::NotApplicable`]). A chunk holds every
 //! element of the chunk shape (edge chunks padded with the fill value), and decodes to at
 //! most [`MAX_DECODED`] bytes, the limit handed to the bytes->bytes codecs before it.

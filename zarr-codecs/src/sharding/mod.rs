@@ -22,8 +22,8 @@
 //! byte-identical: inner chunks whose elements all equal the fill value are not stored, the
 //! others are written back to back in Morton (Z) order of their grid positions, and a shard
 //! with no stored inner chunk is not written at all
-//! ([`crate::CodecChain::encode_chunk`] returns `None`). Inner chunks are encoded and decoded
-//! in parallel (rayon). Reading a region ([`crate::CodecChain::decode_region`]) fetches the
+//! ([`crate::CodecChain::encode`] returns `None`). Inner chunks are encoded and decoded
+//! in parallel (rayon). Reading a region ([`crate::PartialDecoder::region`]) fetches the
 //! index with one request and the inner chunks it needs with one more.
 //!
 //! ```
