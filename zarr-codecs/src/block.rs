@@ -16,8 +16,9 @@
 //! The checks cost O(n log n) for n blocks on a grid ([`BlockBuffer::split`]: per axis, the
 //! blocks' intervals must be equal or disjoint, and no two blocks may have the same interval
 //! on every axis) and O(buffer extent + indices) per axis for a product of index sets
-//! ([`BlockBuffer::split_product`]). A split that does not pass them is an error, never
-//! undefined behaviour.
+//! ([`BlockBuffer::split_product`]); boxes placed freely, disjoint but on no grid, are
+//! compared pairwise along their first axis ([`BlockBuffer::split_disjoint`]). A split that
+//! does not pass them is an error, never undefined behaviour.
 //!
 //! [`SourceBlock`] is the read-only counterpart: a checked block of a source buffer (the data
 //! of a region write) that a chunk is gathered from.
@@ -121,6 +122,15 @@ pub enum BlockError {
         axis: usize,
         /// A position of that axis both cover.
         position: u64,
+    },
+    /// Two blocks of a split of disjoint blocks ([`BlockBuffer::split_disjoint`]) that share
+    /// a position.
+    #[error("blocks {first} and {second} share positions")]
+    Intersect {
+        /// The index of one of them in the split's list.
+        first: usize,
+        /// The index of the other, greater than `first`.
+        second: usize,
     },
     /// Two blocks of one split with the same interval on every axis.
     #[error("two blocks starting at {start:?} cover the same positions")]
@@ -312,14 +322,42 @@ impl<'a> BlockBuffer<'a> {
     {
         let regions = regions.into_iter();
         check_grid(&self.shape, regions.clone())?;
+        Ok(self.range_blocks(regions))
+    }
+
+    /// Splits the buffer into the blocks `regions` (in its positions), in their order, which
+    /// need only be pairwise disjoint, not on a grid as for [`BlockBuffer::split`]: boxes a
+    /// caller places as it likes (zarr-py's `ChunkCodec.decode_into`). Regions on a grid pass
+    /// [`BlockBuffer::split`]'s check, O(n log n); others are compared pairwise, sorted on
+    /// their first axis, O(n log n + k) for k pairs whose first-axis intervals meet. Empty
+    /// regions give empty blocks.
+    ///
+    /// # Errors
+    /// A region of another rank or outside the buffer, [`BlockError::Intersect`] for two
+    /// regions that share a position.
+    pub fn split_disjoint(&mut self, regions: &[Region]) -> Result<Vec<Block<'_>>, BlockError> {
+        for r in regions {
+            r.check_inside(&self.shape)?;
+        }
+        if check_grid(&self.shape, regions.iter()).is_err() {
+            if let Some((first, second)) = intersecting(regions) {
+                return Err(BlockError::Intersect { first, second });
+            }
+        }
+        Ok(self.range_blocks(regions.iter()))
+    }
+
+    /// The blocks of `regions`, which the caller checked lie inside the buffer and do not
+    /// overlap.
+    fn range_blocks<'r>(&mut self, regions: impl Iterator<Item = &'r Region>) -> Vec<Block<'_>> {
         let (base, len) = (self.buf.as_mut_ptr(), self.buf.len());
-        Ok(regions
+        regions
             .map(|r| {
                 let mut block = Self::block(base, len, &self.shape, self.elem);
                 block.axes = range_axes(&r.start, &r.shape);
                 block
             })
-            .collect())
+            .collect()
     }
 
     /// Splits the buffer into the product of per-axis index sets: `axes[d]` lists the sets of
@@ -458,6 +496,39 @@ fn check_grid<'r>(
         }
     }
     Ok(())
+}
+
+/// The indices of two non-empty regions that share a position, the smaller first, if any
+/// (the regions have one rank and lie inside a buffer, so their ends do not overflow).
+fn intersecting(regions: &[Region]) -> Option<(usize, usize)> {
+    let mut order: Vec<usize> = (0..regions.len())
+        .filter(|&i| !regions[i].is_empty())
+        .collect();
+    let &first = order.first()?;
+    if regions[first].rank() == 0 {
+        // every region of rank 0 is the one element
+        return order.get(1).map(|&second| (first, second));
+    }
+    // sorted by their start on axis 0, a region is compared only with the regions that start
+    // before it ends there
+    order.sort_by_key(|&i| regions[i].start[0]);
+    for (k, &a) in order.iter().enumerate() {
+        let ra = &regions[a];
+        let end = ra.start[0] + ra.shape[0];
+        for &b in &order[k + 1..] {
+            let rb = &regions[b];
+            if rb.start[0] >= end {
+                break;
+            }
+            let meet = (1..ra.rank()).all(|d| {
+                rb.start[d] < ra.start[d] + ra.shape[d] && ra.start[d] < rb.start[d] + rb.shape[d]
+            });
+            if meet {
+                return Some((a.min(b), a.max(b)));
+            }
+        }
+    }
+    None
 }
 
 /// Checks that the sets of one axis lie inside `0..len` and are pairwise disjoint (a bitmap
@@ -1523,6 +1594,135 @@ mod tests {
         let mut whole = buffer.whole();
         assert!(whole.copy_from(&[0; 16], &[4, 4], &[1, 0]).is_err());
         assert!(whole.copy_from(&[0; 15], &[4, 4], &[0, 0]).is_err());
+    }
+
+    #[test]
+    fn disjoint_blocks_off_a_grid() {
+        // a 4 x 4 buffer in a pinwheel of four 1 x 3 / 3 x 1 blocks around a 2 x 2 centre:
+        // disjoint, on no grid (split refuses them), each filled on its own thread
+        let mut out = vec![0u8; 16];
+        let mut buffer = BlockBuffer::new(&mut out, &[4, 4], 1).unwrap();
+        let wheel = [
+            region(&[0, 0], &[1, 3]),
+            region(&[0, 3], &[3, 1]),
+            region(&[3, 1], &[1, 3]),
+            region(&[1, 0], &[3, 1]),
+            region(&[1, 1], &[2, 2]),
+            region(&[2, 2], &[0, 2]),
+        ];
+        assert!(buffer.split(&wheel).is_err());
+        let blocks = buffer.split_disjoint(&wheel).unwrap();
+        std::thread::scope(|s| {
+            for (i, mut block) in blocks.into_iter().enumerate() {
+                s.spawn(move || block.fill(&[i as u8 + 1]).unwrap());
+            }
+        });
+        #[rustfmt::skip]
+        let want = [
+            1, 1, 1, 2,
+            4, 5, 5, 2,
+            4, 5, 5, 2,
+            4, 3, 3, 3,
+        ];
+        assert_eq!(out, want);
+        // two that share a position are named, the smaller index first, whatever the order
+        let mut buffer = BlockBuffer::new(&mut out, &[4, 4], 1).unwrap();
+        let crossed = [
+            region(&[2, 0], &[2, 4]),
+            region(&[0, 0], &[1, 1]),
+            region(&[0, 2], &[3, 1]),
+        ];
+        assert_eq!(
+            buffer.split_disjoint(&crossed).unwrap_err(),
+            BlockError::Intersect {
+                first: 0,
+                second: 2
+            }
+        );
+        // outside the buffer or of another rank, before any overlap
+        assert!(matches!(
+            buffer.split_disjoint(&[region(&[0, 0], &[4, 4]), region(&[3, 3], &[1, 2])]),
+            Err(BlockError::OutOfBounds(_))
+        ));
+        assert!(buffer.split_disjoint(&[region(&[0], &[1])]).is_err());
+        // rank 0: the one element, once
+        let mut one = [0u8; 2];
+        let mut scalar = BlockBuffer::new(&mut one, &[], 2).unwrap();
+        let whole = Region::whole(&[]);
+        assert_eq!(
+            scalar
+                .split_disjoint(&[whole.clone(), whole.clone()])
+                .unwrap_err(),
+            BlockError::Intersect {
+                first: 0,
+                second: 1
+            }
+        );
+        let mut blocks = scalar.split_disjoint(std::slice::from_ref(&whole)).unwrap();
+        blocks[0].copy_from(&[7, 8], &[], &[]).unwrap();
+        drop(blocks);
+        assert_eq!(one, [7, 8]);
+    }
+
+    #[test]
+    fn random_disjoint_splits_match_a_census() {
+        // seeded random boxes in a small 3-d buffer: split_disjoint refuses exactly the sets
+        // in which some position is covered twice (a census of the positions), and a split
+        // it accepts writes each block's number to exactly its positions
+        let cases = if cfg!(miri) { 12 } else { 400 };
+        let shape = [5u64, 4, 6];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for case in 0..cases {
+            let count = 1 + next(6) as usize;
+            let regions: Vec<Region> = (0..count)
+                .map(|_| {
+                    let start: Vec<u64> = shape.iter().map(|&d| next(d)).collect();
+                    let len = start.iter().zip(&shape).map(|(&s, &d)| next(d - s + 1));
+                    region(&start, &len.collect::<Vec<_>>())
+                })
+                .collect();
+            let mut census = vec![0usize; 120];
+            let mut owner = vec![0u8; 120];
+            for (i, r) in regions.iter().enumerate() {
+                let mut at = |p: [u64; 3]| {
+                    let k = ((p[0] * 4 + p[1]) * 6 + p[2]) as usize;
+                    census[k] += 1;
+                    owner[k] = i as u8 + 1;
+                };
+                for a in r.start[0]..r.start[0] + r.shape[0] {
+                    for b in r.start[1]..r.start[1] + r.shape[1] {
+                        for c in r.start[2]..r.start[2] + r.shape[2] {
+                            at([a, b, c]);
+                        }
+                    }
+                }
+            }
+            let mut out = vec![0u8; 120];
+            let mut buffer = BlockBuffer::new(&mut out, &shape, 1).unwrap();
+            match buffer.split_disjoint(&regions) {
+                Ok(blocks) => {
+                    assert!(census.iter().all(|&c| c <= 1), "case {case}: {regions:?}");
+                    for (i, mut block) in blocks.into_iter().enumerate() {
+                        block.fill(&[i as u8 + 1]).unwrap();
+                    }
+                    assert_eq!(out, owner, "case {case}: {regions:?}");
+                }
+                Err(BlockError::Intersect { first, second }) => {
+                    assert!(census.iter().any(|&c| c > 1), "case {case}: {regions:?}");
+                    let (a, b) = (&regions[first], &regions[second]);
+                    assert!(first < second);
+                    assert!((0..3).all(|d| a.start[d] < b.start[d] + b.shape[d]
+                        && b.start[d] < a.start[d] + a.shape[d]));
+                }
+                Err(e) => panic!("case {case}: {e}"),
+            }
+        }
     }
 
     #[test]
