@@ -6,6 +6,10 @@
 //! `Group`, and every call into zarr-array goes through [`engine`]. Errors become the
 //! exceptions of `zarr_rs.errors` ([`error`]).
 
+// No `unsafe` code: the pipeline decodes chunks in parallel into the output's disjoint blocks
+// through zarr-codecs' `BlockBuffer`, which checks that they are disjoint.
+#![forbid(unsafe_code)]
+
 mod array;
 mod engine;
 mod error;

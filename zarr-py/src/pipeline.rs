@@ -18,8 +18,8 @@ use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use zarr_array::zarr_codecs::vlen::VlenChunk;
 use zarr_array::zarr_codecs::{
-    ByteRange, ByteRangeSource, ChunkIn, ChunkUpdate, CodecChain, CodecError, EncodeOptions,
-    SourceError,
+    BlockBuffer, BlockError, ByteRange, ByteRangeSource, ChunkIn, ChunkUpdate, CodecChain,
+    CodecError, EncodeOptions, SourceError,
 };
 use zarr_array::zarr_store::{MemoryStore, Store};
 use zarr_array::{Array, ArrayError, DataType, Region};
@@ -329,11 +329,6 @@ impl ChunkCodec {
             .map(|(c, e, o)| Placement::new(&chunk_shape, &out_shape, c, e, o))
             .collect::<Result<_, String>>()
             .map_err(InvalidArgumentError::new_err)?;
-        if let Some((a, b)) = overlapping(&boxes) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "placements {a} and {b} overlap in the output"
-            )));
-        }
         let inputs: Vec<Option<&[u8]>> = chunks
             .iter()
             .map(|c| c.as_ref().map(slice).transpose())
@@ -354,24 +349,35 @@ impl ChunkCodec {
                 out.len()
             )));
         }
-        let target = OutPtr(out.as_mut_ptr(), out.len());
+        // each box a block of `out`: the split checks that they are disjoint (and inside
+        // it), so that the threads below write bytes no other one writes
+        let regions: Vec<Region> = boxes.iter().map(Placement::out_region).collect();
+        let mut buffer = BlockBuffer::new(out, &out_shape, elem)
+            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
+        let blocks = buffer.split_disjoint(&regions).map_err(|e| match e {
+            BlockError::Intersect { first, second } => InvalidArgumentError::new_err(format!(
+                "placements {first} and {second} overlap in the output"
+            )),
+            e => InvalidArgumentError::new_err(format!("the placements: {e}")),
+        })?;
         let stored: Vec<bool> = run(py, || {
-            inputs
-                .par_iter()
+            blocks
+                .into_par_iter()
+                .zip(inputs.par_iter())
                 .zip(boxes.par_iter())
-                .map(|(c, place)| {
+                .map(|((mut block, c), place)| {
                     let Some(bytes) = c else { return Ok(false) };
-                    if let Some(range) = place.contiguous_whole(&chunk_shape, &out_shape, elem) {
-                        // SAFETY: `range` lies in `out` (checked by Placement::new) and the
-                        // boxes of the batch do not overlap (checked above), so no other
-                        // thread writes these bytes
-                        let dst = unsafe { target.slice(range) };
-                        chain.decode_into(bytes, dst)?;
-                    } else {
-                        let mut tmp = vec![0u8; chain.decoded_len()];
-                        chain.decode_into(bytes, &mut tmp)?;
-                        place.copy_rows(&tmp, &chunk_shape, &out_shape, elem, &target);
+                    if place.is_whole(&chunk_shape) {
+                        if let Some(dst) = block.as_contiguous_mut() {
+                            // the chunk is one contiguous run of the output: decoded straight
+                            // into it
+                            chain.decode_into(bytes, dst)?;
+                            return Ok(true);
+                        }
                     }
+                    let mut tmp = vec![0u8; chain.decoded_len()];
+                    chain.decode_into(bytes, &mut tmp)?;
+                    block.copy_from(&tmp, &chunk_shape, &place.chunk_start())?;
                     Ok(true)
                 })
                 .collect::<Result<_, CodecError>>()
@@ -444,12 +450,7 @@ impl ChunkCodec {
             .into_iter()
             .map(|(c, e, o)| {
                 let p = Placement::new(&chunk_shape, &value_shape, c, e, o)?;
-                let whole = p.chunk.iter().all(|&x| x == 0)
-                    && p.extent
-                        .iter()
-                        .zip(&chunk_shape)
-                        .all(|(&e, &d)| e as u64 == d);
-                if whole {
+                if p.is_whole(&chunk_shape) {
                     Ok(p)
                 } else {
                     Err(format!(
@@ -631,26 +632,6 @@ impl ChunkCodec {
     }
 }
 
-/// The output bytes [`ChunkCodec::decode_into`] writes from several threads, each to boxes
-/// no other thread writes.
-struct OutPtr(*mut u8, usize);
-
-// SAFETY: the threads write disjoint bytes (see `decode_into`)
-unsafe impl Send for OutPtr {}
-// SAFETY: as above
-unsafe impl Sync for OutPtr {}
-
-impl OutPtr {
-    /// # Safety
-    /// `range` lies within the buffer and no other thread uses its bytes meanwhile.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, range: std::ops::Range<usize>) -> &mut [u8] {
-        debug_assert!(range.end <= self.1);
-        // SAFETY: per the function's contract
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(range.start), range.len()) }
-    }
-}
-
 /// A box of a chunk (`chunk`, `extent`) and where it goes in the output (`out`).
 struct Placement {
     chunk: Vec<usize>,
@@ -698,17 +679,27 @@ impl Placement {
         })
     }
 
-    fn is_empty(&self) -> bool {
-        self.extent.contains(&0)
+    /// The box in the output (or the value), as a region of it.
+    fn out_region(&self) -> Region {
+        Region {
+            start: self.out.iter().map(|&x| x as u64).collect(),
+            shape: self.extent.iter().map(|&x| x as u64).collect(),
+        }
     }
 
-    fn overlaps(&self, other: &Placement) -> bool {
-        !self.is_empty()
-            && !other.is_empty()
-            && (0..self.out.len()).all(|d| {
-                self.out[d] < other.out[d] + other.extent[d]
-                    && other.out[d] < self.out[d] + self.extent[d]
-            })
+    /// The box's start in the chunk.
+    fn chunk_start(&self) -> Vec<u64> {
+        self.chunk.iter().map(|&x| x as u64).collect()
+    }
+
+    /// Whether the box covers the whole chunk.
+    fn is_whole(&self, chunk_shape: &[u64]) -> bool {
+        self.chunk.iter().all(|&x| x == 0)
+            && self
+                .extent
+                .iter()
+                .zip(chunk_shape)
+                .all(|(&e, &d)| e as u64 == d)
     }
 
     /// The bytes of `out` the whole chunk goes to when they are one contiguous run (the
@@ -731,55 +722,6 @@ impl Placement {
         let start = offset(&self.out, out_shape) * elem;
         let len = self.extent.iter().product::<usize>() * elem;
         Some(start..start + len)
-    }
-
-    /// Copies the box from the decoded chunk `src` (C order) to `out`, a row of the last
-    /// dimension at a time.
-    fn copy_rows(
-        &self,
-        src: &[u8],
-        chunk_shape: &[u64],
-        out_shape: &[u64],
-        elem: usize,
-        out: &OutPtr,
-    ) {
-        if self.is_empty() {
-            return;
-        }
-        let n = self.extent.len();
-        if n == 0 {
-            // SAFETY: one element in bounds (a 0-d output), written by this chunk only
-            unsafe { out.slice(0..elem) }.copy_from_slice(&src[..elem]);
-            return;
-        }
-        let row = self.extent[n - 1] * elem;
-        let mut idx = vec![0usize; n - 1];
-        let mut at_chunk: Vec<usize> = self.chunk.clone();
-        let mut at_out: Vec<usize> = self.out.clone();
-        loop {
-            for d in 0..n - 1 {
-                at_chunk[d] = self.chunk[d] + idx[d];
-                at_out[d] = self.out[d] + idx[d];
-            }
-            let s = offset(&at_chunk, chunk_shape) * elem;
-            let o = offset(&at_out, out_shape) * elem;
-            // SAFETY: the row lies in the box, inside `out` (Placement::new), which no other
-            // chunk of the batch writes (decode_into checks the boxes do not overlap)
-            unsafe { out.slice(o..o + row) }.copy_from_slice(&src[s..s + row]);
-            // the next row: odometer over the leading dimensions
-            let mut d = n - 1;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < self.extent[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
-        }
     }
 }
 
@@ -824,30 +766,6 @@ fn offset(index: &[usize], shape: &[u64]) -> usize {
         .iter()
         .zip(shape)
         .fold(0usize, |acc, (&i, &d)| acc * d as usize + i)
-}
-
-/// Two boxes that overlap in the output, if any.
-fn overlapping(boxes: &[Placement]) -> Option<(usize, usize)> {
-    // sorted by their start in the first dimension, a box is only compared with the boxes
-    // that start before it ends there
-    if boxes.first().is_some_and(|b| b.out.is_empty()) {
-        // rank 0: every box is the one element
-        return (boxes.len() > 1).then_some((0, 1));
-    }
-    let mut order: Vec<usize> = (0..boxes.len()).filter(|&i| !boxes[i].is_empty()).collect();
-    order.sort_by_key(|&i| boxes[i].out[0]);
-    for (k, &a) in order.iter().enumerate() {
-        let end = boxes[a].out[0] + boxes[a].extent[0];
-        for &b in &order[k + 1..] {
-            if boxes[b].out[0] >= end {
-                break;
-            }
-            if boxes[a].overlaps(&boxes[b]) {
-                return Some((a.min(b), a.max(b)));
-            }
-        }
-    }
-    None
 }
 
 fn count<T>(items: &[Option<T>]) -> u64 {

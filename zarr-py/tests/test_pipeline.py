@@ -159,6 +159,135 @@ def test_decode_into_refuses_overlapping_and_outside_boxes():
         codec.decode_into([chunk], out, [3, 5], [([0, 0], [2, 2], [0, 0])])
 
 
+def _box_slices(start, extent):
+    return tuple(slice(a, a + n) for a, n in zip(start, extent, strict=True))
+
+
+def _decode_into_case(rng):
+    """A random decode_into call: a chunk codec, chunks (some not stored), an output and the
+    placements, either those of a region read over a chunk grid (zarr-python's) or boxes put
+    anywhere (overlapping, off any grid, outside the chunk or the output)."""
+    import json
+
+    from zarr_rs import _core
+
+    rank = int(rng.integers(0, 4))
+    dtype = np.dtype(rng.choice(["u1", "<i2", "<f4", "<f8", "<c16"]))
+    chunk = tuple(int(x) for x in rng.integers(1, 5, size=rank))
+    codecs = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if rng.random() < 0.5:
+        codecs.append({"name": "zstd", "configuration": {"level": 1, "checksum": False}})
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(chunk),
+        "data_type": {"u1": "uint8", "i2": "int16", "f4": "float32", "f8": "float64"}.get(
+            dtype.str[1:], "complex128"
+        ),
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk)}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": [0, 0] if dtype.kind == "c" else 0,
+        "codecs": codecs,
+    }
+    codec = _core.ChunkCodec("zarr.json", json.dumps(doc))
+    placements = []
+    if rng.random() < 0.5:
+        # a region [lo, hi) of an array of chunks `chunk`: every chunk it meets, some dropped
+        lo = [int(rng.integers(0, 2 * c)) for c in chunk]
+        hi = [a + int(rng.integers(0, 3 * c)) for a, c in zip(lo, chunk, strict=True)]
+        out_shape = [b - a for a, b in zip(lo, hi, strict=True)]
+        ranges = [
+            range(a // c, (b - 1) // c + 1) if b > a else range(0)
+            for a, b, c in zip(lo, hi, chunk, strict=True)
+        ]
+        for index in np.ndindex(*[len(r) for r in ranges]):
+            if rng.random() < 0.2:
+                continue
+            ks = [r[i] for r, i in zip(ranges, index, strict=True)]
+            first = [max(a, k * c) for a, k, c in zip(lo, ks, chunk, strict=True)]
+            end = [min(b, (k + 1) * c) for b, k, c in zip(hi, ks, chunk, strict=True)]
+            placements.append(
+                (
+                    [f - k * c for f, k, c in zip(first, ks, chunk, strict=True)],
+                    [e - f for e, f in zip(end, first, strict=True)],
+                    [f - a for f, a in zip(first, lo, strict=True)],
+                )
+            )
+    else:
+        out_shape = [int(x) for x in rng.integers(1, 9, size=rank)]
+        for _ in range(int(rng.integers(1, 6))):
+            start = [int(rng.integers(0, c)) for c in chunk]
+            extent = [int(rng.integers(0, c - a + 1)) for a, c in zip(start, chunk, strict=True)]
+            if rng.random() < 0.1 and rank:
+                extent[-1] += 1  # past the chunk's end
+            at = [int(rng.integers(0, d + 1)) for d in out_shape]
+            placements.append((start, extent, at))
+    data = [
+        None
+        if rng.random() < 0.15
+        else (rng.standard_normal(chunk) * 100).astype(dtype)
+        if dtype.kind != "u"
+        else rng.integers(0, 256, size=chunk).astype(dtype)
+        for _ in placements
+    ]
+    return codec, dtype, chunk, out_shape, placements, data
+
+
+def _decode_into_expected(chunk, out_shape, placements, data, ref):
+    """Fills `ref` as decode_into should, or returns the error it should raise."""
+    rank = len(chunk)
+    for c, e, o in placements:
+        fits = all(
+            a + n <= d for a, n, d in zip(c, e, chunk, strict=True)
+        ) and all(a + n <= d for a, n, d in zip(o, e, out_shape, strict=True))
+        if not fits:
+            return "outside"
+    boxes = [(o, e) for _, e, o in placements]
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            (oi, ei), (oj, ej) = boxes[i], boxes[j]
+            if 0 in ei or 0 in ej:
+                continue
+            if all(oi[d] < oj[d] + ej[d] and oj[d] < oi[d] + ei[d] for d in range(rank)):
+                return "overlap"
+    for (c, e, o), d in zip(placements, data, strict=True):
+        if d is not None:
+            ref[_box_slices(o, e)] = d[_box_slices(c, e)]
+    return None
+
+
+def test_decode_into_differential_against_numpy():
+    # 400 seeded random calls: the output decode_into writes equals NumPy's assignments of
+    # the chunks' boxes, chunks not stored are left alone, and a box outside the chunk or
+    # the output, or two boxes sharing an output position, raise InvalidArgumentError
+    from zarr_rs.errors import InvalidArgumentError
+
+    rng = np.random.default_rng(37)
+    seen = {"ok": 0, "outside": 0, "overlap": 0}
+    for case in range(400):
+        codec, dtype, chunk, out_shape, placements, data = _decode_into_case(rng)
+        stored = [
+            None if d is None else codec.encode([np.asarray(d).reshape(-1).view(np.uint8)])[0]
+            for d in data
+        ]
+        chunks = [None if b is None else np.frombuffer(b, dtype=np.uint8) for b in stored]
+        out = np.full(out_shape, 7, dtype=dtype)
+        ref = out.copy()
+        want = _decode_into_expected(chunk, out_shape, placements, data, ref)
+        what = f"case {case}: chunk {chunk}, output {out_shape}, {placements}"
+        if want is not None:
+            with pytest.raises(InvalidArgumentError, match=want):
+                codec.decode_into(chunks, out.reshape(-1).view(np.uint8), out_shape, placements)
+            seen[want] += 1
+            continue
+        got = codec.decode_into(chunks, out.reshape(-1).view(np.uint8), out_shape, placements)
+        assert got == [d is not None for d in data], what
+        assert out.shape == ref.shape, what
+        np.testing.assert_array_equal(out, ref, err_msg=what)
+        seen["ok"] += 1
+    assert min(seen.values()) >= 20, seen
+
+
 def test_environment_variable_selects_the_pipeline():
     code = (
         "import zarr, zarr_rs\n"
