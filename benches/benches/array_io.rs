@@ -3,6 +3,7 @@
 //! `FilesystemStore` in a temporary directory, sharded partial reads, and prepend.
 //!
 //! `cargo bench -p zarr-benches --bench array_io`
+#![forbid(unsafe_code)]
 
 use std::hint::black_box;
 use std::sync::Arc;

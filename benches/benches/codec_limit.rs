@@ -5,18 +5,21 @@
 //! from a `MemoryStore`.
 //!
 //! A second figure, `zstd_crate_into_output`, adds what any whole-array read must also do:
-//! allocate the output and copy each decoded chunk's rows into place (plain loop, no Zarr).
+//! allocate the output and copy each decoded chunk's rows into place (zarr-codecs'
+//! `BlockBuffer`, the disjoint blocks a read writes, with no codec chain).
 //!
 //! After criterion's figures, `cargo bench` prints one summary line with the rates (medians
 //! of 9 runs) and the ratios array read / codec limit.
 //!
 //! `cargo bench -p zarr-benches --bench codec_limit`
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use rayon::prelude::*;
+use zarr_array::zarr_codecs::BlockBuffer;
 use zarr_array::zarr_grid::geometry::Region;
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::Array;
@@ -74,49 +77,37 @@ fn setup() -> Setup {
     }
 }
 
-/// A raw pointer to the output that parallel tasks write disjoint rows of.
-#[derive(Clone, Copy)]
-struct Out(*mut u8);
-// SAFETY: only used to write disjoint rows from different threads (see below).
-unsafe impl Send for Out {}
-// SAFETY: as above.
-unsafe impl Sync for Out {}
-
-impl Out {
-    /// The pointer `offset` bytes in (a method, so closures capture the whole `Out`).
-    fn at(self, offset: usize) -> *mut u8 {
-        self.0.wrapping_add(offset)
-    }
-}
-
 /// The codec-only limit plus the unavoidable rest of a whole-array read: a fresh output
 /// array, every chunk decompressed with the zstd crate and its 64-element rows copied to
 /// their places (a plain loop, no Zarr).
 fn codec_into_output(s: &Setup) -> u64 {
-    let n = s.n as usize;
-    let mut out = vec![0u8; n * n * n * 2];
-    let ptr = Out(out.as_mut_ptr());
-    s.chunks.par_iter().zip(&s.indices).for_each_init(
+    let n = s.n;
+    let mut out = vec![0u8; (n * n * n * 2) as usize];
+    // each chunk's block of the output (checked disjoint), written by its own task
+    let regions: Vec<Region> = s
+        .indices
+        .iter()
+        .map(|idx| {
+            let start = idx.map(|x| x * 64);
+            // edge chunks cut at the output's end
+            let shape = start.iter().map(|&x| (n - x).min(64)).collect();
+            Region::new(start.to_vec(), shape).expect("a region")
+        })
+        .collect();
+    let mut buffer = BlockBuffer::new(&mut out, &[n; 3], 2).expect("an n^3 uint16 output");
+    let blocks = buffer.split(&regions).expect("the chunks' blocks");
+    blocks.into_par_iter().zip(&s.chunks).for_each_init(
         || {
             (
                 zstd::bulk::Decompressor::new().expect("a decompressor"),
                 vec![0u8; s.chunk_len],
             )
         },
-        |(d, buf), (c, idx)| {
+        |(d, buf), (mut block, c)| {
             d.decompress_to_buffer(c, buf).expect("decompresses");
-            let [ci, cj, ck] = idx.map(|x| x as usize * 64);
-            for i in 0..64 {
-                for j in 0..64 {
-                    let src = &buf[(i * 64 + j) * 128..][..128];
-                    let dst = (((ci + i) * n + cj + j) * n + ck) * 2;
-                    // SAFETY: chunks are disjoint blocks of the output, so no two tasks
-                    // write the same row; `dst + 128` lies inside the n^3 output.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(src.as_ptr(), ptr.at(dst), 128);
-                    }
-                }
-            }
+            block
+                .copy_from(buf, &[64; 3], &[0; 3])
+                .expect("a chunk of the block's shape");
         },
     );
     u64::from(out[out.len() / 2])

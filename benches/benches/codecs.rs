@@ -3,6 +3,7 @@
 //! that shard (one inner chunk, one plane). Throughput is the decoded size.
 //!
 //! `cargo bench -p zarr-benches --bench codecs`
+#![forbid(unsafe_code)]
 
 use std::hint::black_box;
 

@@ -3,6 +3,7 @@
 //! encoding and strict decoding.
 //!
 //! `cargo bench -p zarr-benches --bench grid`
+#![forbid(unsafe_code)]
 
 use std::hint::black_box;
 

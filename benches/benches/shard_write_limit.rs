@@ -14,6 +14,7 @@
 //! of 9 runs) and the ratios array write / limit.
 //!
 //! `ZARR_BENCH_N=512 cargo bench -p zarr-benches --bench shard_write_limit`
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::Duration;

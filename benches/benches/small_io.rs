@@ -6,6 +6,7 @@
 //! compare.py's data, in a `MemoryStore` (the updates also in a `FilesystemStore`).
 //!
 //! `cargo bench -p zarr-benches --bench small_io`
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::Duration;

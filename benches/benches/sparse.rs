@@ -6,6 +6,7 @@
 //! `sparse-table` covers more densities.
 //!
 //! `cargo bench -p zarr-benches --bench sparse`
+#![forbid(unsafe_code)]
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -1,4 +1,7 @@
 #![doc = include_str!("../README.md")]
+// No `unsafe`: the peak RSS comes from /proc, `sync` and the disjoint writes of the benches
+// go through rustix and zarr-codecs' `BlockBuffer`.
+#![forbid(unsafe_code)]
 
 // The shared pieces of the benchmarks: the data formula and the four workloads of
 // the peers' harness `compare.py` (benches/README.md), seeded chunk data for the codec benches, and the peak
@@ -169,19 +172,19 @@ pub fn def(v: serde_json::Value) -> ExtensionDef {
     serde_json::from_value(v).expect("a valid extension definition")
 }
 
-/// The peak resident set size of this process so far, in bytes (`getrusage`, `ru_maxrss`).
+/// The peak resident set size of this process so far, in bytes: the kernel's high-water mark
+/// `VmHWM` of `/proc/self/status` (what `getrusage`'s `ru_maxrss` reports, read without
+/// `unsafe`); `None` where there is no such file (other systems than Linux).
 pub fn peak_rss_bytes() -> Option<u64> {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a `rusage` into the pointer it is given, which points to
-    // memory of that type.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: getrusage returned 0, so it filled the struct.
-    let usage = unsafe { usage.assume_init() };
-    // Linux reports kilobytes
-    u64::try_from(usage.ru_maxrss).ok().map(|kib| kib * 1024)
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    vm_hwm_bytes(&status)
+}
+
+/// The `VmHWM` line of a `/proc/<pid>/status` text, in bytes (the kernel writes kB).
+fn vm_hwm_bytes(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kib = line.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// The array edge N of the benchmarks: `ZARR_BENCH_N`, else 256.
@@ -318,6 +321,22 @@ mod tests {
 
     #[test]
     fn peak_rss_is_reported() {
-        assert!(peak_rss_bytes().unwrap() > 0);
+        // 64 MiB touched page by page raise the high-water mark past them (while they are
+        // resident: the kernel updates its recorded mark lazily, so it may read lower once
+        // they are unmapped, as `ru_maxrss` does)
+        let mut big = vec![0u8; 64 << 20];
+        for page in big.chunks_mut(4096) {
+            page[0] = 1;
+        }
+        std::hint::black_box(&big);
+        let peak = peak_rss_bytes().unwrap();
+        assert!(peak >= 64 << 20, "{peak}");
+        drop(big);
+        assert_eq!(
+            vm_hwm_bytes("VmPeak:\t  9000 kB\nVmHWM:\t    1234 kB\nVmRSS:\t 1000 kB\n"),
+            Some(1234 * 1024)
+        );
+        assert_eq!(vm_hwm_bytes("VmRSS:\t 1000 kB\n"), None);
+        assert_eq!(vm_hwm_bytes("VmHWM:\t lots kB\n"), None);
     }
 }

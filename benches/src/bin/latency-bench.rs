@@ -19,6 +19,7 @@
 //! plane `[N/2]` read. Prints a Markdown table, then one JSON line per row (`workload`, `op`,
 //! `seconds` (median of R), `requests`, `peak_in_flight`, `rounds`, `limit_seconds`,
 //! `checksum`).
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -27,6 +27,7 @@
 //! `{"seconds": S, "checksum": C}` (C = the sum of every value read or written). The peak
 //! resident set size (`getrusage`) goes to stderr, with its ratio to the array's size (the
 //! memory target of a whole-array read is at most 1.15 x the array's size).
+#![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -26,6 +26,7 @@
 //! ```text
 //! prepend-table [--grids 8,16] [--repeat 3] [--dir /tmp]
 //! ```
+#![forbid(unsafe_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -222,8 +223,7 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
 
         // our prepend, after the shifts' writes are flushed (as for the new chunks alone
         // below), so that their writeback does not compete with it
-        // SAFETY: sync takes no arguments and cannot fail.
-        unsafe { libc::sync() };
+        rustix::fs::sync();
         let before = mtimes(&root, g)?;
         let mut a = Array::open(store.clone(), "")?;
         let (t, ()) = time(|| Ok(a.prepend_bytes(&[K, n, n], &new, 0)?))?;
@@ -242,8 +242,7 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
 
         // the metadata step, on the prepended array (its chunk count included), after the
         // data written so far has been flushed, so that writeback does not compete with it
-        // SAFETY: sync takes no arguments and cannot fail.
-        unsafe { libc::sync() };
+        rustix::fs::sync();
         for _ in 0..21 {
             let (t_grid, ()) = time(|| {
                 let (config, shape) =
@@ -273,8 +272,7 @@ fn measure(g: u64, repeat: usize, dir: &Path) -> Result<Row> {
             .compressors(Vec::<ExtensionDef>::new())
             .lower_bound(vec![-(K as i64), 0, 0])
             .create(Arc::new(FilesystemStore::create(&fresh_root)?), "")?;
-        // SAFETY: sync takes no arguments and cannot fail.
-        unsafe { libc::sync() };
+        rustix::fs::sync();
         let (t, ()) =
             time(|| Ok(fresh.write_region_bytes(&Region::new(vec![0; 3], vec![K, n, n])?, &new)?))?;
         row.new_chunks.push(t);

@@ -24,6 +24,7 @@
 //! as anndata's timed runs follow its earlier ones in compare_sparse.py's one process.
 //! The last stdout line is `{"seconds": S, "nnz": N, "checksum": C}` (C the sum of the values
 //! read or written, as an integer).
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -6,6 +6,7 @@
 //! each with the ratio b/a. Medians of 3 runs.
 //!
 //! `cargo run --release -p zarr-benches --bin sparse-table`
+#![forbid(unsafe_code)]
 
 use std::hint::black_box;
 use std::path::Path;

@@ -11,6 +11,7 @@
 //! Prints one JSON line: `seconds` (the timed step: opening and reading, or creating and
 //! writing) and `checksum`, the array's [`checksum`] (of what was read, or of what was
 //! written), which the script compares with the one it computes with NumPy.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::sync::Arc;
