@@ -71,7 +71,7 @@ fn child_writer() {
                 array
                     .write_region_bytes(
                         &Region::new(vec![0, 0], shape).expect("r"),
-                        bytemuck_bytes(&data),
+                        bytemuck::cast_slice(&data),
                     )
                     .expect("writes");
             }
@@ -80,7 +80,7 @@ fn child_writer() {
                 let data: Vec<u32> = (0..ROWS)
                     .flat_map(|i| (0..k).map(move |j| value(r, i, j)))
                     .collect();
-                let bytes = bytemuck_bytes(&data);
+                let bytes = bytemuck::cast_slice(&data);
                 if role == "append" {
                     array.append_bytes(&[ROWS, k], bytes, 1).expect("appends");
                 } else {
@@ -90,12 +90,6 @@ fn child_writer() {
             other => panic!("unknown role {other}"),
         }
     }
-}
-
-fn bytemuck_bytes(v: &[u32]) -> &[u8] {
-    // SAFETY: u32 has no padding and any byte pattern of it is valid; the slice covers
-    // exactly the vector's initialised elements.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
 /// Opens the array and reads every chunk (whole, and then the array), checking that the
