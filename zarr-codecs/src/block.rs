@@ -23,10 +23,11 @@
 //! [`SourceBlock`] is the read-only counterpart: a checked block of a source buffer (the data
 //! of a region write) that a chunk is gathered from.
 //!
-//! This module holds every `unsafe` of zarr-codecs apart from the C libraries' bindings
-//! (`blosc`, `numcodecs::lz4`): the one place a block's bytes are reached through the
-//! buffer's pointer (the private `Spans::into_span` a [`Block`] writes through), `Block`'s `Send`, and the `madvise`
-//! call of [`BlockBuffer::advise_huge_pages`].
+//! This module holds every `unsafe` of zarr-codecs apart from blosc's C calls (`blosc`),
+//! and so every `unsafe` behind the parallel writes of zarr-array, zarr-py and the benches:
+//! the one place a block's bytes are reached through the buffer's pointer (the private
+//! `Spans::into_span` a [`Block`] writes through), `Block`'s `Send`, and the `madvise` call
+//! of [`BlockBuffer::advise_huge_pages`].
 //!
 //! ```
 //! use zarr_codecs::BlockBuffer;
