@@ -652,6 +652,7 @@ impl<'b> Block<'b> {
     }
 
     /// The block's access to the buffer's bytes, with its axes beside it (see [`Spans`]).
+    #[inline]
     fn spans(&mut self) -> (Spans<'_>, &[AxisSet<'b>]) {
         let spans = Spans {
             base: self.base,
@@ -841,6 +842,7 @@ impl<'s> Spans<'s> {
     /// # Panics
     /// If the span does not lie inside the buffer (an internal error, checked so that it
     /// cannot become an out-of-bounds write).
+    #[inline]
     fn into_span(self, offset: usize, len: usize) -> &'s mut [u8] {
         assert!(
             offset <= self.len && len <= self.len - offset,
@@ -856,6 +858,7 @@ impl<'s> Spans<'s> {
     }
 
     /// As [`Spans::into_span`], for as long as `self` is borrowed: one span at a time.
+    #[inline]
     fn get(&mut self, offset: usize, len: usize) -> &mut [u8] {
         Spans {
             base: self.base,
