@@ -39,6 +39,7 @@
 mod core;
 mod error;
 mod group;
+mod gz;
 mod mtx;
 mod npz;
 mod sort;

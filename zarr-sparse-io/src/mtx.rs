@@ -73,7 +73,7 @@ fn open(path: &Path, opts: &ImportOptions) -> Result<MtxSource> {
     let reader: Box<dyn BufRead + Send> = if gz {
         Box::new(BufReader::with_capacity(
             1 << 16,
-            flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, counted)),
+            crate::gz::GzReader::new(counted),
         ))
     } else {
         Box::new(BufReader::with_capacity(1 << 16, counted))
