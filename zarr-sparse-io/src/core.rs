@@ -1,7 +1,7 @@
 //! The streaming core: [`MatrixWriter`] writes entries in row-major order into a 2-d
 //! `sparse_layout` array, many chunk-row bands at a time (the chunks of a flush are encoded in
 //! parallel); [`for_each_band`] walks an array band by band for export; [`import`] joins a
-//! source of entries (sorted, or sorted on the way by the external [`Sorter`]) to the writer,
+//! source of entries (sorted, or sorted on the way by the bucket sort `BandSorter`) to the writer,
 //! removing the array again when anything fails.
 
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use zarr_array::zarr_layout_sparse::Format;
 use zarr_array::{Array, ArrayBuilder, DataType, Region};
 
 use crate::error::{array, Result, SparseIoError};
-use crate::sort::{Entry, Sorter};
+use crate::sort::{BandSorter, Entry, Sorter};
 use crate::value::{with_value_type, IoValue};
 
 /// The default memory limit: 1 GiB, as the `zarr` command's other transfers.
@@ -458,8 +458,10 @@ fn fill<T: IoValue>(
         src.feed::<T>(&mut |r, c, v| w.push(r, c, v), progress)?;
         return w.finish();
     }
-    // half the budget sorts, half writes
-    let mut sorter = Sorter::<T>::new(budget / 2, opts.temp_dir.clone())?;
+    // half the budget sorts, half writes; the sort cuts the rows into bands that each fit
+    // its half (no k-way merge)
+    let mut sorter =
+        BandSorter::<T>::new(budget / 2, opts.temp_dir.clone(), shape[0], src.nnz_hint())?;
     src.feed::<T>(
         &mut |r, c, v| {
             if r >= shape[0] || c >= shape[1] {
@@ -473,10 +475,29 @@ fn fill<T: IoValue>(
     )?;
     let mut w = MatrixWriter::<T>::new(array, budget / 2)?;
     let place = src.place();
-    for e in sorter.finish()? {
-        let (r, c, v) = e?;
-        w.push(r, c, v).map_err(|rej| rej.at(&place, r, c, shape))?;
-    }
+    let mut sorted = sorter.finish()?;
+    // the bands are read back and put in order on a thread of their own, a band or two
+    // ahead of the writer
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<Entry<T>>>>(1);
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || loop {
+            let next = match sorted.next_entries() {
+                Ok(Some(v)) => Ok(v),
+                Ok(None) => return,
+                Err(e) => Err(e),
+            };
+            let failed = next.is_err();
+            if tx.send(next).is_err() || failed {
+                return;
+            }
+        });
+        for entries in rx {
+            for (r, c, v) in entries? {
+                w.push(r, c, v).map_err(|rej| rej.at(&place, r, c, shape))?;
+            }
+        }
+        Ok(())
+    })?;
     w.finish()
 }
 

@@ -6,8 +6,10 @@
 //!   array through the caller's [`Create`] callback (which picks the store, the path and any
 //!   codecs; the import proposes the shape, the data type, CSR chunks of whole rows sized for
 //!   row reads), and streams the entries into it: sources in row-major order (CSR) straight
-//!   to the [`MatrixWriter`], others through the external [`Sorter`] (sorted runs spilled to
-//!   temporary files past half the memory limit, merged k ways). The writer encodes many
+//!   to the [`MatrixWriter`], others through a bucket sort by bands of rows (each band's
+//!   entries spilled to a temporary file past half the memory limit, then read back band by
+//!   band and put in order by a counting sort of its rows: no k-way merge, and no comparisons
+//!   for column-major input). The writer encodes many
 //!   chunk-row bands at a time, their chunks in parallel. On any error the array is removed.
 //! - **Export** ([`export_mtx`], [`export_npz`], [`export_group`]) walks the array band by band
 //!   ([`for_each_band`]: whole chunk rows, as many as the limit holds), writing row-major

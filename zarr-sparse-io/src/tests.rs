@@ -652,3 +652,67 @@ fn conversions_never_touch_other_keys_of_their_destination() {
     assert!(err.to_string().contains("1-d"), "{err}");
     assert_eq!(dest.list_prefix("").unwrap(), vec!["keep/me".to_string()]);
 }
+
+#[test]
+fn column_major_and_shuffled_files_import_through_the_band_sort() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(40);
+    for case in 0..12u64 {
+        let (rows, cols) = (100 + rng.below(300), 50 + rng.below(250));
+        let n = 8000 + rng.below(20000) as usize;
+        let mut e = random(&mut rng, rows, cols, n);
+        let want = dense_of(rows, cols, &e);
+        match case % 3 {
+            // row-major, column-major (10x Genomics), shuffled
+            0 => {}
+            1 => e.sort_by_key(|x| (x.1, x.0)),
+            _ => {
+                for i in (1..e.len()).rev() {
+                    e.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+            }
+        }
+        let p = dir.path().join(format!("m{case}.mtx"));
+        write_mtx(&p, rows, cols, &e);
+        let p = if case % 2 == 1 {
+            // through the gzip reader
+            let gz = dir.path().join(format!("m{case}.mtx.gz"));
+            let mut w = flate2::write::GzEncoder::new(
+                std::fs::File::create(&gz).unwrap(),
+                flate2::Compression::new(1),
+            );
+            std::io::Write::write_all(&mut w, &std::fs::read(&p).unwrap()).unwrap();
+            w.finish().unwrap();
+            gz
+        } else {
+            p
+        };
+        // the smallest limit: the sort spills its bands
+        let opts = ImportOptions {
+            max_memory: MIN_MAX_MEMORY,
+            temp_dir: Some(dir.path().to_path_buf()),
+            chunks: Some(vec![1 + rng.below(40), 1 + rng.below(80)]),
+            ..Default::default()
+        };
+        let a = imp_mtx(&p, &mem(), &opts).unwrap();
+        assert_eq!(dense(&a), want, "case {case}");
+        // an entry given twice, anywhere in the file: refused, nothing left behind
+        let k = rng.below(e.len() as u64) as usize;
+        let mut twice = e.clone();
+        twice.insert(rng.below(e.len() as u64) as usize, (e[k].0, e[k].1, 7.0));
+        let p2 = dir.path().join(format!("d{case}.mtx"));
+        write_mtx(&p2, rows, cols, &twice);
+        let store = mem();
+        let err = imp_mtx(&p2, &store, &opts).unwrap_err();
+        assert!(
+            matches!(err, SparseIoError::Duplicate { row, col, .. } if (row, col) == (e[k].0, e[k].1)),
+            "case {case}: {err}"
+        );
+        assert!(store
+            .list_prefix("")
+            .unwrap()
+            .iter()
+            .all(|k| !k.contains("/c/")));
+    }
+}
