@@ -117,6 +117,162 @@ impl<R: Read> Read for GzReader<R> {
     }
 }
 
+/// Window bits of a raw deflate stream (a zip member's), no header or trailer.
+const RAW_WINDOW_BITS: u8 = 15;
+
+/// A zip member's bytes from its raw (still compressed) reader: inflated with zlib-rs when
+/// deflated, passed through when stored; its CRC-32 and size checked against the central
+/// directory's at its end, as the zip crate checks them.
+pub(crate) struct ZipMember<R> {
+    inner: R,
+    /// `None` for a stored member.
+    inflate: Option<Inflate>,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+    eof: bool,
+    done: bool,
+    crc: u32,
+    size: u64,
+    want_crc: u32,
+    want_size: u64,
+}
+
+impl<R: Read> ZipMember<R> {
+    /// `deflated` or stored; the member's CRC-32 and uncompressed size from the directory.
+    pub(crate) fn new(inner: R, deflated: bool, want_crc: u32, want_size: u64) -> Self {
+        ZipMember {
+            inner,
+            inflate: deflated.then(|| Inflate::new(false, RAW_WINDOW_BITS)),
+            buf: vec![0; if deflated { 1 << 17 } else { 0 }].into_boxed_slice(),
+            pos: 0,
+            len: 0,
+            eof: false,
+            done: false,
+            crc: 0,
+            size: 0,
+            want_crc,
+            want_size,
+        }
+    }
+
+    /// The member is complete: its size and CRC-32 must be the directory's.
+    fn check_end(&mut self) -> std::io::Result<usize> {
+        self.done = true;
+        if self.size != self.want_size || self.crc != self.want_crc {
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "{} bytes with CRC-32 {:08x} where the zip directory says {} bytes, {:08x}",
+                    self.size, self.crc, self.want_size, self.want_crc
+                ),
+            ));
+        }
+        Ok(0)
+    }
+
+    /// Reads more compressed input; false at the end of `inner`.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
+            self.pos = 0;
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.len..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.len += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Counts `n` bytes just produced into `out`.
+    fn produced(&mut self, out: &[u8]) -> std::io::Result<usize> {
+        self.crc = zlib_rs::crc32::crc32(self.crc, out);
+        self.size += out.len() as u64;
+        if self.size > self.want_size {
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "more than the {} bytes the zip directory says",
+                    self.want_size
+                ),
+            ));
+        }
+        Ok(out.len())
+    }
+}
+
+impl<R: Read> Read for ZipMember<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if out.is_empty() || self.done {
+            return Ok(0);
+        }
+        if self.inflate.is_none() {
+            // stored
+            let n = loop {
+                match self.inner.read(out) {
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    r => break r?,
+                }
+            };
+            if n == 0 {
+                return self.check_end();
+            }
+            return self.produced(&out[..n]);
+        }
+        loop {
+            if self.pos == self.len && !self.fill()? {
+                return Err(Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "the deflate stream ends early",
+                ));
+            }
+            let Some(inflate) = self.inflate.as_mut() else {
+                return Ok(0);
+            };
+            let (in0, out0) = (inflate.total_in(), inflate.total_out());
+            let status = inflate
+                .decompress(&self.buf[self.pos..self.len], out, InflateFlush::NoFlush)
+                .map_err(|e| Error::new(ErrorKind::InvalidData, e.as_str()))?;
+            let consumed = (inflate.total_in() - in0) as usize;
+            let made = (inflate.total_out() - out0) as usize;
+            self.pos += consumed;
+            let end = status == Status::StreamEnd;
+            let n = if made > 0 {
+                self.produced(&out[..made])?
+            } else {
+                0
+            };
+            if end {
+                // the member is whole: checked now, its last bytes returned
+                self.check_end()?;
+                return Ok(n);
+            }
+            if n > 0 {
+                return Ok(n);
+            }
+            if consumed == 0 && !self.fill()? {
+                return Err(Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "the deflate stream ends early",
+                ));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +358,53 @@ mod tests {
             ErrorKind::InvalidData
         );
         assert!(read_all(b"", 10).is_err());
+    }
+
+    #[test]
+    fn zip_members_agree_with_the_zip_crate() {
+        use zip::write::SimpleFileOptions;
+        let mut rng = zarr_testkit::Rng::new(41);
+        for case in 0..30 {
+            let len = rng.below(200_000) as usize;
+            let data: Vec<u8> = (0..len)
+                .map(|i| (i % 97) as u8 ^ rng.below(4) as u8)
+                .collect();
+            let method = if case % 3 == 0 {
+                zip::CompressionMethod::Stored
+            } else {
+                zip::CompressionMethod::Deflated
+            };
+            let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+            w.start_file(
+                "a.npy",
+                SimpleFileOptions::default().compression_method(method),
+            )
+            .unwrap();
+            w.write_all(&data).unwrap();
+            let bytes = w.finish().unwrap().into_inner();
+            let read = |bytes: &[u8]| -> std::io::Result<Vec<u8>> {
+                let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+                let m = z.by_index_raw(0).unwrap();
+                let deflated = m.compression() == zip::CompressionMethod::Deflated;
+                let (crc, size) = (m.crc32(), m.size());
+                let mut r = ZipMember::new(m, deflated, crc, size);
+                let mut got = Vec::new();
+                let mut out = vec![0u8; 1 + case * 977];
+                loop {
+                    match r.read(&mut out)? {
+                        0 => return Ok(got),
+                        n => got.extend_from_slice(&out[..n]),
+                    }
+                }
+            };
+            assert_eq!(read(&bytes).unwrap(), data, "case {case}");
+            // a damaged byte inside the member's data: an error, never wrong bytes
+            if let Some(room) = bytes.len().checked_sub(200).filter(|&r| r > 0 && len > 0) {
+                let mut bad = bytes.clone();
+                let at = 40 + rng.below(len.min(room) as u64) as usize;
+                bad[at] ^= 0x20;
+                assert!(read(&bad).is_err(), "case {case}: damage at {at} not seen");
+            }
+        }
     }
 }

@@ -722,14 +722,30 @@ fn pump(
             return;
         }
     };
-    let mut m = match z.by_name(name) {
-        Ok(m) => m,
-        Err(_) => {
+    // the member's raw bytes, inflated here by zlib-rs (the zip crate's flate2 inflates with
+    // the C zlib, half as fast) with its CRC-32 and size checked at its end
+    let raw = z.index_for_name(name).map(|i| z.by_index_raw(i));
+    let m = match raw {
+        Some(Ok(m)) if !m.encrypted() => m,
+        _ => {
             let _ = tx.send(Fetched::Failed(malformed(shown, format!("no {name}"))));
             return;
         }
     };
-    if tx.send(Fetched::Size(m.size())).is_err() {
+    let deflated = match m.compression() {
+        zip::CompressionMethod::Deflated => true,
+        zip::CompressionMethod::Stored => false,
+        other => {
+            let _ = tx.send(Fetched::Failed(SparseIoError::Unsupported {
+                place: format!("{shown}: {name}"),
+                what: format!("the zip compression method {other}"),
+            }));
+            return;
+        }
+    };
+    let (size, crc) = (m.size(), m.crc32());
+    let mut m = crate::gz::ZipMember::new(m, deflated, crc, size);
+    if tx.send(Fetched::Size(size)).is_err() {
         return;
     }
     loop {
