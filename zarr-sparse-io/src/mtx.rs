@@ -336,23 +336,32 @@ fn parse_piece<T: IoValue>(
                 let Some(f) = field(raw, &mut at) else {
                     return Err((this, format!("{} has no value", shown(raw)), None));
                 };
-                let Ok(f) = std::str::from_utf8(f) else {
-                    return Err((this, "not UTF-8 text".into(), None));
+                // a plain decimal of a `real` file: read from its bytes (the same value)
+                let fast = match field_kind {
+                    Field::Real => T::parse_fast(f),
+                    _ => None,
                 };
-                if field_kind == Field::Integer && !T::INTEGER && f.contains(['.', 'e', 'E']) {
-                    return Err((this, format!("{f:?} is not an integer"), None));
-                }
-                match T::parse(f) {
-                    Some(v) => v,
-                    None => {
-                        return Err((
-                            this,
-                            format!(
-                                "{f:?} is not a value of {}",
-                                <T as zarr_array::Element>::DATA_TYPE
-                            ),
-                            None,
-                        ))
+                if let Some(v) = fast {
+                    v
+                } else {
+                    let Ok(f) = std::str::from_utf8(f) else {
+                        return Err((this, "not UTF-8 text".into(), None));
+                    };
+                    if field_kind == Field::Integer && !T::INTEGER && f.contains(['.', 'e', 'E']) {
+                        return Err((this, format!("{f:?} is not an integer"), None));
+                    }
+                    match T::parse(f) {
+                        Some(v) => v,
+                        None => {
+                            return Err((
+                                this,
+                                format!(
+                                    "{f:?} is not a value of {}",
+                                    <T as zarr_array::Element>::DATA_TYPE
+                                ),
+                                None,
+                            ))
+                        }
                     }
                 }
             }

@@ -13,6 +13,13 @@ pub trait IoValue: SparseElement + Element + PartialEq + std::fmt::Debug {
     const INTEGER: bool;
     /// Parses a Matrix Market value field; `None` when it is not one, or does not fit.
     fn parse(field: &str) -> Option<Self>;
+    /// The value of a field that is a plain decimal which the fast path reads exactly (the
+    /// value [`IoValue::parse`] gives); `None` for any other field, which `parse` then reads.
+    #[inline]
+    fn parse_fast(field: &[u8]) -> Option<Self> {
+        let _ = field;
+        None
+    }
     /// Writes the value as Matrix Market text (round-trips exactly).
     fn format(self, out: &mut Vec<u8>);
     /// The value of a `pattern` entry.
@@ -48,6 +55,10 @@ macro_rules! float_value {
         impl IoValue for $t {
             const NPY: &'static str = $npy;
             const INTEGER: bool = false;
+            #[inline]
+            fn parse_fast(field: &[u8]) -> Option<Self> {
+                <$t>::fast(field)
+            }
             fn parse(field: &str) -> Option<Self> {
                 // Matrix Market writers also use Fortran's exponent letter and spelled-out
                 // infinities; Rust's parser takes `inf`, `infinity`, `nan` in any case
@@ -75,6 +86,126 @@ macro_rules! float_value {
 }
 
 float_value!(f32 => "<f4"; f64 => "<f8");
+
+/// `[+-]digits[.digits][(e|E)[+-]digits]` (at least one digit before the exponent): the
+/// sign, the digits as an integer (at most 19 significant ones) and the power of ten it is
+/// scaled by; `None` for anything else.
+#[inline]
+fn decimal(f: &[u8]) -> Option<(bool, u64, i32)> {
+    let (neg, s) = match f.first()? {
+        b'-' => (true, &f[1..]),
+        b'+' => (false, &f[1..]),
+        _ => (false, f),
+    };
+    let (mut m, mut sig, mut exp, mut any, mut i) = (0u64, 0u32, 0i32, false, 0);
+    let mut digit = |d: u8, m: &mut u64| -> Option<()> {
+        if *m != 0 || d != 0 {
+            sig += 1;
+            if sig > 19 {
+                return None;
+            }
+        }
+        *m = *m * 10 + u64::from(d);
+        Some(())
+    };
+    while i < s.len() && s[i].is_ascii_digit() {
+        digit(s[i] - b'0', &mut m)?;
+        any = true;
+        i += 1;
+    }
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        while i < s.len() && s[i].is_ascii_digit() {
+            digit(s[i] - b'0', &mut m)?;
+            exp -= 1;
+            any = true;
+            i += 1;
+        }
+    }
+    if !any {
+        return None;
+    }
+    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+        i += 1;
+        let eneg = match s.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e = 0i32;
+        while i < s.len() && s[i].is_ascii_digit() {
+            if i - start == 4 {
+                return None;
+            }
+            e = e * 10 + i32::from(s[i] - b'0');
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        exp += if eneg { -e } else { e };
+    }
+    (i == s.len()).then_some((neg, m, exp))
+}
+
+/// The fast path of decimal parsing (Clinger's): a mantissa that the float type holds
+/// exactly, scaled by a power of ten that it holds exactly, in one multiplication or
+/// division, which IEEE arithmetic rounds correctly: the value the full parser gives.
+trait FastFloat: Sized {
+    fn fast(field: &[u8]) -> Option<Self>;
+}
+
+impl FastFloat for f64 {
+    #[inline]
+    fn fast(field: &[u8]) -> Option<Self> {
+        const POW10: [f64; 23] = [
+            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        ];
+        let (neg, m, e) = decimal(field)?;
+        if m > 1 << 53 {
+            return None;
+        }
+        let v = if m == 0 {
+            0.0
+        } else if (0..=22).contains(&e) {
+            m as f64 * POW10[e as usize]
+        } else if (-22..0).contains(&e) {
+            m as f64 / POW10[(-e) as usize]
+        } else {
+            return None;
+        };
+        Some(if neg { -v } else { v })
+    }
+}
+
+impl FastFloat for f32 {
+    #[inline]
+    fn fast(field: &[u8]) -> Option<Self> {
+        const POW10: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+        let (neg, m, e) = decimal(field)?;
+        if m > 1 << 24 {
+            return None;
+        }
+        let v = if m == 0 {
+            0.0
+        } else if (0..=10).contains(&e) {
+            m as f32 * POW10[e as usize]
+        } else if (-10..0).contains(&e) {
+            m as f32 / POW10[(-e) as usize]
+        } else {
+            return None;
+        };
+        Some(if neg { -v } else { v })
+    }
+}
 
 /// Runs `$body` with `$t` bound to the Rust type of the data type `$dt` (an `IoValue`), or
 /// evaluates `$other` for a data type without one.
@@ -167,5 +298,65 @@ mod tests {
         assert_eq!(f64::parse("1.5D+02"), Some(150.0));
         assert_eq!(i8::parse("300"), None);
         assert_eq!(u32::parse("-1"), None);
+    }
+
+    #[test]
+    fn the_fast_decimal_path_gives_the_full_parsers_values() {
+        let _s = crate::tests::serial();
+        let mut rng = zarr_testkit::Rng::new(42);
+        let (mut fast64, mut fast32) = (0, 0);
+        let n = 200_000;
+        for _ in 0..n {
+            let mut t = String::new();
+            match rng.below(4) {
+                0 => t.push('-'),
+                1 => t.push('+'),
+                _ => {}
+            }
+            let int = rng.below(8) as usize;
+            let frac = rng.below(14) as usize;
+            for _ in 0..int {
+                t.push((b'0' + rng.below(10) as u8) as char);
+            }
+            if rng.below(5) != 0 {
+                t.push('.');
+            }
+            for _ in 0..frac {
+                t.push((b'0' + rng.below(10) as u8) as char);
+            }
+            if rng.below(3) == 0 {
+                t.push(['e', 'E', 'd'][rng.below(3) as usize]);
+                match rng.below(3) {
+                    0 => t.push('-'),
+                    1 => t.push('+'),
+                    _ => {}
+                }
+                for _ in 0..rng.below(4) {
+                    t.push((b'0' + rng.below(10) as u8) as char);
+                }
+            }
+            let full64 = t.parse::<f64>().ok();
+            if let Some(v) = f64::parse_fast(t.as_bytes()) {
+                fast64 += 1;
+                assert_eq!(Some(v.to_bits()), full64.map(f64::to_bits), "{t:?}");
+            }
+            let full32 = t.parse::<f32>().ok();
+            if let Some(v) = f32::parse_fast(t.as_bytes()) {
+                fast32 += 1;
+                assert_eq!(Some(v.to_bits()), full32.map(f32::to_bits), "{t:?}");
+            }
+        }
+        // the fast path reads most such fields; what it leaves, `parse` reads
+        assert!(fast64 > n / 2 && fast32 > n / 5, "{fast64} {fast32}");
+        for t in [
+            "", "-", ".", "e5", "1e", "1e+", "nan", "inf", "1.5D+02", "1 ", "0x10", "1_0",
+        ] {
+            assert_eq!(f64::parse_fast(t.as_bytes()), None, "{t:?}");
+        }
+        assert_eq!(
+            f64::parse_fast(b"-0.0").map(f64::to_bits),
+            Some((-0.0f64).to_bits())
+        );
+        assert_eq!(i32::parse_fast(b"12"), None);
     }
 }
