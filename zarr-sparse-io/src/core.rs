@@ -146,6 +146,16 @@ fn writer_entry_bytes<T>() -> u64 {
     64 + 4 * std::mem::size_of::<T>() as u64
 }
 
+/// A flush: the entries' coordinates (rows, then columns) and values.
+type Job<T> = (Vec<u64>, Vec<T>);
+
+/// The writer's thread: writes each flush handed to it, stops at the first error.
+#[derive(Debug)]
+struct Worker<T> {
+    tx: std::sync::mpsc::SyncSender<Job<T>>,
+    handle: std::thread::JoinHandle<Result<()>>,
+}
+
 /// Bytes an entry costs an export band: the decoded chunk and the CSR built from it.
 fn reader_entry_bytes<T>() -> u64 {
     48 + 2 * std::mem::size_of::<T>() as u64
@@ -222,6 +232,19 @@ pub struct MatrixWriter<T> {
     vals: Vec<T>,
     last: Option<(u64, u64)>,
     written: u64,
+    /// Writes the flushes while the next entries come (started at the first flush).
+    worker: Option<Worker<T>>,
+}
+
+impl<T> Drop for MatrixWriter<T> {
+    /// A writer dropped on an error waits for its thread, so that nothing is written after
+    /// the caller removes what the import wrote.
+    fn drop(&mut self) {
+        if let Some(w) = self.worker.take() {
+            drop(w.tx);
+            let _ = w.handle.join();
+        }
+    }
 }
 
 impl<T: IoValue> MatrixWriter<T> {
@@ -241,7 +264,9 @@ impl<T: IoValue> MatrixWriter<T> {
                 what: format!("a {}-d array (sparse matrices are 2-d)", array.rank()),
             })?;
         let band = array.chunk_shape().map_or(1, |c| c[0].max(1));
-        let cap = (budget / writer_entry_bytes::<T>()).max(1024);
+        // a flush's entries on the writer's thread, and the next ones buffered beside them
+        let per_entry = writer_entry_bytes::<T>() + 16 + std::mem::size_of::<T>() as u64;
+        let cap = (budget / per_entry).max(1024);
         Ok(MatrixWriter {
             array,
             shape,
@@ -252,6 +277,7 @@ impl<T: IoValue> MatrixWriter<T> {
             vals: Vec::new(),
             last: None,
             written: 0,
+            worker: None,
         })
     }
 
@@ -292,7 +318,8 @@ impl<T: IoValue> MatrixWriter<T> {
         self.flush(n)
     }
 
-    /// Writes the first `n` buffered entries.
+    /// Hands the first `n` buffered entries to the writer's thread (which writes them while
+    /// the next ones come; it takes them once it has written the flush before).
     fn flush(&mut self, n: usize) -> Result<()> {
         if n == 0 {
             return Ok(());
@@ -300,21 +327,51 @@ impl<T: IoValue> MatrixWriter<T> {
         let mut coords = Vec::with_capacity(2 * n);
         coords.extend_from_slice(&self.rows[..n]);
         coords.extend_from_slice(&self.cols[..n]);
-        let view =
-            ArrayView2::from_shape((2, n), &coords).map_err(|e| SparseIoError::Malformed {
-                place: self.array.path().to_string(),
-                reason: e.to_string(),
-            })?;
-        let ctx = format!("writing {}", self.array.path());
-        self.array
-            .sparse()
-            .and_then(|s| s.write_coo(view, &self.vals[..n]))
-            .map_err(array(ctx))?;
+        let vals = self.vals[..n].to_vec();
         self.rows.drain(..n);
         self.cols.drain(..n);
         self.vals.drain(..n);
         self.written += n as u64;
-        Ok(())
+        if self.worker.is_none() {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Job<T>>(0);
+            let array = self.array.clone();
+            let handle = std::thread::spawn(move || -> Result<()> {
+                for (coords, vals) in rx {
+                    write_job(&array, &coords, &vals)?;
+                }
+                Ok(())
+            });
+            self.worker = Some(Worker { tx, handle });
+        }
+        let sent = self
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.tx.send((coords, vals)).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            // the thread stopped at an error: that error
+            self.join().and(Err(SparseIoError::Malformed {
+                place: self.array.path().to_string(),
+                reason: "the writer stopped".into(),
+            }))
+        }
+    }
+
+    /// Waits for the writer's thread; its error.
+    fn join(&mut self) -> Result<()> {
+        match self.worker.take() {
+            Some(w) => {
+                drop(w.tx);
+                w.handle.join().unwrap_or_else(|_| {
+                    Err(SparseIoError::Malformed {
+                        place: self.array.path().to_string(),
+                        reason: "the writer's thread panicked".into(),
+                    })
+                })
+            }
+            None => Ok(()),
+        }
     }
 
     /// Writes what is left; the array.
@@ -324,8 +381,23 @@ impl<T: IoValue> MatrixWriter<T> {
     pub fn finish(mut self) -> Result<Array> {
         let n = self.vals.len();
         self.flush(n)?;
-        Ok(self.array)
+        self.join()?;
+        Ok(self.array.clone())
     }
+}
+
+/// Writes one flush's entries (`coords`: the rows, then the columns) into `array`.
+fn write_job<T: IoValue>(array: &Array, coords: &[u64], vals: &[T]) -> Result<()> {
+    let n = vals.len();
+    let view = ArrayView2::from_shape((2, n), coords).map_err(|e| SparseIoError::Malformed {
+        place: array.path().to_string(),
+        reason: e.to_string(),
+    })?;
+    let ctx = format!("writing {}", array.path());
+    array
+        .sparse()
+        .and_then(|s| s.write_coo(view, vals))
+        .map_err(crate::error::array(ctx))
 }
 
 /// A source of entries: its header, then its entries fed to a sink.
