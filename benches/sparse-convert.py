@@ -9,7 +9,7 @@ density (20 M entries) converted into a sparse_layout array by `zarr import` fro
 - the anndata group: `anndata.read_zarr` + `write_zarr` (and `read_zarr` alone, shown too).
 
 The `.mtx.gz` is written column by column (as 10x Genomics writes its matrices), so our import
-sorts it on the way (spilling sorted runs past half of --max-memory). Each conversion runs in
+sorts it on the way (spilling bands of rows past half of --max-memory). Each conversion runs in
 a fresh process; its wall time and peak RSS (ru_maxrss of that child) are measured, each
 `--repeat` times, the best time and the largest peak kept.
 

@@ -205,7 +205,7 @@ pub struct ImportArgs {
     /// int64 for integer files]; other formats keep their values' type
     #[arg(long, value_name = "TYPE", value_parser = parse_data_type)]
     pub dtype: Option<DataType>,
-    /// Where a sparse import or export spills sorted runs when its entries exceed half of
+    /// Where a sparse import or export spills its sort when its entries exceed half of
     /// --max-memory [default: the system's temporary directory]
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,

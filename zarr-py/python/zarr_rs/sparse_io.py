@@ -45,7 +45,7 @@ def import_sparse(
     overrides what the name says. ``chunks`` and ``layout`` shape the array (default: CSR
     chunks of whole rows holding about 256 Ki entries); ``dtype`` sets a Matrix Market
     import's type (default float64, int64 for ``integer`` files). At most ``max_memory``
-    bytes (default 1 GiB) are held; unsorted entries are sorted on the way, runs spilled to
+    bytes (default 1 GiB) are held; unsorted entries are sorted on the way, spilled to
     ``temp_dir``. Bad input raises (``InvalidArgumentError``, a ValueError, naming the file
     and line, member or array) and leaves no array behind.
     """
