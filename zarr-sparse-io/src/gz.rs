@@ -12,31 +12,34 @@ use zlib_rs::{Inflate, InflateFlush, Status};
 /// Window bits that make zlib expect a gzip header and trailer (15 + 16).
 const GZIP_WINDOW_BITS: u8 = 31;
 
-/// Decompresses every gzip member of `inner`, one after another.
-pub(crate) struct GzReader<R> {
+/// Window bits of a raw deflate stream (a zip member's), no header or trailer.
+const RAW_WINDOW_BITS: u8 = 15;
+
+/// Compressed input read ahead of an inflater, for both readers below.
+struct Input<R> {
     inner: R,
-    inflate: Inflate,
     buf: Box<[u8]>,
     /// The unread input is `buf[pos..len]`.
     pos: usize,
     len: usize,
     /// `inner` is at its end.
     eof: bool,
-    /// The member being read ended; another may follow.
-    member_done: bool,
 }
 
-impl<R: Read> GzReader<R> {
-    pub(crate) fn new(inner: R) -> Self {
-        GzReader {
+impl<R: Read> Input<R> {
+    fn new(inner: R, capacity: usize) -> Self {
+        Input {
             inner,
-            inflate: Inflate::new(true, GZIP_WINDOW_BITS),
-            buf: vec![0; 1 << 17].into_boxed_slice(),
+            buf: vec![0; capacity].into_boxed_slice(),
             pos: 0,
             len: 0,
             eof: false,
-            member_done: false,
         }
+    }
+
+    /// Every byte read so far is consumed.
+    fn is_empty(&self) -> bool {
+        self.pos == self.len
     }
 
     /// Reads more input after the unread part; false at the end of `inner`.
@@ -53,7 +56,7 @@ impl<R: Read> GzReader<R> {
             // cannot happen: inflate consumes whatever input it is given
             return Err(Error::new(
                 ErrorKind::InvalidData,
-                "gzip input not consumed",
+                "compressed input not consumed",
             ));
         }
         loop {
@@ -71,6 +74,41 @@ impl<R: Read> GzReader<R> {
             }
         }
     }
+
+    /// Inflates the unread input into `out`: the input bytes consumed, the bytes made, and
+    /// whether the stream ended.
+    fn inflate(
+        &mut self,
+        inflate: &mut Inflate,
+        out: &mut [u8],
+    ) -> std::io::Result<(usize, usize, bool)> {
+        let (in0, out0) = (inflate.total_in(), inflate.total_out());
+        let status = inflate
+            .decompress(&self.buf[self.pos..self.len], out, InflateFlush::NoFlush)
+            .map_err(|e| Error::new(ErrorKind::InvalidData, e.as_str()))?;
+        let consumed = (inflate.total_in() - in0) as usize;
+        let made = (inflate.total_out() - out0) as usize;
+        self.pos += consumed;
+        Ok((consumed, made, status == Status::StreamEnd))
+    }
+}
+
+/// Decompresses every gzip member of `inner`, one after another.
+pub(crate) struct GzReader<R> {
+    input: Input<R>,
+    inflate: Inflate,
+    /// The member being read ended; another may follow.
+    member_done: bool,
+}
+
+impl<R: Read> GzReader<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        GzReader {
+            input: Input::new(inner, 1 << 17),
+            inflate: Inflate::new(true, GZIP_WINDOW_BITS),
+            member_done: false,
+        }
+    }
 }
 
 impl<R: Read> Read for GzReader<R> {
@@ -78,59 +116,38 @@ impl<R: Read> Read for GzReader<R> {
         if out.is_empty() {
             return Ok(0);
         }
+        let early = || Error::new(ErrorKind::UnexpectedEof, "the gzip stream ends early");
         loop {
             if self.member_done {
-                if self.pos == self.len && !self.fill()? {
+                if self.input.is_empty() && !self.input.fill()? {
                     return Ok(0);
                 }
                 // another member follows
                 self.inflate = Inflate::new(true, GZIP_WINDOW_BITS);
                 self.member_done = false;
             }
-            if self.pos == self.len && !self.fill()? {
-                return Err(Error::new(
-                    ErrorKind::UnexpectedEof,
-                    "the gzip stream ends early",
-                ));
+            if self.input.is_empty() && !self.input.fill()? {
+                return Err(early());
             }
-            let (in0, out0) = (self.inflate.total_in(), self.inflate.total_out());
-            let status = self
-                .inflate
-                .decompress(&self.buf[self.pos..self.len], out, InflateFlush::NoFlush)
-                .map_err(|e| Error::new(ErrorKind::InvalidData, e.as_str()))?;
-            let consumed = (self.inflate.total_in() - in0) as usize;
-            let produced = (self.inflate.total_out() - out0) as usize;
-            self.pos += consumed;
-            if status == Status::StreamEnd {
-                self.member_done = true;
+            let (consumed, made, end) = self.input.inflate(&mut self.inflate, out)?;
+            self.member_done = end;
+            if made > 0 {
+                return Ok(made);
             }
-            if produced > 0 {
-                return Ok(produced);
-            }
-            if consumed == 0 && !self.member_done && !self.fill()? {
-                return Err(Error::new(
-                    ErrorKind::UnexpectedEof,
-                    "the gzip stream ends early",
-                ));
+            if consumed == 0 && !self.member_done && !self.input.fill()? {
+                return Err(early());
             }
         }
     }
 }
 
-/// Window bits of a raw deflate stream (a zip member's), no header or trailer.
-const RAW_WINDOW_BITS: u8 = 15;
-
 /// A zip member's bytes from its raw (still compressed) reader: inflated with zlib-rs when
 /// deflated, passed through when stored; its CRC-32 and size checked against the central
 /// directory's at its end, as the zip crate checks them.
 pub(crate) struct ZipMember<R> {
-    inner: R,
+    input: Input<R>,
     /// `None` for a stored member.
     inflate: Option<Inflate>,
-    buf: Box<[u8]>,
-    pos: usize,
-    len: usize,
-    eof: bool,
     done: bool,
     crc: u32,
     size: u64,
@@ -142,12 +159,8 @@ impl<R: Read> ZipMember<R> {
     /// `deflated` or stored; the member's CRC-32 and uncompressed size from the directory.
     pub(crate) fn new(inner: R, deflated: bool, want_crc: u32, want_size: u64) -> Self {
         ZipMember {
-            inner,
+            input: Input::new(inner, if deflated { 1 << 17 } else { 0 }),
             inflate: deflated.then(|| Inflate::new(false, RAW_WINDOW_BITS)),
-            buf: vec![0; if deflated { 1 << 17 } else { 0 }].into_boxed_slice(),
-            pos: 0,
-            len: 0,
-            eof: false,
             done: false,
             crc: 0,
             size: 0,
@@ -169,32 +182,6 @@ impl<R: Read> ZipMember<R> {
             ));
         }
         Ok(0)
-    }
-
-    /// Reads more compressed input; false at the end of `inner`.
-    fn fill(&mut self) -> std::io::Result<bool> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.len, 0);
-            self.len -= self.pos;
-            self.pos = 0;
-        }
-        loop {
-            match self.inner.read(&mut self.buf[self.len..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.len += n;
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
     }
 
     /// Counts `n` bytes just produced into `out`.
@@ -222,7 +209,7 @@ impl<R: Read> Read for ZipMember<R> {
         if self.inflate.is_none() {
             // stored
             let n = loop {
-                match self.inner.read(out) {
+                match self.input.inner.read(out) {
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     r => break r?,
                 }
@@ -232,24 +219,15 @@ impl<R: Read> Read for ZipMember<R> {
             }
             return self.produced(&out[..n]);
         }
+        let early = || Error::new(ErrorKind::UnexpectedEof, "the deflate stream ends early");
         loop {
-            if self.pos == self.len && !self.fill()? {
-                return Err(Error::new(
-                    ErrorKind::UnexpectedEof,
-                    "the deflate stream ends early",
-                ));
+            if self.input.is_empty() && !self.input.fill()? {
+                return Err(early());
             }
             let Some(inflate) = self.inflate.as_mut() else {
                 return Ok(0);
             };
-            let (in0, out0) = (inflate.total_in(), inflate.total_out());
-            let status = inflate
-                .decompress(&self.buf[self.pos..self.len], out, InflateFlush::NoFlush)
-                .map_err(|e| Error::new(ErrorKind::InvalidData, e.as_str()))?;
-            let consumed = (inflate.total_in() - in0) as usize;
-            let made = (inflate.total_out() - out0) as usize;
-            self.pos += consumed;
-            let end = status == Status::StreamEnd;
+            let (consumed, made, end) = self.input.inflate(inflate, out)?;
             let n = if made > 0 {
                 self.produced(&out[..made])?
             } else {
@@ -263,11 +241,8 @@ impl<R: Read> Read for ZipMember<R> {
             if n > 0 {
                 return Ok(n);
             }
-            if consumed == 0 && !self.fill()? {
-                return Err(Error::new(
-                    ErrorKind::UnexpectedEof,
-                    "the deflate stream ends early",
-                ));
+            if consumed == 0 && !self.input.fill()? {
+                return Err(early());
             }
         }
     }
