@@ -138,7 +138,7 @@ def string():
 
 def sparse():
     exe = {k: os.path.join(v, "sparse-table") for k, v in builds.items()}
-    # sparse-table takes medians of 3 runs itself; each build runs it once per repeat
+    # sparse-table takes medians of 3 runs itself; each build runs it once in every other repeat
     for rep in range(max(1, args.repeat // 2)):
         for b in pairs(rep):
             out = subprocess.run([exe[b]], check=True, capture_output=True, text=True).stdout
