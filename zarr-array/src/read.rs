@@ -18,7 +18,7 @@ use crate::fetch;
 use crate::source::with_part_source;
 #[cfg(feature = "vlen")]
 use crate::source::StoreSource;
-use crate::write::{FILL_INDEX, INDEX};
+use crate::write::{index_run, FILL_INDEX, INDEX};
 
 impl Array {
     /// The decoded chunk buffer of a chunk (the full chunk shape, C order, native byte
@@ -146,9 +146,9 @@ impl Array {
                 else {
                     return block.fill(fill).map_err(block_err);
                 };
-                let n = part.in_chunk.num_elements().unwrap_or(0);
-                scratch.clear();
-                scratch.extend((0..n).flat_map(|k| (kept + k).to_ne_bytes()));
+                let len = buffer_len(&part.in_chunk.shape, INDEX)?;
+                grow_to(scratch, len, &part.in_chunk.shape)?;
+                index_run(&mut scratch[..len], kept);
                 let zero = vec![0; part.in_chunk.rank()];
                 return block
                     .copy_from(scratch, &part.in_chunk.shape, &zero)

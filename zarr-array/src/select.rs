@@ -16,7 +16,7 @@ use crate::fetch;
 use crate::read::ReadInto;
 use crate::selection::{normalize, AxisIndex, GridBlocks, Indexer, Selection};
 use crate::source::with_part_source;
-use crate::write::{Elements, FILL_INDEX, INDEX};
+use crate::write::{index_run, Elements, FILL_INDEX, INDEX};
 
 /// The positions of one axis that fall in one chunk: their offsets in the chunk buffer and
 /// their indices in the output (or the data written), in the same order.
@@ -361,11 +361,7 @@ impl Array {
                         .map(|p| linear_index(p, &shape) as usize)
                         .collect();
                     match self.read_vlen_at(store, sink, chunk, &srcs)? {
-                        Some(first) => {
-                            for (k, v) in values.chunks_exact_mut(elem).enumerate() {
-                                v.copy_from_slice(&(first + k as u64).to_ne_bytes());
-                            }
-                        }
+                        Some(first) => index_run(&mut values, first),
                         None => zarr_buffer::fill_pattern(&mut values, fill),
                     }
                     return Ok(values);

@@ -51,7 +51,7 @@ use crate::array::{to_ndarray, Array, ChunkCodec};
 use crate::error::{ArrayError, Result};
 use crate::read::{ReadInto, VlenSink};
 use crate::selection::Selection;
-use crate::write::{ChunkBuf, Elements, DATA_INDEX, FILL_INDEX, INDEX};
+use crate::write::{index_run, ChunkBuf, Elements, DATA_INDEX, FILL_INDEX, INDEX};
 
 /// An element type of a variable-size data type: `String` for `string` arrays, `Vec<u8>` for
 /// `variable_length_bytes` arrays.
@@ -146,7 +146,8 @@ fn element_indices<'d, T: VlenElement>(
             shape: shape.to_vec(),
         })?;
     let mut indices = try_vec::<u8>(len, "the element indices of a write")?;
-    indices.extend((0..items.len() as u64).flat_map(|i| (DATA_INDEX | i).to_ne_bytes()));
+    indices.resize(len, 0);
+    index_run(&mut indices, DATA_INDEX);
     Ok((items, indices))
 }
 
@@ -197,11 +198,24 @@ impl<T: VlenElement> VlenSink for Kept<T> {
                 part.push(element_of::<T>(chunk, src, codec, key)?);
             }
         } else {
-            for pos in zarr_grid::geometry::indices(&at.shape) {
-                let p: Vec<u64> = pos.iter().zip(&at.start).map(|(&i, &s)| i + s).collect();
-                // a position inside the chunk: its linear index fits in usize
-                let src = zarr_grid::geometry::linear_index(&p, shape) as usize;
-                part.push(element_of::<T>(chunk, src, codec, key)?);
+            // the part's runs of positions in the chunk, in C order (linear indices: 1-byte
+            // "elements")
+            let zero = vec![0; at.rank()];
+            let mut failed = None;
+            let runs = |src: usize, _, n: usize| {
+                for src in src..src + n {
+                    if failed.is_some() {
+                        return;
+                    }
+                    match element_of::<T>(chunk, src, codec, key) {
+                        Ok(e) => part.push(e),
+                        Err(e) => failed = Some(e),
+                    }
+                }
+            };
+            zarr_grid::geometry::block_runs(shape, &at.start, &at.shape, &zero, &at.shape, 1, runs);
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
         self.push(part).ok_or_else(too_many)?
@@ -249,31 +263,77 @@ impl<T> Kept<T> {
     }
 
     /// The elements the indices of `indices` name (the fill value for the fill's index),
-    /// moved out of what was kept.
+    /// moved out of what was kept: by runs of consecutive indices (a part's row, or the
+    /// whole part), each moved from where the part's elements still left begin, or, out of
+    /// that order (a selection's), one by one.
     fn take(self, indices: &[u8], fill: &T) -> Result<Vec<T>>
     where
         T: Clone,
     {
-        let mut parts = self.into_parts();
-        let mut items = try_vec::<T>(indices.len() / INDEX, "the elements read")?;
-        for index in indices.chunks_exact(INDEX) {
+        let index = |at: usize| {
             let mut i = [0; INDEX];
-            i.copy_from_slice(index);
-            let i = u64::from_ne_bytes(i);
+            i.copy_from_slice(&indices[at * INDEX..][..INDEX]);
+            u64::from_ne_bytes(i)
+        };
+        let bad = |i: u64| ArrayError::InvalidArgument {
+            what: "a read",
+            reason: format!("element index {i} names no element read"),
+        };
+        // each part's elements not moved yet (`as_mut_slice`: those after the first left),
+        // the number moved from its front, and which of the others were moved one by one
+        // (empty until one is)
+        let mut parts: Vec<(std::vec::IntoIter<T>, usize, Vec<bool>)> = self
+            .into_parts()
+            .into_iter()
+            .map(|part| (part.into_iter(), 0, Vec::new()))
+            .collect();
+        let count = indices.len() / INDEX;
+        let mut items = try_vec::<T>(count, "the elements read")?;
+        let mut at = 0;
+        while at < count {
+            let i = index(at);
             if i == u64::MAX {
                 items.push(fill.clone());
+                at += 1;
                 continue;
             }
-            // every other index names one element kept, once: it is moved out
             let (p, k) = ((i >> 32) as usize, (i & u64::from(u32::MAX)) as usize);
-            let e = parts
-                .get_mut(p)
-                .and_then(|part| part.get_mut(k))
-                .ok_or_else(|| ArrayError::InvalidArgument {
-                    what: "a read",
-                    reason: format!("element index {i} names no element read"),
-                })?;
-            items.push(std::mem::replace(e, fill.clone()));
+            let (left, front, moved) = parts.get_mut(p).ok_or_else(|| bad(i))?;
+            // the run of indices `i, i + 1, ...`, within the part
+            let part_end = *front + left.len();
+            if k >= part_end {
+                return Err(bad(i));
+            }
+            let end = part_end.min(k + (count - at));
+            let mut run = 1;
+            while k + run < end && index(at + run) == i + run as u64 {
+                run += 1;
+            }
+            // every index names one element kept, once: it is moved out, and an index
+            // naming one moved already is an error
+            if moved.get(k..k + run).is_some_and(|m| m.contains(&true)) {
+                return Err(bad(i));
+            }
+            if k == *front {
+                items.extend(left.by_ref().take(run));
+                *front += run;
+            } else {
+                let elements = left
+                    .as_mut_slice()
+                    .get_mut(k.wrapping_sub(*front)..)
+                    .and_then(|rest| rest.get_mut(..run))
+                    .ok_or_else(|| bad(i))?;
+                items.extend(
+                    elements
+                        .iter_mut()
+                        .map(|e| std::mem::replace(e, fill.clone())),
+                );
+                if moved.is_empty() {
+                    moved.resize(part_end, false);
+                }
+                moved[k..k + run].fill(true);
+            }
+            at += run;
         }
         Ok(items)
     }
@@ -325,9 +385,7 @@ impl Array {
         let stored = self.decode_vlen_stored(cc, key, stored, count)?;
         let bytes = buf.as_bytes_mut();
         if stored.is_some() {
-            for (i, index) in bytes.chunks_exact_mut(INDEX).enumerate() {
-                index.copy_from_slice(&(i as u64).to_ne_bytes());
-            }
+            index_run(bytes, 0);
         } else {
             fill_pattern(bytes, &FILL_INDEX);
         }
@@ -349,9 +407,8 @@ impl Array {
     ) -> Result<Option<Vec<u8>>> {
         let fill = self.meta.fill_value.as_bytes();
         let codec = cc.chain.array_to_bytes().name();
-        let indices = chunk.buf.as_bytes().chunks_exact(INDEX);
-        let mut items = try_vec::<&[u8]>(indices.len(), "a chunk's elements")?;
-        for index in indices {
+        let stored = chunk.stored.as_ref();
+        let element = |index: &[u8]| {
             let mut i = [0; INDEX];
             i.copy_from_slice(index);
             let i = u64::from_ne_bytes(i);
@@ -362,26 +419,31 @@ impl Array {
                     .ok()
                     .and_then(|i| data.get(i).copied())
             } else {
-                usize::try_from(i)
-                    .ok()
-                    .and_then(|i| chunk.stored.as_ref()?.get(i))
+                usize::try_from(i).ok().and_then(|i| stored?.get(i))
             };
-            items.push(item.ok_or_else(|| ArrayError::Codec {
+            item.ok_or(i)
+        };
+        // every index checked first, and whether all are the fill value, so that the
+        // encoder takes the elements straight from where they are
+        let indices = chunk.buf.as_bytes().chunks_exact(INDEX);
+        let mut all_fill = true;
+        for index in indices.clone() {
+            let item = element(index).map_err(|i| ArrayError::Codec {
                 context: key.to_owned(),
                 source: CodecError::Corrupt {
                     codec,
                     reason: format!("no element {i}"),
                 },
-            })?);
+            })?;
+            all_fill = all_fill && item == fill;
         }
-        if !keep && !self.options.write_empty_chunks && items.iter().all(|&e| e == fill) {
+        if all_fill && !keep && !self.options.write_empty_chunks {
             return Ok(None);
         }
+        // (checked above: no index falls back to the fill value)
+        let mut items = indices.map(|index| element(index).unwrap_or(fill));
         cc.chain
-            .encode(
-                ChunkIn::Vlen(&mut items.into_iter()),
-                EncodeOptions::ENCODE_EMPTY,
-            )
+            .encode(ChunkIn::Vlen(&mut items), EncodeOptions::ENCODE_EMPTY)
             .map_err(|source| ArrayError::Codec {
                 context: key.to_owned(),
                 source,
@@ -619,4 +681,38 @@ pub(crate) fn decode_vlen(
     let mut chunk = VlenChunk::default();
     chain.decode_into(bytes, &mut chunk)?;
     Ok(chunk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn indices(list: &[u64]) -> Vec<u8> {
+        list.iter().flat_map(|i| i.to_ne_bytes()).collect()
+    }
+
+    /// `Kept::take` moves each element named once into its place: by runs in the parts'
+    /// order, one by one out of it, the fill value for the fill's index; an index naming no
+    /// element, or one moved already, is an error.
+    #[test]
+    fn kept_elements_move_out_in_any_order() {
+        let kept = Kept::<String>::default();
+        let part = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(kept.push(part(&["a", "b", "c", "d"])).unwrap().unwrap(), 0);
+        assert_eq!(kept.push(part(&["x", "y"])).unwrap().unwrap(), 1 << 32);
+        let p1 = 1u64 << 32;
+        let order = [2, p1 + 1, u64::MAX, 0, 1, p1, 3];
+        let got = kept.take(&indices(&order), &"·".to_string()).unwrap();
+        assert_eq!(got, ["c", "y", "·", "a", "b", "x", "d"]);
+
+        for bad in [vec![0, 0], vec![5], vec![2 << 32], vec![1, 2, 0, 1]] {
+            let kept = Kept::<String>::default();
+            kept.push(part(&["a", "b", "c", "d"])).unwrap().unwrap();
+            let got = kept.take(&indices(&bad), &String::new());
+            assert!(
+                matches!(got, Err(ArrayError::InvalidArgument { .. })),
+                "{bad:?}: {got:?}"
+            );
+        }
+    }
 }

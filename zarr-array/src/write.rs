@@ -528,6 +528,15 @@ pub(crate) const DATA_INDEX: u64 = zarr_codecs::VLEN_DATA_INDEX;
 /// The element index of [`Elements::Variable`] that names the fill value.
 pub(crate) const FILL_INDEX: [u8; INDEX] = zarr_codecs::VLEN_FILL_INDEX.to_ne_bytes();
 
+/// Writes the element indices `first`, `first + 1`, ... into `buf`, one per [`INDEX`] bytes
+/// (native-endian `u64`s), as [`Elements::Variable`]'s buffers and a read's
+/// [`ReadInto::Variable`](crate::read::ReadInto) output hold them.
+pub(crate) fn index_run(buf: &mut [u8], first: u64) {
+    for (index, i) in buf.chunks_exact_mut(INDEX).zip(first..) {
+        index.copy_from_slice(&i.to_ne_bytes());
+    }
+}
+
 /// A chunk buffer of a write (see [`Elements`]): the decoded chunk, or the indices of its
 /// elements with the stored chunk they name.
 pub(crate) struct ChunkBuf {

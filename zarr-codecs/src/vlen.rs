@@ -124,7 +124,14 @@ where
         codec,
         reason: format!("{what} does not fit the format's 32-bit field"),
     };
-    let mut out = vec![0u8; PREFIX];
+    let items = items.into_iter();
+    // a length prefix for each element at least (the elements' bytes grow it as they come;
+    // at most 64 MiB reserved ahead on an iterator's word)
+    let mut out = Vec::new();
+    let ahead = PREFIX.saturating_mul(items.size_hint().0.saturating_add(1));
+    // a failed reservation only means growing as the elements come
+    let _ = out.try_reserve(ahead.min(1 << 26));
+    out.extend_from_slice(&[0; PREFIX]);
     let mut count: u32 = 0;
     for item in items {
         count = count
