@@ -15,16 +15,18 @@
 //! ```
 
 use std::error::Error as StdError;
+use std::sync::Arc;
 
 pub use zarr_buffer::ByteRange;
 
+use crate::buffer::AlignedBuffer;
 use crate::error::{CodecError, Result};
 
 /// The error of a [`ByteRangeSource`]: whatever the underlying storage reported.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
+#[derive(Debug)]
 pub struct SourceError {
     source: Box<dyn StdError + Send + Sync>,
+    out_of_range: bool,
 }
 
 impl SourceError {
@@ -32,7 +34,24 @@ impl SourceError {
     pub fn new(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
         SourceError {
             source: source.into(),
+            out_of_range: false,
         }
+    }
+
+    /// Wraps the error of a request for a byte range that does not lie inside the value: a
+    /// sign that what the range came from (a kept shard index) no longer describes the value
+    /// ([`SourceError::is_out_of_range`]).
+    pub fn out_of_range(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        SourceError {
+            source: source.into(),
+            out_of_range: true,
+        }
+    }
+
+    /// Whether the request failed because a byte range does not lie inside the value
+    /// ([`SourceError::out_of_range`]), rather than because the storage failed.
+    pub fn is_out_of_range(&self) -> bool {
+        self.out_of_range
     }
 
     /// The wrapped error.
@@ -43,6 +62,20 @@ impl SourceError {
     /// Unwraps the error.
     pub fn into_inner(self) -> Box<dyn StdError + Send + Sync> {
         self.source
+    }
+}
+
+// transparent, as `#[error(transparent)]` would be: its message and its sources are the
+// wrapped error's
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&*self.source, f)
+    }
+}
+
+impl StdError for SourceError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source.source()
     }
 }
 
@@ -81,6 +114,26 @@ pub trait ByteRangeSource: Sync {
     fn cheap_requests(&self) -> bool {
         false
     }
+
+    /// The decoded shard index of this value kept from an earlier read, if the source keeps
+    /// indexes (zarr-array's per-array index cache on a store whose requests have latency;
+    /// the default keeps none). A sharded read then skips its index request. A read with a
+    /// kept index that fails as a stale index would (the value gone or shorter, a range
+    /// outside it, an inner chunk that does not decode) drops it ([`Self::drop_index`]),
+    /// reads the index again and tries once more. Updates of a shard never use it: they read
+    /// the stored index.
+    fn cached_index(&self) -> Option<Arc<AlignedBuffer>> {
+        None
+    }
+
+    /// Offers the decoded shard index just read from this value, for [`Self::cached_index`]
+    /// of later reads (the default keeps nothing).
+    fn keep_index(&self, index: &Arc<AlignedBuffer>) {
+        let _ = index;
+    }
+
+    /// Drops the kept index of this value: a read with it failed as a stale index would.
+    fn drop_index(&self) {}
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -157,6 +210,18 @@ impl<T: ByteRangeSource + ?Sized> ByteRangeSource for &T {
 
     fn cheap_requests(&self) -> bool {
         (**self).cheap_requests()
+    }
+
+    fn cached_index(&self) -> Option<Arc<AlignedBuffer>> {
+        (**self).cached_index()
+    }
+
+    fn keep_index(&self, index: &Arc<AlignedBuffer>) {
+        (**self).keep_index(index);
+    }
+
+    fn drop_index(&self) {
+        (**self).drop_index();
     }
 }
 

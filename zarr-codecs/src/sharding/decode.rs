@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use zarr_buffer::fill_pattern;
 use zarr_grid::geometry::{regular_chunks_in_region, Region};
@@ -208,23 +209,73 @@ impl ShardingCodec {
         }))
     }
 
-    /// Reads the index (one request): the inner chunks `region` meets (C order) and their
-    /// spans in the shard; `None` when the shard is not stored.
-    pub(super) fn region_spans(
+    /// The spans in the shard of the inner chunks `lins` (C-order indices), from the decoded
+    /// index `words`, each entry checked.
+    pub(super) fn spans_of(
+        &self,
+        words: &[u64],
+        lins: impl Iterator<Item = usize>,
+    ) -> Result<Vec<Span>> {
+        lins.map(|lin| self.entry(words, lin, None)).collect()
+    }
+
+    /// The shard's index for a read (never for an update, which reads the stored one): the
+    /// one `source` keeps ([`ByteRangeSource::cached_index`]; `true`), else read (one
+    /// request) and offered to it (`false`). `None` when the shard is not stored.
+    fn index_for_read(
         &self,
         source: &dyn ByteRangeSource,
-        region: &Region,
-    ) -> Result<Option<(Vec<ChunkPart>, Vec<Span>)>> {
+    ) -> Result<Option<(Arc<AlignedBuffer>, bool)>> {
+        if let Some(index) = source.cached_index() {
+            // one of another layout (which a source keyed by value never gives) is not used
+            if index.as_words().len() == 2 * self.n_chunks {
+                return Ok(Some((index, true)));
+            }
+            source.drop_index();
+        }
+        self.fresh_index(source)
+            .map(|index| index.map(|index| (index, false)))
+    }
+
+    /// Reads the shard's index (one request) and offers it to `source`; `None` when the shard
+    /// is not stored.
+    fn fresh_index(&self, source: &dyn ByteRangeSource) -> Result<Option<Arc<AlignedBuffer>>> {
         let Some(index) = self.read_index(source)? else {
             return Ok(None);
         };
-        let words = index.as_words();
-        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
-        let spans = parts
-            .iter()
-            .map(|part| self.entry(words, self.ravel(&part.chunk), None))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some((parts, spans)))
+        let index = Arc::new(index);
+        source.keep_index(&index);
+        Ok(Some(index))
+    }
+
+    /// Runs `read` with the words of the shard's index ([`Self::index_for_read`]); `read`
+    /// answers `None` when the shard is gone. `None` when the shard is not stored.
+    ///
+    /// With an index the source kept from an earlier read, an outcome a stale index explains
+    /// (the shard was rewritten elsewhere since: it is gone, shorter, or its bytes where the
+    /// index says do not decode) is not trusted: the kept index is dropped, read again, and
+    /// `read` runs once more, whose outcome stands. A failing request is not such an outcome
+    /// (it is returned as it is).
+    pub(super) fn with_index<R>(
+        &self,
+        source: &dyn ByteRangeSource,
+        mut read: impl FnMut(&[u64]) -> Result<Option<R>>,
+    ) -> Result<Option<R>> {
+        let Some((index, kept)) = self.index_for_read(source)? else {
+            return Ok(None);
+        };
+        let outcome = read(index.as_words());
+        match &outcome {
+            _ if !kept => return outcome,
+            Ok(Some(_)) => return outcome,
+            Err(e) if !stale_sign(e) => return outcome,
+            _ => {}
+        }
+        source.drop_index();
+        let Some(index) = self.fresh_index(source)? else {
+            return Ok(None);
+        };
+        read(index.as_words())
     }
 
     /// Where the inner chunks of `spans` are: from a source of cheap requests each is read
@@ -256,44 +307,47 @@ impl ShardingCodec {
     }
 
     /// Reads the index and the inner chunks `region` needs (two requests, or one per inner
-    /// chunk from a source of cheap requests) and decodes them.
+    /// chunk from a source of cheap requests; one fewer with an index the source keeps) and
+    /// decodes them.
     pub(super) fn decode_partial(
         &self,
         source: &dyn ByteRangeSource,
         region: &Region,
         out: &mut [u8],
     ) -> Result<bool> {
-        let Some((parts, spans)) = self.region_spans(source, region)? else {
-            return Ok(false);
-        };
-        let mut fetched = None;
-        let Some(stored) = Self::stored(source, &spans, &mut fetched)? else {
-            return Ok(false);
-        };
-        let jobs: Vec<Job<'_>> = parts
-            .into_iter()
-            .zip(stored)
-            .map(|(part, data)| Job { part, data })
-            .collect();
+        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
         let mut out = BlockBuffer::new(out, &region.shape, self.repr.element_size())?;
-        self.run_jobs(&jobs, &mut out.whole())?;
-        Ok(true)
+        let done = self.with_index(source, |words| {
+            let spans = self.spans_of(words, parts.iter().map(|p| self.ravel(&p.chunk)))?;
+            let mut fetched = None;
+            let Some(stored) = Self::stored(source, &spans, &mut fetched)? else {
+                return Ok(None);
+            };
+            let jobs: Vec<Job<'_>> = parts
+                .iter()
+                .zip(stored)
+                .map(|(part, data)| Job {
+                    part: part.clone(),
+                    data,
+                })
+                .collect();
+            self.run_jobs(&jobs, &mut out.whole())?;
+            Ok(Some(()))
+        })?;
+        Ok(done.is_some())
     }
 
     /// Reads the index and the inner chunks the points fall in (two requests, or one per inner
-    /// chunk from a source of cheap requests), decodes the points of each inner chunk as the
-    /// inner chain does (each inner chunk once, in parallel) and writes them to `out` in the
-    /// order of `points`; missing inner chunks read as the fill value.
+    /// chunk from a source of cheap requests; one fewer with an index the source keeps),
+    /// decodes the points of each inner chunk as the inner chain does (each inner chunk once,
+    /// in parallel) and writes them to `out` in the order of `points`; missing inner chunks
+    /// read as the fill value.
     pub(super) fn decode_points_partial(
         &self,
         source: &dyn ByteRangeSource,
         points: &[Vec<u64>],
         out: &mut [u8],
     ) -> Result<bool> {
-        let Some(index) = self.read_index(source)? else {
-            return Ok(false);
-        };
-        let words = index.as_words();
         // the points by inner chunk (C order): their positions inside it and in `out`
         let mut by_inner: BTreeMap<usize, InnerPoints> = BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
@@ -312,14 +366,33 @@ impl ShardingCodec {
             entry.1.push(i);
         }
         let groups: Vec<(usize, InnerPoints)> = by_inner.into_iter().collect();
-        let spans = groups
-            .iter()
-            .map(|(lin, _)| self.entry(words, *lin, None))
-            .collect::<Result<Vec<_>>>()?;
-        let mut fetched = None;
-        let Some(stored) = Self::stored(source, &spans, &mut fetched)? else {
+        let values = self.with_index(source, |words| {
+            let spans = self.spans_of(words, groups.iter().map(|(lin, _)| *lin))?;
+            let mut fetched = None;
+            let Some(stored) = Self::stored(source, &spans, &mut fetched)? else {
+                return Ok(None);
+            };
+            self.decode_groups(&groups, &stored).map(Some)
+        })?;
+        let Some(values) = values else {
             return Ok(false);
         };
+        let elem = self.repr.element_size();
+        for ((_, (_, outputs)), values) in groups.iter().zip(&values) {
+            for (&i, v) in outputs.iter().zip(values.chunks_exact(elem)) {
+                out[i * elem..(i + 1) * elem].copy_from_slice(v);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The values of the points of each group (an inner chunk and its points), decoded from
+    /// the group's stored bytes in `stored` (fill value where not stored), in parallel.
+    fn decode_groups(
+        &self,
+        groups: &[(usize, InnerPoints)],
+        stored: &[Stored<'_>],
+    ) -> Result<Vec<Vec<u8>>> {
         let elem = self.repr.element_size();
         let fill = self.repr.fill_value.as_bytes();
         let decode_one = |g: usize, (lin, (locals, _)): &(usize, InnerPoints)| -> Result<Vec<u8>> {
@@ -337,18 +410,22 @@ impl ShardingCodec {
             Ok(values)
         };
         // the calling thread decodes too (`parallel`)
-        let values = parallel::try_map(&groups, decode_one)?;
-        for ((_, (_, outputs)), values) in groups.iter().zip(&values) {
-            for (&i, v) in outputs.iter().zip(values.chunks_exact(elem)) {
-                out[i * elem..(i + 1) * elem].copy_from_slice(v);
-            }
-        }
-        Ok(true)
+        parallel::try_map(groups, decode_one)
+    }
+}
+
+/// Whether a read with a kept shard index that failed with `e` may have failed because the
+/// index is stale: anything but a failing request (a range outside the value is such a sign).
+fn stale_sign(e: &CodecError) -> bool {
+    match e {
+        CodecError::InnerChunk { source, .. } => stale_sign(source),
+        CodecError::Source { source } => source.is_out_of_range(),
+        _ => true,
     }
 }
 
 /// Where an inner chunk lies in the shard, `(offset, nbytes)`; `None` when it is not stored.
-type Span = Option<(u64, u64)>;
+pub(super) type Span = Option<(u64, u64)>;
 
 /// The points of one inner chunk: their positions inside it and their indices in the output.
 type InnerPoints = (Vec<Vec<u64>>, Vec<usize>);

@@ -1,7 +1,8 @@
 //! Shards of variable-size elements (`string`, `variable_length_bytes`): each inner chunk
 //! through the inner chain's vlen codec, the index as for any shard.
 
-use zarr_grid::geometry::{linear_index, unravel_index, Region};
+use zarr_grid::geometry::{linear_index, regular_chunks_in_region, unravel_index, Region};
+use zarr_grid::ChunkPart;
 
 use super::ShardingCodec;
 use crate::error::{CodecError, Result};
@@ -83,27 +84,32 @@ impl ShardingCodec {
         source: &dyn ByteRangeSource,
         region: &Region,
     ) -> Result<Option<VlenChunk>> {
-        let Some((parts, spans)) = self.region_spans(source, region)? else {
+        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, region).collect();
+        let inner = self.with_index(source, |words| {
+            let spans = self.spans_of(words, parts.iter().map(|p| self.ravel(&p.chunk)))?;
+            let Some(fetched) = Self::fetch_spans(source, &spans)? else {
+                return Ok(None);
+            };
+            (0..parts.len())
+                .map(|i| {
+                    fetched
+                        .get(i)
+                        .map(|b| {
+                            self.inner
+                                .decode_vlen(b)
+                                .map_err(|e| CodecError::InnerChunk {
+                                    chunk: parts[i].chunk.iter().map(|&g| g as u64).collect(),
+                                    source: Box::new(e),
+                                })
+                        })
+                        .transpose()
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some)
+        })?;
+        let Some(inner) = inner else {
             return Ok(None);
         };
-        let Some(fetched) = Self::fetch_spans(source, &spans)? else {
-            return Ok(None);
-        };
-        let inner = (0..parts.len())
-            .map(|i| {
-                fetched
-                    .get(i)
-                    .map(|b| {
-                        self.inner
-                            .decode_vlen(b)
-                            .map_err(|e| CodecError::InnerChunk {
-                                chunk: parts[i].chunk.iter().map(|&g| g as u64).collect(),
-                                source: Box::new(e),
-                            })
-                    })
-                    .transpose()
-            })
-            .collect::<Result<Vec<_>>>()?;
         let n = count(&region.shape)?;
         let fill = self.repr.fill_value.as_bytes();
         let mut items: Vec<&[u8]> = try_vec(n, &region.shape)?;
