@@ -47,8 +47,12 @@ pub struct Array {
     pub(crate) hierarchy: Option<Arc<Hierarchy>>,
     /// The `.zarray` of a v2 array (its shape is `meta.shape` when written back).
     pub(crate) v2: Option<Arc<zarr_meta::v2::ArrayMetadataV2>>,
-    /// The decoded-chunk cache ([`Array::with_cache`]) and the store `store` wraps for it.
-    pub(crate) cache: Option<(Arc<ChunkCache>, Arc<dyn Store>)>,
+    /// The decoded-chunk cache ([`Array::with_cache`]).
+    pub(crate) cache: Option<Arc<ChunkCache>>,
+    /// The cache of decoded shard indexes ([`Array::with_index_cache`]).
+    pub(crate) indexes: Option<Arc<ChunkCache>>,
+    /// The store `store` wraps for the caches ([`Invalidating`]); `store` itself without them.
+    pub(crate) base: Arc<dyn Store>,
     /// The chains of chunk shapes other than `chain`'s (a grid whose chunks differ:
     /// `rectilinear`), built when first needed.
     pub(crate) chains: Arc<ChainsByShape>,
@@ -168,8 +172,14 @@ impl Array {
             CodecChain::from_defs(&meta.codecs, &repr.with_shape(shape), &extensions.codecs)
                 .map_err(codec_err)?;
         }
-        Ok(Array {
-            store,
+        // a sharded array on a store whose requests have latency keeps the indexes it reads
+        // (on one of cheap ranged reads, a local file, an index costs a positioned read)
+        let indexes = (chain.partial_decoder().inner_chunk_shape().is_some()
+            && !store.cheap_ranged_reads())
+        .then(|| Arc::new(ChunkCache::new(Self::DEFAULT_INDEX_CACHE)));
+        let mut array = Array {
+            store: store.clone(),
+            base: store,
             path,
             meta,
             grid,
@@ -180,8 +190,11 @@ impl Array {
             hierarchy: None,
             v2: None,
             cache: None,
+            indexes,
             chains: Arc::default(),
-        })
+        };
+        array.wrap_store();
+        Ok(array)
     }
 
     /// The buffer shape, byte length and codec chain of chunk `chunk`: the array's one chain
@@ -275,27 +288,96 @@ impl Array {
     /// ```
     #[must_use]
     pub fn with_cache(mut self, bytes: usize) -> Self {
-        let base = match self.cache.take() {
-            Some((_, base)) => base,
-            None => self.store.clone(),
-        };
-        if bytes == 0 {
-            self.store = base;
-            return self;
-        }
-        let cache = Arc::new(ChunkCache::new(bytes));
-        self.store = Arc::new(Invalidating {
-            inner: base.clone(),
-            cache: cache.clone(),
-        });
-        self.cache = Some((cache, base));
+        self.cache = (bytes > 0).then(|| Arc::new(ChunkCache::new(bytes)));
+        self.wrap_store();
         self
     }
 
     /// What the decoded-chunk cache holds and how often it answered, if the array has one
     /// ([`Array::with_cache`]).
     pub fn cache_stats(&self) -> Option<CacheStats> {
-        self.cache.as_ref().map(|(c, _)| c.stats())
+        self.cache.as_ref().map(|c| c.stats())
+    }
+
+    /// The bound of the shard index cache a sharded array opened on a store whose requests
+    /// have latency starts with ([`Array::with_index_cache`]): 16 MiB, the indexes of 16 384
+    /// shards of 64 inner chunks.
+    pub const DEFAULT_INDEX_CACHE: usize = 16 << 20;
+
+    /// The same array with a cache of decoded shard indexes holding at most `bytes` (`0`: no
+    /// cache). A sharded array opened on a store whose requests have latency (an object
+    /// store, HTTP; not a local file, where an index costs a positioned read) has one of
+    /// [`Array::DEFAULT_INDEX_CACHE`] bytes; this sets another bound, or turns it off or on
+    /// for any store. Clones of the returned array share it.
+    ///
+    /// A read of part of a shard (a slab, points, a selection) then asks for the shard's
+    /// index once: later reads of that shard, while its index stays in the cache, ask only
+    /// for the inner chunks they need (in merged ranges), one request less per shard and one
+    /// round trip less. The least recently used indexes are evicted first; an index is
+    /// counted as its decoded bytes (16 per inner chunk) and its key. Whole-shard reads read
+    /// the shard whole and do not use it; updates of part of a shard always read the stored
+    /// index (a compare-and-swap update keeps using the stored value).
+    ///
+    /// Writes, deletes, resizes and partial shard updates through this array (and its clones)
+    /// keep the cache true: a read after them asks for the index again. Writes made through
+    /// another handle or another process are not seen until the index is evicted or the shard
+    /// is written here, as with [`Array::with_cache`]; a read with such a stale index reads
+    /// the inner chunks where the old index says. When that shows (the shard is gone or
+    /// shorter, a range lies outside it, an inner chunk does not decode or fails its
+    /// checksum), the index is read again and the read made once more, so the answer is the
+    /// stored data or an error. What a read cannot show stays stale: an inner chunk stored
+    /// elsewhere since, which the kept index marks as not stored, reads as the fill value, and
+    /// inner chunks stored raw (`bytes` alone, no `crc32c`) of a shard rewritten elsewhere
+    /// with another layout are read from their old places. Open the array again (or use
+    /// `with_index_cache(0)`) to see such writes.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use zarr_array::{ArrayBuilder, DataType, Region};
+    /// let a = ArrayBuilder::new(vec![64], DataType::UInt8)
+    ///     .shards(vec![32])
+    ///     .chunk_shape(vec![8])
+    ///     .create(Arc::new(zarr_store::MemoryStore::new()), "a")?
+    ///     .with_index_cache(1 << 20);
+    /// a.write_region_bytes(&Region::new(vec![0], vec![64])?, &[7; 64])?;
+    /// for _ in 0..3 {
+    ///     assert_eq!(a.read_region_bytes(&Region::new(vec![5], vec![2])?)?, [7, 7]);
+    /// }
+    /// let stats = a.index_cache_stats().expect("an index cache");
+    /// assert_eq!((stats.misses, stats.hits, stats.entries), (1, 2, 1)); // shard 0's index read once
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_index_cache(mut self, bytes: usize) -> Self {
+        self.indexes = (bytes > 0).then(|| Arc::new(ChunkCache::new(bytes)));
+        self.wrap_store();
+        self
+    }
+
+    /// What the shard index cache holds and how often it answered, if the array has one
+    /// ([`Array::with_index_cache`]): entries are shard indexes.
+    pub fn index_cache_stats(&self) -> Option<CacheStats> {
+        self.indexes.as_ref().map(|c| c.stats())
+    }
+
+    /// Sets `store` to `base` wrapped for the caches the array has ([`Invalidating`]).
+    fn wrap_store(&mut self) {
+        self.store = if self.cache.is_none() && self.indexes.is_none() {
+            self.base.clone()
+        } else {
+            Arc::new(Invalidating {
+                inner: self.base.clone(),
+                chunks: self.cache.clone(),
+                indexes: self.indexes.clone(),
+            })
+        };
+    }
+
+    /// The index cache for the reads of one operation: the cache and its generation before
+    /// the operation's first request (an index read then may not be kept after a write
+    /// through this array since).
+    pub(crate) fn index_hook(&self) -> crate::source::IndexHook<'_> {
+        self.indexes.as_deref().map(|c| (c, c.generation()))
     }
 
     /// The metadata document (for a v2 array, the v3 metadata equal to its `.zarray`; see

@@ -9,14 +9,25 @@
 //! seen: a cached chunk stays as it was read until it is evicted, written through this handle,
 //! or the cache is dropped.
 //!
+//! The same map, keyed by shard key and holding decoded shard indexes, is the array's index
+//! cache ([`Array::with_index_cache`]): a read of part of a shard on a store whose requests
+//! have latency asks for its index once, and later reads of that shard only for the inner
+//! chunks they need. It is kept true by the same [`Invalidating`] store, and an index a write
+//! elsewhere made stale is caught where the read can tell (see
+//! [`Array::with_index_cache`]).
+//!
 //! [`Array::with_cache`]: crate::Array::with_cache
+//! [`Array::with_index_cache`]: crate::Array::with_index_cache
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lru::LruCache;
 use zarr_codecs::AlignedBuffer;
-use zarr_store::{ByteRange, Condition, ListDir, Outcome, Result as StoreResult, Store, Version};
+use zarr_store::{
+    ByteRange, Condition, ListDir, Outcome, Piece, Result as StoreResult, Store, StoredValue,
+    Version,
+};
 
 /// A decoded chunk, or `None` for a chunk that is not stored.
 pub(crate) type Entry = Option<Arc<AlignedBuffer>>;
@@ -135,6 +146,15 @@ impl ChunkCache {
         }
     }
 
+    /// Drops the entry of `key` because a read found it stale (not a write: the generation
+    /// stays, so what that read fetches again may be kept).
+    pub(crate) fn forget(&self, key: &str) {
+        let mut inner = self.lock();
+        if let Some(e) = inner.map.pop(key) {
+            inner.bytes -= cost(key, &e);
+        }
+    }
+
     /// Drops the entry of `key`, after a write of it: one lookup, no scan of the map (this
     /// runs for every chunk a write stores).
     fn invalidate_key(&self, key: &str) {
@@ -176,7 +196,10 @@ impl ChunkCache {
     }
 }
 
-/// A store that drops the cache's entries of the keys written through it, after each write.
+/// A store that drops the caches' entries of the keys written through it, after each write:
+/// the decoded-chunk cache ([`Array::with_cache`](crate::Array::with_cache)) and the shard
+/// index cache ([`Array::with_index_cache`](crate::Array::with_index_cache)), whichever the
+/// array has.
 ///
 /// Dropping after the write (and bumping the generation) means a reader can never keep a
 /// value older than the write: one that fetched before it cannot insert after it, and one that
@@ -184,7 +207,42 @@ impl ChunkCache {
 #[derive(Debug)]
 pub(crate) struct Invalidating {
     pub(crate) inner: Arc<dyn Store>,
-    pub(crate) cache: Arc<ChunkCache>,
+    pub(crate) chunks: Option<Arc<ChunkCache>>,
+    pub(crate) indexes: Option<Arc<ChunkCache>>,
+}
+
+impl Invalidating {
+    fn caches(&self) -> impl Iterator<Item = &ChunkCache> {
+        self.chunks.iter().chain(&self.indexes).map(|c| &**c)
+    }
+
+    fn invalidate_key(&self, key: &str) {
+        for cache in self.caches() {
+            cache.invalidate_key(key);
+        }
+    }
+}
+
+/// A value opened through [`Invalidating`]: replacing it drops the caches' entries of its key.
+struct InvalidatingValue<'a> {
+    value: Box<dyn StoredValue + 'a>,
+    key: String,
+    store: &'a Invalidating,
+}
+
+impl StoredValue for InvalidatingValue<'_> {
+    fn size(&self) -> u64 {
+        self.value.size()
+    }
+    fn get_ranges(&self, ranges: &[ByteRange]) -> StoreResult<Vec<Vec<u8>>> {
+        self.value.get_ranges(ranges)
+    }
+    fn replace(self: Box<Self>, pieces: &[Piece]) -> StoreResult<()> {
+        let InvalidatingValue { value, key, store } = *self;
+        let done = value.replace(pieces);
+        store.invalidate_key(&key);
+        done
+    }
 }
 
 impl Store for Invalidating {
@@ -199,17 +257,24 @@ impl Store for Invalidating {
     }
     fn set(&self, key: &str, value: &[u8]) -> StoreResult<()> {
         let done = self.inner.set(key, value);
-        self.cache.invalidate_key(key);
+        self.invalidate_key(key);
+        done
+    }
+    fn set_parts(&self, key: &str, parts: &[&[u8]]) -> StoreResult<()> {
+        let done = self.inner.set_parts(key, parts);
+        self.invalidate_key(key);
         done
     }
     fn delete(&self, key: &str) -> StoreResult<()> {
         let done = self.inner.delete(key);
-        self.cache.invalidate_key(key);
+        self.invalidate_key(key);
         done
     }
     fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
         let done = self.inner.delete_prefix(prefix);
-        self.cache.invalidate(|k| k.starts_with(prefix));
+        for cache in self.caches() {
+            cache.invalidate(|k| k.starts_with(prefix));
+        }
         done
     }
     fn list_prefix(&self, prefix: &str) -> StoreResult<Vec<String>> {
@@ -240,9 +305,12 @@ impl Store for Invalidating {
     fn write_each(&self, writes: &[zarr_store::Write<'_>]) -> StoreResult<()> {
         let done = self.inner.write_each(writes);
         for write in writes {
-            self.cache.invalidate_key(write.key());
+            self.invalidate_key(write.key());
         }
         done
+    }
+    fn cheap_ranged_reads(&self) -> bool {
+        self.inner.cheap_ranged_reads()
     }
     fn conditional_writes(&self) -> bool {
         self.inner.conditional_writes()
@@ -253,8 +321,17 @@ impl Store for Invalidating {
     fn set_if(&self, key: &str, value: &[u8], condition: &Condition) -> StoreResult<Outcome> {
         let done = self.inner.set_if(key, value, condition);
         // a conflict wrote nothing, but dropping the entry then is harmless
-        self.cache.invalidate_key(key);
+        self.invalidate_key(key);
         done
+    }
+    fn open_value(&self, key: &str) -> StoreResult<Option<Box<dyn StoredValue + '_>>> {
+        Ok(self.inner.open_value(key)?.map(|value| {
+            Box::new(InvalidatingValue {
+                value,
+                key: key.to_owned(),
+                store: self,
+            }) as Box<dyn StoredValue + '_>
+        }))
     }
 }
 

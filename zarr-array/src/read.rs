@@ -15,9 +15,9 @@ use crate::cache::{ChunkCache, Entry};
 use crate::element::Element;
 use crate::error::{try_collect, try_zeroed, ArrayError, Result};
 use crate::fetch;
-use crate::source::with_part_source;
 #[cfg(feature = "vlen")]
 use crate::source::StoreSource;
+use crate::source::{with_part_source, IndexHook};
 use crate::write::{index_run, FILL_INDEX, INDEX};
 
 impl Array {
@@ -122,6 +122,7 @@ impl Array {
             ReadInto::Fixed => self.meta.fill_value.as_bytes(),
             ReadInto::Variable(_) => &FILL_INDEX[..],
         };
+        let indexes = self.index_hook();
         // one part, into its block, read through `store` (this array's, or a batch's replay)
         let run = |store: &dyn Store,
                    scratch: &mut Vec<u8>,
@@ -142,7 +143,8 @@ impl Array {
             let block_err = |source: zarr_codecs::BlockError| codec_err(source.into());
             if let ReadInto::Variable(sink) = kind {
                 // the part's elements kept by the sink, their indices into the block
-                let Some(kept) = self.read_vlen_part(store, sink, part, &chunk_shape, &chain)?
+                let Some(kept) =
+                    self.read_vlen_part(store, sink, part, &chunk_shape, &chain, indexes)?
                 else {
                     return block.fill(fill).map_err(block_err);
                 };
@@ -154,7 +156,7 @@ impl Array {
                     .copy_from(scratch, &part.in_chunk.shape, &zero)
                     .map_err(block_err);
             }
-            if let Some((cache, _)) = &self.cache {
+            if let Some(cache) = &self.cache {
                 let Some(decoded) = self.cached_chunk(store, cache, &chain, &key)? else {
                     return block.fill(fill).map_err(block_err);
                 };
@@ -168,7 +170,7 @@ impl Array {
                 // (`PartialDecoder::region`)
                 let plen = buffer_len(&part.in_chunk.shape, elem)?;
                 grow_to(scratch, plen, &part.in_chunk.shape)?;
-                let found = with_part_source(store, &key, &chain, |source| {
+                let found = with_part_source(store, &key, &chain, indexes, |source| {
                     chain
                         .partial_decoder()
                         .region(source, &part.in_chunk, scratch)
@@ -239,6 +241,7 @@ impl Array {
         part: &ChunkPart,
         chunk_shape: &[u64],
         chain: &CodecChain,
+        indexes: IndexHook<'_>,
     ) -> Result<Option<u64>> {
         let key = self.chunk_key(&part.chunk);
         let codec_err = |source| ArrayError::Codec {
@@ -247,7 +250,7 @@ impl Array {
         };
         let codec = chain.array_to_bytes().name();
         if part.in_chunk.shape != chunk_shape && chain.partial_decoder().reads_part() {
-            let source = StoreSource::new(store, &key);
+            let source = StoreSource::with_indexes(store, &key, indexes);
             let Some(chunk) = chain
                 .partial_decoder()
                 .vlen_region(&source, &part.in_chunk)
@@ -355,7 +358,7 @@ impl Array {
     /// It is read through `store` (this array's, or a batch's replay).
     pub(crate) fn decoded_chunk_in(&self, store: &dyn Store, chunk: &[i64]) -> Result<Entry> {
         match &self.cache {
-            Some((cache, _)) => {
+            Some(cache) => {
                 let cc = self.chunk_codec(chunk)?;
                 self.cached_chunk(store, cache, &cc.chain, &self.chunk_key(chunk))
             }

@@ -345,6 +345,7 @@ impl Array {
     fn read_points(&self, points: &[Vec<u64>], out: &mut [u8], kind: ReadInto<'_>) -> Result<()> {
         let (elem, fill) = self.read_element(kind);
         let work = self.points_by_chunk(points)?;
+        let indexes = self.index_hook();
         // one chunk's points, in the order of its list, read through `store` (this array's,
         // or a batch's replay)
         let read_one =
@@ -379,7 +380,7 @@ impl Array {
                     return Ok(values);
                 }
                 let chain = &self.chunk_codec(chunk)?.chain;
-                let found = with_part_source(store, &key, chain, |source| {
+                let found = with_part_source(store, &key, chain, indexes, |source| {
                     chain
                         .partial_decoder()
                         .points(source, &in_chunk.offsets, &mut values)

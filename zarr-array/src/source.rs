@@ -1,19 +1,42 @@
 //! The byte-range source of zarr-codecs, implemented for a key of any store.
 
-use zarr_codecs::{ByteRange, ByteRangeSource, CodecChain, SourceError};
+use std::sync::Arc;
+
+use zarr_codecs::{AlignedBuffer, ByteRange, ByteRangeSource, CodecChain, SourceError};
 use zarr_store::{Store, StoreError, StoredValue};
+
+use crate::cache::ChunkCache;
+
+/// The shard index cache of an array for the reads of one operation, and the cache's
+/// generation before the operation's first request ([`crate::Array::index_hook`]).
+pub(crate) type IndexHook<'a> = Option<(&'a ChunkCache, u64)>;
 
 /// One stored value (a chunk or shard) read through a store, range by range.
 #[derive(Debug)]
 pub struct StoreSource<'a> {
     store: &'a dyn Store,
     key: &'a str,
+    indexes: IndexHook<'a>,
 }
 
 impl<'a> StoreSource<'a> {
     /// The value at `key` of `store`.
     pub fn new(store: &'a dyn Store, key: &'a str) -> Self {
-        StoreSource { store, key }
+        StoreSource {
+            store,
+            key,
+            indexes: None,
+        }
+    }
+
+    /// The value at `key` of `store`, whose shard index is kept in (and taken from) the
+    /// array's index cache.
+    pub(crate) fn with_indexes(store: &'a dyn Store, key: &'a str, indexes: IndexHook<'a>) -> Self {
+        StoreSource {
+            store,
+            key,
+            indexes,
+        }
     }
 }
 
@@ -22,7 +45,28 @@ impl ByteRangeSource for StoreSource<'_> {
         // one range type for the whole stack (zarr-buffer's): no conversion
         self.store
             .get_ranges(self.key, ranges)
-            .map_err(SourceError::new)
+            .map_err(|e| match e {
+                // a sign that the ranges came from a stale index
+                StoreError::RangeOutOfBounds { .. } => SourceError::out_of_range(e),
+                e => SourceError::new(e),
+            })
+    }
+
+    fn cached_index(&self) -> Option<Arc<AlignedBuffer>> {
+        let (cache, _) = self.indexes?;
+        cache.get(self.key)?
+    }
+
+    fn keep_index(&self, index: &Arc<AlignedBuffer>) {
+        if let Some((cache, generation)) = self.indexes {
+            cache.insert(generation, self.key, Some(index.clone()));
+        }
+    }
+
+    fn drop_index(&self) {
+        if let Some((cache, _)) = self.indexes {
+            cache.forget(self.key);
+        }
     }
 
     fn size(&self) -> Result<Option<u64>, SourceError> {
@@ -73,7 +117,8 @@ impl ByteRangeSource for ValueSource<'_> {
 /// a read of a part of it best. For a sharded chunk on a store of cheap ranged reads
 /// ([`Store::cheap_ranged_reads`], a local file) that is the value opened once: every range
 /// comes from the version opened, and each inner chunk is read where it is decoded. Otherwise
-/// it is the key, read range by range ([`StoreSource`]).
+/// it is the key, read range by range ([`StoreSource`]), its shard index kept in `indexes`
+/// (the array's index cache, if it has one).
 ///
 /// # Errors
 /// Opening the value fails.
@@ -81,6 +126,7 @@ pub(crate) fn with_part_source<R>(
     store: &dyn Store,
     key: &str,
     chain: &CodecChain,
+    indexes: IndexHook<'_>,
     read: impl FnOnce(&dyn ByteRangeSource) -> R,
 ) -> Result<R, StoreError> {
     let sharded = chain.partial_decoder().inner_chunk_shape().is_some();
@@ -91,5 +137,5 @@ pub(crate) fn with_part_source<R>(
             None => read(&None::<&[u8]>),
         });
     }
-    Ok(read(&StoreSource::new(store, key)))
+    Ok(read(&StoreSource::with_indexes(store, key, indexes)))
 }

@@ -1,4 +1,5 @@
-//! Arrays on object stores (cargo feature `object-store`): request counts of sharded reads on
+//! Arrays on object stores (cargo feature `object-store`): request counts of sharded reads (the
+//! shard index asked for once per open array) on
 //! `object_store`'s in-memory store, and, against a real S3-compatible server (the `s3_*`
 //! tests), the same counts, create / write / read / append / prepend / resize round trips,
 //! sparse round trips, the conformance corpus read back from the server, and the read time of
@@ -107,7 +108,12 @@ fn check_shard_requests(store: ObjectStoreBackend) -> TestResult {
         array.read_region::<u16>(&Region::new(vec![81, 17], vec![3, 5])?)
     });
     assert_eq!(part?, data.slice(s![81..84, 17..22]).into_dyn());
-    assert_eq!((c.get, c.total()), (2, 2), "part of an inner chunk: {c:?}");
+    assert_eq!(
+        (c.get, c.total()),
+        (1, 1),
+        "part of an inner chunk of the same shard: the chunk alone, the shard's index is kept \
+         (`Array::with_index_cache`; 2 GETs before the index cache): {c:?}"
+    );
 
     let (four, c) = counted(&requests, "four inner chunks of one shard", || {
         array.read_region::<u16>(&Region::new(vec![0, 0], vec![32, 32])?)
@@ -147,11 +153,45 @@ fn check_shard_requests(store: ObjectStoreBackend) -> TestResult {
     });
     assert!(hole?.iter().all(|&v| v == 0));
     assert_eq!((c.get, c.total()), (1, 1), "the index says it is missing");
+    let (hole, c) = counted(&requests, "the missing inner chunk again", || {
+        sparse.read_region::<u16>(&Region::new(vec![32, 32], vec![16, 16])?)
+    });
+    assert!(hole?.iter().all(|&v| v == 0));
+    assert_eq!(
+        c.total(),
+        0,
+        "the kept index says it is missing (1 GET before)"
+    );
+    // written through the array: the kept index is dropped, the next read asks for it again
+    sparse.write_region(
+        &zarr_array::Region::new(vec![32, 32], vec![16, 16])?,
+        ArrayD::from_elem(IxDyn(&[16, 16]), 9u16).view(),
+    )?;
+    let (filled, c) = counted(
+        &requests,
+        "the inner chunk written through the array",
+        || sparse.read_region::<u16>(&Region::new(vec![36, 36], vec![4, 4])?),
+    );
+    assert!(filled?.iter().all(|&v| v == 9));
+    assert_eq!(
+        (c.get, c.total()),
+        (2, 2),
+        "the index again, then the chunk: {c:?}"
+    );
     let (missing, c) = counted(&requests, "an inner chunk of a missing shard", || {
         sparse.read_region::<u16>(&Region::new(vec![96, 96], vec![16, 16])?)
     });
     assert!(missing?.iter().all(|&v| v == 0));
     assert_eq!((c.get, c.total()), (1, 1), "one GET, answered 404");
+    let (missing, c) = counted(&requests, "the missing shard again", || {
+        sparse.read_region::<u16>(&Region::new(vec![96, 96], vec![16, 16])?)
+    });
+    assert!(missing?.iter().all(|&v| v == 0));
+    assert_eq!(
+        (c.get, c.total()),
+        (1, 1),
+        "a shard's absence is not kept: another writer may store it"
+    );
     Ok(())
 }
 
@@ -306,6 +346,13 @@ fn requests_in_flight_in_memory() -> TestResult {
     });
     assert_eq!(plane?, data.slice(s![5..6, .., ..]).into_dyn());
     assert_eq!((c.get, c.total(), c.peak_in_flight), (8, 8, 4), "{c:?}");
+    // the next plane of the same shards: their indexes are kept, so each shard's inner chunks
+    // alone, one round trip (8 GETs in two rounds before the index cache)
+    let (plane, c) = counted(&requests, "the next plane through 4 shards", || {
+        sharded.read_region::<u16>(&Region::new(vec![6, 0, 0], vec![1, 96, 96])?)
+    });
+    assert_eq!(plane?, data.slice(s![6..7, .., ..]).into_dyn());
+    assert_eq!((c.get, c.total(), c.peak_in_flight), (4, 4, 4), "{c:?}");
     Ok(())
 }
 

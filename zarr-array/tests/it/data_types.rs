@@ -338,13 +338,17 @@ fn string_shards_read_in_part_fetch_only_the_inner_chunks_needed() {
         want.slice(s![i..i + h, j..j + w]).to_owned().into_dyn()
     };
     for (r, requests) in [
-        // one shard in part: the index, then its inner chunks in one request
+        // one shard in part: the index, then its inner chunks in one request (the index is
+        // kept: `Array::with_index_cache`, on by default for a sharded array on a store
+        // whose reads are not cheap, as this counting memory store's)
         ([1, 1, 2, 2], 2),
-        // the missing inner chunk and its neighbours
-        ([2, 1, 2, 3], 2),
-        // four shards in part; the part of shard (0, 0) is the missing inner chunk alone, so
-        // its index is all that shard costs
-        ([2, 2, 4, 4], 7),
+        // the missing inner chunk and its neighbours, of the same shard: its index is kept,
+        // so only the inner chunks (was 2 before the index cache)
+        ([2, 1, 2, 3], 1),
+        // four shards in part; the part of shard (0, 0) is the missing inner chunk alone, and
+        // its index is kept, so that shard costs nothing; the other three cost their index
+        // and their inner chunks (was 7 before the index cache)
+        ([2, 2, 4, 4], 6),
         // a shard that is not stored: the index request finds nothing
         ([1, 9, 2, 2], 1),
     ] {

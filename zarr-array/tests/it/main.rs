@@ -16,6 +16,7 @@ mod create;
 mod data_types;
 mod extensions;
 mod faults;
+mod index_cache;
 mod partial_io;
 mod prepend;
 mod rectilinear;
