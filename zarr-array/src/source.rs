@@ -45,28 +45,19 @@ impl ByteRangeSource for StoreSource<'_> {
         // one range type for the whole stack (zarr-buffer's): no conversion
         self.store
             .get_ranges(self.key, ranges)
-            .map_err(|e| match e {
-                // a sign that the ranges came from a stale index
-                StoreError::RangeOutOfBounds { .. } => SourceError::out_of_range(e),
-                e => SourceError::new(e),
-            })
+            .map_err(source_error)
     }
 
     fn cached_index(&self) -> Option<Arc<AlignedBuffer>> {
-        let (cache, _) = self.indexes?;
-        cache.get(self.key)?
+        cached_index(self.indexes, self.key)
     }
 
     fn keep_index(&self, index: &Arc<AlignedBuffer>) {
-        if let Some((cache, generation)) = self.indexes {
-            cache.insert(generation, self.key, Some(index.clone()));
-        }
+        keep_index(self.indexes, self.key, index);
     }
 
     fn drop_index(&self) {
-        if let Some((cache, _)) = self.indexes {
-            cache.forget(self.key);
-        }
+        drop_index(self.indexes, self.key);
     }
 
     fn size(&self) -> Result<Option<u64>, SourceError> {
@@ -78,12 +69,45 @@ impl ByteRangeSource for StoreSource<'_> {
     }
 }
 
+/// A store's error as a source's: a range outside the value is a sign that the ranges came
+/// from a stale shard index ([`SourceError::out_of_range`]).
+fn source_error(e: StoreError) -> SourceError {
+    match e {
+        StoreError::RangeOutOfBounds { .. } => SourceError::out_of_range(e),
+        e => SourceError::new(e),
+    }
+}
+
+/// The index of the shard at `key` kept in `indexes`, if any.
+fn cached_index(indexes: IndexHook<'_>, key: &str) -> Option<Arc<AlignedBuffer>> {
+    let (cache, _) = indexes?;
+    cache.get(key)?
+}
+
+/// Keeps the index of the shard at `key` in `indexes` (unless a write came since the read
+/// began).
+fn keep_index(indexes: IndexHook<'_>, key: &str, index: &Arc<AlignedBuffer>) {
+    if let Some((cache, generation)) = indexes {
+        cache.insert(generation, key, Some(index.clone()));
+    }
+}
+
+/// Drops the kept index of the shard at `key`: a read found it stale.
+fn drop_index(indexes: IndexHook<'_>, key: &str) {
+    if let Some((cache, _)) = indexes {
+        cache.forget(key);
+    }
+}
+
 /// A value opened by [`Store::open_value`], read range by range: every read sees the version
 /// opened.
 pub(crate) struct ValueSource<'a> {
     value: &'a dyn StoredValue,
     /// Whether its store's ranged reads are cheap ([`Store::cheap_ranged_reads`]).
     cheap: bool,
+    /// Its key and the index cache for a read ([`ValueSource::with_indexes`]).
+    key: &'a str,
+    indexes: IndexHook<'a>,
 }
 
 impl<'a> ValueSource<'a> {
@@ -92,6 +116,23 @@ impl<'a> ValueSource<'a> {
         ValueSource {
             value,
             cheap: store.cheap_ranged_reads(),
+            key: "",
+            indexes: None,
+        }
+    }
+
+    /// The opened `value` at `key` of `store`, whose shard index is kept in (and taken from)
+    /// the array's index cache, for a read.
+    fn with_indexes(
+        store: &dyn Store,
+        value: &'a dyn StoredValue,
+        key: &'a str,
+        indexes: IndexHook<'a>,
+    ) -> Self {
+        ValueSource {
+            key,
+            indexes,
+            ..ValueSource::new(store, value)
         }
     }
 }
@@ -101,7 +142,7 @@ impl ByteRangeSource for ValueSource<'_> {
         self.value
             .get_ranges(ranges)
             .map(Some)
-            .map_err(SourceError::new)
+            .map_err(source_error)
     }
 
     fn size(&self) -> Result<Option<u64>, SourceError> {
@@ -111,14 +152,26 @@ impl ByteRangeSource for ValueSource<'_> {
     fn cheap_requests(&self) -> bool {
         self.cheap
     }
+
+    fn cached_index(&self) -> Option<Arc<AlignedBuffer>> {
+        cached_index(self.indexes, self.key)
+    }
+
+    fn keep_index(&self, index: &Arc<AlignedBuffer>) {
+        keep_index(self.indexes, self.key, index);
+    }
+
+    fn drop_index(&self) {
+        drop_index(self.indexes, self.key);
+    }
 }
 
 /// Calls `read` with a source of the chunk at `key` of `store`, encoded by `chain`, that serves
 /// a read of a part of it best. For a sharded chunk on a store of cheap ranged reads
 /// ([`Store::cheap_ranged_reads`], a local file) that is the value opened once: every range
 /// comes from the version opened, and each inner chunk is read where it is decoded. Otherwise
-/// it is the key, read range by range ([`StoreSource`]), its shard index kept in `indexes`
-/// (the array's index cache, if it has one).
+/// it is the key, read range by range ([`StoreSource`]). Either keeps its shard index in
+/// `indexes` (the array's index cache, if it has one).
 ///
 /// # Errors
 /// Opening the value fails.
@@ -132,7 +185,7 @@ pub(crate) fn with_part_source<R>(
     let sharded = chain.partial_decoder().inner_chunk_shape().is_some();
     if sharded && store.cheap_ranged_reads() {
         return Ok(match store.open_value(key)? {
-            Some(value) => read(&ValueSource::new(store, &*value)),
+            Some(value) => read(&ValueSource::with_indexes(store, &*value, key, indexes)),
             // not stored: every read of it says so
             None => read(&None::<&[u8]>),
         });

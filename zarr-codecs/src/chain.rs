@@ -726,7 +726,9 @@ impl CodecChain {
     /// chunk is not stored.
     ///
     /// A sharded chain (`[sharding_indexed]` alone) reads the shard index with one request
-    /// and then only the inner chunks the region touches: in one more request (byte ranges
+    /// (none when the source keeps it from an earlier read:
+    /// [`ByteRangeSource::cached_index`]) and then only the inner chunks the region touches:
+    /// in one more request (byte ranges
     /// that are adjacent in the shard coalesced), or, from a source of cheap requests
     /// ([`ByteRangeSource::cheap_requests`]), each with its own request where it is decoded;
     /// inner chunks are decoded in parallel and missing ones read as the fill value.
@@ -1229,7 +1231,9 @@ impl PartialDecoder<'_> {
     /// chunk is not stored.
     ///
     /// A sharded chain (`[sharding_indexed]` alone) reads the shard index with one request
-    /// and then only the inner chunks the region touches: in one more request (byte ranges
+    /// (none when the source keeps it from an earlier read:
+    /// [`ByteRangeSource::cached_index`]) and then only the inner chunks the region touches:
+    /// in one more request (byte ranges
     /// that are adjacent in the shard coalesced), or, from a source of cheap requests
     /// ([`ByteRangeSource::cheap_requests`]), each with its own request where it is decoded;
     /// inner chunks are decoded in parallel and missing ones read as the fill value.

@@ -358,3 +358,49 @@ fn random_writes_and_reads_through_one_array_agree_with_a_model() {
         );
     }
 }
+
+#[test]
+fn on_local_files_the_index_cache_is_off_by_default_and_works_when_asked_for() {
+    use zarr_array::zarr_store::FilesystemStore;
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(CountingStore::new(
+        FilesystemStore::create(dir.path()).unwrap(),
+    ));
+    let a = sharded(fs.clone(), false);
+    // an index read from a local file costs a positioned read of the file opened anyway
+    assert!(a.index_cache_stats().is_none());
+    let a = a.with_index_cache(1 << 20);
+    let mut rng = Rng::new(11);
+    let mut model = ArrayD::<u16>::zeros(IxDyn(&[32, 32]));
+    let first = random_block(&mut rng, [4, 4]);
+    a.write_region(&region([0, 0], [4, 4]), first.view())
+        .unwrap();
+    model.slice_mut(s![0..4, 0..4]).assign(&first);
+    // inner chunks (0, 0) and (1, 1): one stored, one not
+    let look = region([0, 0], [8, 8]);
+    for (pass, want) in [("first", 2), ("second", 1)] {
+        fs.reset();
+        assert_eq!(a.read_region::<u16>(&look).unwrap(), part(&model, &look));
+        let c = fs.counts();
+        assert_eq!(
+            (c.open_value, c.get_ranges),
+            (1, want),
+            "{pass} read: the file opened, its index (the first time), the stored inner chunk"
+        );
+    }
+    // a partial update on the filesystem replaces the opened value (in the kernel): through
+    // the array, that drops the kept index too
+    let second = random_block(&mut rng, [4, 4]);
+    fs.reset();
+    a.write_region(&region([4, 4], [4, 4]), second.view())
+        .unwrap();
+    model.slice_mut(s![4..8, 4..8]).assign(&second);
+    assert_eq!(fs.counts().open_value, 1, "the update opened the shard");
+    fs.reset();
+    assert_eq!(a.read_region::<u16>(&look).unwrap(), part(&model, &look));
+    assert_eq!(
+        fs.counts().get_ranges,
+        3,
+        "the index again, both inner chunks"
+    );
+}
