@@ -404,3 +404,39 @@ fn on_local_files_the_index_cache_is_off_by_default_and_works_when_asked_for() {
         "the index again, both inner chunks"
     );
 }
+
+#[test]
+fn a_partial_shard_update_uses_the_stored_index_not_the_kept_one() {
+    // inner chunks stored raw, so that a stale index would go unnoticed; the update keeps the
+    // other inner chunks' stored bytes by their place in the stored shard
+    let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+    let a = sharded(counting.clone(), false);
+    let other = Array::open(counting.clone(), "a").unwrap();
+    let mut rng = Rng::new(13);
+    let mut model = ArrayD::<u16>::zeros(IxDyn(&[32, 32]));
+    let first = random_block(&mut rng, [4, 4]);
+    a.write_region(&region([12, 12], [4, 4]), first.view())
+        .unwrap();
+    model.slice_mut(s![12..16, 12..16]).assign(&first);
+    // `a` keeps the index of a shard of one inner chunk
+    let whole = region([0, 0], [16, 15]);
+    assert_eq!(a.read_region::<u16>(&whole).unwrap(), part(&model, &whole));
+    // another handle stores inner chunk (0, 0), before it in the shard: every span moves
+    let second = random_block(&mut rng, [4, 4]);
+    other
+        .write_region(&region([0, 0], [4, 4]), second.view())
+        .unwrap();
+    model.slice_mut(s![0..4, 0..4]).assign(&second);
+    // a partial update through `a` of a third inner chunk keeps both stored ones
+    let third = random_block(&mut rng, [4, 4]);
+    a.write_region(&region([4, 8], [4, 4]), third.view())
+        .unwrap();
+    model.slice_mut(s![4..8, 8..12]).assign(&third);
+    let fresh = Array::open(counting.clone(), "a").unwrap();
+    assert_eq!(
+        fresh.read_region::<u16>(&region([0, 0], [32, 32])).unwrap(),
+        model
+    );
+    // and `a`, whose write dropped its kept index, reads it all too
+    assert_eq!(a.read_region::<u16>(&whole).unwrap(), part(&model, &whole));
+}
