@@ -33,61 +33,105 @@ use zarr_array::{Array, ArrayBuilder, DataType, ExtensionDef, Group};
 use zarr_meta::data_type::CORE_DATA_TYPES;
 use zarr_store::{FilesystemStore, Store};
 
-/// Runs the peer reader; `Ok(bytes of the .npy)` or `Err(exit code)`.
-fn peer_read(py: &Path, peer: &str, array: &Path) -> Result<Vec<u8>, i32> {
-    peer_read_meta(py, peer, array).map(|(npy, _)| npy)
-}
+/// What a peer made of one array: `Ok((bytes of the .npy, the metadata the peer reports))`,
+/// or `Err((exit code, message))` (3: the peer refused to open the array).
+type PeerRead = Result<(Vec<u8>, String), (i32, String)>;
 
-/// Runs the peer reader; `Ok((bytes of the .npy, the metadata the peer reports))`.
-fn peer_read_meta(py: &Path, peer: &str, array: &Path) -> Result<(Vec<u8>, String), i32> {
+/// Reads each `(peer, array directory)` of `jobs` with `conformance/peers/read_with.py`, all
+/// in one Python process (`--batch`): starting Python and importing zarr-python or
+/// TensorStore costs about a second, which one process per array paid a few hundred times.
+fn peer_reads(py: &Path, jobs: &[(&str, &Path)]) -> Vec<PeerRead> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/peers/read_with.py");
     let tmp = tempfile::tempdir().unwrap();
-    let out_path = tmp.path().join("out.npy");
-    let status = Command::new(py)
+    let outs: Vec<_> = (0..jobs.len())
+        .map(|i| tmp.path().join(format!("{i}.npy")))
+        .collect();
+    let listed: Vec<_> = jobs
+        .iter()
+        .zip(&outs)
+        .map(|((peer, array), out)| json!([peer, array, out]))
+        .collect();
+    let jobs_file = tmp.path().join("jobs.json");
+    let results_file = tmp.path().join("results.json");
+    std::fs::write(&jobs_file, serde_json::to_vec(&listed).unwrap()).unwrap();
+    let run = Command::new(py)
         .arg(script)
-        .arg(peer)
-        .arg(array)
-        .arg(&out_path)
+        .arg("--batch")
+        .arg(&jobs_file)
+        .arg(&results_file)
         .output()
         .expect("run the peer reader");
-    match status.status.code() {
-        Some(0) => Ok((
-            std::fs::read(&out_path).unwrap(),
-            String::from_utf8_lossy(&status.stdout).into_owned(),
-        )),
-        Some(code) => Err(code),
-        None => Err(-1),
-    }
+    assert!(
+        run.status.success(),
+        "read_with.py --batch failed ({}): {}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let results: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&results_file).unwrap()).unwrap();
+    assert_eq!(results.len(), jobs.len(), "one result per job");
+    results
+        .iter()
+        .zip(&outs)
+        .map(|(r, out)| match r["exit"].as_i64() {
+            Some(0) => Ok((std::fs::read(out).unwrap(), r["meta"].to_string())),
+            code => Err((
+                code.map_or(-1, |c| c as i32),
+                r["message"].as_str().unwrap_or_default().to_string(),
+            )),
+        })
+        .collect()
 }
 
-fn expect_same(py: &Path, peers: &[&str], array: &Array, root: &Path) {
-    let ours = array
-        .read_selection_bytes(&zarr_array::Selection::all())
-        .unwrap();
-    for peer in peers {
-        let (npy, meta) = peer_read_meta(py, peer, &root.join(array.path()))
-            .unwrap_or_else(|code| panic!("{peer} could not read {} (exit {code})", array.path()));
-        if *peer == "zarr-python" {
-            // zarr-python's view of the metadata is the same document as ours
-            let theirs = zarr_meta::ArrayMetadata::from_slice(meta.trim().as_bytes())
-                .unwrap_or_else(|e| {
-                    panic!("zarr-python metadata of {}: {e}\n{meta}", array.path())
-                });
-            assert_eq!(
-                &theirs,
-                array.metadata(),
-                "zarr-python sees other metadata for {}",
+/// Each array is read by each of its peers as we read it; with `metadata`, zarr-python's
+/// view of the metadata is also the same document as ours (for Zarr v2 arrays the peers
+/// report their own v2 form: compare the data only).
+fn expect_same(py: &Path, arrays: &[(&Array, &[&str])], root: &Path, metadata: bool) {
+    let paths: Vec<_> = arrays.iter().map(|(a, _)| root.join(a.path())).collect();
+    let jobs: Vec<(&str, &Path)> = arrays
+        .iter()
+        .zip(&paths)
+        .flat_map(|((_, peers), path)| peers.iter().map(move |peer| (*peer, path.as_path())))
+        .collect();
+    let mut reads = peer_reads(py, &jobs).into_iter();
+    for (array, peers) in arrays {
+        let ours = array
+            .read_selection_bytes(&zarr_array::Selection::all())
+            .unwrap();
+        for peer in *peers {
+            let (npy, meta) = reads.next().unwrap().unwrap_or_else(|(code, message)| {
+                panic!(
+                    "{peer} could not read {} (exit {code}): {message}",
+                    array.path()
+                )
+            });
+            if metadata && *peer == "zarr-python" {
+                // zarr-python's view of the metadata is the same document as ours
+                let theirs = zarr_meta::ArrayMetadata::from_slice(meta.trim().as_bytes())
+                    .unwrap_or_else(|e| {
+                        panic!("zarr-python metadata of {}: {e}\n{meta}", array.path())
+                    });
+                assert_eq!(
+                    &theirs,
+                    array.metadata(),
+                    "zarr-python sees other metadata for {}",
+                    array.path()
+                );
+            }
+            let npy = common::read_npy(&npy);
+            assert_eq!(npy.shape, array.shape(), "{peer} {}", array.path());
+            assert!(
+                common::same_elements(array.data_type(), &npy.data, &ours),
+                "{peer} reads {} differently",
                 array.path()
             );
         }
-        let npy = common::read_npy(&npy);
-        assert_eq!(npy.shape, array.shape(), "{peer} {}", array.path());
-        assert!(
-            common::same_elements(array.data_type(), &npy.data, &ours),
-            "{peer} reads {} differently",
-            array.path()
-        );
     }
+}
+
+/// `(array, peers)` pairs as [`expect_same`] takes them.
+fn as_jobs<'a>(arrays: &'a [(Array, Vec<&'a str>)]) -> Vec<(&'a Array, &'a [&'a str])> {
+    arrays.iter().map(|(a, p)| (a, p.as_slice())).collect()
 }
 
 fn random_bytes(n: usize, t: DataType, seed: u64) -> Vec<u8> {
@@ -226,9 +270,7 @@ fn peers_read_what_we_write() {
     .unwrap();
     arrays.push((leaf, both.to_vec()));
 
-    for (array, peers) in &arrays {
-        expect_same(&py, peers, array, dir.path());
-    }
+    expect_same(&py, &as_jobs(&arrays), dir.path(), true);
 }
 
 #[test]
@@ -248,39 +290,23 @@ fn peers_refuse_prepended_arrays_and_read_the_regular_copy() {
     .unwrap();
     z.prepend(ndarray::ArrayD::from_elem(vec![3, 4], 2i32).view(), 0)
         .unwrap();
-    for peer in ["zarr-python", "tensorstore"] {
+    let both = ["zarr-python", "tensorstore"];
+    let prepended = dir.path().join("z");
+    let reads = peer_reads(&py, &both.map(|peer| (peer, prepended.as_path())));
+    for (peer, read) in both.iter().zip(reads) {
         assert_eq!(
-            peer_read(&py, peer, &dir.path().join("z")).err(),
+            read.err().map(|(code, _)| code),
             Some(3),
             "{peer} must refuse"
         );
     }
     let copy = z.to_regular(store.clone(), "z_regular").unwrap();
-    expect_same(&py, &["zarr-python", "tensorstore"], &copy, dir.path());
+    expect_same(&py, &[(&copy, &both)], dir.path(), true);
     let reopened = Array::open(store, "z_regular").unwrap();
     assert_eq!(
         reopened.read_all::<i32>().unwrap(),
         z.read_all::<i32>().unwrap()
     );
-}
-
-/// Reads `array` with each peer and compares the data with ours (for Zarr v2 arrays, whose
-/// metadata the peers report in their own v2 form).
-fn expect_same_data(py: &Path, peers: &[&str], array: &Array, root: &Path) {
-    let ours = array
-        .read_selection_bytes(&zarr_array::Selection::all())
-        .unwrap();
-    for peer in peers {
-        let npy = peer_read(py, peer, &root.join(array.path()))
-            .unwrap_or_else(|code| panic!("{peer} could not read {} (exit {code})", array.path()));
-        let npy = common::read_npy(&npy);
-        assert_eq!(npy.shape, array.shape(), "{peer} {}", array.path());
-        assert!(
-            common::same_elements(array.data_type(), &npy.data, &ours),
-            "{peer} reads {} differently",
-            array.path()
-        );
-    }
 }
 
 #[test]
@@ -374,15 +400,16 @@ fn peers_read_our_v2_arrays_and_their_v3_conversions() {
         .unwrap();
         arrays.push((a, peers));
     }
-    for (a, peers) in &arrays {
-        expect_same_data(&py, peers, a, dir.path());
-    }
+    expect_same(&py, &as_jobs(&arrays), dir.path(), false);
     // converted to v3 where they are (no chunk rewritten): zarr-python reads them the same,
     // and sees the metadata we wrote
-    for (a, _) in &arrays {
-        let v3 = a.to_v3(true).unwrap().array;
-        expect_same(&py, &["zarr-python"], &v3, dir.path());
-    }
+    let converted: Vec<Array> = arrays
+        .iter()
+        .map(|(a, _)| a.to_v3(true).unwrap().array)
+        .collect();
+    let zarr_python: &[&str] = &["zarr-python"];
+    let jobs: Vec<_> = converted.iter().map(|a| (a, zarr_python)).collect();
+    expect_same(&py, &jobs, dir.path(), true);
 }
 
 #[cfg(feature = "vlen")]
@@ -435,11 +462,16 @@ fn zarr_python_reads_our_strings_and_byte_strings() {
     let data = ArrayD::from_shape_vec(IxDyn(&[5, 7]), items).unwrap();
     sh.write_region_vlen(&Region::whole(&[5, 7]), data.view())
         .unwrap();
-    for array in [&s, &b, &sh] {
-        let (npy, meta) = peer_read_meta(&py, "zarr-python", &dir.path().join(array.path()))
-            .unwrap_or_else(|code| {
-                panic!("zarr-python could not read {} (exit {code})", array.path())
-            });
+    let arrays = [&s, &b, &sh];
+    let paths = arrays.map(|a| dir.path().join(a.path()));
+    let reads = peer_reads(&py, &paths.each_ref().map(|p| ("zarr-python", p.as_path())));
+    for (array, read) in arrays.into_iter().zip(reads) {
+        let (npy, meta) = read.unwrap_or_else(|(code, message)| {
+            panic!(
+                "zarr-python could not read {} (exit {code}): {message}",
+                array.path()
+            )
+        });
         let theirs = zarr_meta::ArrayMetadata::from_slice(meta.trim().as_bytes()).unwrap();
         assert_eq!(&theirs, array.metadata(), "{}", array.path());
         let got = common::read_npy(&npy).fixed_width_strings().unwrap();
@@ -500,6 +532,8 @@ fn zarr_python_reads_our_partial_string_shard_writes() {
     ];
     let words = ["a", "é", "héllo", "中文", "-", "xyz", "\u{1F600}", "q\"q"];
     let mut writes = 0;
+    // (directory, name, model) of each array, read by zarr-python at the end
+    let mut written = Vec::new();
     for (name, compressors, fill, keep_empty) in configs {
         let shape = [rng.range(10..30), rng.range(10..30)];
         let inner = [rng.range(1..5), rng.range(1..5)];
@@ -568,13 +602,21 @@ fn zarr_python_reads_our_partial_string_shard_writes() {
                 "{path} step {step}: reads other values than written"
             );
         }
-        let (npy, _) = peer_read_meta(&py, "zarr-python", &dir.path().join(a.path()))
-            .unwrap_or_else(|code| panic!("zarr-python could not read {path} (exit {code})"));
+        written.push((dir.path().join(a.path()), path, model));
+    }
+    assert_eq!(writes, 250);
+    let jobs: Vec<_> = written
+        .iter()
+        .map(|(dir, ..)| ("zarr-python", dir.as_path()))
+        .collect();
+    for ((_, path, model), read) in written.iter().zip(peer_reads(&py, &jobs)) {
+        let (npy, _) = read.unwrap_or_else(|(code, message)| {
+            panic!("zarr-python could not read {path} (exit {code}): {message}")
+        });
         let theirs = common::read_npy(&npy).fixed_width_strings().unwrap();
         let ours: Vec<Vec<u8>> = model.iter().map(|s| s.as_bytes().to_vec()).collect();
         assert_eq!(theirs, ours, "zarr-python reads {path} differently");
     }
-    assert_eq!(writes, 250);
 }
 
 /// Differential test of Zarr v2 filter chains against zarr-python 3.1.6: it writes 300 seeded
@@ -723,6 +765,7 @@ fn zarr_python_reads_our_partial_shard_writes() {
     let transpose = def("transpose", json!({"order": [1, 0]}));
     let zstd = def("zstd", json!({"level": 1, "checksum": false}));
     let crc32c = def("crc32c", json!(null));
+    let mut written = Vec::new();
     // (name, inner filters, inner compressors, fill value, write_empty_chunks)
     type Config = (
         &'static str,
@@ -802,7 +845,10 @@ fn zarr_python_reads_our_partial_shard_writes() {
                 "{path} step {step}: reads other values than written"
             );
         }
-        expect_same(&py, &["zarr-python"], &a, dir.path());
+        written.push(a);
     }
     assert_eq!(writes, 300);
+    let zarr_python: &[&str] = &["zarr-python"];
+    let jobs: Vec<_> = written.iter().map(|a| (a, zarr_python)).collect();
+    expect_same(&py, &jobs, dir.path(), true);
 }

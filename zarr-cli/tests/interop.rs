@@ -5,49 +5,79 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
 
-fn zarr_python_reads(py: &Path, array: &Path, expected: &Npy) -> Result<(), String> {
+/// Reads every array of `arrays` with zarr-python through `conformance/peers/read_with.py`,
+/// all in one Python process (`--batch`: importing zarr-python costs about a second), and
+/// compares each with the `.npy` it was imported from; the problems found.
+fn zarr_python_reads(py: &Path, arrays: &[(PathBuf, Npy)]) -> Vec<String> {
     let script = repo().join("conformance/peers/read_with.py");
-    let out = array.with_extension("peer.npy");
+    let outs: Vec<PathBuf> = arrays
+        .iter()
+        .map(|(array, _)| array.with_extension("peer.npy"))
+        .collect();
+    let jobs: Vec<serde_json::Value> = arrays
+        .iter()
+        .zip(&outs)
+        .map(|((array, _), out)| serde_json::json!(["zarr-python", array, out]))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (jobs_file, results_file) = (
+        dir.path().join("jobs.json"),
+        dir.path().join("results.json"),
+    );
+    std::fs::write(&jobs_file, serde_json::to_vec(&jobs).unwrap()).unwrap();
     let r = Command::new(py)
         .arg(script)
-        .arg("zarr-python")
-        .arg(array)
-        .arg(&out)
+        .arg("--batch")
+        .arg(&jobs_file)
+        .arg(&results_file)
         .output()
         .expect("run the peer reader");
-    if !r.status.success() {
-        return Err(format!(
-            "zarr-python could not read {} (exit {:?}): {}",
-            array.display(),
-            r.status.code(),
-            String::from_utf8_lossy(&r.stderr)
-        ));
+    assert!(
+        r.status.success(),
+        "read_with.py --batch failed ({}): {}",
+        r.status,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let results: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&results_file).unwrap()).unwrap();
+    assert_eq!(results.len(), arrays.len(), "one result per array");
+    let mut problems = Vec::new();
+    for (((array, expected), out), result) in arrays.iter().zip(&outs).zip(&results) {
+        if result["exit"] != 0 {
+            problems.push(format!(
+                "zarr-python could not read {} (exit {}): {}",
+                array.display(),
+                result["exit"],
+                result["message"]
+            ));
+            continue;
+        }
+        let got = read_npy(out);
+        if got.data_type != expected.data_type || got.shape != expected.shape {
+            problems.push(format!(
+                "{}: {:?} {:?}",
+                array.display(),
+                got.data_type,
+                got.shape
+            ));
+            continue;
+        }
+        let size = expected.data_type.size();
+        let same = got
+            .data
+            .chunks_exact(size)
+            .zip(expected.data.chunks_exact(size))
+            .all(|(a, b)| expected.data_type.elements_equal(a, b));
+        if !same {
+            problems.push(format!("zarr-python reads {} differently", array.display()));
+        }
     }
-    let got = read_npy(&out);
-    if got.data_type != expected.data_type || got.shape != expected.shape {
-        return Err(format!(
-            "{}: {:?} {:?}",
-            array.display(),
-            got.data_type,
-            got.shape
-        ));
-    }
-    let size = expected.data_type.size();
-    let same = got
-        .data
-        .chunks_exact(size)
-        .zip(expected.data.chunks_exact(size))
-        .all(|(a, b)| expected.data_type.elements_equal(a, b));
-    if same {
-        Ok(())
-    } else {
-        Err(format!("zarr-python reads {} differently", array.display()))
-    }
+    problems
 }
 
 #[test]
@@ -116,7 +146,7 @@ fn zarr_python_reads_every_codec_option() {
             ],
         ),
     ];
-    let mut problems = Vec::new();
+    let mut imported = Vec::new();
     for (i, (name, t, opts)) in cases.into_iter().enumerate() {
         let src = dir.path().join(format!("{name}.npy"));
         write_npy(&src, t, &[17, 13], &random(t, 17 * 13, i as u64 + 10));
@@ -130,9 +160,8 @@ fn zarr_python_reads_every_codec_option() {
         ];
         args.extend(opts.iter().map(|o| o.to_string()));
         ok(&args);
-        if let Err(e) = zarr_python_reads(&py, &array, &read_npy(&src)) {
-            problems.push(e);
-        }
+        imported.push((array, read_npy(&src)));
     }
+    let problems = zarr_python_reads(&py, &imported);
     assert!(problems.is_empty(), "{problems:#?}");
 }
