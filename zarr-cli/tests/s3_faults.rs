@@ -91,61 +91,79 @@ fn s3_info_and_export_on_a_failing_server_exit_with_its_message() {
     );
     assert_eq!(made.code, 0, "{made:?}");
     let dir = tempfile::tempdir().unwrap();
-    let npy = dir.path().join("out.npy");
-    let npy = s(&npy);
-    for kind in Fault::ALL {
-        let proxy = FaultProxy::start(
-            ProxyConfig::new(&upstream, 5)
-                .rate(1.0)
-                .faults(&[kind])
-                .delay(Duration::from_secs(30)),
-        )
-        .unwrap();
-        // the options as flags
-        let (run, took) = zarr_at(
-            &proxy.url(),
-            &[
-                "info",
-                &url,
-                "--retries",
-                "3",
-                "--retry-timeout",
-                "2s",
-                "--request-timeout",
-                "1s",
-            ],
-            &[],
-        );
-        let line = failed_cleanly(&format!("info, {kind}"), &run, took);
-        match kind {
-            Fault::Status500 => assert!(line.contains("500"), "{line}"),
-            Fault::Status503 => assert!(line.contains("503"), "{line}"),
-            Fault::SlowDown => assert!(line.contains("SlowDown"), "{line}"),
-            Fault::Delay => assert!(line.contains("timed out"), "{line}"),
-            _ => {}
+    // each kind of fault behind its own proxy, all at once: the commands spend their time
+    // waiting for the retries and timeouts, not computing
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = Fault::ALL
+            .into_iter()
+            .map(|kind| {
+                let npy = dir.path().join(format!("{kind}.npy"));
+                let (upstream, url) = (&upstream, &url);
+                scope.spawn(move || fails_with_each_kind(upstream, url, &s(&npy), kind))
+            })
+            .collect();
+        for thread in threads {
+            thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         }
-        // the same as environment variables
-        let (run, took) = zarr_at(
-            &proxy.url(),
-            &["export", &url, &npy],
-            &[
-                ("ZARR_RETRIES", "3"),
-                ("ZARR_RETRY_TIMEOUT", "2s"),
-                ("ZARR_REQUEST_TIMEOUT", "1s"),
-            ],
-        );
-        failed_cleanly(&format!("export, {kind}"), &run, took);
-        assert!(
-            !std::path::Path::new(&npy).exists(),
-            "{kind}: export left a file"
-        );
-        // retried: the first attempt and 3 retries of each command's first request, or as
-        // many as 2 s allow when each takes the 1 s request timeout
-        let counts = proxy.counts();
-        let least = if kind == Fault::Delay { 4 } else { 8 };
-        assert!(counts.of(kind) >= least, "{kind}: {counts}");
-        eprintln!("{kind}: {line} ({took:?})");
+    });
+}
+
+/// `zarr info` and `zarr export` of `url` through a proxy in front of `upstream` failing
+/// every request with `kind`.
+fn fails_with_each_kind(upstream: &str, url: &str, npy: &str, kind: Fault) {
+    let proxy = FaultProxy::start(
+        ProxyConfig::new(upstream, 5)
+            .rate(1.0)
+            .faults(&[kind])
+            .delay(Duration::from_secs(30)),
+    )
+    .unwrap();
+    // the options as flags
+    let (run, took) = zarr_at(
+        &proxy.url(),
+        &[
+            "info",
+            url,
+            "--retries",
+            "3",
+            "--retry-timeout",
+            "2s",
+            "--request-timeout",
+            "1s",
+        ],
+        &[],
+    );
+    let line = failed_cleanly(&format!("info, {kind}"), &run, took);
+    match kind {
+        Fault::Status500 => assert!(line.contains("500"), "{line}"),
+        Fault::Status503 => assert!(line.contains("503"), "{line}"),
+        Fault::SlowDown => assert!(line.contains("SlowDown"), "{line}"),
+        Fault::Delay => assert!(line.contains("timed out"), "{line}"),
+        _ => {}
     }
+    // the same as environment variables
+    let (run, took) = zarr_at(
+        &proxy.url(),
+        &["export", url, npy],
+        &[
+            ("ZARR_RETRIES", "3"),
+            ("ZARR_RETRY_TIMEOUT", "2s"),
+            ("ZARR_REQUEST_TIMEOUT", "1s"),
+        ],
+    );
+    failed_cleanly(&format!("export, {kind}"), &run, took);
+    assert!(
+        !std::path::Path::new(npy).exists(),
+        "{kind}: export left a file"
+    );
+    // retried: the first attempt and 3 retries of each command's first request, or as
+    // many as 2 s allow when each takes the 1 s request timeout
+    let counts = proxy.counts();
+    let least = if kind == Fault::Delay { 4 } else { 8 };
+    assert!(counts.of(kind) >= least, "{kind}: {counts}");
+    eprintln!("{kind}: {line} ({took:?})");
 }
 
 /// Nothing listens: every connection is refused, and the command fails once the retries
