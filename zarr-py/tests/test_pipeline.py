@@ -706,6 +706,38 @@ def test_zarr_python_opens_sparse_layout_arrays(tmp_path):
             assert np.array_equal(got.toarray(), dense)
 
 
+def test_zarr_python_refuses_sparse_layout_configurations_the_engine_refuses(tmp_path):
+    # refused when zarr-python opens the array (the codec's `validate`), not at the first
+    # stored chunk: these arrays have none, and would read as their fill value (the
+    # conformance corpus' documents to refuse, read by zarr-python with zarr_rs installed)
+    import json
+
+    def doc(name, shape, chunks, configuration):
+        path = tmp_path / f"{name}.zarr"
+        zarr_rs.create_array(str(path), shape=shape, chunks=chunks, dtype="float32", sparse="coo")
+        meta = json.loads((path / "zarr.json").read_text())
+        meta["codecs"][0]["configuration"] = configuration
+        (path / "zarr.json").write_text(json.dumps(meta))
+        return str(path)
+
+    ok = {"format": "csr", "index_data_type": "uint16", "pointer_data_type": "uint32"}
+    refused = {
+        "format": doc("format", (4, 6), (4, 6), dict(ok, format="dia")),
+        "key": doc("key", (4, 6), (4, 6), dict(ok, sorted=True)),
+        "index": doc("index", (4, 70000), (4, 70000), ok),
+        "rank": doc("rank", (4, 4, 4), (2, 2, 2), ok),
+    }
+    good = doc("good", (4, 6), (4, 6), ok)
+    for pipe in (DEFAULT, RS):
+        with _pipeline(pipe):
+            for case, path in refused.items():
+                with pytest.raises(Exception) as e:
+                    zarr.open_array(path, mode="r")[...]
+                assert "sparse_layout" in str(e.value) or "index" in str(e.value), (case, e.value)
+            # the same array with the engine's configuration opens, as its fill value
+            assert np.array_equal(zarr.open_array(good, mode="r")[...], np.zeros((4, 6), "f4"))
+
+
 def test_zarr_python_still_refuses_regular_bounded(tmp_path):
     # a prepended array's grid (regular_bounded) is refused by zarr-python's metadata parser,
     # whichever pipeline: zarr_rs opens it (README)

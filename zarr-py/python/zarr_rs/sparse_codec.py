@@ -5,7 +5,8 @@ zarr-python opens ``sparse_layout`` arrays (as dense NumPy data) once zarr_rs is
 with no other plugin. Each chunk is decoded and encoded by the engine: through
 ``zarr_rs.CodecPipeline`` in batches with the rest of the chain, or, on zarr-python's own
 pipeline, one chunk at a time by this codec. The configuration is kept as written and checked
-by the engine when it first builds the chain.
+by the engine when zarr-python opens or creates the array (``validate``), so that a
+configuration the engine refuses refuses the array even when none of its chunks is stored.
 """
 
 from __future__ import annotations
@@ -62,6 +63,26 @@ class SparseLayoutCodec(ArrayBytesCodec):
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
         return self
+
+    def validate(self, *, shape: tuple[int, ...], dtype: Any, chunk_grid: Any) -> None:
+        """Builds the engine's chain for the array's chunks: a configuration it refuses (a
+        format, a key, an index type too small for the chunk shape, CSR / CSC on other than 2
+        dimensions) raises here, when zarr-python opens or creates the array, rather than at
+        the first stored chunk (an array with none would read as its fill value)."""
+        from zarr.core.array_spec import ArrayConfig, ArraySpec
+        from zarr.core.buffer import default_buffer_prototype
+
+        chunk_shape = getattr(chunk_grid, "chunk_shape", None)
+        if chunk_shape is None:
+            raise ValueError(f"sparse_layout: a chunk grid with no regular chunk shape: {chunk_grid!r}")
+        spec = ArraySpec(
+            shape=tuple(chunk_shape),
+            dtype=dtype,
+            fill_value=dtype.default_scalar(),
+            config=ArrayConfig.from_dict({}),
+            prototype=default_buffer_prototype(),
+        )
+        self._engine(spec)
 
     def compute_encoded_size(self, input_byte_length: int, _chunk_spec: ArraySpec) -> int:
         raise NotImplementedError("sparse_layout chunks have no fixed encoded size")
