@@ -20,7 +20,7 @@ use super::{IndexLocation, ShardingCodec};
 
 /// A piece of work: one inner chunk's part of the output, and where its stored bytes are.
 struct Job<'a> {
-    part: ChunkPart,
+    part: &'a ChunkPart,
     data: Stored<'a>,
 }
 
@@ -123,7 +123,9 @@ impl ShardingCodec {
         }
         let whole = Region::whole(&self.repr.shape);
         // the parts come in C order of the inner chunks, as the index does
-        let jobs: Vec<Job<'_>> = regular_chunks_in_region(&self.inner_shape, &whole)
+        let parts: Vec<ChunkPart> = regular_chunks_in_region(&self.inner_shape, &whole).collect();
+        let jobs: Vec<Job<'_>> = parts
+            .iter()
             .zip(&spans)
             .map(|(part, span)| Job {
                 part,
@@ -326,10 +328,7 @@ impl ShardingCodec {
             let jobs: Vec<Job<'_>> = parts
                 .iter()
                 .zip(stored)
-                .map(|(part, data)| Job {
-                    part: part.clone(),
-                    data,
-                })
+                .map(|(part, data)| Job { part, data })
                 .collect();
             self.run_jobs(&jobs, &mut out.whole())?;
             Ok(Some(()))
