@@ -321,6 +321,7 @@ impl Array {
         _: &ChunkPart,
         _: &[u64],
         _: &CodecChain,
+        _: IndexHook<'_>,
     ) -> Result<Option<u64>> {
         Err(ArrayError::VariableSizeElements {
             data_type: self.meta.data_type,
