@@ -15,12 +15,26 @@ use crate::error::{try_alloc, zarr, CliError, Result};
 use crate::npy;
 use crate::progress::Progress;
 
-/// The byte size slabs are grouped up to.
+/// The byte size slabs of imports and writes are grouped up to.
 const SLAB_TARGET: u64 = 16 << 20;
 
+/// The byte size an export's slabs are grouped up to within `budget`: a quarter of it (an
+/// export holds a slab being read, one read ahead and one being written), at most 256 MiB
+/// (64 MiB with the default budget of 1 GiB). On an object store each slab waits a round
+/// trip for its chunks, so an array of a few slabs exports in as few round trips.
+fn export_slab_target(budget: u64) -> u64 {
+    (budget / 4).min(256 << 20)
+}
+
 /// Position ranges `[a, b)` along axis 0 covering `[start, end)`, cut at the chunk boundaries
-/// of `grid` and grouped to about 16 MiB (`row_bytes` bytes per position).
-pub fn slabs(grid: &dyn ChunkGrid, start: u64, end: u64, row_bytes: u64) -> Vec<(u64, u64)> {
+/// of `grid` and grouped up to `target` bytes (`row_bytes` bytes per position).
+pub fn slabs(
+    grid: &dyn ChunkGrid,
+    start: u64,
+    end: u64,
+    row_bytes: u64,
+    target: u64,
+) -> Vec<(u64, u64)> {
     if start >= end {
         return Vec::new();
     }
@@ -52,7 +66,7 @@ pub fn slabs(grid: &dyn ChunkGrid, start: u64, end: u64, row_bytes: u64) -> Vec<
         }
         // group consecutive chunk rows up to the target size
         match out.last_mut() {
-            Some(last) if last.1 == a && (b - last.0).saturating_mul(row_bytes) <= SLAB_TARGET => {
+            Some(last) if last.1 == a && (b - last.0).saturating_mul(row_bytes) <= target => {
                 last.1 = b
             }
             _ => out.push((a, b)),
@@ -127,7 +141,8 @@ fn pieces(array: &Array, region: &Region, budget: u64) -> Result<Pieces> {
     let elem = array.data_type().size();
     let rb = row_bytes(&region.shape, elem);
     let s0 = region.start[0];
-    let slabs = slabs(array.grid(), s0, s0 + region.shape[0], rb);
+    let target = export_slab_target(budget);
+    let slabs = slabs(array.grid(), s0, s0 + region.shape[0], rb, target);
     if slabs
         .iter()
         .all(|&(a, b)| (b - a).saturating_mul(rb) <= budget)
@@ -286,13 +301,43 @@ pub fn export_npy(
                 npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
             }
             Pieces::Slabs(slabs) => {
-                for (a, b) in slabs {
+                let slab_of = |(a, b): (u64, u64)| {
                     let mut slab = region.clone();
                     slab.start[0] = a;
                     slab.shape[0] = b - a;
-                    let buf = read(&slab)?;
+                    slab
+                };
+                let mut write = |buf: Vec<u8>| -> Result<()> {
                     npy::write_le(&mut w, t, &buf).map_err(|e| CliError::io(out_path, e))?;
                     progress.inc(buf.len() as u64);
+                    Ok(())
+                };
+                // the next slab is read (its chunks fetched and decoded) while this one is
+                // written, when three slabs fit in the budget
+                let rb = row_bytes(&region.shape, elem);
+                let largest = slabs.iter().map(|&(a, b)| (b - a) * rb).max();
+                if slabs.len() > 1 && largest.is_some_and(|n| n.saturating_mul(3) <= budget) {
+                    std::thread::scope(|scope| -> Result<()> {
+                        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                        scope.spawn(move || {
+                            for &piece in &slabs {
+                                let read = read(&slab_of(piece));
+                                let failed = read.is_err();
+                                // the writer stopped (it failed): nothing more to read
+                                if tx.send(read).is_err() || failed {
+                                    return;
+                                }
+                            }
+                        });
+                        for buf in rx {
+                            write(buf?)?;
+                        }
+                        Ok(())
+                    })?;
+                } else {
+                    for piece in slabs {
+                        write(read(&slab_of(piece))?)?;
+                    }
                 }
             }
             Pieces::Parts => {
@@ -423,7 +468,7 @@ pub fn import_npy(
     let rb = npy.slab_row_bytes();
     let len = shape[slow];
     let cuts: Vec<(u64, u64)> = if slow == 0 {
-        slabs(array.grid(), 0, len, rb)
+        slabs(array.grid(), 0, len, rb, SLAB_TARGET)
     } else {
         vec![(0, len)]
     };
@@ -469,7 +514,7 @@ pub fn write_block(
             .map_err(|e| zarr(location, e))?;
     } else {
         let rb = row_bytes(shape, elem);
-        for (a, b) in slabs(array.grid(), start[0], start[0] + shape[0], rb) {
+        for (a, b) in slabs(array.grid(), start[0], start[0] + shape[0], rb, SLAB_TARGET) {
             let mut slab = region.clone();
             slab.start[0] = a;
             slab.shape[0] = b - a;
@@ -522,23 +567,29 @@ mod tests {
             r#"{"name": "regular", "configuration": {"chunk_shape": [4, 4]}}"#,
             &[10, 4],
         );
-        assert_eq!(slabs(&*g, 0, 10, 16), vec![(0, 10)]);
+        assert_eq!(slabs(&*g, 0, 10, 16, SLAB_TARGET), vec![(0, 10)]);
         assert_eq!(
-            slabs(&*g, 0, 10, SLAB_TARGET),
+            slabs(&*g, 0, 10, SLAB_TARGET, SLAB_TARGET),
             vec![(0, 4), (4, 8), (8, 10)]
         );
-        assert_eq!(slabs(&*g, 3, 9, SLAB_TARGET), vec![(3, 4), (4, 8), (8, 9)]);
-        assert_eq!(slabs(&*g, 5, 5, 16), Vec::<(u64, u64)>::new());
+        assert_eq!(
+            slabs(&*g, 3, 9, SLAB_TARGET, SLAB_TARGET),
+            vec![(3, 4), (4, 8), (8, 9)]
+        );
+        assert_eq!(slabs(&*g, 5, 5, 16, SLAB_TARGET), Vec::<(u64, u64)>::new());
         let b = grid(
             r#"{"name": "regular_bounded", "configuration": {"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [-3, 0]}}"#,
             &[9, 4],
         );
-        assert_eq!(slabs(&*b, 0, 9, SLAB_TARGET), vec![(0, 3), (3, 7), (7, 9)]);
+        assert_eq!(
+            slabs(&*b, 0, 9, SLAB_TARGET, SLAB_TARGET),
+            vec![(0, 3), (3, 7), (7, 9)]
+        );
         // a small region of a huge axis visits only its own chunk rows
         let h = grid(
             r#"{"name": "regular", "configuration": {"chunk_shape": [10]}}"#,
             &[1 << 50],
         );
-        assert_eq!(slabs(&*h, 5, 25, 1), vec![(5, 25)]);
+        assert_eq!(slabs(&*h, 5, 25, 1, SLAB_TARGET), vec![(5, 25)]);
     }
 }

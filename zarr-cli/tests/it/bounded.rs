@@ -59,6 +59,41 @@ fn export_chunk_by_chunk_within_the_budget() {
 }
 
 #[test]
+fn export_reads_the_next_slab_while_it_writes_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, values) = i32_array(dir.path(), &[6, 40], "2,4");
+    let out = dir.path().join("out.npy");
+    // a chunk row is 320 bytes: within 1000 bytes the slabs are one chunk row each (a
+    // quarter of the budget), and three of them fit, so each is read while the one before
+    // is written
+    ok(&["export", &a, &s(&out), "--max-memory", "1000"]);
+    let back = read_npy(&out);
+    assert_eq!(back.shape, vec![6, 40]);
+    assert_eq!(to_i32(&back.data), values);
+    ok(&[
+        "export",
+        &a,
+        &s(&out),
+        "--region",
+        "1:6,3:37",
+        "--max-memory",
+        "1000",
+    ]);
+    let want: Vec<i32> = (1..6)
+        .flat_map(|r| (3..37).map(move |c| r * 40 + c))
+        .map(|i| values[i])
+        .collect();
+    assert_eq!(to_i32(&read_npy(&out).data), want);
+    // a corrupt chunk in the last slab: an error naming it, and no output left behind
+    std::fs::remove_file(&out).unwrap();
+    let chunk = Path::new(&a).join("c/2/3");
+    std::fs::write(&chunk, [1, 2, 3]).unwrap();
+    let e = fails(&["export", &a, &s(&out), "--max-memory", "1000"], 1);
+    assert!(e.contains("c/2/3"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
 fn an_export_larger_than_the_disk_is_refused_before_it_starts() {
     let dir = tempfile::tempdir().unwrap();
     for (k, (shape, chunks)) in [("10,1099511627776", "10,10"), ("1099511627776,9", "4,9")]
