@@ -20,7 +20,7 @@ const SLAB_TARGET: u64 = 16 << 20;
 
 /// The byte size an export's slabs are grouped up to within `budget`: a quarter of it (an
 /// export holds a slab being read, one read ahead and one being written), at most 256 MiB
-/// (64 MiB with the default budget of 1 GiB). On an object store each slab waits a round
+/// (what the default budget of 1 GiB gives). On an object store each slab waits a round
 /// trip for its chunks, so an array of a few slabs exports in as few round trips.
 fn export_slab_target(budget: u64) -> u64 {
     (budget / 4).min(256 << 20)
