@@ -3,16 +3,22 @@
 //! data type, fill value, codecs), built from the metadata document zarr-python's codecs
 //! describe (a `zarr.json`, or a `.zarray` for a v2 array's filters and compressor), and
 //! decodes and encodes batches of chunks with the GIL released, the chunks of a batch in
-//! parallel. Python fetches and stores the bytes (zarr-python's `ByteGetter` / `ByteSetter`)
-//! and places the chunks in the output; a partial read of a stored chunk (the inner chunks of
-//! a shard a selection meets) reads its byte ranges through a Python callback.
+//! parallel. On a `LocalStore` the engine reads and writes the chunk files itself
+//! ([`LocalFiles`]: the `read_*` and `write_from` methods); elsewhere Python fetches and stores
+//! the bytes (zarr-python's `ByteGetter` / `ByteSetter`) and a partial read of a stored chunk
+//! (the inner chunks of a shard a selection meets) reads its byte ranges through a Python
+//! callback. Chunks go straight into the output (`decode_into`, `read_into`) or, for a few
+//! elements each, element by element (`decode_points`, `read_points`).
 
+use std::borrow::Cow;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
@@ -21,10 +27,10 @@ use zarr_array::zarr_codecs::{
     BlockBuffer, BlockError, ByteRange, ByteRangeSource, ChunkIn, ChunkUpdate, CodecChain,
     CodecError, EncodeOptions, SourceError,
 };
-use zarr_array::zarr_store::{MemoryStore, Store};
-use zarr_array::{Array, ArrayError, DataType, Region};
+use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
+use zarr_array::{Array, ArrayError, DataType, Region, StoreSource};
 
-use crate::error::{IntoPy, InvalidArgumentError};
+use crate::error::{IntoPy, InvalidArgumentError, StoreError};
 
 /// Chunks decoded and encoded by [`ChunkCodec`] since the module was loaded (`stats()`), so
 /// that a test can tell that zarr-python's arrays went through the engine.
@@ -38,6 +44,9 @@ static FROM_VALUE: AtomicU64 = AtomicU64::new(0);
 /// Chunks updated in part through the chain's partial encoder (`encode_update`: a shard of
 /// which only the inner chunks a write touches are re-encoded), not counted in `encoded`.
 static UPDATED: AtomicU64 = AtomicU64::new(0);
+/// Chunks the engine read or wrote itself, in a `LocalStore`'s directory ([`LocalFiles`]),
+/// rather than through zarr-python's `ByteGetter` / `ByteSetter`.
+static FILES: AtomicU64 = AtomicU64::new(0);
 
 /// The thread pool batches are decoded and encoded on (the engine's own parallel work, such
 /// as a shard's inner chunks, runs on it too), one per process: a process forked from one
@@ -230,69 +239,23 @@ impl ChunkCodec {
         sources: Vec<Py<PyAny>>,
         regions: Vec<(Vec<u64>, Vec<u64>)>,
     ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
-        if sources.len() != regions.len() {
-            return Err(InvalidArgumentError::new_err(format!(
-                "{} sources for {} regions",
-                sources.len(),
-                regions.len()
-            )));
-        }
-        let regions: Vec<Region> = regions
-            .into_iter()
-            .map(|(start, shape)| Region::new(start, shape))
-            .collect::<Result<_, _>>()
-            .map_err(ArrayError::from)
-            .py_err()?;
         let sources: Vec<PySource> = sources.into_iter().map(PySource).collect();
-        let chain = self.chain();
-        let elem = chain.repr().element_size();
-        match self.elements {
-            Elements::Fixed => {
-                let decoded: Vec<Option<Vec<u8>>> = run(py, || {
-                    sources
-                        .par_iter()
-                        .zip(regions.par_iter())
-                        .map(|(source, region)| {
-                            let n = region
-                                .num_elements()
-                                .and_then(|n| usize::try_from(n).ok())
-                                .and_then(|n| n.checked_mul(elem))
-                                .ok_or_else(|| CodecError::ChunkTooLarge {
-                                    shape: region.shape.clone(),
-                                    element_size: elem,
-                                })?;
-                            let mut out = vec![0u8; n];
-                            let stored =
-                                chain.partial_decoder().region(source, region, &mut out)?;
-                            Ok(stored.then_some(out))
-                        })
-                        .collect::<Result<_, CodecError>>()
-                })?
-                .map_err(|e| codec_err("decoding part of a chunk", e))
-                .py_err()?;
-                PARTIAL.fetch_add(count(&decoded), Ordering::Relaxed);
-                Ok(decoded
-                    .into_iter()
-                    .map(|d| d.map(|v| PyArray1::from_vec(py, v).into_any()))
-                    .collect())
-            }
-            Elements::Text | Elements::Bytes => {
-                let decoded = run(py, || {
-                    sources
-                        .par_iter()
-                        .zip(regions.par_iter())
-                        .map(|(source, region)| chain.partial_decoder().vlen_region(source, region))
-                        .collect::<Result<Vec<_>, CodecError>>()
-                })?
-                .map_err(|e| codec_err("decoding part of a chunk", e))
-                .py_err()?;
-                PARTIAL.fetch_add(count(&decoded), Ordering::Relaxed);
-                decoded
-                    .into_iter()
-                    .map(|d| d.map(|chunk| self.vlen_to_py(py, &chunk)).transpose())
-                    .collect()
-            }
-        }
+        self.regions_of(py, &sources, regions)?.py_err()
+    }
+
+    /// [`ChunkCodec::decode_regions`] of the stored chunks at `keys` of `files` (a
+    /// `LocalStore`'s directory, read by the engine itself: no Python call per byte range).
+    fn read_regions<'py>(
+        &self,
+        py: Python<'py>,
+        files: &LocalFiles,
+        keys: Vec<String>,
+        regions: Vec<(Vec<u64>, Vec<u64>)>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+        let store = files.store();
+        let sources: Vec<StoreSource<'_>> =
+            keys.iter().map(|k| StoreSource::new(store, k)).collect();
+        self.regions_of(py, &sources, regions)?.map_err(files_err)
     }
 
     /// Decodes stored chunks of fixed-size elements straight into `out`, the bytes of the
@@ -309,112 +272,135 @@ impl ChunkCodec {
         out_shape: Vec<u64>,
         placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
     ) -> PyResult<Vec<bool>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunks hold variable-size elements (use decode)",
-            ));
-        }
-        if chunks.len() != placements.len() {
-            return Err(InvalidArgumentError::new_err(format!(
-                "{} chunks for {} placements",
-                chunks.len(),
-                placements.len()
-            )));
-        }
-        let chain = self.chain();
-        let elem = chain.repr().element_size();
-        let chunk_shape = self.array.shape().to_vec();
-        let boxes: Vec<Placement> = placements
-            .into_iter()
-            .map(|(c, e, o)| Placement::new(&chunk_shape, &out_shape, c, e, o))
-            .collect::<Result<_, String>>()
-            .map_err(InvalidArgumentError::new_err)?;
         let inputs: Vec<Option<&[u8]>> = chunks
             .iter()
             .map(|c| c.as_ref().map(slice).transpose())
             .collect::<PyResult<_>>()?;
-        let mut out = out.try_readwrite().map_err(|e| {
-            InvalidArgumentError::new_err(format!("the output is not writeable: {e}"))
-        })?;
-        let out = out
-            .as_slice_mut()
-            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
-        let want = out_shape
-            .iter()
-            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
-            .and_then(|n| usize::try_from(n).ok());
-        if want != Some(out.len()) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "the output holds {} bytes, not those of shape {out_shape:?} ({elem} bytes an element)",
-                out.len()
-            )));
+        self.place_into(py, Stored::Fetched(&inputs), out, out_shape, placements)?
+            .py_err()
+    }
+
+    /// [`ChunkCodec::decode_into`] of the stored chunks at `keys` of `files` (a `LocalStore`'s
+    /// directory): each chunk read by the engine and decoded on the same worker thread.
+    fn read_into<'py>(
+        &self,
+        py: Python<'py>,
+        files: &LocalFiles,
+        keys: Vec<String>,
+        out: Bound<'py, PyArray1<u8>>,
+        out_shape: Vec<u64>,
+        placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+    ) -> PyResult<Vec<bool>> {
+        let stored = Stored::Files {
+            store: files.store(),
+            keys: &keys,
+        };
+        let got = self.place_into(py, stored, out, out_shape, placements)?;
+        if let Ok(read) = &got {
+            FILES.fetch_add(
+                read.iter().filter(|s| **s).count() as u64,
+                Ordering::Relaxed,
+            );
         }
-        // each box a block of `out`: the split checks that they are disjoint (and inside
-        // it), so that the threads below write bytes no other one writes
-        let regions: Vec<Region> = boxes.iter().map(Placement::out_region).collect();
-        let mut buffer = BlockBuffer::new(out, &out_shape, elem)
-            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
-        let blocks = buffer.split_disjoint(&regions).map_err(|e| match e {
-            BlockError::Intersect { first, second } => InvalidArgumentError::new_err(format!(
-                "placements {first} and {second} overlap in the output"
-            )),
-            e => InvalidArgumentError::new_err(format!("the placements: {e}")),
-        })?;
-        let stored: Vec<bool> = run(py, || {
-            blocks
-                .into_par_iter()
-                .zip(inputs.par_iter())
-                .zip(boxes.par_iter())
-                .map(|((mut block, c), place)| {
-                    let Some(bytes) = c else { return Ok(false) };
-                    if place.is_whole(&chunk_shape) {
-                        if let Some(dst) = block.as_contiguous_mut() {
-                            // the chunk is one contiguous run of the output: decoded straight
-                            // into it
-                            chain.decode_into(bytes, dst)?;
-                            return Ok(true);
-                        }
-                    }
-                    let mut tmp = vec![0u8; chain.decoded_len()];
-                    chain.decode_into(bytes, &mut tmp)?;
-                    block.copy_from(&tmp, &chunk_shape, &place.chunk_start())?;
-                    Ok(true)
-                })
-                .collect::<Result<_, CodecError>>()
-        })?
-        .map_err(|e| codec_err("decoding a chunk", e))
-        .py_err()?;
-        let n = stored.iter().filter(|s| **s).count() as u64;
-        DECODED.fetch_add(n, Ordering::Relaxed);
-        DIRECT.fetch_add(n, Ordering::Relaxed);
-        Ok(stored)
+        got.map_err(files_err)
+    }
+
+    /// Decodes the elements at `points[i]` (a `uint64` array of shape `(n, rank)`: positions
+    /// inside the chunk) of each stored chunk `chunks[i]` (`None`: not stored) into `out`,
+    /// the bytes of the output array (a C-contiguous `uint8` view), at the elements
+    /// `positions[i]` (an `int64` array of `n` flat element indices of the output): the
+    /// chunks in parallel with the GIL released, each reading and decoding only what its
+    /// points need ([`PartialDecoder::points`](zarr_array::zarr_codecs::PartialDecoder::points):
+    /// a shard's inner chunks that hold them, a compressed chunk's prefix up to the last
+    /// one). Returns whether each chunk was stored (a chunk not stored is left for the
+    /// caller to fill).
+    fn decode_points<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: Vec<Option<PyReadonlyArray1<'py, u8>>>,
+        points: Vec<PyReadonlyArray2<'py, u64>>,
+        out: Bound<'py, PyArray1<u8>>,
+        positions: Vec<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<Vec<bool>> {
+        let inputs: Vec<Option<&[u8]>> = chunks
+            .iter()
+            .map(|c| c.as_ref().map(slice).transpose())
+            .collect::<PyResult<_>>()?;
+        self.points_into(py, &inputs, &points, out, &positions)?
+            .py_err()
+    }
+
+    /// [`ChunkCodec::decode_points`] of the stored chunks at `keys` of `files` (a
+    /// `LocalStore`'s directory, read by the engine itself: only the byte ranges the points
+    /// need where the codecs allow).
+    fn read_points<'py>(
+        &self,
+        py: Python<'py>,
+        files: &LocalFiles,
+        keys: Vec<String>,
+        points: Vec<PyReadonlyArray2<'py, u64>>,
+        out: Bound<'py, PyArray1<u8>>,
+        positions: Vec<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<Vec<bool>> {
+        let store = files.store();
+        let sources: Vec<StoreSource<'_>> =
+            keys.iter().map(|k| StoreSource::new(store, k)).collect();
+        let got = self.points_into(py, &sources, &points, out, &positions)?;
+        if let Ok(read) = &got {
+            FILES.fetch_add(
+                read.iter().filter(|s| **s).count() as u64,
+                Ordering::Relaxed,
+            );
+        }
+        got.map_err(files_err)
     }
 
     /// Encodes chunks of fixed-size elements (each a NumPy `uint8` array of the chunk's
     /// bytes, native byte order, C order), in parallel with the GIL released; returns the
-    /// stored bytes of each.
+    /// stored bytes of each. When `fill` (the bytes of one element) is given, a chunk whose
+    /// every element has those bytes is not encoded and comes back as `None` (an empty chunk,
+    /// deleted rather than stored).
+    #[pyo3(signature = (chunks, fill=None))]
     fn encode<'py>(
         &self,
         py: Python<'py>,
         chunks: Vec<PyReadonlyArray1<'py, u8>>,
-    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        fill: Option<Vec<u8>>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
         if self.elements != Elements::Fixed {
             return Err(InvalidArgumentError::new_err(
                 "the chunks hold variable-size elements (use encode_vlen)",
             ));
         }
-        let inputs: Vec<&[u8]> = chunks.iter().map(slice).collect::<PyResult<_>>()?;
         let chain = self.chain();
-        let encoded: Vec<Vec<u8>> = run(py, || {
+        let elem = chain.repr().element_size();
+        if fill.as_ref().is_some_and(|f| f.len() != elem) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "a fill value of {} bytes for elements of {elem}",
+                fill.as_ref().map_or(0, Vec::len)
+            )));
+        }
+        let inputs: Vec<&[u8]> = chunks.iter().map(slice).collect::<PyResult<_>>()?;
+        let encoded: Vec<Option<Vec<u8>>> = run(py, || {
             inputs
                 .par_iter()
-                .map(|c| encode_always(chain, ChunkIn::Slice(c)))
+                .map(|c| {
+                    if let Some(f) = &fill {
+                        if c.chunks_exact(elem).all(|e| e == f.as_slice()) {
+                            return Ok(None);
+                        }
+                    }
+                    encode_always(chain, ChunkIn::Slice(c)).map(Some)
+                })
                 .collect::<Result<_, CodecError>>()
         })?
         .map_err(|e| codec_err("encoding a chunk", e))
         .py_err()?;
-        ENCODED.fetch_add(encoded.len() as u64, Ordering::Relaxed);
-        Ok(encoded.iter().map(|e| PyBytes::new(py, e)).collect())
+        ENCODED.fetch_add(count(&encoded), Ordering::Relaxed);
+        Ok(encoded
+            .iter()
+            .map(|e| e.as_ref().map(|b| PyBytes::new(py, b)))
+            .collect())
     }
 
     /// Encodes whole chunks of fixed-size elements taken straight from `value`, the bytes of
@@ -431,77 +417,49 @@ impl ChunkCodec {
         placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
         fill: Option<Vec<u8>>,
     ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunks hold variable-size elements (use encode_vlen)",
-            ));
-        }
-        let chain = self.chain();
-        let elem = chain.repr().element_size();
-        if fill.as_ref().is_some_and(|f| f.len() != elem) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "a fill value of {} bytes for elements of {elem}",
-                fill.as_ref().map_or(0, Vec::len)
-            )));
-        }
-        let chunk_shape = self.array.shape().to_vec();
-        // the value's box of each chunk, in the value's coordinates (`out` of a Placement)
-        let boxes: Vec<Placement> = placements
-            .into_iter()
-            .map(|(c, e, o)| {
-                let p = Placement::new(&chunk_shape, &value_shape, c, e, o)?;
-                if p.is_whole(&chunk_shape) {
-                    Ok(p)
-                } else {
-                    Err(format!(
-                        "the box {:?} + {:?} does not cover the chunk {chunk_shape:?}",
-                        p.chunk, p.extent
-                    ))
-                }
-            })
-            .collect::<Result<_, String>>()
-            .map_err(InvalidArgumentError::new_err)?;
-        let src = slice(&value)?;
-        let want = value_shape
-            .iter()
-            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
-            .and_then(|n| usize::try_from(n).ok());
-        if want != Some(src.len()) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
-                src.len()
-            )));
-        }
-        let encoded: Vec<Option<Vec<u8>>> = run(py, || {
-            boxes
-                .par_iter()
-                .map(|place| {
-                    let gathered;
-                    let chunk: &[u8] =
-                        match place.contiguous_whole(&chunk_shape, &value_shape, elem) {
-                            Some(range) => &src[range],
-                            None => {
-                                gathered = place.gather_rows(src, &value_shape, elem);
-                                &gathered
-                            }
-                        };
-                    if let Some(f) = &fill {
-                        if chunk.chunks_exact(elem).all(|e| e == f.as_slice()) {
-                            return Ok(None);
-                        }
-                    }
-                    encode_always(chain, ChunkIn::Slice(chunk)).map(Some)
-                })
-                .collect::<Result<_, CodecError>>()
-        })?
-        .map_err(|e| codec_err("encoding a chunk", e))
-        .py_err()?;
-        ENCODED.fetch_add(count(&encoded), Ordering::Relaxed);
-        FROM_VALUE.fetch_add(count(&encoded), Ordering::Relaxed);
+        let encoded = self
+            .encode_boxes(py, &value, value_shape, placements, fill, |_, e| Ok(e))?
+            .py_err()?;
         Ok(encoded
             .iter()
             .map(|e| e.as_ref().map(|b| PyBytes::new(py, b)))
             .collect())
+    }
+
+    /// [`ChunkCodec::encode_from`] stored by the engine itself at `keys` of `files` (a
+    /// `LocalStore`'s directory), each chunk written (or, when empty, deleted) by the worker
+    /// thread that encoded it: no Python bytes per chunk.
+    #[allow(clippy::too_many_arguments)] // encode_from's arguments and where to store them
+    fn write_from<'py>(
+        &self,
+        py: Python<'py>,
+        files: &LocalFiles,
+        keys: Vec<String>,
+        value: PyReadonlyArray1<'py, u8>,
+        value_shape: Vec<u64>,
+        placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+        fill: Option<Vec<u8>>,
+    ) -> PyResult<()> {
+        if keys.len() != placements.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{} keys for {} placements",
+                keys.len(),
+                placements.len()
+            )));
+        }
+        let store = files.store();
+        let written = self
+            .encode_boxes(py, &value, value_shape, placements, fill, |i, e| {
+                let key = &keys[i];
+                match e {
+                    Some(bytes) => store.set(key, &bytes),
+                    None => store.delete(key),
+                }
+                .map_err(ArrayError::from)
+            })?
+            .map_err(files_err)?;
+        FILES.fetch_add(written.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Whether the chain updates part of a stored chunk re-encoding only what the update
@@ -590,6 +548,408 @@ impl ChunkCodec {
         .py_err()?;
         ENCODED.fetch_add(encoded.len() as u64, Ordering::Relaxed);
         Ok(encoded.iter().map(|e| PyBytes::new(py, e)).collect())
+    }
+}
+
+/// Where the stored chunks of a batch come from.
+enum Stored<'a> {
+    /// Bytes zarr-python fetched through its `ByteGetter`s (`None`: not stored).
+    Fetched(&'a [Option<&'a [u8]>]),
+    /// The files at `keys` of a `LocalStore`'s directory, read by the engine.
+    Files {
+        store: &'a dyn Store,
+        keys: &'a [String],
+    },
+}
+
+impl Stored<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Stored::Fetched(chunks) => chunks.len(),
+            Stored::Files { keys, .. } => keys.len(),
+        }
+    }
+
+    /// The bytes of chunk `i` (`None`: not stored).
+    fn get(&self, i: usize) -> Result<Option<Cow<'_, [u8]>>, ArrayError> {
+        match self {
+            Stored::Fetched(chunks) => Ok(chunks[i].map(Cow::Borrowed)),
+            Stored::Files { store, keys } => Ok(store.get(&keys[i])?.map(Cow::Owned)),
+        }
+    }
+}
+
+/// An engine error of a call on a [`LocalFiles`]: a store failure (a file that cannot be read
+/// or written, a key the engine's filesystem store refuses, a symbolic link), met directly or
+/// by a codec reading byte ranges, is a
+/// `StoreError`, on which the pipeline redoes the batch through zarr-python's `LocalStore`;
+/// any other as [`crate::error::to_py`] makes it.
+fn files_err(e: ArrayError) -> PyErr {
+    match e {
+        ArrayError::Store(_)
+        | ArrayError::Codec {
+            source: CodecError::Source { .. },
+            ..
+        } => StoreError::new_err(zarr_array::report(&e)),
+        e => crate::error::to_py(e),
+    }
+}
+
+impl ChunkCodec {
+    /// The body of [`ChunkCodec::decode_regions`] and [`ChunkCodec::read_regions`]: the
+    /// outer error is the arguments', the inner the engine's.
+    fn regions_of<'py, S: ByteRangeSource + Sync>(
+        &self,
+        py: Python<'py>,
+        sources: &[S],
+        regions: Vec<(Vec<u64>, Vec<u64>)>,
+    ) -> PyResult<Result<Vec<Option<Bound<'py, PyAny>>>, ArrayError>> {
+        if sources.len() != regions.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{} sources for {} regions",
+                sources.len(),
+                regions.len()
+            )));
+        }
+        let regions: Vec<Region> = regions
+            .into_iter()
+            .map(|(start, shape)| Region::new(start, shape))
+            .collect::<Result<_, _>>()
+            .map_err(ArrayError::from)
+            .py_err()?;
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        match self.elements {
+            Elements::Fixed => {
+                let decoded: Vec<Option<Vec<u8>>> = match run(py, || {
+                    sources
+                        .par_iter()
+                        .zip(regions.par_iter())
+                        .map(|(source, region)| {
+                            let n = region
+                                .num_elements()
+                                .and_then(|n| usize::try_from(n).ok())
+                                .and_then(|n| n.checked_mul(elem))
+                                .ok_or_else(|| CodecError::ChunkTooLarge {
+                                    shape: region.shape.clone(),
+                                    element_size: elem,
+                                })?;
+                            let mut out = vec![0u8; n];
+                            let stored =
+                                chain.partial_decoder().region(source, region, &mut out)?;
+                            Ok(stored.then_some(out))
+                        })
+                        .collect::<Result<_, CodecError>>()
+                })? {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Err(codec_err("decoding part of a chunk", e))),
+                };
+                PARTIAL.fetch_add(count(&decoded), Ordering::Relaxed);
+                Ok(Ok(decoded
+                    .into_iter()
+                    .map(|d| d.map(|v| PyArray1::from_vec(py, v).into_any()))
+                    .collect()))
+            }
+            Elements::Text | Elements::Bytes => {
+                let decoded = match run(py, || {
+                    sources
+                        .par_iter()
+                        .zip(regions.par_iter())
+                        .map(|(source, region)| chain.partial_decoder().vlen_region(source, region))
+                        .collect::<Result<Vec<_>, CodecError>>()
+                })? {
+                    Ok(d) => d,
+                    Err(e) => return Ok(Err(codec_err("decoding part of a chunk", e))),
+                };
+                PARTIAL.fetch_add(count(&decoded), Ordering::Relaxed);
+                decoded
+                    .into_iter()
+                    .map(|d| d.map(|chunk| self.vlen_to_py(py, &chunk)).transpose())
+                    .collect::<PyResult<_>>()
+                    .map(Ok)
+            }
+        }
+    }
+
+    /// The body of [`ChunkCodec::decode_points`] and [`ChunkCodec::read_points`]: the outer
+    /// error is the arguments', the inner the engine's.
+    fn points_into<'py, S: ByteRangeSource + Sync>(
+        &self,
+        py: Python<'py>,
+        sources: &[S],
+        points: &[PyReadonlyArray2<'py, u64>],
+        out: Bound<'py, PyArray1<u8>>,
+        positions: &[PyReadonlyArray1<'py, i64>],
+    ) -> PyResult<Result<Vec<bool>, ArrayError>> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(
+                "the chunks hold variable-size elements (use decode)",
+            ));
+        }
+        if sources.len() != points.len() || sources.len() != positions.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{} chunks for {} point lists and {} position lists",
+                sources.len(),
+                points.len(),
+                positions.len()
+            )));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        if elem == 0 {
+            return Err(InvalidArgumentError::new_err("elements of no bytes"));
+        }
+        let rank = self.array.shape().len();
+        let mut out = out.try_readwrite().map_err(|e| {
+            InvalidArgumentError::new_err(format!("the output is not writeable: {e}"))
+        })?;
+        let out = out
+            .as_slice_mut()
+            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
+        if out.len() % elem != 0 {
+            return Err(InvalidArgumentError::new_err(format!(
+                "the output holds {} bytes, not whole elements of {elem}",
+                out.len()
+            )));
+        }
+        let out_elements = out.len() / elem;
+        // the points of each chunk as the partial decoder takes them, the positions checked
+        // against the output (in bounds, as many as the points)
+        let mut lists: Vec<Vec<Vec<u64>>> = Vec::with_capacity(points.len());
+        let mut places: Vec<Vec<usize>> = Vec::with_capacity(points.len());
+        for (i, (p, q)) in points.iter().zip(positions).enumerate() {
+            let p = p.as_array();
+            if p.ncols() != rank {
+                return Err(InvalidArgumentError::new_err(format!(
+                    "the points of chunk {i} have {} coordinates, not {rank}",
+                    p.ncols()
+                )));
+            }
+            let q = q.as_array();
+            if q.len() != p.nrows() {
+                return Err(InvalidArgumentError::new_err(format!(
+                    "chunk {i} has {} points for {} output positions",
+                    p.nrows(),
+                    q.len()
+                )));
+            }
+            lists.push(p.rows().into_iter().map(|r| r.to_vec()).collect());
+            places.push(
+                q.iter()
+                    .map(|&k| {
+                        usize::try_from(k)
+                            .ok()
+                            .filter(|&k| k < out_elements)
+                            .ok_or_else(|| {
+                                InvalidArgumentError::new_err(format!(
+                                    "output position {k} of chunk {i} is outside the output \
+                                     of {out_elements} elements"
+                                ))
+                            })
+                    })
+                    .collect::<PyResult<_>>()?,
+            );
+        }
+        let decoded: Result<Vec<Option<Vec<u8>>>, CodecError> = run(py, || {
+            sources
+                .par_iter()
+                .zip(lists.par_iter())
+                .map(|(source, pts)| {
+                    let mut buf = vec![0u8; pts.len() * elem];
+                    let stored = chain.partial_decoder().points(source, pts, &mut buf)?;
+                    Ok(stored.then_some(buf))
+                })
+                .collect()
+        })?;
+        let decoded = match decoded {
+            Ok(d) => d,
+            Err(e) => return Ok(Err(codec_err("decoding points of a chunk", e))),
+        };
+        // the values to their places, one thread: a few elements per chunk
+        for (buf, places) in decoded.iter().zip(&places) {
+            let Some(buf) = buf else { continue };
+            for (value, &k) in buf.chunks_exact(elem).zip(places) {
+                out[k * elem..(k + 1) * elem].copy_from_slice(value);
+            }
+        }
+        let n = count(&decoded);
+        PARTIAL.fetch_add(n, Ordering::Relaxed);
+        Ok(Ok(decoded.iter().map(Option::is_some).collect()))
+    }
+
+    /// The body of [`ChunkCodec::decode_into`] and [`ChunkCodec::read_into`]: the outer
+    /// error is the arguments', the inner the engine's (decoding, or reading a file).
+    fn place_into<'py>(
+        &self,
+        py: Python<'py>,
+        stored: Stored<'_>,
+        out: Bound<'py, PyArray1<u8>>,
+        out_shape: Vec<u64>,
+        placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+    ) -> PyResult<Result<Vec<bool>, ArrayError>> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(
+                "the chunks hold variable-size elements (use decode)",
+            ));
+        }
+        if stored.len() != placements.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{} chunks for {} placements",
+                stored.len(),
+                placements.len()
+            )));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        let chunk_shape = self.array.shape().to_vec();
+        let boxes: Vec<Placement> = placements
+            .into_iter()
+            .map(|(c, e, o)| Placement::new(&chunk_shape, &out_shape, c, e, o))
+            .collect::<Result<_, String>>()
+            .map_err(InvalidArgumentError::new_err)?;
+        let mut out = out.try_readwrite().map_err(|e| {
+            InvalidArgumentError::new_err(format!("the output is not writeable: {e}"))
+        })?;
+        let out = out
+            .as_slice_mut()
+            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
+        let want = out_shape
+            .iter()
+            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok());
+        if want != Some(out.len()) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "the output holds {} bytes, not those of shape {out_shape:?} ({elem} bytes an element)",
+                out.len()
+            )));
+        }
+        // each box a block of `out`: the split checks that they are disjoint (and inside
+        // it), so that the threads below write bytes no other one writes
+        let regions: Vec<Region> = boxes.iter().map(Placement::out_region).collect();
+        let mut buffer = BlockBuffer::new(out, &out_shape, elem)
+            .map_err(|e| InvalidArgumentError::new_err(format!("the output: {e}")))?;
+        let blocks = buffer.split_disjoint(&regions).map_err(|e| match e {
+            BlockError::Intersect { first, second } => InvalidArgumentError::new_err(format!(
+                "placements {first} and {second} overlap in the output"
+            )),
+            e => InvalidArgumentError::new_err(format!("the placements: {e}")),
+        })?;
+        let decode = |e: CodecError| codec_err("decoding a chunk", e);
+        let got: Result<Vec<bool>, ArrayError> = run(py, || {
+            blocks
+                .into_par_iter()
+                .zip(boxes.par_iter())
+                .enumerate()
+                .map(|(i, (mut block, place))| {
+                    let Some(bytes) = stored.get(i)? else {
+                        return Ok(false);
+                    };
+                    if place.is_whole(&chunk_shape) {
+                        if let Some(dst) = block.as_contiguous_mut() {
+                            // the chunk is one contiguous run of the output: decoded straight
+                            // into it
+                            chain.decode_into(&bytes, dst).map_err(decode)?;
+                            return Ok(true);
+                        }
+                    }
+                    let mut tmp = vec![0u8; chain.decoded_len()];
+                    chain.decode_into(&bytes, &mut tmp).map_err(decode)?;
+                    block
+                        .copy_from(&tmp, &chunk_shape, &place.chunk_start())
+                        .map_err(|e| decode(e.into()))?;
+                    Ok(true)
+                })
+                .collect()
+        })?;
+        if let Ok(stored) = &got {
+            let n = stored.iter().filter(|s| **s).count() as u64;
+            DECODED.fetch_add(n, Ordering::Relaxed);
+            DIRECT.fetch_add(n, Ordering::Relaxed);
+        }
+        Ok(got)
+    }
+
+    /// The body of [`ChunkCodec::encode_from`] and [`ChunkCodec::write_from`]: each chunk
+    /// encoded (`None`: empty) and handed to `then` with its position, on the worker thread
+    /// that encoded it. The outer error is the arguments', the inner the engine's.
+    fn encode_boxes<T: Send>(
+        &self,
+        py: Python<'_>,
+        value: &PyReadonlyArray1<'_, u8>,
+        value_shape: Vec<u64>,
+        placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+        fill: Option<Vec<u8>>,
+        then: impl Fn(usize, Option<Vec<u8>>) -> Result<T, ArrayError> + Sync,
+    ) -> PyResult<Result<Vec<T>, ArrayError>> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(
+                "the chunks hold variable-size elements (use encode_vlen)",
+            ));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        if fill.as_ref().is_some_and(|f| f.len() != elem) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "a fill value of {} bytes for elements of {elem}",
+                fill.as_ref().map_or(0, Vec::len)
+            )));
+        }
+        let chunk_shape = self.array.shape().to_vec();
+        // the value's box of each chunk, in the value's coordinates (`out` of a Placement)
+        let boxes: Vec<Placement> = placements
+            .into_iter()
+            .map(|(c, e, o)| {
+                let p = Placement::new(&chunk_shape, &value_shape, c, e, o)?;
+                if p.is_whole(&chunk_shape) {
+                    Ok(p)
+                } else {
+                    Err(format!(
+                        "the box {:?} + {:?} does not cover the chunk {chunk_shape:?}",
+                        p.chunk, p.extent
+                    ))
+                }
+            })
+            .collect::<Result<_, String>>()
+            .map_err(InvalidArgumentError::new_err)?;
+        let src = slice(value)?;
+        let want = value_shape
+            .iter()
+            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok());
+        if want != Some(src.len()) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
+                src.len()
+            )));
+        }
+        let encode = |e| codec_err("encoding a chunk", e);
+        let got: Result<Vec<T>, ArrayError> = run(py, || {
+            boxes
+                .par_iter()
+                .enumerate()
+                .map(|(i, place)| {
+                    let gathered;
+                    let chunk: &[u8] =
+                        match place.contiguous_whole(&chunk_shape, &value_shape, elem) {
+                            Some(range) => &src[range],
+                            None => {
+                                gathered = place.gather_rows(src, &value_shape, elem);
+                                &gathered
+                            }
+                        };
+                    if let Some(f) = &fill {
+                        if chunk.chunks_exact(elem).all(|e| e == f.as_slice()) {
+                            return then(i, None);
+                        }
+                    }
+                    let encoded = encode_always(chain, ChunkIn::Slice(chunk)).map_err(encode)?;
+                    ENCODED.fetch_add(1, Ordering::Relaxed);
+                    FROM_VALUE.fetch_add(1, Ordering::Relaxed);
+                    then(i, Some(encoded))
+                })
+                .collect()
+        })?;
+        Ok(got)
     }
 }
 
@@ -823,10 +1183,11 @@ impl ByteRangeSource for PySource {
 
 /// The chunks decoded (whole and in part) and encoded by every `ChunkCodec` since the module
 /// was loaded: `{"decoded": n, "partial": n, "encoded": n, "direct": n, "from_value": n,
-/// "updated": n}`
+/// "updated": n, "files": n}`
 /// (`direct`: of the decoded, those decoded straight into the output; `from_value`: of the
 /// encoded, those encoded straight from the value written; `updated`: chunks updated in part
-/// by the partial encoder, which re-encodes only the inner chunks of a shard it touches).
+/// by the partial encoder, which re-encodes only the inner chunks of a shard it touches;
+/// `files`: chunks the engine read or wrote itself in a `LocalStore`'s directory).
 #[pyfunction]
 pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -836,5 +1197,83 @@ pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("direct", DIRECT.load(Ordering::Relaxed))?;
     d.set_item("from_value", FROM_VALUE.load(Ordering::Relaxed))?;
     d.set_item("updated", UPDATED.load(Ordering::Relaxed))?;
+    d.set_item("files", FILES.load(Ordering::Relaxed))?;
     Ok(d)
+}
+
+/// A `LocalStore`'s directory opened by the engine, so that the pipeline reads and writes the
+/// chunks of a batch itself (each on the worker thread that decodes or encodes it) instead of
+/// through zarr-python's `ByteGetter` / `ByteSetter`, one Python call per chunk. Keys are
+/// zarr-python's (`StorePath.path`), files below the root as `LocalStore` places them; writes
+/// are atomic (a temporary file renamed over the key), as `LocalStore`'s are. A store failure
+/// is a `StoreError` (see [`files_err`]).
+#[pyclass(frozen, module = "zarr_rs._core")]
+pub(crate) struct LocalFiles {
+    store: FilesystemStore,
+}
+
+impl LocalFiles {
+    fn store(&self) -> &dyn Store {
+        &self.store
+    }
+}
+
+#[pymethods]
+impl LocalFiles {
+    /// The existing directory `root` (a `LocalStore`'s `root`).
+    #[new]
+    fn new(py: Python<'_>, root: PathBuf) -> PyResult<Self> {
+        py.detach(|| FilesystemStore::open(&root))
+            .map(|store| LocalFiles { store })
+            .map_err(|e| files_err(e.into()))
+    }
+
+    /// The stored bytes at each of `keys` as a NumPy `uint8` array (`None`: not stored),
+    /// read in parallel with the GIL released.
+    fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: Vec<String>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
+        let got = run(py, || {
+            keys.par_iter()
+                .map(|k| self.store.get(k))
+                .collect::<Result<Vec<_>, _>>()
+        })?
+        .map_err(|e| files_err(e.into()))?;
+        FILES.fetch_add(count(&got), Ordering::Relaxed);
+        Ok(got
+            .into_iter()
+            .map(|g| g.map(|v| PyArray1::from_vec(py, v)))
+            .collect())
+    }
+
+    /// Stores `values[i]` at `keys[i]` (`None` deletes the key), in parallel with the GIL
+    /// released.
+    fn set_many(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        values: Vec<Option<PyBackedBytes>>,
+    ) -> PyResult<()> {
+        if keys.len() != values.len() {
+            return Err(InvalidArgumentError::new_err(format!(
+                "{} keys for {} values",
+                keys.len(),
+                values.len()
+            )));
+        }
+        let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
+        run(py, || {
+            keys.par_iter()
+                .zip(values.par_iter())
+                .try_for_each(|(k, v)| match v {
+                    Some(bytes) => self.store.set(k, bytes),
+                    None => self.store.delete(k),
+                })
+        })?
+        .map_err(|e| files_err(e.into()))?;
+        FILES.fetch_add(keys.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
 }

@@ -101,6 +101,13 @@ class GroupCore:
     ) -> GroupCore: ...
     def create_array(self, name: str, spec: dict[str, Any]) -> ArrayCore: ...
 
+class LocalFiles:
+    """A LocalStore's directory opened by the engine (zarr_rs.CodecPipeline; pipeline.rs)."""
+
+    def __init__(self, root: str) -> None: ...
+    def get_many(self, keys: list[str]) -> list[npt.NDArray[np.uint8] | None]: ...
+    def set_many(self, keys: list[str], values: list[bytes | None]) -> None: ...
+
 class ChunkCodec:
     """The engine's codec chain of one chunk spec (zarr_rs.CodecPipeline; pipeline.rs)."""
 
@@ -120,7 +127,35 @@ class ChunkCodec:
         out_shape: list[int],
         placements: list[tuple[list[int], list[int], list[int]]],
     ) -> list[bool]: ...
-    def encode(self, chunks: list[npt.NDArray[np.uint8]]) -> list[bytes]: ...
+    def read_regions(
+        self, files: LocalFiles, keys: list[str], regions: list[tuple[list[int], list[int]]]
+    ) -> list[Any | None]: ...
+    def read_into(
+        self,
+        files: LocalFiles,
+        keys: list[str],
+        out: npt.NDArray[np.uint8],
+        out_shape: list[int],
+        placements: list[tuple[list[int], list[int], list[int]]],
+    ) -> list[bool]: ...
+    def decode_points(
+        self,
+        chunks: list[npt.NDArray[np.uint8] | None],
+        points: list[npt.NDArray[np.uint64]],
+        out: npt.NDArray[np.uint8],
+        positions: list[npt.NDArray[np.int64]],
+    ) -> list[bool]: ...
+    def read_points(
+        self,
+        files: LocalFiles,
+        keys: list[str],
+        points: list[npt.NDArray[np.uint64]],
+        out: npt.NDArray[np.uint8],
+        positions: list[npt.NDArray[np.int64]],
+    ) -> list[bool]: ...
+    def encode(
+        self, chunks: list[npt.NDArray[np.uint8]], fill: bytes | None = None
+    ) -> list[bytes | None]: ...
     def encode_from(
         self,
         value: npt.NDArray[np.uint8],
@@ -128,6 +163,15 @@ class ChunkCodec:
         placements: list[tuple[list[int], list[int], list[int]]],
         fill: bytes | None,
     ) -> list[bytes | None]: ...
+    def write_from(
+        self,
+        files: LocalFiles,
+        keys: list[str],
+        value: npt.NDArray[np.uint8],
+        value_shape: list[int],
+        placements: list[tuple[list[int], list[int], list[int]]],
+        fill: bytes | None,
+    ) -> None: ...
     @property
     def supports_partial_encode(self) -> bool: ...
     def encode_update(

@@ -8,9 +8,14 @@ or ``ZARR_CODEC_PIPELINE__PATH=zarr_rs.CodecPipeline`` in the environment. zarr-
 its metadata, indexing and stores; every chunk it reads or writes through this pipeline is
 decoded and encoded by the engine (``zarr_rs._core.ChunkCodec``: the codec chain the codecs'
 JSON describes, a v2 array's filters and compressor through the engine's numcodecs map), a
-batch at a time, in parallel with the GIL released. Bytes are fetched and stored through
-zarr-python's ``ByteGetter`` / ``ByteSetter``, concurrently; a selection that covers part of a
-sharded chunk reads the shard index and only the inner chunks it meets, through byte ranges;
+batch at a time, in parallel with the GIL released. On a ``LocalStore`` the engine reads and
+writes the chunk files itself (``zarr_rs._core.LocalFiles``: each chunk read, decoded,
+encoded and written on one worker thread, no Python call per chunk); on any other store bytes
+are fetched and stored through zarr-python's ``ByteGetter`` / ``ByteSetter``, concurrently. A
+selection of a few elements of a chunk (points, strided slices) decodes only what they need
+(a compressed chunk's prefix, the byte spans of an uncompressed one) and the engine puts each
+element in the output; a selection that covers part of a sharded chunk reads the shard index
+and only the inner chunks it meets, through byte ranges;
 a write of unit-step slices into part of a shard goes through the engine's partial encoder
 (``ChunkCodec.encode_update``), which decodes and re-encodes only the inner chunks it touches.
 
@@ -36,6 +41,7 @@ from zarr.core.config import config
 from zarr.core.indexing import is_scalar
 
 from zarr_rs import _core
+from zarr_rs.errors import StoreError
 
 if TYPE_CHECKING:
     from typing import Self
@@ -55,8 +61,10 @@ class UnsupportedByEngineError(NotImplementedError):
 
 def stats() -> dict[str, int]:
     """Chunks the engine decoded (whole and in part) and encoded through the pipeline since
-    the module was loaded: ``{"decoded": n, "partial": n, "encoded": n, "direct": n}``
-    (``direct``: of the decoded, those the engine decoded straight into the output array)."""
+    the module was loaded: ``{"decoded": n, "partial": n, "encoded": n, "direct": n,
+    "from_value": n, "updated": n, "files": n}`` (``direct``: of the decoded, those the engine
+    decoded straight into the output array; ``files``: chunks the engine read or wrote itself
+    in a ``LocalStore``'s directory)."""
     return dict(_core.pipeline_stats())
 
 
@@ -194,6 +202,16 @@ class _Chunks:
             getattr(c, "to_dict", None) is not None and _codec_json(c).get("name") == "sharding_indexed"
             for c in codecs
         )
+        # the inner chunks of a shard: a read of as many points decodes about all of them
+        self.inner_chunks = 1
+        if self.sharded:
+            for c in codecs:
+                d = _codec_json(c)
+                if d.get("name") == "sharding_indexed":
+                    inner = d.get("configuration", {}).get("chunk_shape", self.shape)
+                    self.inner_chunks = int(
+                        np.prod([-(-s // max(int(n), 1)) for s, n in zip(self.shape, inner)])
+                    )
 
     def _zarr_json(self, codecs: tuple[Codec, ...], spec: ArraySpec) -> dict[str, Any]:
         fill = _fill_value(spec)
@@ -245,13 +263,17 @@ class _Chunks:
 
     # chunks to encode
 
-    def encode(self, arrays: list[np.ndarray[Any, Any]]) -> list[bytes]:
+    def encode(
+        self, arrays: list[np.ndarray[Any, Any]], fill: bytes | None = None
+    ) -> list[bytes | None]:
+        """The stored bytes of each chunk; with `fill` (the bytes of one element, fixed-size
+        elements only) a chunk all of whose elements have those bytes is None (empty)."""
         if self.vlen:
             return list(self.codec.encode_vlen([self._vlen_items(a) for a in arrays]))
         raw = [
             np.ascontiguousarray(a, dtype=self.view).reshape(-1).view(np.uint8) for a in arrays
         ]
-        return list(self.codec.encode(raw))
+        return list(self.codec.encode(raw, fill))
 
     def _vlen_items(self, a: np.ndarray[Any, Any]) -> list[bytes]:
         items = []
@@ -371,6 +393,38 @@ def _placement(
     return c[0], c[1], o[0]
 
 
+#: The largest output (in elements) that a read gathers chunks' elements into one by one
+#: (`_gather`): its flat index is made once per read.
+_GATHER_MAX = 1 << 20
+
+
+def _gather(
+    chunk_sel: Any, out_sel: Any, chunk_shape: tuple[int, ...], out_index: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """The positions in the chunk of the elements `chunk_sel` picks (a `uint64` array, one row
+    each, in the order of ``chunk[chunk_sel]``) and the flat positions in the output where
+    zarr-python's ``out[out_sel] = chunk[chunk_sel]`` (dropped axes squeezed) puts them, in the
+    same order; None for a zero-dimensional chunk, or when the two do not pair up one to one.
+    Made by indexing broadcast views of each axis' coordinates (no array of the chunk's size),
+    so it costs what the selection holds."""
+    rank = len(chunk_shape)
+    if rank == 0:
+        return None
+    try:
+        coords = []
+        for axis, n in enumerate(chunk_shape):
+            along = [1] * rank
+            along[axis] = n
+            grid = np.broadcast_to(np.arange(n, dtype=np.uint64).reshape(along), chunk_shape)
+            coords.append(np.asarray(grid[chunk_sel]).reshape(-1))
+        positions = np.asarray(out_index[out_sel]).reshape(-1)
+    except (IndexError, TypeError, ValueError):
+        return None
+    if len(coords[0]) != len(positions):
+        return None
+    return np.ascontiguousarray(np.stack(coords, axis=1)), positions
+
+
 class _Source:
     """A stored chunk read by the engine from a worker thread, through zarr-python's
     ByteGetter on its event loop."""
@@ -421,6 +475,55 @@ def _check_host(buf: Any, what: str) -> None:
             f"zarr_rs.CodecPipeline: {what} of type {type(buf.as_ndarray_like()).__name__} "
             "(the engine reads and writes host memory, NumPy arrays)"
         )
+
+
+#: Whether a batch on a `LocalStore` is read and written by the engine itself (`_local_files`);
+#: off, every chunk goes through zarr-python's `ByteGetter` / `ByteSetter` (tests compare the two).
+ENGINE_FILES = True
+
+
+#: A batch of chunks holding at most this many bytes decoded is read or written by the engine
+#: on the event loop's thread, not handed to a worker thread (`_off_loop`).
+_INLINE_BYTES = 1 << 22
+
+
+async def _off_loop(small: bool, fn: Any, *args: Any) -> Any:
+    """`fn(*args)` (an engine call, which releases the GIL) on a worker thread so that the
+    event loop goes on meanwhile, or right here for a `small` batch: handing a thread a
+    millisecond of work costs a good part of it."""
+    if small:
+        return fn(*args)
+    return await asyncio.to_thread(fn, *args)
+
+
+def _local_files(getters: list[Any], writing: bool) -> tuple[Any, list[str]] | None:
+    """The engine's handle on the directory of the `LocalStore` that every getter of a batch
+    reads (zarr-python's `StorePath`s of one open `LocalStore`, exactly that class: a
+    subclass or a wrapper may change what its keys hold), and each getter's key; None when
+    they are not that, when writing to a read-only store (zarr-python's `set` raises its own
+    error then), or when the engine cannot open the directory (zarr-python's store says why)."""
+    if not ENGINE_FILES or not getters:
+        return None
+    from zarr.storage import LocalStore, StorePath
+
+    store = None
+    keys: list[str] = []
+    for g in getters:
+        if type(g) is not StorePath:
+            return None
+        if store is None:
+            store = g.store
+        elif g.store is not store:
+            return None
+        keys.append(g.path)
+    if type(store) is not LocalStore or not store._is_open:
+        return None
+    if writing and store.read_only:
+        return None
+    try:
+        return _core.LocalFiles(str(store.root)), keys
+    except StoreError:
+        return None
 
 
 class CodecPipeline(_CodecPipelineBase):
@@ -540,6 +643,17 @@ class CodecPipeline(_CodecPipelineBase):
                 out[i] = items[i][1].prototype.buffer.from_bytes(b)
         return out
 
+    def _small(self, batch: list[Any]) -> bool:
+        """Whether the chunks of `batch` hold at most `_INLINE_BYTES` decoded: the engine
+        then works on the event loop's thread (a worker thread's hand-off costs more)."""
+        total = 0
+        for item in batch:
+            chunks = self._chunks_of(item[1])
+            total += int(np.prod(chunks.shape, dtype=np.int64)) * chunks.view.itemsize
+            if total > _INLINE_BYTES:
+                return False
+        return True
+
     def _group(self, specs: list[ArraySpec]) -> dict[_Chunks, list[int]]:
         groups: dict[_Chunks, list[int]] = {}
         for i, spec in enumerate(specs):
@@ -589,6 +703,127 @@ class CodecPipeline(_CodecPipelineBase):
         def direct_ok(chunks: _Chunks) -> bool:
             return out_bytes is not None and not chunks.vlen and out_arr.dtype == chunks.view
 
+        index_of_out: list[np.ndarray[Any, Any]] = []
+
+        def out_index() -> np.ndarray[Any, Any]:
+            # the flat element index of each element of `out`, made once per read
+            if not index_of_out:
+                index_of_out.append(np.arange(out_arr.size, dtype=np.int64).reshape(out_arr.shape))
+            return index_of_out[0]
+
+        def place(
+            group: list[int],
+            fetched: list[Buffer | None] | None,
+            local: tuple[Any, dict[int, str]] | None = None,
+        ) -> None:
+            """Decodes the chunks `group` into `out`: their bytes `fetched` through
+            zarr-python's getters, or read by the engine from `local` (its files and each
+            chunk's key)."""
+            bytes_of = {} if fetched is None else dict(zip(group, fetched, strict=True))
+
+            def stored(positions: list[int]) -> list[Any]:
+                if local is not None:
+                    return local[0].get_many([local[1][i] for i in positions])
+                return [
+                    None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
+                    for i in positions
+                ]
+
+            for chunks, idx in self._group([batch[i][1] for i in group]).items():
+                positions = [group[k] for k in idx]
+                direct: list[tuple[int, tuple[list[int], list[int], list[int]]]] = []
+                rest: list[int] = []
+                for i in positions:
+                    p = (
+                        _placement(batch[i][2], batch[i][3], chunks.shape, full_shape, drop_axes)
+                        if direct_ok(chunks)
+                        else None
+                    )
+                    if p is None:
+                        rest.append(i)
+                    else:
+                        direct.append((i, p))
+                if direct:
+                    # straight into `out`: the engine decodes each chunk into its box (and
+                    # reads it first, from a LocalStore's files)
+                    boxes = [p for _, p in direct]
+                    if local is not None:
+                        got = chunks.codec.read_into(
+                            local[0], [local[1][i] for i, _ in direct], out_bytes,
+                            list(full_shape), boxes,
+                        )
+                    else:
+                        got = chunks.codec.decode_into(
+                            stored([i for i, _ in direct]), out_bytes, list(full_shape), boxes
+                        )
+                    for (i, _), was in zip(direct, got, strict=True):
+                        if not was:
+                            out[batch[i][3]] = _fill_value(batch[i][1])
+                if rest and direct_ok(chunks) and out_arr.size <= _GATHER_MAX:
+                    # a few elements of each chunk (points, strided slices): the engine
+                    # decodes only what they need and puts each where it goes in `out`
+                    gathers = [_gather(batch[i][2], batch[i][3], chunks.shape, out_index())
+                               for i in rest]
+                    if chunks.sharded:
+                        # a shard's points are decoded inner chunk by inner chunk: for points
+                        # in most of them, decoding the whole shard at once costs less
+                        gathers = [
+                            g if g is not None and 8 * len(g[1]) <= chunks.inner_chunks else None
+                            for g in gathers
+                        ]
+                    picked = [i for i, g in zip(rest, gathers, strict=True) if g is not None]
+                    if picked:
+                        pts = [g[0] for g in gathers if g is not None]
+                        pos = [g[1] for g in gathers if g is not None]
+                        if local is not None:
+                            got = chunks.codec.read_points(
+                                local[0], [local[1][i] for i in picked], pts, out_bytes, pos
+                            )
+                        else:
+                            got = chunks.codec.decode_points(
+                                stored(picked), pts, out_bytes, pos
+                            )
+                        for i, was in zip(picked, got, strict=True):
+                            if not was:
+                                out[batch[i][3]] = _fill_value(batch[i][1])
+                        rest = [i for i, g in zip(rest, gathers, strict=True) if g is None]
+                if not rest:
+                    continue
+                decoded = chunks.codec.decode(stored(rest))
+                for i, d in zip(rest, decoded, strict=True):
+                    _, spec, chunk_sel, out_sel, _ = batch[i]
+                    if d is None:
+                        out[out_sel] = _fill_value(spec)
+                        continue
+                    tmp = chunks.to_numpy(d, chunks.shape)[chunk_sel]
+                    if drop_axes:
+                        tmp = tmp.squeeze(axis=drop_axes)
+                    out[out_sel] = tmp
+
+        # a LocalStore's chunks are read by the engine itself; on a store failure (a file it
+        # cannot read, a symbolic link its filesystem store refuses) the batch is read again
+        # through zarr-python's getters, which follow LocalStore's rules
+        local = _local_files([g for g, *_ in batch], writing=False)
+        if local is not None:
+            # the engine's chains are built here, on the loop's thread, before the worker
+            # thread looks them up
+            for i in range(len(batch)):
+                self._chunks_of(batch[i][1])
+            files, keys = local
+            small = self._small(batch)
+            try:
+                if whole:
+                    await _off_loop(
+                        small, place, whole, None, (files, {i: keys[i] for i in whole})
+                    )
+                if partial:
+                    await _off_loop(
+                        small, self._read_partial, batch, partial, out, drop_axes, files, keys
+                    )
+                return
+            except StoreError:
+                pass
+
         if whole:
             # in groups: the next group is fetched on the event loop while a worker thread
             # decodes the last one (the engine, GIL released) and places it in `out`
@@ -601,57 +836,6 @@ class CodecPipeline(_CodecPipelineBase):
                     lambda getter, prototype: getter.get(prototype=prototype),
                     config.get("async.concurrency"),
                 )
-
-            def place(group: list[int], fetched: list[Buffer | None]) -> None:
-                bytes_of = dict(zip(group, fetched, strict=True))
-                for chunks, idx in self._group([batch[i][1] for i in group]).items():
-                    positions = [group[k] for k in idx]
-                    direct: list[tuple[int, tuple[list[int], list[int], list[int]]]] = []
-                    rest: list[int] = []
-                    for i in positions:
-                        p = (
-                            _placement(
-                                batch[i][2], batch[i][3], chunks.shape, full_shape, drop_axes
-                            )
-                            if direct_ok(chunks)
-                            else None
-                        )
-                        if p is None:
-                            rest.append(i)
-                        else:
-                            direct.append((i, p))
-                    if direct:
-                        # straight into `out`: the engine decodes each chunk into its box
-                        stored = chunks.codec.decode_into(
-                            [
-                                None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
-                                for i, _ in direct
-                            ],
-                            out_bytes,
-                            list(full_shape),
-                            [p for _, p in direct],
-                        )
-                        for (i, _), got in zip(direct, stored, strict=True):
-                            if not got:
-                                out[batch[i][3]] = _fill_value(batch[i][1])
-                    if not rest:
-                        continue
-                    positions = rest
-                    decoded = chunks.codec.decode(
-                        [
-                            None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
-                            for i in positions
-                        ]
-                    )
-                    for i, d in zip(positions, decoded, strict=True):
-                        _, spec, chunk_sel, out_sel, _ = batch[i]
-                        if d is None:
-                            out[out_sel] = _fill_value(spec)
-                            continue
-                        tmp = chunks.to_numpy(d, chunks.shape)[chunk_sel]
-                        if drop_axes:
-                            tmp = tmp.squeeze(axis=drop_axes)
-                        out[out_sel] = tmp
 
             if len(groups) == 1:
                 place(groups[0], await fetch(groups[0]))
@@ -668,27 +852,47 @@ class CodecPipeline(_CodecPipelineBase):
                     await asyncio.to_thread(place, group, fetched)
 
         if partial:
+            for i, _ in partial:
+                self._chunks_of(batch[i][1])
             loop = asyncio.get_running_loop()
-            by_chunks: dict[_Chunks, list[int]] = {}
-            for k, (i, _) in enumerate(partial):
-                by_chunks.setdefault(self._chunks_of(batch[i][1]), []).append(k)
-            for chunks, ks in by_chunks.items():
-                sources = [
-                    _Source(batch[partial[k][0]][0], batch[partial[k][0]][1].prototype, loop)
-                    for k in ks
-                ]
-                regions = [(partial[k][1][0], partial[k][1][1]) for k in ks]
-                decoded = await asyncio.to_thread(chunks.codec.decode_regions, sources, regions)
-                for k, d in zip(ks, decoded, strict=True):
-                    i, (_, extent, rel) = partial[k]
-                    _, spec, _, out_sel, _ = batch[i]
-                    if d is None:
-                        out[out_sel] = _fill_value(spec)
-                        continue
-                    tmp = chunks.to_numpy(d, tuple(extent))[rel]
-                    if drop_axes:
-                        tmp = tmp.squeeze(axis=drop_axes)
-                    out[out_sel] = tmp
+            sources = [_Source(batch[i][0], batch[i][1].prototype, loop) for i, _ in partial]
+            await asyncio.to_thread(
+                self._read_partial, batch, partial, out, drop_axes, None, sources
+            )
+
+    def _read_partial(
+        self,
+        batch: list[tuple[ByteGetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        partial: list[tuple[int, tuple[list[int], list[int], tuple[Any, ...]]]],
+        out: NDBuffer,
+        drop_axes: tuple[int, ...],
+        files: Any,
+        sources: list[Any],
+    ) -> None:
+        """Reads the region of each chunk of `partial` that its selection meets into `out`:
+        through `files` (the engine's, `sources` then the chunks' keys, one per chunk of
+        `batch`) or through `sources` (one `_Source` per entry of `partial`). Runs on a
+        worker thread (a `_Source` calls back into the event loop)."""
+        by_chunks: dict[_Chunks, list[int]] = {}
+        for k, (i, _) in enumerate(partial):
+            by_chunks.setdefault(self._chunks_of(batch[i][1]), []).append(k)
+        for chunks, ks in by_chunks.items():
+            regions = [(partial[k][1][0], partial[k][1][1]) for k in ks]
+            if files is not None:
+                keys = [sources[partial[k][0]] for k in ks]
+                decoded = chunks.codec.read_regions(files, keys, regions)
+            else:
+                decoded = chunks.codec.decode_regions([sources[k] for k in ks], regions)
+            for k, d in zip(ks, decoded, strict=True):
+                i, (_, extent, rel) = partial[k]
+                _, spec, _, out_sel, _ = batch[i]
+                if d is None:
+                    out[out_sel] = _fill_value(spec)
+                    continue
+                tmp = chunks.to_numpy(d, tuple(extent))[rel]
+                if drop_axes:
+                    tmp = tmp.squeeze(axis=drop_axes)
+                out[out_sel] = tmp
 
     async def write(
         self,
@@ -700,7 +904,33 @@ class CodecPipeline(_CodecPipelineBase):
         if not batch:
             return
         _check_host(value, "a value")
+        # a LocalStore's chunks are read and written by the engine itself; on a store failure
+        # the batch is written again through zarr-python's setters (writing a chunk twice
+        # leaves what writing it once does)
+        # the engine's chains are built here, on the loop's thread, before any worker thread
+        # looks them up
+        for i in range(len(batch)):
+            self._chunks_of(batch[i][1])
+        local = _local_files([s for s, *_ in batch], writing=True)
+        if local is not None:
+            try:
+                await self._write(batch, value, drop_axes, local)
+                return
+            except StoreError:
+                pass
+        await self._write(batch, value, drop_axes, None)
+
+    async def _write(
+        self,
+        batch: list[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
+        value: NDBuffer,
+        drop_axes: tuple[int, ...],
+        local: tuple[Any, list[str]] | None,
+    ) -> None:
+        """`write` through zarr-python's setters, or through `local` (the engine's handle on a
+        LocalStore's files and each chunk's key)."""
         val = value.as_ndarray_like()
+        small = self._small(batch)
 
         # the stored chunks a write covers in part are read and merged first
         def takes_whole(i: int) -> bool:
@@ -715,42 +945,56 @@ class CodecPipeline(_CodecPipelineBase):
         to_read = [i for i in range(len(batch)) if not takes_whole(i)]
         reading = set(to_read)
         fetch = [i for i in to_read if not batch[i][4]]
-        # zarr-python's sharding codec reads a shard before writing it even when the write
-        # covers the whole of it (one get per shard written, which zarr-python's tests count):
-        # the same requests here, whose bytes are not needed
-        touch = [
-            i
-            for i in range(len(batch))
-            if i not in reading and self._chunks_of(batch[i][1]).sharded
-        ]
-        if touch:
-            await concurrent_map(
-                [(batch[i][0], batch[i][1].prototype) for i in touch],
+        existing_bytes: dict[int, np.ndarray[Any, Any] | None]
+        if local is not None:
+            files, keys = local
+            got = await _off_loop(small, files.get_many, [keys[i] for i in fetch])
+            existing_bytes = dict(zip(fetch, got, strict=True))
+        else:
+            # zarr-python's sharding codec reads a shard before writing it even when the
+            # write covers the whole of it (one get per shard written, which zarr-python's
+            # tests count): the same requests here, whose bytes are not needed
+            touch = [
+                i
+                for i in range(len(batch))
+                if i not in reading and self._chunks_of(batch[i][1]).sharded
+            ]
+            if touch:
+                await concurrent_map(
+                    [(batch[i][0], batch[i][1].prototype) for i in touch],
+                    lambda setter, prototype: setter.get(prototype=prototype),
+                    config.get("async.concurrency"),
+                )
+            fetched = await concurrent_map(
+                [(batch[i][0], batch[i][1].prototype) for i in fetch],
                 lambda setter, prototype: setter.get(prototype=prototype),
                 config.get("async.concurrency"),
             )
-        fetched = await concurrent_map(
-            [(batch[i][0], batch[i][1].prototype) for i in fetch],
-            lambda setter, prototype: setter.get(prototype=prototype),
-            config.get("async.concurrency"),
-        )
-        existing_bytes = dict(zip(fetch, fetched, strict=True))
+            existing_bytes = {
+                i: None if b is None else b.as_numpy_array()
+                for i, b in zip(fetch, fetched, strict=True)
+            }
         # a shard written in part, from a box of the value: updated by the engine's partial
         # encoder, which decodes and re-encodes only the inner chunks the box touches
-        encoded: dict[int, Buffer] = {}
+        encoded: dict[int, bytes] = {}
         updated = self._update_in_part(batch, val, drop_axes, fetch, existing_bytes, encoded)
         existing: dict[int, np.ndarray[Any, Any]] = {}
         stored = [i for i in fetch if existing_bytes[i] is not None and i not in updated]
         for chunks, idx in self._group([batch[i][1] for i in stored]).items():
             positions = [stored[k] for k in idx]
-            decoded = chunks.codec.decode([existing_bytes[i].as_numpy_array() for i in positions])
+            decoded = chunks.codec.decode([existing_bytes[i] for i in positions])
             for i, d in zip(positions, decoded, strict=True):
                 existing[i] = chunks.to_numpy(d, chunks.shape)
 
         # chunks a write covers whole, from a value of the engine's element type: encoded by
         # the engine straight from the value's buffer (no copy per chunk when the chunk is
-        # a contiguous run of it), the empty-chunk check made there too
-        done = self._encode_from_value(batch, val, drop_axes, encoded) | updated
+        # a contiguous run of it), the empty-chunk check made there too; on a LocalStore the
+        # engine stores them as it encodes them (`written`)
+        written: set[int] = set()
+        from_value = await _off_loop(
+            small, self._encode_from_value, batch, val, drop_axes, encoded, local, written
+        )
+        done = from_value | updated
 
         for i, (_, spec, chunk_sel, out_sel, _) in enumerate(batch):
             if i in done:
@@ -778,38 +1022,47 @@ class CodecPipeline(_CodecPipelineBase):
             merged[i] = arr
 
         # write_empty_chunks as zarr-python decides it: a chunk equal to the fill value is
-        # deleted rather than stored
-        keep: list[int] = []
+        # deleted rather than stored; the engine compares the bytes where that is zarr-python's
+        # test (`_fill_bytes`), NumPy (zarr-python's `all_equal`) elsewhere
+        keep: dict[tuple[_Chunks, bytes | None], list[int]] = {}
         for i, (_, spec, _, _, _) in enumerate(batch):
             if i in done:
                 continue
-            arr = merged[i]
-            if not spec.config.write_empty_chunks and spec.prototype.nd_buffer.from_ndarray_like(
-                arr
-            ).all_equal(_fill_value(spec)):
-                merged[i] = None
-            else:
-                keep.append(i)
-
-        for chunks, idx in self._group([batch[i][1] for i in keep]).items():
-            positions = [keep[k] for k in idx]
+            chunks = self._chunks_of(spec)
+            fill = None
+            if not spec.config.write_empty_chunks:
+                fill = None if chunks.vlen else _fill_bytes(spec, chunks)
+                if fill is None and spec.prototype.nd_buffer.from_ndarray_like(
+                    merged[i]
+                ).all_equal(_fill_value(spec)):
+                    continue
+            keep.setdefault((chunks, fill), []).append(i)
+        for (chunks, fill), positions in keep.items():
             for i, b in zip(
-                positions, chunks.encode([merged[i] for i in positions]), strict=True
+                positions, chunks.encode([merged[i] for i in positions], fill), strict=True
             ):
-                encoded[i] = batch[i][1].prototype.buffer.from_bytes(b)
+                if b is not None:
+                    encoded[i] = b
+
+        todo = [i for i in range(len(batch)) if i not in written]
+        if local is not None:
+            files, keys = local
+            await _off_loop(
+                small, files.set_many, [keys[i] for i in todo], [encoded.get(i) for i in todo]
+            )
+            return
 
         async def store(setter: ByteSetter, i: int) -> None:
             if i in encoded:
-                await setter.set(encoded[i])
+                await setter.set(batch[i][1].prototype.buffer.from_bytes(encoded[i]))
             else:
                 await setter.delete()
 
         await concurrent_map(
-            [(batch[i][0], i) for i in range(len(batch))],
+            [(batch[i][0], i) for i in todo],
             store,
             config.get("async.concurrency"),
         )
-
 
     def _update_in_part(
         self,
@@ -817,8 +1070,8 @@ class CodecPipeline(_CodecPipelineBase):
         val: Any,
         drop_axes: tuple[int, ...],
         fetch: list[int],
-        existing_bytes: dict[int, Buffer | None],
-        encoded: dict[int, Buffer],
+        existing_bytes: dict[int, np.ndarray[Any, Any] | None],
+        encoded: dict[int, bytes],
     ) -> set[int]:
         """Updates the sharded chunks of `batch` written in part (`fetch`, whose stored bytes
         are `existing_bytes`) through the engine's partial encoder (`ChunkCodec.encode_update`)
@@ -858,13 +1111,11 @@ class CodecPipeline(_CodecPipelineBase):
                 if flat is None:
                     flat = val.reshape(-1).view(np.uint8)
                 data, data_shape = flat, full_shape
-            got = existing_bytes[i]
-            stored = None if got is None else got.as_numpy_array()
             b = chunks.codec.encode_update(
-                stored, data, data_shape, p, bool(spec.config.write_empty_chunks)
+                existing_bytes[i], data, data_shape, p, bool(spec.config.write_empty_chunks)
             )
             if b is not None:
-                encoded[i] = spec.prototype.buffer.from_bytes(b)
+                encoded[i] = b
             done.add(i)
         return done
 
@@ -873,12 +1124,17 @@ class CodecPipeline(_CodecPipelineBase):
         batch: list[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
         val: Any,
         drop_axes: tuple[int, ...],
-        encoded: dict[int, Buffer],
+        encoded: dict[int, bytes],
+        local: tuple[Any, list[str]] | None,
+        written: set[int],
     ) -> set[int]:
         """Encodes the chunks of `batch` that the value covers whole straight from its buffer
         (`ChunkCodec.encode_from`), when it is a C-contiguous NumPy array of the engine's
         element type; an empty chunk (all fill value, `write_empty_chunks` off) gets no entry
-        in `encoded` (it is deleted). Returns the chunks done."""
+        in `encoded` (it is deleted). With `local` (the engine's handle on a LocalStore's files
+        and each chunk's key) the engine stores or deletes each chunk itself
+        (`ChunkCodec.write_from`) and adds it to `written`. Returns the chunks done. Runs on a
+        worker thread."""
         if not isinstance(val, np.ndarray) or val.ndim == 0 or not val.flags.c_contiguous:
             return set()
         if val.dtype.hasobject or val.dtype.kind == "T":
@@ -911,10 +1167,19 @@ class CodecPipeline(_CodecPipelineBase):
             for i, p, fill in items:
                 by_fill.setdefault(fill, []).append((i, p))
             for fill, its in by_fill.items():
-                got = chunks.codec.encode_from(flat, full_shape, [p for _, p in its], fill)
+                boxes = [p for _, p in its]
+                if local is not None:
+                    files, keys = local
+                    chunks.codec.write_from(
+                        files, [keys[i] for i, _ in its], flat, full_shape, boxes, fill
+                    )
+                    written.update(i for i, _ in its)
+                    done.update(i for i, _ in its)
+                    continue
+                got = chunks.codec.encode_from(flat, full_shape, boxes, fill)
                 for (i, _), b in zip(its, got, strict=True):
                     if b is not None:
-                        encoded[i] = batch[i][1].prototype.buffer.from_bytes(b)
+                        encoded[i] = b
                     done.add(i)
         return done
 
