@@ -25,7 +25,7 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 use zarr_array::zarr_codecs::vlen::VlenChunk;
 use zarr_array::zarr_codecs::{
     BlockBuffer, BlockError, ByteRange, ByteRangeSource, ChunkIn, ChunkUpdate, CodecChain,
-    CodecError, EncodeOptions, SourceError,
+    CodecError, EncodeOptions, SourceBlock, SourceError,
 };
 use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
 use zarr_array::{Array, ArrayError, DataType, Region, StoreSource};
@@ -418,7 +418,9 @@ impl ChunkCodec {
         fill: Option<Vec<u8>>,
     ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
         let encoded = self
-            .encode_boxes(py, &value, value_shape, placements, fill, |_, e| Ok(e))?
+            .encode_boxes(py, &value, value_shape, placements, fill, |_, e| {
+                Ok(e.map(|parts| parts.concat()))
+            })?
             .py_err()?;
         Ok(encoded
             .iter()
@@ -452,7 +454,10 @@ impl ChunkCodec {
             .encode_boxes(py, &value, value_shape, placements, fill, |i, e| {
                 let key = &keys[i];
                 match e {
-                    Some(bytes) => store.set(key, &bytes),
+                    Some(parts) => {
+                        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                        store.set_parts(key, &parts)
+                    }
                     None => store.delete(key),
                 }
                 .map_err(ArrayError::from)
@@ -870,8 +875,11 @@ impl ChunkCodec {
     }
 
     /// The body of [`ChunkCodec::encode_from`] and [`ChunkCodec::write_from`]: each chunk
-    /// encoded (`None`: empty) and handed to `then` with its position, on the worker thread
-    /// that encoded it. The outer error is the arguments', the inner the engine's.
+    /// encoded (`None`: empty; else the parts of its encoding, one after the other: a shard's
+    /// index and inner chunks are never joined) and handed to `then` with its position, on
+    /// the worker thread that encoded it. A chunk that is not one contiguous run of the value
+    /// is gathered by the chain from it (no copy of its own). The outer error is the
+    /// arguments', the inner the engine's.
     fn encode_boxes<T: Send>(
         &self,
         py: Python<'_>,
@@ -879,7 +887,7 @@ impl ChunkCodec {
         value_shape: Vec<u64>,
         placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
         fill: Option<Vec<u8>>,
-        then: impl Fn(usize, Option<Vec<u8>>) -> Result<T, ArrayError> + Sync,
+        then: impl Fn(usize, Option<Vec<Vec<u8>>>) -> Result<T, ArrayError> + Sync,
     ) -> PyResult<Result<Vec<T>, ArrayError>> {
         if self.elements != Elements::Fixed {
             return Err(InvalidArgumentError::new_err(
@@ -928,24 +936,40 @@ impl ChunkCodec {
                 .par_iter()
                 .enumerate()
                 .map(|(i, place)| {
-                    let gathered;
-                    let chunk: &[u8] =
-                        match place.contiguous_whole(&chunk_shape, &value_shape, elem) {
-                            Some(range) => &src[range],
-                            None => {
-                                gathered = place.gather_rows(src, &value_shape, elem);
-                                &gathered
-                            }
-                        };
+                    let region;
+                    let chunk = match place.contiguous_whole(&chunk_shape, &value_shape, elem) {
+                        Some(range) => ChunkIn::Slice(&src[range]),
+                        None => {
+                            // gathered by the chain from the value, into its own buffer
+                            region = place.out_region();
+                            ChunkIn::Block(
+                                SourceBlock::new(src, &value_shape, elem, &region)
+                                    .map_err(|e| encode(e.into()))?,
+                            )
+                        }
+                    };
                     if let Some(f) = &fill {
-                        if chunk.chunks_exact(elem).all(|e| e == f.as_slice()) {
+                        let empty = |row: &[u8]| row.chunks_exact(elem).all(|e| e == f.as_slice());
+                        let is_empty = match &chunk {
+                            ChunkIn::Slice(bytes) => empty(bytes),
+                            _ => place.all_rows(src, &value_shape, elem, empty),
+                        };
+                        if is_empty {
                             return then(i, None);
                         }
                     }
-                    let encoded = encode_always(chain, ChunkIn::Slice(chunk)).map_err(encode)?;
+                    let parts = chain
+                        .encode_parts(chunk, EncodeOptions::ENCODE_EMPTY)
+                        .map_err(encode)?
+                        .ok_or_else(|| {
+                            encode(CodecError::NotApplicable {
+                                operation: "encoding a chunk",
+                                reason: "the chain skipped a chunk it was asked to encode".into(),
+                            })
+                        })?;
                     ENCODED.fetch_add(1, Ordering::Relaxed);
                     FROM_VALUE.fetch_add(1, Ordering::Relaxed);
-                    then(i, Some(encoded))
+                    then(i, Some(parts))
                 })
                 .collect()
         })?;
@@ -1086,15 +1110,20 @@ impl Placement {
 }
 
 impl Placement {
-    /// The box of `src` (C order, `shape`) at `out` as a C-order array of its own, a row
-    /// of the last dimension at a time.
-    fn gather_rows(&self, src: &[u8], shape: &[u64], elem: usize) -> Vec<u8> {
+    /// Whether every row of the last dimension of the box of `src` (C order, `shape`) at
+    /// `out` satisfies `f`, the rows in C order (stopping at the first that does not).
+    fn all_rows(
+        &self,
+        src: &[u8],
+        shape: &[u64],
+        elem: usize,
+        mut f: impl FnMut(&[u8]) -> bool,
+    ) -> bool {
         let n = self.extent.len();
         let total = self.extent.iter().product::<usize>() * elem;
         if n == 0 || total == 0 {
-            return src[..total.min(src.len())].to_vec();
+            return f(&src[..total.min(src.len())]);
         }
-        let mut dst = Vec::with_capacity(total);
         let row = self.extent[n - 1] * elem;
         let mut idx = vec![0usize; n - 1];
         let mut at: Vec<usize> = self.out.clone();
@@ -1103,11 +1132,13 @@ impl Placement {
                 at[d] = self.out[d] + idx[d];
             }
             let s = offset(&at, shape) * elem;
-            dst.extend_from_slice(&src[s..s + row]);
+            if !f(&src[s..s + row]) {
+                return false;
+            }
             let mut d = n - 1;
             loop {
                 if d == 0 {
-                    return dst;
+                    return true;
                 }
                 d -= 1;
                 idx[d] += 1;
