@@ -482,6 +482,11 @@ def _check_host(buf: Any, what: str) -> None:
 ENGINE_FILES = True
 
 
+#: The engine's chains (`_Chunks`) by codecs and chunk spec, shared by every pipeline of this
+#: process, the oldest dropped past `_CHAINS_MAX`.
+_CHAINS: dict[Any, _Chunks] = {}
+_CHAINS_MAX = 256
+
 #: A batch of chunks holding at most this many bytes decoded is read or written by the engine
 #: on the event loop's thread, not handed to a worker thread (`_off_loop`).
 _INLINE_BYTES = 1 << 22
@@ -604,7 +609,19 @@ class CodecPipeline(_CodecPipelineBase):
         )
         got = self._chunks.get(key)
         if got is None:
-            got = _Chunks(self.codecs, spec)
+            # shared by the pipelines of equal codecs (zarr-python makes one per array it
+            # opens): the engine's chain is built once, not at every open
+            try:
+                shared = (self.codecs, key)
+                got = _CHAINS.get(shared)
+            except TypeError:  # a codec that cannot be hashed
+                shared = None
+            if got is None:
+                got = _Chunks(self.codecs, spec)
+                if shared is not None:
+                    if len(_CHAINS) >= _CHAINS_MAX:
+                        del _CHAINS[next(iter(_CHAINS))]
+                    _CHAINS[shared] = got
             self._chunks[key] = got
         return got
 
