@@ -202,16 +202,7 @@ class _Chunks:
             getattr(c, "to_dict", None) is not None and _codec_json(c).get("name") == "sharding_indexed"
             for c in codecs
         )
-        # the inner chunks of a shard: a read of as many points decodes about all of them
-        self.inner_chunks = 1
-        if self.sharded:
-            for c in codecs:
-                d = _codec_json(c)
-                if d.get("name") == "sharding_indexed":
-                    inner = d.get("configuration", {}).get("chunk_shape", self.shape)
-                    self.inner_chunks = int(
-                        np.prod([-(-s // max(int(n), 1)) for s, n in zip(self.shape, inner)])
-                    )
+
 
     def _zarr_json(self, codecs: tuple[Codec, ...], spec: ArraySpec) -> dict[str, Any]:
         fill = _fill_value(spec)
@@ -689,16 +680,6 @@ class CodecPipeline(_CodecPipelineBase):
         if not batch:
             return
         _check_host(out, "an output buffer")
-        whole: list[int] = []
-        partial: list[tuple[int, tuple[list[int], list[int], tuple[Any, ...]]]] = []
-        for i, (_, spec, chunk_sel, _, _) in enumerate(batch):
-            chunks = self._chunks_of(spec)
-            region = _region_of(chunk_sel, chunks.shape) if chunks.partial else None
-            if region is not None and tuple(region[1]) != chunks.shape:
-                partial.append((i, region))
-            else:
-                whole.append(i)
-
         out_arr = out.as_ndarray_like()
         # the engine writes into `out` itself when it is C-contiguous with the engine's
         # element type (a chunk whose selections are not unit-step slices goes through NumPy)
@@ -719,6 +700,25 @@ class CodecPipeline(_CodecPipelineBase):
 
         def direct_ok(chunks: _Chunks) -> bool:
             return out_bytes is not None and not chunks.vlen and out_arr.dtype == chunks.view
+
+        # a chunk read in part through a region (its bounding box: a shard's inner chunks it
+        # meets, an uncompressed chunk's byte span), or whole; a selection of elements that
+        # is no box (points, strided slices) into a small output goes to `place`, which has
+        # the engine decode only the elements it picks
+        whole: list[int] = []
+        partial: list[tuple[int, tuple[list[int], list[int], tuple[Any, ...]]]] = []
+        for i, (_, spec, chunk_sel, _, _) in enumerate(batch):
+            chunks = self._chunks_of(spec)
+            region = _region_of(chunk_sel, chunks.shape) if chunks.partial else None
+            picks = (
+                direct_ok(chunks)
+                and out_arr.size <= _GATHER_MAX
+                and _unit_slices(chunk_sel, chunks.shape) is None
+            )
+            if region is not None and tuple(region[1]) != chunks.shape and not picks:
+                partial.append((i, region))
+            else:
+                whole.append(i)
 
         index_of_out: list[np.ndarray[Any, Any]] = []
 
@@ -781,13 +781,6 @@ class CodecPipeline(_CodecPipelineBase):
                     # decodes only what they need and puts each where it goes in `out`
                     gathers = [_gather(batch[i][2], batch[i][3], chunks.shape, out_index())
                                for i in rest]
-                    if chunks.sharded:
-                        # a shard's points are decoded inner chunk by inner chunk: for points
-                        # in most of them, decoding the whole shard at once costs less
-                        gathers = [
-                            g if g is not None and 8 * len(g[1]) <= chunks.inner_chunks else None
-                            for g in gathers
-                        ]
                     picked = [i for i, g in zip(rest, gathers, strict=True) if g is not None]
                     if picked:
                         pts = [g[0] for g in gathers if g is not None]
