@@ -642,6 +642,35 @@ def test_points_decode_only_what_they_need(kind, tmp_path):
             assert np.array_equal(got_o, data[np.ix_(pts[0][:7], np.arange(36), pts[2][:5])])
 
 
+def test_a_view_written_goes_through_the_engine(tmp_path):
+    # a value that is a view of a larger array (`a[box] = data[box]`) is copied once into C
+    # order: a box of a shard is then updated by the partial encoder, and whole chunks are
+    # encoded straight from the copy, not merged through NumPy
+    rng = np.random.default_rng(45)
+    data = rng.integers(0, 1000, (48, 40, 30)).astype("i4")
+    with _pipeline(RS):
+        store = zarr.storage.LocalStore(tmp_path / "a")
+        a = zarr.create_array(store, shape=data.shape, chunks=(8, 8, 10), shards=(16, 40, 30), dtype="i4")
+        a[...] = data
+        model = data.copy()
+        other = rng.integers(0, 1000, (96, 80, 60)).astype("i4")
+        box = (slice(3, 11), slice(5, 30), slice(2, 20))
+        view = other[::2, ::2, ::2][box]
+        assert not view.flags.c_contiguous
+        before = stats()["updated"]
+        a[box] = view
+        model[box] = view
+        assert stats()["updated"] > before
+        before = stats()["from_value"]
+        whole = other[::2, ::2, ::2][0:16]
+        a[0:16] = whole
+        model[0:16] = whole
+        assert stats()["from_value"] > before
+        assert np.array_equal(zarr.open_array(store, mode="r")[...], model)
+    with _pipeline(DEFAULT):
+        assert np.array_equal(zarr.open_array(store, mode="r")[...], model)
+
+
 def _read_in_child(store, q):
     q.put(int(zarr.open_array(store, mode="r")[...].sum()))
 

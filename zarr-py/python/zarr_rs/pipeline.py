@@ -478,6 +478,10 @@ ENGINE_FILES = True
 _CHAINS: dict[Any, _Chunks] = {}
 _CHAINS_MAX = 256
 
+#: A value written that is not C-contiguous is copied into C order first when it holds at most
+#: this many bytes (above, the chunks it does not cover as one run go through NumPy).
+_COPY_MAX = 1 << 28
+
 #: A batch of chunks holding at most this many bytes decoded is read or written by the engine
 #: on the event loop's thread, not handed to a worker thread (`_off_loop`).
 _INLINE_BYTES = 1 << 22
@@ -940,6 +944,16 @@ class CodecPipeline(_CodecPipelineBase):
         """`write` through zarr-python's setters, or through `local` (the engine's handle on a
         LocalStore's files and each chunk's key)."""
         val = value.as_ndarray_like()
+        if (
+            isinstance(val, np.ndarray)
+            and val.ndim
+            and not val.flags.c_contiguous
+            and not val.dtype.hasobject
+            and val.nbytes <= _COPY_MAX
+        ):
+            # a view (`a[box] = data[box]`): one C-order copy, so that the engine encodes
+            # and updates chunks straight from it rather than through NumPy
+            val = np.ascontiguousarray(val)
         small = self._small(batch)
 
         # the stored chunks a write covers in part are read and merged first
