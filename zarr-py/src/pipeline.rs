@@ -857,10 +857,28 @@ impl ChunkCodec {
                             return Ok(true);
                         }
                     }
-                    let mut tmp = vec![0u8; chain.decoded_len()];
-                    chain.decode_into(&bytes, &mut tmp).map_err(decode)?;
+                    if place.is_whole(&chunk_shape) {
+                        let mut tmp = vec![0u8; chain.decoded_len()];
+                        chain.decode_into(&bytes, &mut tmp).map_err(decode)?;
+                        block
+                            .copy_from(&tmp, &chunk_shape, &place.chunk_start())
+                            .map_err(|e| decode(e.into()))?;
+                        return Ok(true);
+                    }
+                    // a box of the chunk: the partial decoder decodes what it needs (a
+                    // compressed chunk's prefix up to the box's last element, when that is
+                    // at most three quarters of it)
+                    let region = Region {
+                        start: place.chunk_start(),
+                        shape: place.extent.iter().map(|&x| x as u64).collect(),
+                    };
+                    let mut tmp = vec![0u8; place.extent.iter().product::<usize>() * elem];
+                    chain
+                        .partial_decoder()
+                        .region(&&*bytes, &region, &mut tmp)
+                        .map_err(decode)?;
                     block
-                        .copy_from(&tmp, &chunk_shape, &place.chunk_start())
+                        .copy_from(&tmp, &region.shape, &vec![0; region.shape.len()])
                         .map_err(|e| decode(e.into()))?;
                     Ok(true)
                 })
