@@ -1,7 +1,10 @@
 //! Writes that never build the dense array: [`SparseArray::write_coo`] and
 //! [`SparseArray::write_sprs`]. Entries are grouped by chunk, then by leaf chunk; each leaf
 //! the write touches is rewritten from its stored entries merged with the new ones, through
-//! the chain's leaf rewrite (the other leaves of a shard keep their stored bytes).
+//! the chain's leaf rewrite (the other leaves of a shard keep their stored bytes). A 2-d
+//! `write_coo` whose entries come in strictly increasing row-major order (an import's band of
+//! rows) is grouped in one pass: each chunk row is a run of the entries, and each chunk's
+//! entries come out in its C order, so nothing is regrouped or sorted.
 
 use std::collections::BTreeMap;
 use std::ops::Deref;
@@ -41,7 +44,9 @@ impl SparseArray<'_> {
     /// entry `k`) and values, without building the dense array: entries are grouped by chunk
     /// and each chunk is rewritten from its stored entries merged with the new ones (new
     /// values win). A value equal to the fill value removes the entry; a chunk left without
-    /// entries is deleted. Chunks are rewritten in parallel.
+    /// entries is deleted. Chunks are rewritten in parallel. Entries of a 2-d array given in
+    /// strictly increasing row-major order (`coords` in standard layout) are grouped without
+    /// a sort.
     ///
     /// # Errors
     /// A `T` other than the array's data type, coordinates of the wrong shape, outside the
@@ -58,6 +63,16 @@ impl SparseArray<'_> {
                 expected: vec![ndim as u64, values.len() as u64],
                 got: coords.shape().iter().map(|&n| n as u64).collect(),
             });
+        }
+        if ndim == 2 {
+            if let (Some(rows), Some(cols)) = (coords.row(0).to_slice(), coords.row(1).to_slice()) {
+                if let Some(work) = self.group_row_major(rows, cols, values)? {
+                    let fill: T = self.fill();
+                    return work
+                        .into_par_iter()
+                        .try_for_each(|(chunk, edit)| self.write_chunk(&chunk, edit, fill));
+                }
+            }
         }
         let mut positions = Vec::with_capacity(ndim * values.len());
         for k in 0..values.len() {
@@ -252,6 +267,92 @@ impl SparseArray<'_> {
             flush(&mut work, done);
         }
         Ok(work)
+    }
+
+    /// The new entries of a 2-d write by chunk when they come in strictly increasing
+    /// row-major order (what an import or a CSR matrix gives), `None` otherwise (the general
+    /// grouping then runs, which reports a position given twice). A chunk row's entries are
+    /// then one run, and each chunk's entries come out in its C order and unique: one pass,
+    /// no regrouping by open runs and no sort.
+    ///
+    /// # Errors
+    /// A position outside the array (the first in order, as the general grouping reports).
+    #[allow(clippy::type_complexity)]
+    fn group_row_major<T: Copy>(
+        &self,
+        rows: &[u64],
+        cols: &[u64],
+        values: &[T],
+    ) -> Result<Option<Vec<(Vec<i64>, Edit<T>)>>> {
+        let shape = self.array.shape();
+        let n = values.len();
+        if rows.len() != n || cols.len() != n {
+            return Ok(None);
+        }
+        let mut prev: Option<(u64, u64)> = None;
+        for (&r, &c) in rows.iter().zip(cols) {
+            for (axis, (p, len)) in [(r, shape[0]), (c, shape[1])].into_iter().enumerate() {
+                if p >= len {
+                    return Err(ArrayError::OutOfBounds {
+                        axis,
+                        index: i64::try_from(p).unwrap_or(i64::MAX),
+                        len,
+                    });
+                }
+            }
+            if prev.is_some_and(|p| p >= (r, c)) {
+                return Ok(None);
+            }
+            prev = Some((r, c));
+        }
+        let chunk_shape = &self.array.chain.repr().shape;
+        let (crows, ccols) = (chunk_shape[0] as i64, chunk_shape[1] as i64);
+        let mut work = Vec::new();
+        let mut a = 0;
+        while a < n {
+            // the chunk of (row, column 0): where this chunk row and its columns start
+            let (chunk0, off) = self.array.grid.chunk_of(&[rows[a], 0])?;
+            let base_r = rows[a] as i64 - off[0] as i64;
+            let base_c = -(off[1] as i64);
+            let end_r = base_r + crows;
+            let b = a + rows[a..].partition_point(|&r| (r as i64) < end_r);
+            let key = |k: usize| -> (i64, u64) {
+                let lc = cols[k] as i64 - base_c;
+                let local = (rows[k] as i64 - base_r) as u64 * ccols as u64;
+                (lc / ccols, local + (lc % ccols) as u64)
+            };
+            let max_col = cols[a..b].iter().copied().max().unwrap_or(0);
+            if (max_col as i64 - base_c) < ccols {
+                // one chunk (every matrix of at most one chunk's columns)
+                let entries = (a..b).map(|k| (key(k).1, values[k])).collect();
+                work.push((
+                    chunk0,
+                    Edit {
+                        entries,
+                        clear: None,
+                    },
+                ));
+            } else {
+                // by column chunk; a chunk's entries keep their (row-major) order
+                let mut by: BTreeMap<i64, Vec<(u64, T)>> = BTreeMap::new();
+                for (k, &v) in values.iter().enumerate().take(b).skip(a) {
+                    let (j, local) = key(k);
+                    by.entry(j).or_default().push((local, v));
+                }
+                for (j, entries) in by {
+                    let chunk = vec![chunk0[0], chunk0[1] + j];
+                    work.push((
+                        chunk,
+                        Edit {
+                            entries,
+                            clear: None,
+                        },
+                    ));
+                }
+            }
+            a = b;
+        }
+        Ok(Some(work))
     }
 
     /// Refuses a position given twice among the sorted `entries` of `chunk`.

@@ -1295,3 +1295,140 @@ fn sparse_layout_marked_must_understand_false_is_refused_with_or_without_the_cod
     assert!(e.contains("sparse_layout"), "{e}");
     assert!(Array::open(s, "mu").is_ok());
 }
+
+/// A 2-d `write_coo` of entries in row-major order (grouped in one pass, no sort) against
+/// the same entries shuffled (the general grouping): the same stored bytes key by key, the
+/// same errors, and the model's content, over seeded random arrays: every format, shards,
+/// `regular_bounded` grids, several column chunks, empty rows and columns, values equal to
+/// the fill value, writes merged into stored chunks, positions given twice or outside.
+#[test]
+fn row_major_writes_match_the_general_grouping() {
+    let mut rng = Rng::new(40);
+    let mut rounds_checked = 0;
+    for case in 0..300u64 {
+        let (rows, cols) = (1 + rng.below(40), 1 + rng.below(40));
+        let chunks = vec![
+            1 + rng.below(9),
+            1 + rng.below(if case % 4 == 0 { 60 } else { 12 }),
+        ];
+        let format = [Format::Coo, Format::Csr, Format::Csc][case as usize % 3];
+        let sharded = case % 5 == 1;
+        let lower = if case % 3 == 2 {
+            rng.below(7) as i64 - 3
+        } else {
+            0
+        };
+        let make = |s: &Arc<dyn Store>| {
+            let mut b = ArrayBuilder::new(vec![rows, cols], DataType::Float32)
+                .chunk_shape(chunks.clone())
+                .sparse(format);
+            if lower != 0 {
+                b = b.lower_bound(vec![lower, 0]).origin(vec![1, 0]);
+            }
+            if sharded {
+                b = b.shards(vec![chunks[0] * 2, chunks[1] * 3]);
+            }
+            b.create(s.clone(), "a").unwrap()
+        };
+        let (fast_store, general_store) = (store(), store());
+        let (fast, general) = (make(&fast_store), make(&general_store));
+        let mut model: BTreeMap<Vec<u64>, f32> = BTreeMap::new();
+        for round in 0..3 {
+            // some rows and columns left empty: entries in a random sub-rectangle
+            let (r_hi, c_hi) = (1 + rng.below(rows), 1 + rng.below(cols));
+            let n = rng.below(r_hi * c_hi + 1) as usize;
+            let mut entries: BTreeMap<(u64, u64), f32> = BTreeMap::new();
+            for _ in 0..n {
+                let v = if rng.below(6) == 0 {
+                    0.0
+                } else {
+                    rng.below(100) as f32 + 0.5
+                };
+                entries.insert((rng.below(r_hi), rng.below(c_hi)), v);
+            }
+            let mut sorted: Vec<(u64, u64, f32)> =
+                entries.iter().map(|(&(r, c), &v)| (r, c, v)).collect();
+            let bad = rng.below(10);
+            if bad == 0 && !sorted.is_empty() {
+                // a position given twice (still in row-major order, not strictly)
+                let k = rng.index(sorted.len());
+                sorted.insert(k, sorted[k]);
+            } else if bad == 1 {
+                // a position outside the array (one: the shuffled order meets it too)
+                let c = rng.below(cols + 2);
+                sorted.push(if c >= cols {
+                    (rows - 1, c, 1.0)
+                } else {
+                    (rows + rng.below(3), c, 1.0)
+                });
+            }
+            let mut shuffled = sorted.clone();
+            rng.shuffle(&mut shuffled);
+            if shuffled.len() > 1
+                && shuffled
+                    .windows(2)
+                    .all(|w| (w[0].0, w[0].1) <= (w[1].0, w[1].1))
+            {
+                shuffled.reverse();
+            }
+            let write = |a: &Array, e: &[(u64, u64, f32)]| {
+                let mut coords = Array2::zeros((2, e.len()));
+                for (k, &(r, c, _)) in e.iter().enumerate() {
+                    coords[[0, k]] = r;
+                    coords[[1, k]] = c;
+                }
+                let values: Vec<f32> = e.iter().map(|x| x.2).collect();
+                a.sparse().unwrap().write_coo(coords.view(), &values)
+            };
+            let (got, want) = (write(&fast, &sorted), write(&general, &shuffled));
+            match (&got, &want) {
+                (Ok(()), Ok(())) => {
+                    assert!(
+                        bad > 1 || bad == 0 && sorted.is_empty(),
+                        "case {case}: {bad}"
+                    );
+                    for ((r, c), v) in entries {
+                        if v == 0.0 {
+                            model.remove(&vec![r, c]);
+                        } else {
+                            model.insert(vec![r, c], v);
+                        }
+                    }
+                }
+                (Err(g), Err(w)) => {
+                    assert!(bad <= 1, "case {case}: {g}");
+                    assert_eq!(g.to_string(), w.to_string(), "case {case}");
+                    // a refused write leaves nothing behind: the arrays stay as they were
+                    break;
+                }
+                _ => panic!("case {case} round {round}: {got:?} against {want:?}"),
+            }
+            rounds_checked += 1;
+            let keys = |s: &Arc<dyn Store>| {
+                let mut k = s.list_prefix("").unwrap();
+                k.sort();
+                k
+            };
+            assert_eq!(keys(&fast_store), keys(&general_store), "case {case}");
+            for k in keys(&fast_store) {
+                assert_eq!(
+                    fast_store.get(&k).unwrap(),
+                    general_store.get(&k).unwrap(),
+                    "case {case}: {k}"
+                );
+            }
+        }
+        let dense = fast.read_all::<f32>().unwrap();
+        for ((r, c), v) in dense
+            .indexed_iter()
+            .map(|(i, v)| ((i[0] as u64, i[1] as u64), *v))
+        {
+            assert_eq!(
+                v,
+                model.get(&vec![r, c]).copied().unwrap_or(0.0),
+                "case {case} ({r}, {c})"
+            );
+        }
+    }
+    assert!(rounds_checked > 600, "{rounds_checked}");
+}
