@@ -532,8 +532,13 @@ fn fill<T: IoValue>(
     }
     // half the budget sorts, half writes; the sort cuts the rows into bands that each fit
     // its half (no k-way merge)
-    let mut sorter =
-        BandSorter::<T>::new(budget / 2, opts.temp_dir.clone(), shape[0], src.nnz_hint())?;
+    let mut sorter = BandSorter::<T>::new(
+        budget / 2,
+        opts.temp_dir.clone(),
+        shape[0],
+        shape[1],
+        src.nnz_hint(),
+    )?;
     src.feed::<T>(
         &mut |r, c, v| {
             if r >= shape[0] || c >= shape[1] {
