@@ -413,7 +413,7 @@ pub struct ArrayOpts {
     #[arg(long, value_name = "V", allow_hyphen_values = true)]
     pub fill_value: Option<String>,
     /// A compressor or checksum, in order (repeatable): zstd:LEVEL, zstd:LEVEL:checksum, gzip:LEVEL,
-    /// blosc:CNAME:CLEVEL:SHUFFLE, crc32c, none [default: zstd:0]
+    /// blosc:CNAME:CLEVEL:SHUFFLE, crc32c, none [default: zstd:0; a sparse import: zstd:1]
     #[arg(long = "codec", value_name = "CODEC", value_parser = parse_codec)]
     pub codecs: Vec<CodecSpec>,
     /// Store chunks in shards of this shape (--chunks is then the inner chunk shape)

@@ -94,8 +94,12 @@ pub fn import(ctx: &Ctx, a: &ImportArgs, format: Option<FileFormat>, budget: u64
             Format::Csc => SparseFormat::Csc,
             Format::Csr => SparseFormat::Csr,
         });
-        let b = layout::builder(&p.shape, p.data_type, Some(&p.chunks), &o)
+        let mut b = layout::builder(&p.shape, p.data_type, Some(&p.chunks), &o)
             .map_err(|e| e.one_line())?;
+        if o.codecs.is_empty() {
+            // the import's own default (zstd level 1), not the other commands' zstd:0
+            b = b.compressors(p.compressors());
+        }
         ctx.create_array(&a.path, &b)
             .map_err(|e| e.one_line().into())
     };

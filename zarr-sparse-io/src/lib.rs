@@ -5,7 +5,7 @@
 //! - **Import** ([`import_mtx`], [`import_npz`], [`import_group`]) reads a source's header, creates the target
 //!   array through the caller's [`Create`] callback (which picks the store, the path and any
 //!   codecs; the import proposes the shape, the data type, CSR chunks of whole rows sized for
-//!   row reads), and streams the entries into it: sources in row-major order (CSR) straight
+//!   row reads, zstd at level 1), and streams the entries into it: sources in row-major order (CSR) straight
 //!   to the [`MatrixWriter`], others through a bucket sort by bands of rows (each band's
 //!   entries spilled to a temporary file past half the memory limit, then read back band by
 //!   band and put in order by a counting sort of its rows: no k-way merge, and no comparisons
@@ -49,7 +49,7 @@ mod value;
 
 pub use crate::core::{
     default_chunks, for_each_band, Create, CreateError, ExportOptions, ImportOptions, MatrixWriter,
-    Progress, Proposed, DEFAULT_MAX_MEMORY, MIN_MAX_MEMORY,
+    Progress, Proposed, DEFAULT_MAX_MEMORY, IMPORT_ZSTD_LEVEL, MIN_MAX_MEMORY,
 };
 pub use error::{Result, SparseIoError};
 pub use group::{export_group, import_group, GroupKind};

@@ -92,6 +92,12 @@ fn mtx_imports_unsorted_and_exports_row_major() {
     };
     let a = imp_mtx(&p, &store, &opts).unwrap();
     assert_eq!(dense(&a), want);
+    // the proposed builder's compressor: zstd at the import's level
+    let codecs = a.codecs().to_defs();
+    assert_eq!(codecs.len(), 2);
+    assert_eq!(codecs[1].name, "zstd");
+    let level = codecs[1].configuration.as_ref().map(|c| c["level"].clone());
+    assert_eq!(level, Some(serde_json::json!(IMPORT_ZSTD_LEVEL)));
     let back = dir.path().join("b.mtx.gz");
     export_mtx(&a, &back, &ExportOptions::default()).unwrap();
     let store2 = mem();

@@ -224,6 +224,21 @@ fn sparse_matrix_files_import_and_export() {
             .collect::<Vec<_>>()
     };
     assert_eq!(dense("a"), want);
+    // the import's own default compressor, zstd level 1; --codec replaces it
+    let zstd = |array: &str| {
+        let meta: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(array).join("zarr.json")).unwrap(),
+        )
+        .unwrap();
+        meta["codecs"].as_array().unwrap()[1..].to_vec()
+    };
+    assert_eq!(
+        zstd("a"),
+        [json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}})]
+    );
+    ok(&["import", &p("m.mtx"), &p("a5"), "--codec", "zstd:5"]);
+    assert_eq!(zstd("a5")[0]["configuration"]["level"], 5);
+    assert_eq!(dense("a5"), want);
     ok(&["export", &p("a"), &p("a.mtx.gz")]);
     ok(&["export", &p("a"), &p("a.npz"), "--layout", "csc"]);
     ok(&[
