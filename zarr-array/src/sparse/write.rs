@@ -484,6 +484,20 @@ impl SparseArray<'_> {
         fill: T,
     ) -> std::result::Result<Option<Vec<u8>>, CodecError> {
         let plan = &self.plan;
+        if existing.is_none() {
+            // a new leaf (an import's): the edit's entries alone, those equal to the fill
+            // value dropped, with no merge
+            let keep = edit.entries.iter().filter(|e| !e.1.is_fill(&fill));
+            let positions: Vec<u64> = keep.clone().map(|e| e.0).collect();
+            if positions.is_empty() {
+                return Ok(None);
+            }
+            let values: Vec<T> = keep.map(|e| e.1).collect();
+            let bytes = encode_positions(plan.codec.layout(), shape, &positions, &values, &fill)?;
+            return plan
+                .leaf
+                .encode(ChunkIn::Serialized(bytes), EncodeOptions::SKIP_EMPTY);
+        }
         // the stored entries kept (C-order key in the leaf, value), sorted by key
         let mut stored: Vec<(u64, T)> = Vec::new();
         if let Some(bytes) = existing {
