@@ -64,14 +64,22 @@ impl SparseArray<'_> {
                 got: coords.shape().iter().map(|&n| n as u64).collect(),
             });
         }
-        if ndim == 2 {
-            if let (Some(rows), Some(cols)) = (coords.row(0).to_slice(), coords.row(1).to_slice()) {
-                if let Some(work) = self.group_row_major(rows, cols, values)? {
-                    let fill: T = self.fill();
-                    return work
-                        .into_par_iter()
-                        .try_for_each(|(chunk, edit)| self.write_chunk(&chunk, edit, fill));
-                }
+        if ndim == 2 && coords.ncols() == values.len() {
+            // rows then columns, or (row, column) pairs (the transpose of an (nnz, 2) block)
+            let work = if let (Some(rows), Some(cols)) =
+                (coords.row(0).to_slice(), coords.row(1).to_slice())
+            {
+                self.group_row_major(|k| rows[k], |k| cols[k], values)?
+            } else if let Some(pairs) = coords.t().to_slice() {
+                self.group_row_major(|k| pairs[2 * k], |k| pairs[2 * k + 1], values)?
+            } else {
+                None
+            };
+            if let Some(work) = work {
+                let fill: T = self.fill();
+                return work
+                    .into_par_iter()
+                    .try_for_each(|(chunk, edit)| self.write_chunk(&chunk, edit, fill));
             }
         }
         let mut positions = Vec::with_capacity(ndim * values.len());
@@ -280,17 +288,15 @@ impl SparseArray<'_> {
     #[allow(clippy::type_complexity)]
     fn group_row_major<T: Copy>(
         &self,
-        rows: &[u64],
-        cols: &[u64],
+        row: impl Fn(usize) -> u64,
+        col: impl Fn(usize) -> u64,
         values: &[T],
     ) -> Result<Option<Vec<(Vec<i64>, Edit<T>)>>> {
         let shape = self.array.shape();
         let n = values.len();
-        if rows.len() != n || cols.len() != n {
-            return Ok(None);
-        }
         let mut prev: Option<(u64, u64)> = None;
-        for (&r, &c) in rows.iter().zip(cols) {
+        for k in 0..n {
+            let (r, c) = (row(k), col(k));
             for (axis, (p, len)) in [(r, shape[0]), (c, shape[1])].into_iter().enumerate() {
                 if p >= len {
                     return Err(ArrayError::OutOfBounds {
@@ -311,17 +317,27 @@ impl SparseArray<'_> {
         let mut a = 0;
         while a < n {
             // the chunk of (row, column 0): where this chunk row and its columns start
-            let (chunk0, off) = self.array.grid.chunk_of(&[rows[a], 0])?;
-            let base_r = rows[a] as i64 - off[0] as i64;
+            let (chunk0, off) = self.array.grid.chunk_of(&[row(a), 0])?;
+            let base_r = row(a) as i64 - off[0] as i64;
             let base_c = -(off[1] as i64);
             let end_r = base_r + crows;
-            let b = a + rows[a..].partition_point(|&r| (r as i64) < end_r);
+            // the first entry past this chunk row (rows increase)
+            let (mut lo, mut hi) = (a + 1, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if (row(mid) as i64) < end_r {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            let b = lo;
             let key = |k: usize| -> (i64, u64) {
-                let lc = cols[k] as i64 - base_c;
-                let local = (rows[k] as i64 - base_r) as u64 * ccols as u64;
+                let lc = col(k) as i64 - base_c;
+                let local = (row(k) as i64 - base_r) as u64 * ccols as u64;
                 (lc / ccols, local + (lc % ccols) as u64)
             };
-            let max_col = cols[a..b].iter().copied().max().unwrap_or(0);
+            let max_col = (a..b).map(&col).max().unwrap_or(0);
             if (max_col as i64 - base_c) < ccols {
                 // one chunk (every matrix of at most one chunk's columns)
                 let entries = (a..b).map(|k| (key(k).1, values[k])).collect();

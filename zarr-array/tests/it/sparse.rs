@@ -1371,8 +1371,14 @@ fn row_major_writes_match_the_general_grouping() {
             {
                 shuffled.reverse();
             }
+            // the coordinates as rows then columns, or as (row, column) pairs
+            let pairs = case % 2 == 1;
             let write = |a: &Array, e: &[(u64, u64, f32)]| {
-                let mut coords = Array2::zeros((2, e.len()));
+                let mut coords = if pairs {
+                    Array2::zeros((e.len(), 2)).reversed_axes()
+                } else {
+                    Array2::zeros((2, e.len()))
+                };
                 for (k, &(r, c, _)) in e.iter().enumerate() {
                     coords[[0, k]] = r;
                     coords[[1, k]] = c;
