@@ -165,7 +165,7 @@ fn writer_entry_bytes<T>() -> u64 {
     64 + 4 * std::mem::size_of::<T>() as u64
 }
 
-/// A flush: the entries' coordinates (rows, then columns) and values.
+/// A flush: the entries' coordinates (row, column pairs) and values.
 type Job<T> = (Vec<u64>, Vec<T>);
 
 /// The writer's thread: writes each flush handed to it, stops at the first error.
@@ -246,8 +246,8 @@ pub struct MatrixWriter<T> {
     shape: [u64; 2],
     band: u64,
     cap: usize,
-    rows: Vec<u64>,
-    cols: Vec<u64>,
+    /// The buffered entries' (row, column) pairs, one after the other.
+    coords: Vec<u64>,
     vals: Vec<T>,
     last: Option<(u64, u64)>,
     written: u64,
@@ -291,8 +291,7 @@ impl<T: IoValue> MatrixWriter<T> {
             shape,
             band,
             cap: usize::try_from(cap).unwrap_or(usize::MAX),
-            rows: Vec::new(),
-            cols: Vec::new(),
+            coords: Vec::new(),
             vals: Vec::new(),
             last: None,
             written: 0,
@@ -320,8 +319,7 @@ impl<T: IoValue> MatrixWriter<T> {
         if self.vals.len() == self.cap {
             self.flush_full().map_err(|e| Reject::Failed(Box::new(e)))?;
         }
-        self.rows.push(row);
-        self.cols.push(col);
+        self.coords.extend_from_slice(&[row, col]);
         self.vals.push(v);
         Ok(())
     }
@@ -330,10 +328,19 @@ impl<T: IoValue> MatrixWriter<T> {
     /// when that band alone fills the buffer (its chunks are then merged with the rest of it
     /// at the next flush).
     fn flush_full(&mut self) -> Result<()> {
-        let last_row = self.rows.last().copied().unwrap_or(0);
+        let last_row = self.last.map_or(0, |l| l.0);
         let band_start = last_row / self.band * self.band;
-        let split = self.rows.partition_point(|&r| r < band_start);
-        let n = if split == 0 { self.rows.len() } else { split };
+        // the first entry of the last entry's band (rows increase)
+        let (mut lo, mut hi) = (0, self.vals.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.coords[2 * mid] < band_start {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let n = if lo == 0 { self.vals.len() } else { lo };
         self.flush(n)
     }
 
@@ -343,13 +350,18 @@ impl<T: IoValue> MatrixWriter<T> {
         if n == 0 {
             return Ok(());
         }
-        let mut coords = Vec::with_capacity(2 * n);
-        coords.extend_from_slice(&self.rows[..n]);
-        coords.extend_from_slice(&self.cols[..n]);
-        let vals = self.vals[..n].to_vec();
-        self.rows.drain(..n);
-        self.cols.drain(..n);
-        self.vals.drain(..n);
+        // the buffers go to the writer's thread as they are; the entries after the first
+        // `n` (part of a band) start the next ones
+        let mut coords = std::mem::take(&mut self.coords);
+        let mut vals = std::mem::take(&mut self.vals);
+        if n < vals.len() {
+            self.coords.reserve_exact(coords.len().max(1024));
+            self.coords.extend_from_slice(&coords[2 * n..]);
+            self.vals.reserve_exact(vals.len().max(512));
+            self.vals.extend_from_slice(&vals[n..]);
+            coords.truncate(2 * n);
+            vals.truncate(n);
+        }
         self.written += n as u64;
         if self.worker.is_none() {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Job<T>>(0);
@@ -405,13 +417,16 @@ impl<T: IoValue> MatrixWriter<T> {
     }
 }
 
-/// Writes one flush's entries (`coords`: the rows, then the columns) into `array`.
+/// Writes one flush's entries (`coords`: (row, column) pairs) into `array`: zarr-array
+/// groups entries in row-major order by chunk in one pass, without a sort.
 fn write_job<T: IoValue>(array: &Array, coords: &[u64], vals: &[T]) -> Result<()> {
     let n = vals.len();
-    let view = ArrayView2::from_shape((2, n), coords).map_err(|e| SparseIoError::Malformed {
-        place: array.path().to_string(),
-        reason: e.to_string(),
-    })?;
+    let view = ArrayView2::from_shape((n, 2), coords)
+        .map_err(|e| SparseIoError::Malformed {
+            place: array.path().to_string(),
+            reason: e.to_string(),
+        })?
+        .reversed_axes();
     let ctx = format!("writing {}", array.path());
     array
         .sparse()
