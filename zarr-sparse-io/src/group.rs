@@ -116,6 +116,34 @@ impl Elements for ZarrStream {
         self.read += 1;
         Ok(Some(b))
     }
+    fn next_raws(&mut self, n: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let mut got = 0;
+        while got < n && self.read < self.len {
+            if self.at == self.buf.len() {
+                self.buf = self
+                    .rx
+                    .recv()
+                    .map_err(|_| malformed(&self.place, "ended early"))??;
+                self.at = 0;
+            }
+            // whole elements of the block at hand (blocks hold whole elements)
+            let want = (n - got).min((self.len - self.read) as usize);
+            let k = want.min((self.buf.len() - self.at) / self.size);
+            if k == 0 {
+                match self.next_raw()? {
+                    Some(b) => out.extend_from_slice(&b[..self.size]),
+                    None => break,
+                }
+                got += 1;
+                continue;
+            }
+            out.extend_from_slice(&self.buf[self.at..self.at + k * self.size]);
+            self.at += k * self.size;
+            self.read += k as u64;
+            got += k;
+        }
+        Ok(got)
+    }
     fn kind(&self) -> DataType {
         self.kind
     }

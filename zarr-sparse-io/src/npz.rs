@@ -5,7 +5,7 @@
 //! unnamed temporary files, then adds them.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use zarr_array::{Array, DataType};
@@ -202,6 +202,29 @@ impl<R: Read> Elements for NpyStream<R> {
     fn next_raw(&mut self) -> Result<Option<[u8; 8]>> {
         self.next_raw_npy()
     }
+    fn next_raws(&mut self, n: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let mut got = 0;
+        while got < n && self.read < self.len {
+            // whole elements straight from the buffer; one that straddles its end (or a
+            // truncated stream, with its error) element by element
+            let want = (n - got).min((self.len - self.read) as usize);
+            let buf = self.r.fill_buf().map_err(io(&self.place))?;
+            let k = want.min(buf.len() / self.size);
+            if k == 0 {
+                match self.next_raw_npy()? {
+                    Some(b) => out.extend_from_slice(&b[..self.size]),
+                    None => break,
+                }
+                got += 1;
+                continue;
+            }
+            out.extend_from_slice(&buf[..k * self.size]);
+            self.r.consume(k * self.size);
+            self.read += k as u64;
+            got += k;
+        }
+        Ok(got)
+    }
     fn kind(&self) -> DataType {
         self.kind
     }
@@ -229,6 +252,84 @@ pub(crate) trait Elements {
     fn position(&self) -> u64;
     /// How many elements there are.
     fn len(&self) -> u64;
+
+    /// Appends the bytes of up to `n` next elements to `out`; how many there were (fewer
+    /// only at the end).
+    fn next_raws(&mut self, n: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let size = self.kind().size();
+        for k in 0..n {
+            match self.next_raw()? {
+                Some(b) => out.extend_from_slice(&b[..size]),
+                None => return Ok(k),
+            }
+        }
+        Ok(n)
+    }
+
+    /// Appends the next `n` elements as indices to `out` (as [`Elements::next_index`] reads
+    /// each); `place_short` names what ends early.
+    fn next_indices(&mut self, n: usize, raw: &mut Vec<u8>, out: &mut Vec<u64>) -> Result<()> {
+        raw.clear();
+        let got = self.next_raws(n, raw)?;
+        let first = self.position() - got as u64;
+        let at = out.len();
+        macro_rules! widen {
+            ($t:ty, $signed:expr) => {{
+                let size = std::mem::size_of::<$t>();
+                for (j, b) in raw.chunks_exact(size).enumerate() {
+                    let v = <$t>::from_le_bytes(b.try_into().unwrap_or_default());
+                    #[allow(unused_comparisons)]
+                    if $signed && v < 0 as $t {
+                        return Err(malformed(
+                            self.place(),
+                            format!("element {} is the negative index {v}", first + j as u64),
+                        ));
+                    }
+                    out.push(v as u64);
+                }
+            }};
+        }
+        match self.kind() {
+            DataType::Int8 => widen!(i8, true),
+            DataType::Int16 => widen!(i16, true),
+            DataType::Int32 => widen!(i32, true),
+            DataType::Int64 => widen!(i64, true),
+            DataType::UInt8 => widen!(u8, false),
+            DataType::UInt16 => widen!(u16, false),
+            DataType::UInt32 => widen!(u32, false),
+            DataType::UInt64 => widen!(u64, false),
+            other => {
+                return Err(SparseIoError::Unsupported {
+                    place: self.place().to_string(),
+                    what: format!("indices of type {other}"),
+                })
+            }
+        }
+        if out.len() - at < n {
+            return Err(malformed(self.place(), "ends early"));
+        }
+        Ok(())
+    }
+
+    /// Appends the next `n` elements as values of the stream's own type `T` (the caller
+    /// checked it) to `out`.
+    fn next_values<T: IoValue>(
+        &mut self,
+        n: usize,
+        raw: &mut Vec<u8>,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        raw.clear();
+        let got = self.next_raws(n, raw)?;
+        out.extend(
+            raw.chunks_exact(std::mem::size_of::<T>())
+                .map(bytemuck::pod_read_unaligned::<T>),
+        );
+        if got < n {
+            return Err(malformed(self.place(), "ends early"));
+        }
+        Ok(())
+    }
 
     /// The next element as an index (any integer type; negative ones refused).
     fn next_index(&mut self) -> Result<Option<u64>> {
@@ -408,7 +509,8 @@ impl<S: Elements> Triple<S> {
                         format!("the first pointer is {prev}, not 0"),
                     ));
                 }
-                let mut line: Vec<(u64, T)> = Vec::new();
+                let (mut idx, mut vals, mut raw) = (Vec::new(), Vec::<T>::new(), Vec::new());
+                let mut pairs: Vec<(u64, T)> = Vec::new();
                 let line_cap =
                     (self.budget / 8 / (std::mem::size_of::<(u64, T)>() as u64)).max(1024);
                 let major_len = if csr { shape[0] } else { shape[1] };
@@ -454,36 +556,39 @@ impl<S: Elements> Triple<S> {
                             budget: self.budget,
                         });
                     }
-                    line.clear();
-                    for _ in 0..count {
-                        let i = self
-                            .second
-                            .next_index()?
-                            .ok_or_else(|| malformed(self.second.place(), "ends early"))?;
-                        let v = self
-                            .data
-                            .next_value::<T>()?
-                            .ok_or_else(|| malformed(&data_place, "ends early"))?;
-                        if i >= minor_len {
-                            let (r, c) = if csr { (major, i) } else { (i, major) };
-                            return Err(SparseIoError::OutOfRange {
-                                place: format!(
-                                    "{} element {}",
-                                    self.second.place(),
-                                    self.second.position() - 1
-                                ),
-                                row: r,
-                                col: c,
-                                rows: shape[0],
-                                cols: shape[1],
-                            });
-                        }
-                        line.push((i, v));
+                    // the line's indices and values read in bulk
+                    let n = count as usize;
+                    idx.clear();
+                    vals.clear();
+                    self.second.next_indices(n, &mut raw, &mut idx)?;
+                    self.data.next_values::<T>(n, &mut raw, &mut vals)?;
+                    if let Some(j) = idx.iter().position(|&i| i >= minor_len) {
+                        let i = idx[j];
+                        let (r, c) = if csr { (major, i) } else { (i, major) };
+                        return Err(SparseIoError::OutOfRange {
+                            place: format!(
+                                "{} element {}",
+                                self.second.place(),
+                                self.second.position() - (n - j) as u64
+                            ),
+                            row: r,
+                            col: c,
+                            rows: shape[0],
+                            cols: shape[1],
+                        });
                     }
-                    if !line.is_sorted_by_key(|e| e.0) {
-                        line.sort_by_key(|e| e.0);
+                    if !idx.is_sorted() {
+                        // a line whose indices are not in order (SciPy allows it): sorted
+                        // with its values, stably as before
+                        pairs.clear();
+                        pairs.extend(idx.iter().copied().zip(vals.iter().copied()));
+                        pairs.sort_by_key(|e| e.0);
+                        idx.clear();
+                        vals.clear();
+                        idx.extend(pairs.iter().map(|e| e.0));
+                        vals.extend(pairs.iter().map(|e| e.1));
                     }
-                    for &(i, v) in &line {
+                    for (&i, &v) in idx.iter().zip(&vals) {
                         let (r, c) = if csr { (major, i) } else { (i, major) };
                         sink(r, c, v).map_err(|rej| {
                             rej.at(
