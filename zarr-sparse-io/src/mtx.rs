@@ -404,7 +404,7 @@ impl EntrySource for MtxSource {
 
     fn feed<T: IoValue>(
         &mut self,
-        sink: &mut dyn FnMut(u64, u64, T) -> Result<(), Reject>,
+        sink: &mut impl FnMut(u64, u64, T) -> Result<(), Reject>,
         _progress: Option<&Progress>,
     ) -> Result<()> {
         // the reader tells the progress (opened with it); the blocks of text in flight (three)
