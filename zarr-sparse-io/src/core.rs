@@ -451,7 +451,7 @@ pub(crate) trait EntrySource {
     /// the input consumed.
     fn feed<T: IoValue>(
         &mut self,
-        sink: &mut impl FnMut(u64, u64, T) -> Result<(), Reject>,
+        sink: &mut (impl FnMut(u64, u64, T) -> Result<(), Reject> + Send),
         progress: Option<&Progress>,
     ) -> Result<()>;
 }

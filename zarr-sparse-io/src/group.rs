@@ -387,7 +387,7 @@ impl EntrySource for GroupSource {
     }
     fn feed<T: IoValue>(
         &mut self,
-        sink: &mut impl FnMut(u64, u64, T) -> Result<(), Reject>,
+        sink: &mut (impl FnMut(u64, u64, T) -> Result<(), Reject> + Send),
         progress: Option<&Progress>,
     ) -> Result<()> {
         let open = |name: &str| {

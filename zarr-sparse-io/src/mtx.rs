@@ -485,25 +485,71 @@ impl EntrySource for MtxSource {
 
     fn feed<T: IoValue>(
         &mut self,
-        sink: &mut impl FnMut(u64, u64, T) -> Result<(), Reject>,
+        sink: &mut (impl FnMut(u64, u64, T) -> Result<(), Reject> + Send),
         _progress: Option<&Progress>,
     ) -> Result<()> {
         // the reader tells the progress (opened with it); the blocks of text in flight (three)
-        // and the entries parsed from one take about a tenth of the budget
+        // and the entries parsed from two take about a tenth of the budget
         let block = (self.budget / 32).clamp(1 << 16, 8 << 20) as usize;
         let pieces = rayon::current_num_threads().max(1) * 2;
-        let mut seen: u64 = 0;
         // the file is read (and decompressed) on a thread of its own, a block ahead of the
-        // parsing, which runs on rayon's threads
+        // parsing, which runs on rayon's threads; the entries parsed from a block go to the
+        // sink on a thread of their own too, while the next block is parsed
         let shown = self.shown.clone();
         let mut reader: Box<dyn BufRead + Send> =
             std::mem::replace(&mut self.reader, Box::new(std::io::empty()));
         let reader = &mut *reader;
         let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
-        std::thread::scope(|scope| -> Result<()> {
+        let (ptx, prx) = std::sync::mpsc::sync_channel::<Vec<Parsed<T>>>(0);
+        let (nnz, symmetric, shape) = (self.nnz, self.symmetric, self.shape);
+        let place = self.shown.clone();
+        let seen = std::thread::scope(|scope| -> Result<u64> {
             scope.spawn(move || read_blocks(reader, &shown, block, &tx));
+            // the entries in the file's order: the first error in that order is the one
+            // reported, whichever thread meets it
+            let pusher = scope.spawn(move || -> Result<u64> {
+                let mut seen: u64 = 0;
+                for parsed in prx {
+                    for piece in parsed {
+                        let entries = piece.map_err(|(line, reason, out)| {
+                            let at = format!("{place} line {line}");
+                            match out {
+                                Some((row, col)) => SparseIoError::OutOfRange {
+                                    place: at,
+                                    row,
+                                    col,
+                                    rows: shape[0],
+                                    cols: shape[1],
+                                },
+                                None => malformed(at, reason),
+                            }
+                        })?;
+                        for (r, c, v) in entries {
+                            seen += 1;
+                            if seen > nnz {
+                                return Err(malformed(
+                                    &place,
+                                    format!("more entries than the {nnz} of the size line"),
+                                ));
+                            }
+                            sink(r, c, v).map_err(|rej| rej.at(&place, r, c, shape))?;
+                            if symmetric && r != c {
+                                sink(c, r, v).map_err(|rej| rej.at(&place, c, r, shape))?;
+                            }
+                        }
+                    }
+                }
+                Ok(seen)
+            });
+            let mut failed = None;
             for msg in rx {
-                let mut buf = msg?;
+                let mut buf = match msg {
+                    Ok(b) => b,
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                };
                 if buf.last() == Some(&b'\n') {
                     buf.pop();
                 }
@@ -533,7 +579,6 @@ impl EntrySource for MtxSource {
                 }
                 self.line = line;
                 let field = self.field;
-                let shape = self.shape;
                 let parsed: Vec<_> = cuts
                     .par_windows(2)
                     .zip(firsts.par_iter())
@@ -545,33 +590,20 @@ impl EntrySource for MtxSource {
                     })
                     .collect();
                 drop(buf);
-                for piece in parsed {
-                    let entries = piece.map_err(|(line, reason, out)| match out {
-                        Some((row, col)) => SparseIoError::OutOfRange {
-                            place: self.at(line),
-                            row,
-                            col,
-                            rows: shape[0],
-                            cols: shape[1],
-                        },
-                        None => malformed(self.at(line), reason),
-                    })?;
-                    for (r, c, v) in entries {
-                        seen += 1;
-                        if seen > self.nnz {
-                            return Err(malformed(
-                                &self.shown,
-                                format!("more entries than the {} of the size line", self.nnz),
-                            ));
-                        }
-                        sink(r, c, v).map_err(|rej| rej.at(&self.shown, r, c, shape))?;
-                        if self.symmetric && r != c {
-                            sink(c, r, v).map_err(|rej| rej.at(&self.shown, c, r, shape))?;
-                        }
-                    }
+                if ptx.send(parsed).is_err() {
+                    // the sink's thread stopped at an error: that error
+                    break;
                 }
             }
-            Ok(())
+            drop(ptx);
+            let pushed = pusher.join().unwrap_or_else(|_| {
+                Err(malformed(&self.shown, "the thread of the entries panicked"))
+            });
+            // an error of the entries before a read error comes first
+            match (pushed, failed) {
+                (Err(e), _) | (Ok(_), Some(e)) => Err(e),
+                (Ok(seen), None) => Ok(seen),
+            }
         })?;
         if seen < self.nnz {
             return Err(malformed(
@@ -585,6 +617,9 @@ impl EntrySource for MtxSource {
         Ok(())
     }
 }
+
+/// The entries parsed from one piece of a block, or the error of its line.
+type Parsed<T> = std::result::Result<Vec<(u64, u64, T)>, LineError>;
 
 /// Reads `reader` in blocks of whole lines (about `block` bytes) into `tx`, until its end,
 /// an error, or the receiver hangs up.

@@ -465,7 +465,7 @@ impl<S: Elements> Triple<S> {
     /// they are not (a line held whole, within the budget).
     pub(crate) fn feed<T: IoValue>(
         &mut self,
-        sink: &mut impl FnMut(u64, u64, T) -> Result<(), Reject>,
+        sink: &mut (impl FnMut(u64, u64, T) -> Result<(), Reject> + Send),
         progress: Option<&Progress>,
     ) -> Result<()> {
         let shape = self.shape;
@@ -761,7 +761,7 @@ impl EntrySource for NpzSource {
     }
     fn feed<T: IoValue>(
         &mut self,
-        sink: &mut impl FnMut(u64, u64, T) -> Result<(), Reject>,
+        sink: &mut (impl FnMut(u64, u64, T) -> Result<(), Reject> + Send),
         progress: Option<&Progress>,
     ) -> Result<()> {
         let (n1, n2) = match self.layout {
