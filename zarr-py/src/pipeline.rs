@@ -41,8 +41,9 @@ static PARTIAL: AtomicU64 = AtomicU64::new(0);
 static DIRECT: AtomicU64 = AtomicU64::new(0);
 /// Of the encoded chunks, those encoded straight from the value written (`encode_from`).
 static FROM_VALUE: AtomicU64 = AtomicU64::new(0);
-/// Chunks updated in part through the chain's partial encoder (`encode_update`: a shard of
-/// which only the inner chunks a write touches are re-encoded), not counted in `encoded`.
+/// Chunks updated in part in the engine: through the chain's partial encoder (`encode_update`:
+/// a shard of which only the inner chunks a write touches are re-encoded), not counted in
+/// `encoded`, or decoded, updated and encoded in one call (`update_chunk`).
 static UPDATED: AtomicU64 = AtomicU64::new(0);
 /// Chunks the engine read or wrote itself, in a `LocalStore`'s directory ([`LocalFiles`]),
 /// rather than through zarr-python's `ByteGetter` / `ByteSetter`.
@@ -528,6 +529,95 @@ impl ChunkCodec {
             .py_err()?;
         UPDATED.fetch_add(1, Ordering::Relaxed);
         Ok(new.map(|b| PyBytes::new(py, &b)))
+    }
+
+    /// The new encoding of the chunk of fixed-size elements stored as `stored` (`None`: not
+    /// stored, read as the fill value) with the box `placement = (chunk_start, extent,
+    /// value_start)` of `value` (the bytes of the value written, a C-contiguous `uint8` view
+    /// of shape `value_shape` in elements) written into it: decoded, updated and encoded with
+    /// the GIL released, for a chain with no partial encoder (see `encode_update`). When
+    /// `fill` (the bytes of one element) is given, a chunk left with every element equal to it
+    /// comes back as `None` (empty: deleted rather than stored).
+    fn update_chunk<'py>(
+        &self,
+        py: Python<'py>,
+        stored: Option<PyReadonlyArray1<'py, u8>>,
+        value: PyReadonlyArray1<'py, u8>,
+        value_shape: Vec<u64>,
+        placement: (Vec<u64>, Vec<u64>, Vec<u64>),
+        fill: Option<Vec<u8>>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(
+                "the chunk holds variable-size elements",
+            ));
+        }
+        let chain = self.chain();
+        let elem = chain.repr().element_size();
+        if fill.as_ref().is_some_and(|f| f.len() != elem) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "a fill value of {} bytes for elements of {elem}",
+                fill.as_ref().map_or(0, Vec::len)
+            )));
+        }
+        let chunk_shape = self.array.shape().to_vec();
+        let (chunk_start, extent, value_start) = placement;
+        // checks the box against the chunk and the value (rank, bounds)
+        let place = Placement::new(&chunk_shape, &value_shape, chunk_start, extent, value_start)
+            .map_err(InvalidArgumentError::new_err)?;
+        let src = slice(&value)?;
+        let want = value_shape
+            .iter()
+            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
+            .and_then(|n| usize::try_from(n).ok());
+        if want != Some(src.len()) {
+            return Err(InvalidArgumentError::new_err(format!(
+                "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
+                src.len()
+            )));
+        }
+        let stored = stored.as_ref().map(slice).transpose()?;
+        let region = Region {
+            start: place.chunk_start(),
+            shape: place.extent.iter().map(|&x| x as u64).collect(),
+        };
+        let value_start: Vec<u64> = place.out.iter().map(|&x| x as u64).collect();
+        let fill_value = crate::engine::fill_bytes(&self.array);
+        if fill_value.len() != elem {
+            return Err(InvalidArgumentError::new_err(format!(
+                "a fill value of {} bytes for elements of {elem}",
+                fill_value.len()
+            )));
+        }
+        let encoded: Result<Option<Vec<u8>>, CodecError> = run(py, || {
+            let mut chunk = vec![0u8; chain.decoded_len()];
+            match stored {
+                Some(bytes) => chain.decode_into(bytes, &mut chunk)?,
+                None => {
+                    for e in chunk.chunks_exact_mut(elem) {
+                        e.copy_from_slice(&fill_value);
+                    }
+                }
+            }
+            {
+                let mut buffer = BlockBuffer::new(&mut chunk, &chunk_shape, elem)?;
+                let mut blocks = buffer.split_disjoint(std::slice::from_ref(&region))?;
+                blocks[0].copy_from(src, &value_shape, &value_start)?;
+            }
+            if let Some(f) = &fill {
+                if chunk.chunks_exact(elem).all(|e| e == f.as_slice()) {
+                    return Ok(None);
+                }
+            }
+            encode_always(chain, ChunkIn::Owned(chunk)).map(Some)
+        })?;
+        let encoded = encoded
+            .map_err(|e| codec_err("updating part of a chunk", e))
+            .py_err()?;
+        DECODED.fetch_add(u64::from(stored.is_some()), Ordering::Relaxed);
+        ENCODED.fetch_add(u64::from(encoded.is_some()), Ordering::Relaxed);
+        UPDATED.fetch_add(1, Ordering::Relaxed);
+        Ok(encoded.map(|b| PyBytes::new(py, &b)))
     }
 
     /// Encodes chunks of `string` or `variable_length_bytes` elements, each a list of the

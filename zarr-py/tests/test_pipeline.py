@@ -585,9 +585,12 @@ def test_local_store_files_read_and_written_by_the_engine(tmp_path):
         a = zarr.create_array(store, shape=data.shape, chunks=(8, 8), dtype="i4", fill_value=-1)
         before = stats()["files"]
         a[...] = data
-        a[3:11, 5:20] = data[3:11, 5:20] + 1  # chunks updated in part: read, merged, written
+        updated = stats()["updated"]
+        # chunks updated in part: read, then decoded, updated and encoded in one engine call
+        a[3:11, 5:20] = data[3:11, 5:20] + 1
         data[3:11, 5:20] += 1
         assert stats()["files"] - before >= 20 + 2 * 6
+        assert stats()["updated"] - updated == 6
         assert np.array_equal(zarr.open_array(store, mode="r")[...], data)
         # a chunk file replaced by a symbolic link to a copy of it
         chunk = tmp_path / "a" / "c" / "1" / "1"

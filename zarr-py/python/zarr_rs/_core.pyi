@@ -182,6 +182,14 @@ class ChunkCodec:
         placement: tuple[list[int], list[int], list[int]],
         keep_empty: bool,
     ) -> bytes | None: ...
+    def update_chunk(
+        self,
+        stored: npt.NDArray[np.uint8] | None,
+        value: npt.NDArray[np.uint8],
+        value_shape: list[int],
+        placement: tuple[list[int], list[int], list[int]],
+        fill: bytes | None,
+    ) -> bytes | None: ...
     def encode_vlen(self, chunks: list[list[bytes]]) -> list[bytes]: ...
 
 def pipeline_stats() -> dict[str, int]: ...

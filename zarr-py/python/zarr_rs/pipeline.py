@@ -1097,12 +1097,14 @@ class CodecPipeline(_CodecPipelineBase):
         existing_bytes: dict[int, np.ndarray[Any, Any] | None],
         encoded: dict[int, bytes],
     ) -> set[int]:
-        """Updates the sharded chunks of `batch` written in part (`fetch`, whose stored bytes
-        are `existing_bytes`) through the engine's partial encoder (`ChunkCodec.encode_update`)
-        when the value is a C-contiguous NumPy array of the engine's element type and both
-        selections are unit-step slices; a chunk left with nothing to store gets no entry in
-        `encoded` (it is deleted). A scalar value is a block of the box's shape. Returns the
-        chunks done."""
+        """Updates the chunks of `batch` written in part (`fetch`, whose stored bytes are
+        `existing_bytes`) in the engine when the value is a C-contiguous NumPy array of the
+        engine's element type and both selections are unit-step slices: a shard through its
+        partial encoder (`ChunkCodec.encode_update`, only the inner chunks the box touches),
+        any other chunk decoded, updated and encoded in one call (`ChunkCodec.update_chunk`)
+        where zarr-python's empty-chunk test is a comparison of bytes. A chunk left with
+        nothing to store gets no entry in `encoded` (it is deleted). A scalar value is a block
+        of the box's shape. Returns the chunks done."""
         if not isinstance(val, np.ndarray) or val.dtype.hasobject or val.dtype.kind == "T":
             return set()
         scalar = val.ndim == 0
@@ -1117,10 +1119,19 @@ class CodecPipeline(_CodecPipelineBase):
         for i in fetch:
             _, spec, chunk_sel, out_sel, _ = batch[i]
             chunks = self._chunks_of(spec)
-            if not chunks.sharded or chunks.vlen or val.dtype != chunks.view:
+            if chunks.vlen or val.dtype != chunks.view:
                 continue
-            if not chunks.codec.supports_partial_encode:
-                continue
+            partial_encoder = chunks.sharded and chunks.codec.supports_partial_encode
+            fill: bytes | None = None
+            if not partial_encoder:
+                # a chunk that is no shard: decoded, updated and encoded in one engine call,
+                # where the empty-chunk test is a comparison of bytes (`_fill_bytes`)
+                if chunks.sharded:
+                    continue
+                if not spec.config.write_empty_chunks:
+                    fill = _fill_bytes(spec, chunks)
+                    if fill is None:
+                        continue
             if scalar:
                 c = _unit_slices(chunk_sel, chunks.shape)
                 if c is None:
@@ -1135,9 +1146,12 @@ class CodecPipeline(_CodecPipelineBase):
                 if flat is None:
                     flat = val.reshape(-1).view(np.uint8)
                 data, data_shape = flat, full_shape
-            b = chunks.codec.encode_update(
-                existing_bytes[i], data, data_shape, p, bool(spec.config.write_empty_chunks)
-            )
+            if partial_encoder:
+                b = chunks.codec.encode_update(
+                    existing_bytes[i], data, data_shape, p, bool(spec.config.write_empty_chunks)
+                )
+            else:
+                b = chunks.codec.update_chunk(existing_bytes[i], data, data_shape, p, fill)
             if b is not None:
                 encoded[i] = b
             done.add(i)
