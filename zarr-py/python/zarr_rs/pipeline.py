@@ -203,7 +203,6 @@ class _Chunks:
             for c in codecs
         )
 
-
     def _zarr_json(self, codecs: tuple[Codec, ...], spec: ArraySpec) -> dict[str, Any]:
         fill = _fill_value(spec)
         if _is_raw(self.native):
@@ -516,7 +515,7 @@ def _local_files(getters: list[Any], writing: bool) -> tuple[Any, list[str]] | N
         elif g.store is not store:
             return None
         keys.append(g.path)
-    if type(store) is not LocalStore or not store._is_open:
+    if type(store) is not LocalStore or not getattr(store, "_is_open", False):
         return None
     if writing and store.read_only:
         return None
@@ -918,13 +917,13 @@ class CodecPipeline(_CodecPipelineBase):
         if not batch:
             return
         _check_host(value, "a value")
-        # a LocalStore's chunks are read and written by the engine itself; on a store failure
-        # the batch is written again through zarr-python's setters (writing a chunk twice
-        # leaves what writing it once does)
         # the engine's chains are built here, on the loop's thread, before any worker thread
         # looks them up
         for i in range(len(batch)):
             self._chunks_of(batch[i][1])
+        # a LocalStore's chunks are read and written by the engine itself; on a store failure
+        # the batch is written again through zarr-python's setters (writing a chunk twice
+        # leaves what writing it once does)
         local = _local_files([s for s, *_ in batch], writing=True)
         if local is not None:
             try:
