@@ -112,6 +112,11 @@ pub fn bytes(n: u64) -> String {
 /// A zeroed buffer of `needed` bytes, allocated fallibly (no abort when the memory is not
 /// there); `zeroed: false` leaves it empty with that capacity.
 ///
+/// The zeroed buffer comes from the allocator's zeroed allocation (`calloc`: fresh pages
+/// of the system, zero already), not written with zeros here: an export's output buffer
+/// (tens of MiB) is then not touched before its chunks are requested, and its pages are
+/// first written by the threads that decode into it.
+///
 /// # Errors
 /// [`CliError::Alloc`] naming `what` and the size.
 pub fn try_alloc(needed: u64, what: &str, zeroed: bool) -> Result<Vec<u8>> {
@@ -120,11 +125,13 @@ pub fn try_alloc(needed: u64, what: &str, zeroed: bool) -> Result<Vec<u8>> {
         needed,
     };
     let n = usize::try_from(needed).map_err(|_| alloc())?;
+    if zeroed {
+        return bytemuck::allocation::try_zeroed_slice_box::<u8>(n)
+            .map(Vec::from)
+            .map_err(|()| alloc());
+    }
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| alloc())?;
-    if zeroed {
-        v.resize(n, 0);
-    }
     Ok(v)
 }
 
@@ -381,6 +388,43 @@ mod tests {
         assert_eq!(
             zarr("z", corrupt()).one_line(),
             "z: a/c/0/0: zstd data is corrupt: not a zstd frame"
+        );
+    }
+
+    /// Resident memory of this process, from `/proc/self/statm` (pages times 4 KiB: the
+    /// comparison below needs no exact page size).
+    #[cfg(target_os = "linux")]
+    fn resident_bytes() -> u64 {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+        let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+        pages * 4096
+    }
+
+    /// A zeroed buffer is not written with zeros by the allocation (an export's output
+    /// buffer of tens of MiB was, before its chunks were even requested): its pages are not
+    /// resident until used, yet it reads as zeros.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_zeroed_buffer_is_not_written_by_its_allocation() {
+        const N: u64 = 256 << 20;
+        let before = resident_bytes();
+        let buf = try_alloc(N, "a test buffer", true).unwrap();
+        let grown = resident_bytes().saturating_sub(before);
+        assert_eq!(buf.len() as u64, N);
+        assert!(grown < N / 4, "{grown} bytes became resident");
+        assert!(buf.iter().step_by(4093).all(|&b| b == 0));
+        let empty = try_alloc(1 << 20, "a test buffer", false).unwrap();
+        assert!(empty.is_empty() && empty.capacity() >= 1 << 20);
+        let err = try_alloc(u64::MAX, "a huge buffer", true).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CliError::Alloc {
+                    needed: u64::MAX,
+                    ..
+                }
+            ),
+            "{err:?}"
         );
     }
 }
