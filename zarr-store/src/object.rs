@@ -27,6 +27,7 @@ use crate::store::{Condition, ListDir, Outcome, Store, Version};
 
 #[cfg(feature = "testing")]
 mod counting;
+mod plain_http;
 #[cfg(feature = "testing")]
 pub use counting::{CountingObjectStore, RequestCounts};
 
@@ -125,6 +126,13 @@ impl ObjectStoreBackend {
     /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_ALLOW_HTTP`...; `GOOGLE_*`;
     /// `AZURE_*`. Nothing is contacted until the first operation.
     ///
+    /// An `http://` store loads no TLS root certificates (the system's take some
+    /// milliseconds to read, before the first request): its requests go through a client
+    /// that follows no redirect, and a server that redirects gets the request again through
+    /// `object_store`'s own client (which loads them and follows it), as do all the store's
+    /// later requests. With a proxy in the environment (`HTTP_PROXY`, `ALL_PROXY`, which may
+    /// be reached over TLS) the store uses `object_store`'s client from the start.
+    ///
     /// # Errors
     ///
     /// [`StoreError::InvalidUrl`] when the url is malformed, its scheme is not one of these,
@@ -222,19 +230,20 @@ impl ObjectStoreBackend {
                 )?,
                 false,
             ),
-            "http" | "https" => (
-                built(
-                    object_store::http::HttpBuilder::new()
-                        .with_url(base)
-                        .with_client_options(
-                            options.client_options().with_allow_http(true),
-                        )
-                        .with_retry(retry)
-                        .build()
-                        .map(|s| Arc::new(s) as _),
-                )?,
-                true,
-            ),
+            "http" | "https" => {
+                let mut builder = object_store::http::HttpBuilder::new()
+                    .with_url(base)
+                    .with_client_options(options.client_options().with_allow_http(true))
+                    .with_retry(retry);
+                if parsed.scheme() == "http" && !plain_http::proxied() {
+                    // no TLS roots loaded for plain HTTP, unless a server redirects
+                    builder = builder.with_http_connector(plain_http::PlainHttpConnector::new(
+                        options.request_timeout,
+                        options.connect_timeout,
+                    ));
+                }
+                (built(builder.build().map(|s| Arc::new(s) as _))?, true)
+            }
             other => {
                 return Err(invalid(
                     url,

@@ -8,6 +8,7 @@
 #![cfg(feature = "object-store")]
 
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -475,10 +476,17 @@ fn urls() -> TestResult {
 
 /// Serves `files` over HTTP/1.1 on the loopback address (GET and HEAD, `Range` when
 /// `ranges`), one request per connection, for at most `max_requests` requests; returns the
-/// base url.
-fn serve_http(files: Vec<(&'static str, Vec<u8>)>, ranges: bool, max_requests: usize) -> String {
+/// base url and the count of requests answered. A file whose content is `redirect:<path>`
+/// answers `301 Moved Permanently` to `<path>` on the same server.
+fn serve_http(
+    files: Vec<(&'static str, Vec<u8>)>,
+    ranges: bool,
+    max_requests: usize,
+) -> (String, Arc<AtomicUsize>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("local_addr");
+    let answered = Arc::new(AtomicUsize::new(0));
+    let counter = answered.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming().take(max_requests) {
             let Ok(mut stream) = stream else { continue };
@@ -504,6 +512,11 @@ fn serve_http(files: Vec<(&'static str, Vec<u8>)>, ranges: bool, max_requests: u
                 .find(|(name, _)| path.strip_prefix('/') == Some(*name));
             let (status, headers, body): (&str, String, &[u8]) = match (file, range) {
                 (None, _) => ("404 Not Found", String::new(), &[]),
+                (Some((_, data)), _) if data.starts_with(b"redirect:") => {
+                    let to = String::from_utf8_lossy(&data[b"redirect:".len()..]);
+                    let headers = format!("Location: http://{addr}{to}\r\n");
+                    ("301 Moved Permanently", headers, &[])
+                }
                 (Some((_, data)), Some(range)) if ranges => {
                     let len = data.len();
                     let (start, end) = match range.split_once('-') {
@@ -529,13 +542,15 @@ fn serve_http(files: Vec<(&'static str, Vec<u8>)>, ranges: bool, max_requests: u
                 "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
             );
+            // counted before it is answered: a client that has the answer sees the count
+            counter.fetch_add(1, Ordering::SeqCst);
             let _ = stream.write_all(response.as_bytes());
             if method != "HEAD" {
                 let _ = stream.write_all(body);
             }
         }
     });
-    format!("http://{addr}")
+    (format!("http://{addr}"), answered)
 }
 
 /// `http(s)://` urls give a read-only store that reads with plain GETs, with `Range` when the
@@ -544,7 +559,7 @@ fn serve_http(files: Vec<(&'static str, Vec<u8>)>, ranges: bool, max_requests: u
 fn http_store_reads() -> TestResult {
     let chunk: Vec<u8> = (0..100).collect();
     for ranges in [true, false] {
-        let base = serve_http(
+        let (base, _) = serve_http(
             vec![
                 ("data/x.zarr/arr/zarr.json", b"{}".to_vec()),
                 ("data/x.zarr/arr/c/0/-1", chunk.clone()),
@@ -591,6 +606,42 @@ fn http_store_reads() -> TestResult {
             Err(StoreError::ReadOnly { .. })
         ));
     }
+    Ok(())
+}
+
+/// An `http://` store reads through a client without TLS roots that follows no redirect;
+/// a server that redirects gets each request again through `object_store`'s own client,
+/// which follows it, as do the store's later requests (one request more, once).
+#[test]
+fn http_store_follows_redirects() -> TestResult {
+    let (base, answered) = serve_http(
+        vec![
+            (
+                "old/x.zarr/zarr.json",
+                b"redirect:/new/x.zarr/zarr.json".to_vec(),
+            ),
+            ("old/x.zarr/c/0", b"redirect:/new/x.zarr/c/0".to_vec()),
+            ("new/x.zarr/zarr.json", b"{}".to_vec()),
+            ("new/x.zarr/c/0", b"0123456789".to_vec()),
+            ("plain/zarr.json", b"{}".to_vec()),
+        ],
+        true,
+        64,
+    );
+    let store = ObjectStoreBackend::from_url(&format!("{base}/old/x.zarr"))?;
+    assert_eq!(store.get("zarr.json")?, Some(b"{}".to_vec()));
+    // the plain client's request, then `object_store`'s two (the redirect followed)
+    assert_eq!(answered.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        store.get_range("c/0", ByteRange::from(2..5))?,
+        Some(b"234".to_vec())
+    );
+    assert_eq!(store.get("c/1")?, None);
+    assert_eq!(answered.load(Ordering::SeqCst), 6);
+    // a store whose server does not redirect: one request a read
+    let plain = ObjectStoreBackend::from_url(&format!("{base}/plain"))?;
+    assert_eq!(plain.get("zarr.json")?, Some(b"{}".to_vec()));
+    assert_eq!(answered.load(Ordering::SeqCst), 7);
     Ok(())
 }
 
