@@ -375,12 +375,7 @@ impl ChunkCodec {
         }
         let chain = self.chain();
         let elem = chain.repr().element_size();
-        if fill.as_ref().is_some_and(|f| f.len() != elem) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "a fill value of {} bytes for elements of {elem}",
-                fill.as_ref().map_or(0, Vec::len)
-            )));
-        }
+        check_fill(fill.as_deref(), elem)?;
         let inputs: Vec<&[u8]> = chunks.iter().map(slice).collect::<PyResult<_>>()?;
         let encoded: Vec<Option<Vec<u8>>> = run(py, || {
             inputs
@@ -554,28 +549,13 @@ impl ChunkCodec {
         }
         let chain = self.chain();
         let elem = chain.repr().element_size();
-        if fill.as_ref().is_some_and(|f| f.len() != elem) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "a fill value of {} bytes for elements of {elem}",
-                fill.as_ref().map_or(0, Vec::len)
-            )));
-        }
+        check_fill(fill.as_deref(), elem)?;
         let chunk_shape = self.array.shape().to_vec();
         let (chunk_start, extent, value_start) = placement;
         // checks the box against the chunk and the value (rank, bounds)
         let place = Placement::new(&chunk_shape, &value_shape, chunk_start, extent, value_start)
             .map_err(InvalidArgumentError::new_err)?;
-        let src = slice(&value)?;
-        let want = value_shape
-            .iter()
-            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
-            .and_then(|n| usize::try_from(n).ok());
-        if want != Some(src.len()) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
-                src.len()
-            )));
-        }
+        let src = value_bytes(&value, &value_shape, elem)?;
         let stored = stored.as_ref().map(slice).transpose()?;
         let region = Region {
             start: place.chunk_start(),
@@ -1004,12 +984,7 @@ impl ChunkCodec {
         }
         let chain = self.chain();
         let elem = chain.repr().element_size();
-        if fill.as_ref().is_some_and(|f| f.len() != elem) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "a fill value of {} bytes for elements of {elem}",
-                fill.as_ref().map_or(0, Vec::len)
-            )));
-        }
+        check_fill(fill.as_deref(), elem)?;
         let chunk_shape = self.array.shape().to_vec();
         // the value's box of each chunk, in the value's coordinates (`out` of a Placement)
         let boxes: Vec<Placement> = placements
@@ -1027,17 +1002,7 @@ impl ChunkCodec {
             })
             .collect::<Result<_, String>>()
             .map_err(InvalidArgumentError::new_err)?;
-        let src = slice(value)?;
-        let want = value_shape
-            .iter()
-            .try_fold(elem as u64, |n, &d| n.checked_mul(d))
-            .and_then(|n| usize::try_from(n).ok());
-        if want != Some(src.len()) {
-            return Err(InvalidArgumentError::new_err(format!(
-                "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
-                src.len()
-            )));
-        }
+        let src = value_bytes(value, &value_shape, elem)?;
         let encode = |e| codec_err("encoding a chunk", e);
         let got: Result<Vec<T>, ArrayError> = run(py, || {
             boxes
@@ -1083,6 +1048,38 @@ impl ChunkCodec {
         })?;
         Ok(got)
     }
+}
+
+/// Refuses a fill value (the bytes of one element) of another size than the elements'.
+fn check_fill(fill: Option<&[u8]>, elem: usize) -> PyResult<()> {
+    match fill {
+        Some(f) if f.len() != elem => Err(InvalidArgumentError::new_err(format!(
+            "a fill value of {} bytes for elements of {elem}",
+            f.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The bytes of a value written (a C-contiguous `uint8` view), checked to hold the elements
+/// of `value_shape`.
+fn value_bytes<'a>(
+    value: &'a PyReadonlyArray1<'_, u8>,
+    value_shape: &[u64],
+    elem: usize,
+) -> PyResult<&'a [u8]> {
+    let src = slice(value)?;
+    let want = value_shape
+        .iter()
+        .try_fold(elem as u64, |n, &d| n.checked_mul(d))
+        .and_then(|n| usize::try_from(n).ok());
+    if want != Some(src.len()) {
+        return Err(InvalidArgumentError::new_err(format!(
+            "the value holds {} bytes, not those of shape {value_shape:?} ({elem} bytes an element)",
+            src.len()
+        )));
+    }
+    Ok(src)
 }
 
 /// A chunk encoded by `chain` even when it holds only the fill value (the bytes a codec call
