@@ -468,7 +468,8 @@ def _check_host(buf: Any, what: str) -> None:
 
 
 #: Whether a batch on a `LocalStore` is read and written by the engine itself (`_local_files`);
-#: off, every chunk goes through zarr-python's `ByteGetter` / `ByteSetter` (tests compare the two).
+#: off, every chunk goes through zarr-python's `ByteGetter` / `ByteSetter` (for measuring the
+#: two paths against each other; the tests cover the other path with a `MemoryStore`).
 ENGINE_FILES = True
 
 
