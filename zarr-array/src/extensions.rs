@@ -64,25 +64,7 @@ impl Default for Extensions {
 fn default_codecs() -> CodecRegistry {
     #[allow(unused_mut)] // without zarr-numcodecs, nothing is added
     let mut codecs = zarr_codecs::default_registry();
-    #[cfg(any(
-        feature = "zlib",
-        feature = "bz2",
-        feature = "lz4",
-        feature = "lzma",
-        feature = "shuffle",
-        feature = "delta",
-        feature = "fixedscaleoffset",
-        feature = "bitround",
-        feature = "quantize",
-        feature = "packbits",
-        feature = "crc32",
-        feature = "adler32",
-        feature = "fletcher32",
-        feature = "jenkins_lookup3",
-        feature = "astype",
-        feature = "pcodec",
-        feature = "zfp"
-    ))]
+    #[cfg(feature = "_numcodecs")]
     // cannot fail: zarr-codecs registers none of zarr-numcodecs' names
     let _ = zarr_numcodecs::register(&mut codecs);
     codecs

@@ -51,25 +51,7 @@ pub use zarr_grid::geometry::Region;
 pub use zarr_meta::{DataType, ExtensionDef, FillValue};
 /// The numcodecs codecs, re-exported so that callers name the same version (with any of the
 /// numcodecs features).
-#[cfg(any(
-    feature = "zlib",
-    feature = "bz2",
-    feature = "lz4",
-    feature = "lzma",
-    feature = "shuffle",
-    feature = "delta",
-    feature = "fixedscaleoffset",
-    feature = "bitround",
-    feature = "quantize",
-    feature = "packbits",
-    feature = "crc32",
-    feature = "adler32",
-    feature = "fletcher32",
-    feature = "jenkins_lookup3",
-    feature = "astype",
-    feature = "pcodec",
-    feature = "zfp"
-))]
+#[cfg(feature = "_numcodecs")]
 pub use zarr_numcodecs;
 /// The layers below, re-exported so that one dependency is enough.
 pub use {ndarray, zarr_buffer, zarr_codecs, zarr_grid, zarr_layout_sparse, zarr_meta, zarr_store};
