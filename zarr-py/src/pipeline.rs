@@ -113,6 +113,18 @@ impl ChunkCodec {
     fn chain(&self) -> &CodecChain {
         self.array.codecs()
     }
+
+    /// The size of the chunks' elements, when they are of a fixed size (otherwise
+    /// `InvalidArgumentError` with `refusal`, which names the call to use instead), with
+    /// `fill` (one element's bytes, when given) checked against it.
+    fn fixed_element_size(&self, fill: Option<&[u8]>, refusal: &'static str) -> PyResult<usize> {
+        if self.elements != Elements::Fixed {
+            return Err(InvalidArgumentError::new_err(refusal));
+        }
+        let elem = self.chain().repr().element_size();
+        check_fill(fill, elem)?;
+        Ok(elem)
+    }
 }
 
 /// Borrows the bytes of a NumPy `uint8` array (C-contiguous).
@@ -368,14 +380,11 @@ impl ChunkCodec {
         chunks: Vec<PyReadonlyArray1<'py, u8>>,
         fill: Option<Vec<u8>>,
     ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunks hold variable-size elements (use encode_vlen)",
-            ));
-        }
+        let elem = self.fixed_element_size(
+            fill.as_deref(),
+            "the chunks hold variable-size elements (use encode_vlen)",
+        )?;
         let chain = self.chain();
-        let elem = chain.repr().element_size();
-        check_fill(fill.as_deref(), elem)?;
         let inputs: Vec<&[u8]> = chunks.iter().map(slice).collect::<PyResult<_>>()?;
         let encoded: Vec<Option<Vec<u8>>> = run(py, || {
             inputs
@@ -542,14 +551,9 @@ impl ChunkCodec {
         placement: (Vec<u64>, Vec<u64>, Vec<u64>),
         fill: Option<Vec<u8>>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunk holds variable-size elements",
-            ));
-        }
+        let elem =
+            self.fixed_element_size(fill.as_deref(), "the chunk holds variable-size elements")?;
         let chain = self.chain();
-        let elem = chain.repr().element_size();
-        check_fill(fill.as_deref(), elem)?;
         let chunk_shape = self.array.shape().to_vec();
         let (chunk_start, extent, value_start) = placement;
         // checks the box against the chunk and the value (rank, bounds)
@@ -756,11 +760,8 @@ impl ChunkCodec {
         out: Bound<'py, PyArray1<u8>>,
         positions: &[PyReadonlyArray1<'py, i64>],
     ) -> PyResult<Result<Vec<bool>, ArrayError>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunks hold variable-size elements (use decode)",
-            ));
-        }
+        let elem =
+            self.fixed_element_size(None, "the chunks hold variable-size elements (use decode)")?;
         if sources.len() != points.len() || sources.len() != positions.len() {
             return Err(InvalidArgumentError::new_err(format!(
                 "{} chunks for {} point lists and {} position lists",
@@ -770,7 +771,6 @@ impl ChunkCodec {
             )));
         }
         let chain = self.chain();
-        let elem = chain.repr().element_size();
         if elem == 0 {
             return Err(InvalidArgumentError::new_err("elements of no bytes"));
         }
@@ -862,11 +862,8 @@ impl ChunkCodec {
         out_shape: Vec<u64>,
         placements: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
     ) -> PyResult<Result<Vec<bool>, ArrayError>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunks hold variable-size elements (use decode)",
-            ));
-        }
+        let elem =
+            self.fixed_element_size(None, "the chunks hold variable-size elements (use decode)")?;
         if stored.len() != placements.len() {
             return Err(InvalidArgumentError::new_err(format!(
                 "{} chunks for {} placements",
@@ -875,7 +872,6 @@ impl ChunkCodec {
             )));
         }
         let chain = self.chain();
-        let elem = chain.repr().element_size();
         let chunk_shape = self.array.shape().to_vec();
         let boxes: Vec<Placement> = placements
             .into_iter()
@@ -977,14 +973,11 @@ impl ChunkCodec {
         fill: Option<Vec<u8>>,
         then: impl Fn(usize, Option<Vec<Vec<u8>>>) -> Result<T, ArrayError> + Sync,
     ) -> PyResult<Result<Vec<T>, ArrayError>> {
-        if self.elements != Elements::Fixed {
-            return Err(InvalidArgumentError::new_err(
-                "the chunks hold variable-size elements (use encode_vlen)",
-            ));
-        }
+        let elem = self.fixed_element_size(
+            fill.as_deref(),
+            "the chunks hold variable-size elements (use encode_vlen)",
+        )?;
         let chain = self.chain();
-        let elem = chain.repr().element_size();
-        check_fill(fill.as_deref(), elem)?;
         let chunk_shape = self.array.shape().to_vec();
         // the value's box of each chunk, in the value's coordinates (`out` of a Placement)
         let boxes: Vec<Placement> = placements
