@@ -96,13 +96,9 @@ impl ZarrStream {
             place,
         })
     }
-}
 
-impl Elements for ZarrStream {
-    fn next_raw(&mut self) -> Result<Option<[u8; 8]>> {
-        if self.read == self.len {
-            return Ok(None);
-        }
+    /// The next block from the reader thread once the one at hand is used up.
+    fn refill(&mut self) -> Result<()> {
         if self.at == self.buf.len() {
             self.buf = self
                 .rx
@@ -110,6 +106,16 @@ impl Elements for ZarrStream {
                 .map_err(|_| malformed(&self.place, "ended early"))??;
             self.at = 0;
         }
+        Ok(())
+    }
+}
+
+impl Elements for ZarrStream {
+    fn next_raw(&mut self) -> Result<Option<[u8; 8]>> {
+        if self.read == self.len {
+            return Ok(None);
+        }
+        self.refill()?;
         let mut b = [0u8; 8];
         b[..self.size].copy_from_slice(&self.buf[self.at..self.at + self.size]);
         self.at += self.size;
@@ -119,13 +125,7 @@ impl Elements for ZarrStream {
     fn next_raws(&mut self, n: usize, out: &mut Vec<u8>) -> Result<usize> {
         let mut got = 0;
         while got < n && self.read < self.len {
-            if self.at == self.buf.len() {
-                self.buf = self
-                    .rx
-                    .recv()
-                    .map_err(|_| malformed(&self.place, "ended early"))??;
-                self.at = 0;
-            }
+            self.refill()?;
             // whole elements of the block at hand (blocks hold whole elements)
             let want = (n - got).min((self.len - self.read) as usize);
             let k = want.min((self.buf.len() - self.at) / self.size);
