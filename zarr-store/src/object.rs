@@ -148,6 +148,44 @@ impl ObjectStoreBackend {
     ///
     /// As [`from_url`](Self::from_url).
     pub fn from_url_with(url: &str, options: &RemoteOptions) -> Result<Self> {
+        Self::from_url_with_config(url, std::iter::empty(), options)
+    }
+
+    /// [`from_url_with`](Self::from_url_with) with `config`, settings of the object store as
+    /// `object_store`'s builders name them (and as obstore's stores report them in their
+    /// `config` and `client_options`): `endpoint`, `region`, `access_key_id`,
+    /// `secret_access_key`, `session_token`, `skip_signature` for `s3://`; `service_account`,
+    /// `skip_signature`... for `gs://`; `account_name`, `access_key`... for `az://`; and for
+    /// every scheme the HTTP client's (`allow_http`, `timeout`, `user_agent`...). They apply
+    /// over the environment's, and over the timeouts of `options`; `bucket` (or
+    /// `container_name`) must agree with the url's when given.
+    ///
+    /// ```
+    /// # #[cfg(feature = "object-store")] {
+    /// use zarr_store::{ObjectStoreBackend, RemoteOptions, StoreError};
+    ///
+    /// let config = [("endpoint", "http://127.0.0.1:9000"), ("allow_http", "true"),
+    ///               ("region", "eu-west-1"), ("skip_signature", "true")];
+    /// let store = ObjectStoreBackend::from_url_with_config(
+    ///     "s3://bucket/data.zarr", config, &RemoteOptions::default())?;
+    /// assert_eq!(store.prefix(), "data.zarr");
+    /// let bad = ObjectStoreBackend::from_url_with_config(
+    ///     "s3://bucket", [("no_such_setting", "1")], &RemoteOptions::default());
+    /// assert!(matches!(bad, Err(StoreError::InvalidUrl { .. })));
+    /// # }
+    /// # Ok::<(), zarr_store::StoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`from_url`](Self::from_url); [`StoreError::InvalidUrl`] too for a setting the
+    /// scheme's builder does not know, or a bucket that is not the url's.
+    pub fn from_url_with_config<'a>(
+        url: &str,
+        config: impl IntoIterator<Item = (&'a str, &'a str)>,
+        options: &RemoteOptions,
+    ) -> Result<Self> {
+        let config: Vec<(&str, &str)> = config.into_iter().collect();
         // Url parsing resolves `.` and `..` segments (`s3://b/x/../y` is `s3://b/y`): refuse
         // them first, as keys refuse them.
         let raw_path = url
@@ -180,6 +218,7 @@ impl ObjectStoreBackend {
             validate_key(&prefix).map_err(|e| invalid(url, format!("bad prefix: {e}")))?;
         }
         let base = &parsed[..url::Position::BeforePath];
+        let host = parsed.host_str().unwrap_or_default();
         let built = |result: object_store::Result<Arc<dyn ObjectStore>>| {
             result.map_err(|e| StoreError::InvalidUrl {
                 url: url.to_owned(),
@@ -196,45 +235,65 @@ impl ObjectStoreBackend {
         let (store, read_only) = match parsed.scheme() {
             "s3" => (
                 built(
-                    object_store::aws::AmazonS3Builder::from_env()
-                        .with_url(base)
-                        .with_config(S3Key::Client(ClientConfigKey::Timeout), timeout)
-                        .with_config(S3Key::Client(ClientConfigKey::ConnectTimeout), connect)
-                        .with_retry(retry.clone())
-                        .build()
+                    configured(
+                        object_store::aws::AmazonS3Builder::from_env()
+                            .with_url(base)
+                            .with_config(S3Key::Client(ClientConfigKey::Timeout), timeout)
+                            .with_config(S3Key::Client(ClientConfigKey::ConnectTimeout), connect)
+                            .with_retry(retry.clone()),
+                        (url, host, &config),
+                        &[S3Key::Bucket],
+                        object_store::aws::AmazonS3Builder::with_config,
+                    )?
+                    .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
                 false,
             ),
             "gs" => (
                 built(
-                    object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                        .with_url(base)
-                        .with_config(GcsKey::Client(ClientConfigKey::Timeout), timeout)
-                        .with_config(GcsKey::Client(ClientConfigKey::ConnectTimeout), connect)
-                        .with_retry(retry.clone())
-                        .build()
+                    configured(
+                        object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                            .with_url(base)
+                            .with_config(GcsKey::Client(ClientConfigKey::Timeout), timeout)
+                            .with_config(GcsKey::Client(ClientConfigKey::ConnectTimeout), connect)
+                            .with_retry(retry.clone()),
+                        (url, host, &config),
+                        &[GcsKey::Bucket],
+                        object_store::gcp::GoogleCloudStorageBuilder::with_config,
+                    )?
+                    .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
                 false,
             ),
             "az" | "azure" => (
                 built(
-                    object_store::azure::MicrosoftAzureBuilder::from_env()
-                        .with_url(base)
-                        .with_config(AzureKey::Client(ClientConfigKey::Timeout), timeout)
-                        .with_config(AzureKey::Client(ClientConfigKey::ConnectTimeout), connect)
-                        .with_retry(retry.clone())
-                        .build()
+                    configured(
+                        object_store::azure::MicrosoftAzureBuilder::from_env()
+                            .with_url(base)
+                            .with_config(AzureKey::Client(ClientConfigKey::Timeout), timeout)
+                            .with_config(AzureKey::Client(ClientConfigKey::ConnectTimeout), connect)
+                            .with_retry(retry.clone()),
+                        (url, host, &config),
+                        &[AzureKey::ContainerName],
+                        object_store::azure::MicrosoftAzureBuilder::with_config,
+                    )?
+                    .build()
                         .map(|s| Arc::new(s) as _),
                 )?,
                 false,
             ),
             "http" | "https" => {
-                let mut builder = object_store::http::HttpBuilder::new()
-                    .with_url(base)
-                    .with_client_options(options.client_options().with_allow_http(true))
-                    .with_retry(retry);
+                let mut builder = configured(
+                    object_store::http::HttpBuilder::new()
+                        .with_url(base)
+                        .with_client_options(options.client_options().with_allow_http(true))
+                        .with_retry(retry),
+                    (url, host, &config),
+                    &[],
+                    object_store::http::HttpBuilder::with_config,
+                )?;
                 if parsed.scheme() == "http" && !plain_http::proxied() {
                     // no TLS roots loaded for plain HTTP, unless a server redirects
                     builder = builder.with_http_connector(plain_http::PlainHttpConnector::new(
@@ -741,6 +800,33 @@ fn is_unretried_transport_error(error: &object_store::Error) -> bool {
 
 /// A duration as the builders' string configuration reads it (`humantime`), to the
 /// nanosecond.
+/// `builder` with each setting of `config` (`(url, bucket, settings)`) applied by `set`,
+/// its key parsed as the builder's; a setting of `fixed` (the bucket or container, which the
+/// url gives) must be the url's.
+fn configured<B, K: std::str::FromStr + PartialEq>(
+    builder: B,
+    (url, bucket, config): (&str, &str, &[(&str, &str)]),
+    fixed: &[K],
+    set: fn(B, K, String) -> B,
+) -> Result<B> {
+    let scheme = url.split_once("://").map_or("", |(s, _)| s);
+    config.iter().try_fold(builder, |builder, &(key, value)| {
+        let parsed: K = key
+            .parse()
+            .map_err(|_| invalid(url, format!("{scheme}:// stores have no setting {key:?}")))?;
+        if fixed.contains(&parsed) {
+            if value != bucket {
+                return Err(invalid(
+                    url,
+                    format!("setting {key:?} is {value:?}, not the url's {bucket:?}"),
+                ));
+            }
+            return Ok(builder);
+        }
+        Ok(set(builder, parsed, value.to_owned()))
+    })
+}
+
 fn humantime(duration: std::time::Duration) -> String {
     format!("{}ns", duration.as_nanos())
 }
