@@ -28,6 +28,44 @@ pub(crate) fn batched(store: &dyn Store) -> bool {
     store.fetch_concurrency() > 1
 }
 
+/// Runs `task` on every item, in parallel on the compute pool (rayon), each task reading
+/// `store` through the store it is given: for a store that serves many requests at once (an
+/// object store) every item's reads in flight together, each item's task run as soon as its
+/// bytes arrive (see the [module documentation](self)); for a local store, the pool's threads
+/// each reading and running their items. A task may be run more than once (its reads that
+/// had not been fetched yet fail, and it is run again once they are): it should do nothing
+/// but read and compute into its item. Stops at the first error.
+///
+/// This is how the engine reads many chunks; a caller with chunks of its own (decoding into
+/// its own buffers, say) reads them the same way:
+///
+/// ```
+/// use zarr_array::zarr_store::{MemoryStore, Store};
+///
+/// let store = MemoryStore::new();
+/// store.set("c/0", b"abc")?;
+/// let mut items = vec![("c/0", 0usize), ("c/1", 0)];
+/// zarr_array::fetch::for_each_fetched(&store, &mut items, &|store, (key, len)| {
+///     *len = store.get(key)?.map_or(0, |v| v.len());
+///     Ok(())
+/// })?;
+/// assert_eq!(items, [("c/0", 3), ("c/1", 0)]);
+/// # Ok::<(), zarr_array::ArrayError>(())
+/// ```
+///
+/// # Errors
+/// The first error of a task, or of a batch that cannot run.
+pub fn for_each_fetched<T: Send>(
+    store: &dyn Store,
+    items: &mut [T],
+    task: &(dyn Fn(&dyn Store, &mut T) -> Result<()> + Sync),
+) -> Result<()> {
+    if batched(store) {
+        return run_fetched(store, items, task);
+    }
+    items.par_iter_mut().try_for_each(|item| task(store, item))
+}
+
 /// Runs `task` on every item, its reads of the store served by [`Store::fetch_each`]
 /// batches of `store` (see the module documentation). Each item is run by one thread at a
 /// time; a run that fetched nothing new is its last. Stops at the first error.

@@ -12,7 +12,7 @@ mod consolidated;
 mod element;
 mod error;
 mod extensions;
-mod fetch;
+pub mod fetch;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 mod group;
