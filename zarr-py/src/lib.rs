@@ -194,7 +194,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrayCore>()?;
     m.add_class::<GroupCore>()?;
     m.add_class::<pipeline::ChunkCodec>()?;
-    m.add_class::<pipeline::LocalFiles>()?;
+    m.add_class::<pipeline::EngineStore>()?;
     m.add_function(wrap_pyfunction!(pipeline::pipeline_stats, m)?)?;
     m.add_function(wrap_pyfunction!(open_node, m)?)?;
     m.add_function(wrap_pyfunction!(open_array, m)?)?;

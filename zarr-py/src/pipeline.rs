@@ -3,14 +3,15 @@
 //! data type, fill value, codecs), built from the metadata document zarr-python's codecs
 //! describe (a `zarr.json`, or a `.zarray` for a v2 array's filters and compressor), and
 //! decodes and encodes batches of chunks with the GIL released, the chunks of a batch in
-//! parallel. On a `LocalStore` the engine reads and writes the chunk files itself
-//! ([`LocalFiles`]: the `read_*` and `write_from` methods); elsewhere Python fetches and stores
+//! parallel. On a store the engine can open itself (a `LocalStore`'s directory; an
+//! `ObjectStore` or `FsspecStore` over S3, GCS, Azure or HTTP) it reads and writes the chunks
+//! itself ([`EngineStore`]: the `read_*` and `write_from` methods; on an object store every
+//! request of a batch in flight together); elsewhere Python fetches and stores
 //! the bytes (zarr-python's `ByteGetter` / `ByteSetter`) and a partial read of a stored chunk
 //! (the inner chunks of a shard a selection meets) reads its byte ranges through a Python
 //! callback. Chunks go straight into the output (`decode_into`, `read_into`) or, for a few
 //! elements each, element by element (`decode_points`, `read_points`).
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,12 +23,16 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
+use zarr_array::fetch::for_each_fetched;
 use zarr_array::zarr_codecs::vlen::VlenChunk;
+use zarr_array::zarr_codecs::Block;
 use zarr_array::zarr_codecs::{
     BlockBuffer, BlockError, ByteRange, ByteRangeSource, ChunkIn, ChunkUpdate, CodecChain,
     CodecError, EncodeOptions, SourceBlock, SourceError,
 };
-use zarr_array::zarr_store::{FilesystemStore, MemoryStore, Store};
+use zarr_array::zarr_store::{
+    FilesystemStore, MemoryStore, ObjectStoreBackend, RemoteOptions, Store, Write,
+};
 use zarr_array::{Array, ArrayError, DataType, Region, StoreSource};
 
 use crate::error::{IntoPy, InvalidArgumentError, StoreError};
@@ -45,7 +50,7 @@ static FROM_VALUE: AtomicU64 = AtomicU64::new(0);
 /// a shard of which only the inner chunks a write touches are re-encoded), not counted in
 /// `encoded`, or decoded, updated and encoded in one call (`update_chunk`).
 static UPDATED: AtomicU64 = AtomicU64::new(0);
-/// Chunks the engine read or wrote itself, in a `LocalStore`'s directory ([`LocalFiles`]),
+/// Chunks the engine read or wrote itself, in a store it opened ([`EngineStore`]),
 /// rather than through zarr-python's `ByteGetter` / `ByteSetter`.
 static FILES: AtomicU64 = AtomicU64::new(0);
 
@@ -253,7 +258,8 @@ impl ChunkCodec {
         regions: Vec<(Vec<u64>, Vec<u64>)>,
     ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
         let sources: Vec<PySource> = sources.into_iter().map(PySource).collect();
-        self.regions_of(py, &sources, regions)?.py_err()
+        self.regions_of(py, Sources::Given(&sources), regions)?
+            .py_err()
     }
 
     /// [`ChunkCodec::decode_regions`] of the stored chunks at `keys` of `files` (a
@@ -261,14 +267,15 @@ impl ChunkCodec {
     fn read_regions<'py>(
         &self,
         py: Python<'py>,
-        files: &LocalFiles,
+        files: &EngineStore,
         keys: Vec<String>,
         regions: Vec<(Vec<u64>, Vec<u64>)>,
     ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
-        let store = files.store();
-        let sources: Vec<StoreSource<'_>> =
-            keys.iter().map(|k| StoreSource::new(store, k)).collect();
-        self.regions_of(py, &sources, regions)?.map_err(files_err)
+        let sources = KeySources::Keys {
+            store: files.store(),
+            keys: &keys,
+        };
+        self.regions_of(py, sources, regions)?.map_err(files_err)
     }
 
     /// Decodes stored chunks of fixed-size elements straight into `out`, the bytes of the
@@ -298,7 +305,7 @@ impl ChunkCodec {
     fn read_into<'py>(
         &self,
         py: Python<'py>,
-        files: &LocalFiles,
+        files: &EngineStore,
         keys: Vec<String>,
         out: Bound<'py, PyArray1<u8>>,
         out_shape: Vec<u64>,
@@ -339,7 +346,7 @@ impl ChunkCodec {
             .iter()
             .map(|c| c.as_ref().map(slice).transpose())
             .collect::<PyResult<_>>()?;
-        self.points_into(py, &inputs, &points, out, &positions)?
+        self.points_into(py, Sources::Given(&inputs), &points, out, &positions)?
             .py_err()
     }
 
@@ -349,16 +356,17 @@ impl ChunkCodec {
     fn read_points<'py>(
         &self,
         py: Python<'py>,
-        files: &LocalFiles,
+        files: &EngineStore,
         keys: Vec<String>,
         points: Vec<PyReadonlyArray2<'py, u64>>,
         out: Bound<'py, PyArray1<u8>>,
         positions: Vec<PyReadonlyArray1<'py, i64>>,
     ) -> PyResult<Vec<bool>> {
-        let store = files.store();
-        let sources: Vec<StoreSource<'_>> =
-            keys.iter().map(|k| StoreSource::new(store, k)).collect();
-        let got = self.points_into(py, &sources, &points, out, &positions)?;
+        let sources = KeySources::Keys {
+            store: files.store(),
+            keys: &keys,
+        };
+        let got = self.points_into(py, sources, &points, out, &positions)?;
         if let Ok(read) = &got {
             FILES.fetch_add(
                 read.iter().filter(|s| **s).count() as u64,
@@ -440,7 +448,7 @@ impl ChunkCodec {
     fn write_from<'py>(
         &self,
         py: Python<'py>,
-        files: &LocalFiles,
+        files: &EngineStore,
         keys: Vec<String>,
         value: PyReadonlyArray1<'py, u8>,
         value_shape: Vec<u64>,
@@ -455,6 +463,22 @@ impl ChunkCodec {
             )));
         }
         let store = files.store();
+        if files.batched() {
+            // an object store: the chunks encoded, then every request in flight together
+            let encoded = self
+                .encode_boxes(py, &value, value_shape, placements, fill, |_, e| {
+                    Ok(e.map(|parts| parts.concat()))
+                })?
+                .py_err()?;
+            let writes: Vec<Write<'_>> = keys
+                .iter()
+                .zip(&encoded)
+                .map(|(k, e)| e.as_ref().map_or(Write::Delete(k), |b| Write::Set(k, b)))
+                .collect();
+            run(py, || store.write_each(&writes))?.map_err(|e| files_err(e.into()))?;
+            FILES.fetch_add(writes.len() as u64, Ordering::Relaxed);
+            return Ok(());
+        }
         let written = self
             .encode_boxes(py, &value, value_shape, placements, fill, |i, e| {
                 let key = &keys[i];
@@ -634,12 +658,15 @@ impl ChunkCodec {
 enum Stored<'a> {
     /// Bytes zarr-python fetched through its `ByteGetter`s (`None`: not stored).
     Fetched(&'a [Option<&'a [u8]>]),
-    /// The files at `keys` of a `LocalStore`'s directory, read by the engine.
+    /// The values at `keys` of a store the engine opened, read by the engine.
     Files {
         store: &'a dyn Store,
         keys: &'a [String],
     },
 }
+
+/// What [`Stored::each`] runs on each chunk: its bytes (`None`: not stored) and its item.
+type ChunkTask<'f, T> = dyn Fn(Option<&[u8]>, &mut T) -> Result<(), ArrayError> + Sync + 'f;
 
 impl Stored<'_> {
     fn len(&self) -> usize {
@@ -649,20 +676,85 @@ impl Stored<'_> {
         }
     }
 
-    /// The bytes of chunk `i` (`None`: not stored).
-    fn get(&self, i: usize) -> Result<Option<Cow<'_, [u8]>>, ArrayError> {
-        match self {
-            Stored::Fetched(chunks) => Ok(chunks[i].map(Cow::Borrowed)),
-            Stored::Files { store, keys } => Ok(store.get(&keys[i])?.map(Cow::Owned)),
+    /// `f(bytes of chunk i, items[i])` (`None`: not stored) for every chunk, in parallel: on
+    /// an object store every chunk's request in flight together, each chunk's `f` run as its
+    /// bytes arrive ([`for_each_fetched`]).
+    fn each<T: Send>(&self, items: &mut [T], f: &ChunkTask<'_, T>) -> Result<(), ArrayError> {
+        match *self {
+            Stored::Fetched(chunks) => items
+                .par_iter_mut()
+                .zip(chunks.par_iter())
+                .try_for_each(|(item, bytes)| f(*bytes, item)),
+            Stored::Files { store, keys } => {
+                let mut work: Vec<(&str, &mut T)> = keys
+                    .iter()
+                    .map(String::as_str)
+                    .zip(items.iter_mut())
+                    .collect();
+                for_each_fetched(store, &mut work, &|store, (key, item)| {
+                    f(store.get(key)?.as_deref(), item)
+                })
+            }
         }
     }
 }
 
-/// An engine error of a call on a [`LocalFiles`]: a store failure (a file that cannot be read
-/// or written, a key the engine's filesystem store refuses, a symbolic link), met directly or
-/// by a codec reading byte ranges, is a
-/// `StoreError`, on which the pipeline redoes the batch through zarr-python's `LocalStore`;
-/// any other as [`crate::error::to_py`] makes it.
+/// Where the chunks a partial read reads come from: byte range sources given, or the values
+/// at `keys` of a store the engine opened.
+enum Sources<'a, S> {
+    Given(&'a [S]),
+    Keys {
+        store: &'a dyn Store,
+        keys: &'a [String],
+    },
+}
+
+/// [`Sources`] of a store's keys (the type of the sources not given is any).
+type KeySources<'a> = Sources<'a, &'static [u8]>;
+
+impl<S: ByteRangeSource + Sync> Sources<'_, S> {
+    fn len(&self) -> usize {
+        match self {
+            Sources::Given(sources) => sources.len(),
+            Sources::Keys { keys, .. } => keys.len(),
+        }
+    }
+
+    /// `f(source of chunk i, i)` for every chunk, in parallel, its error in `context`: on an
+    /// object store every chunk's requests in flight together, each chunk's `f` run as the
+    /// bytes it reads arrive ([`for_each_fetched`]: a shard's index, then the inner chunks
+    /// it needs).
+    fn map<T: Send>(
+        &self,
+        f: impl Fn(&dyn ByteRangeSource, usize) -> Result<T, CodecError> + Sync,
+        context: &str,
+    ) -> Result<Vec<T>, ArrayError> {
+        match self {
+            Sources::Given(sources) => sources
+                .par_iter()
+                .enumerate()
+                .map(|(i, source)| f(source, i))
+                .collect::<Result<_, _>>()
+                .map_err(|e| codec_err(context, e)),
+            Sources::Keys { store, keys } => {
+                let mut slots: Vec<(usize, Option<T>)> =
+                    (0..keys.len()).map(|i| (i, None)).collect();
+                for_each_fetched(*store, &mut slots, &|store, (i, slot)| {
+                    let source = StoreSource::new(store, &keys[*i]);
+                    *slot = Some(f(&source, *i).map_err(|e| codec_err(context, e))?);
+                    Ok(())
+                })?;
+                Ok(slots.into_iter().filter_map(|(_, t)| t).collect())
+            }
+        }
+    }
+}
+
+/// An engine error of a call on an [`EngineStore`]: a store failure (a file that cannot be
+/// read or written, a key the engine's filesystem store refuses, a symbolic link, a request
+/// an object store refuses), met directly or by a codec reading byte ranges, is a
+/// `StoreError`, on which the pipeline redoes the batch through zarr-python's own store; any
+/// other as [`crate::error::to_py`] makes it.
 fn files_err(e: ArrayError) -> PyErr {
     match e {
         ArrayError::Store(_)
@@ -680,7 +772,7 @@ impl ChunkCodec {
     fn regions_of<'py, S: ByteRangeSource + Sync>(
         &self,
         py: Python<'py>,
-        sources: &[S],
+        sources: Sources<'_, S>,
         regions: Vec<(Vec<u64>, Vec<u64>)>,
     ) -> PyResult<Result<Vec<Option<Bound<'py, PyAny>>>, ArrayError>> {
         if sources.len() != regions.len() {
@@ -701,10 +793,9 @@ impl ChunkCodec {
         match self.elements {
             Elements::Fixed => {
                 let decoded: Vec<Option<Vec<u8>>> = match run(py, || {
-                    sources
-                        .par_iter()
-                        .zip(regions.par_iter())
-                        .map(|(source, region)| {
+                    sources.map(
+                        |source, i| {
+                            let region = &regions[i];
                             let n = region
                                 .num_elements()
                                 .and_then(|n| usize::try_from(n).ok())
@@ -717,11 +808,12 @@ impl ChunkCodec {
                             let stored =
                                 chain.partial_decoder().region(source, region, &mut out)?;
                             Ok(stored.then_some(out))
-                        })
-                        .collect::<Result<_, CodecError>>()
+                        },
+                        "decoding part of a chunk",
+                    )
                 })? {
                     Ok(d) => d,
-                    Err(e) => return Ok(Err(codec_err("decoding part of a chunk", e))),
+                    Err(e) => return Ok(Err(e)),
                 };
                 PARTIAL.fetch_add(count(&decoded), Ordering::Relaxed);
                 Ok(Ok(decoded
@@ -731,14 +823,13 @@ impl ChunkCodec {
             }
             Elements::Text | Elements::Bytes => {
                 let decoded = match run(py, || {
-                    sources
-                        .par_iter()
-                        .zip(regions.par_iter())
-                        .map(|(source, region)| chain.partial_decoder().vlen_region(source, region))
-                        .collect::<Result<Vec<_>, CodecError>>()
+                    sources.map(
+                        |source, i| chain.partial_decoder().vlen_region(source, &regions[i]),
+                        "decoding part of a chunk",
+                    )
                 })? {
                     Ok(d) => d,
-                    Err(e) => return Ok(Err(codec_err("decoding part of a chunk", e))),
+                    Err(e) => return Ok(Err(e)),
                 };
                 PARTIAL.fetch_add(count(&decoded), Ordering::Relaxed);
                 decoded
@@ -755,7 +846,7 @@ impl ChunkCodec {
     fn points_into<'py, S: ByteRangeSource + Sync>(
         &self,
         py: Python<'py>,
-        sources: &[S],
+        sources: Sources<'_, S>,
         points: &[PyReadonlyArray2<'py, u64>],
         out: Bound<'py, PyArray1<u8>>,
         positions: &[PyReadonlyArray1<'py, i64>],
@@ -825,20 +916,20 @@ impl ChunkCodec {
                     .collect::<PyResult<_>>()?,
             );
         }
-        let decoded: Result<Vec<Option<Vec<u8>>>, CodecError> = run(py, || {
-            sources
-                .par_iter()
-                .zip(lists.par_iter())
-                .map(|(source, pts)| {
+        let decoded = run(py, || {
+            sources.map(
+                |source, i| {
+                    let pts = &lists[i];
                     let mut buf = vec![0u8; pts.len() * elem];
                     let stored = chain.partial_decoder().points(source, pts, &mut buf)?;
                     Ok(stored.then_some(buf))
-                })
-                .collect()
+                },
+                "decoding points of a chunk",
+            )
         })?;
         let decoded = match decoded {
             Ok(d) => d,
-            Err(e) => return Ok(Err(codec_err("decoding points of a chunk", e))),
+            Err(e) => return Ok(Err(e)),
         };
         // the values to their places, one thread: a few elements per chunk
         for (buf, places) in decoded.iter().zip(&places) {
@@ -906,50 +997,56 @@ impl ChunkCodec {
             e => InvalidArgumentError::new_err(format!("the placements: {e}")),
         })?;
         let decode = |e: CodecError| codec_err("decoding a chunk", e);
+        let one = |bytes: Option<&[u8]>,
+                   block: &mut Block<'_>,
+                   place: &Placement|
+         -> Result<bool, ArrayError> {
+            let Some(bytes) = bytes else {
+                return Ok(false);
+            };
+            if place.is_whole(&chunk_shape) {
+                if let Some(dst) = block.as_contiguous_mut() {
+                    // the chunk is one contiguous run of the output: decoded straight
+                    // into it
+                    chain.decode_into(bytes, dst).map_err(decode)?;
+                    return Ok(true);
+                }
+                let mut tmp = vec![0u8; chain.decoded_len()];
+                chain.decode_into(bytes, &mut tmp).map_err(decode)?;
+                block
+                    .copy_from(&tmp, &chunk_shape, &place.chunk_start())
+                    .map_err(|e| decode(e.into()))?;
+                return Ok(true);
+            }
+            // a box of the chunk: the partial decoder decodes what it needs (a compressed
+            // chunk's prefix up to the box's last element, when that is at most three
+            // quarters of it)
+            let region = Region {
+                start: place.chunk_start(),
+                shape: place.extent.iter().map(|&x| x as u64).collect(),
+            };
+            let mut tmp = vec![0u8; place.extent.iter().product::<usize>() * elem];
+            chain
+                .partial_decoder()
+                .region(&bytes, &region, &mut tmp)
+                .map_err(decode)?;
+            block
+                .copy_from(&tmp, &region.shape, &vec![0; region.shape.len()])
+                .map_err(|e| decode(e.into()))?;
+            Ok(true)
+        };
+        let mut work: Vec<(Block<'_>, &Placement, bool)> = blocks
+            .into_iter()
+            .zip(&boxes)
+            .map(|(block, place)| (block, place, false))
+            .collect();
         let got: Result<Vec<bool>, ArrayError> = run(py, || {
-            blocks
-                .into_par_iter()
-                .zip(boxes.par_iter())
-                .enumerate()
-                .map(|(i, (mut block, place))| {
-                    let Some(bytes) = stored.get(i)? else {
-                        return Ok(false);
-                    };
-                    if place.is_whole(&chunk_shape) {
-                        if let Some(dst) = block.as_contiguous_mut() {
-                            // the chunk is one contiguous run of the output: decoded straight
-                            // into it
-                            chain.decode_into(&bytes, dst).map_err(decode)?;
-                            return Ok(true);
-                        }
-                    }
-                    if place.is_whole(&chunk_shape) {
-                        let mut tmp = vec![0u8; chain.decoded_len()];
-                        chain.decode_into(&bytes, &mut tmp).map_err(decode)?;
-                        block
-                            .copy_from(&tmp, &chunk_shape, &place.chunk_start())
-                            .map_err(|e| decode(e.into()))?;
-                        return Ok(true);
-                    }
-                    // a box of the chunk: the partial decoder decodes what it needs (a
-                    // compressed chunk's prefix up to the box's last element, when that is
-                    // at most three quarters of it)
-                    let region = Region {
-                        start: place.chunk_start(),
-                        shape: place.extent.iter().map(|&x| x as u64).collect(),
-                    };
-                    let mut tmp = vec![0u8; place.extent.iter().product::<usize>() * elem];
-                    chain
-                        .partial_decoder()
-                        .region(&&*bytes, &region, &mut tmp)
-                        .map_err(decode)?;
-                    block
-                        .copy_from(&tmp, &region.shape, &vec![0; region.shape.len()])
-                        .map_err(|e| decode(e.into()))?;
-                    Ok(true)
-                })
-                .collect()
-        })?;
+            stored.each(&mut work, &|bytes, (block, place, got)| {
+                *got = one(bytes, block, place)?;
+                Ok(())
+            })
+        })?
+        .map(|()| work.iter().map(|(_, _, got)| *got).collect());
         if let Ok(stored) = &got {
             let n = stored.iter().filter(|s| **s).count() as u64;
             DECODED.fetch_add(n, Ordering::Relaxed);
@@ -1330,31 +1427,65 @@ pub(crate) fn pipeline_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
-/// A `LocalStore`'s directory opened by the engine, so that the pipeline reads and writes the
-/// chunks of a batch itself (each on the worker thread that decodes or encodes it) instead of
-/// through zarr-python's `ByteGetter` / `ByteSetter`, one Python call per chunk. Keys are
-/// zarr-python's (`StorePath.path`), files below the root as `LocalStore` places them; writes
-/// are atomic (a temporary file renamed over the key), as `LocalStore`'s are. A store failure
+/// A store opened by the engine, so that the pipeline reads and writes the chunks of a batch
+/// itself instead of through zarr-python's `ByteGetter` / `ByteSetter`, one Python call per
+/// chunk: a `LocalStore`'s directory (each chunk read or written on the worker thread that
+/// decodes or encodes it), or the location of an `ObjectStore` / `FsspecStore` over S3, GCS,
+/// Azure or HTTP (every request of a batch in flight together, up to `ZARR_CONCURRENCY`, 256
+/// by default, each chunk decoded as its bytes arrive). Keys are zarr-python's
+/// (`StorePath.path`), below the location as zarr-python's store places them; a local write
+/// is atomic (a temporary file renamed over the key), as `LocalStore`'s is. A store failure
 /// is a `StoreError` (see [`files_err`]).
 #[pyclass(frozen, module = "zarr_rs._core")]
-pub(crate) struct LocalFiles {
-    store: FilesystemStore,
+pub(crate) struct EngineStore {
+    store: Arc<dyn Store>,
 }
 
-impl LocalFiles {
+impl EngineStore {
     fn store(&self) -> &dyn Store {
-        &self.store
+        &*self.store
+    }
+
+    /// Whether the store serves many requests at once to good effect (an object store).
+    fn batched(&self) -> bool {
+        self.store.fetch_concurrency() > 1
     }
 }
 
 #[pymethods]
-impl LocalFiles {
+impl EngineStore {
     /// The existing directory `root` (a `LocalStore`'s `root`).
     #[new]
     fn new(py: Python<'_>, root: PathBuf) -> PyResult<Self> {
         py.detach(|| FilesystemStore::open(&root))
-            .map(|store| LocalFiles { store })
+            .map(|store| EngineStore {
+                store: Arc::new(store),
+            })
             .map_err(|e| files_err(e.into()))
+    }
+
+    /// The object store at `url` (`s3://bucket/prefix`, `gs://`, `az://`, `http(s)://host/path`)
+    /// with `config`, its settings as `object_store` names them (`endpoint`, `region`,
+    /// `access_key_id`, `skip_signature`, `allow_http`...: what obstore's stores report in
+    /// their `config` and `client_options`), over the environment's; `read_only` refuses
+    /// writes (an `http(s)://` store always does). Requests in flight: `ZARR_CONCURRENCY`.
+    #[staticmethod]
+    #[pyo3(signature = (url, config, read_only=false))]
+    fn open_url(url: &str, config: Vec<(String, String)>, read_only: bool) -> PyResult<Self> {
+        let options = RemoteOptions::from_env().map_err(|e| files_err(e.into()))?;
+        let pairs = config.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let backend = ObjectStoreBackend::from_url_with_config(url, pairs, &options)
+            .map_err(|e| files_err(e.into()))?;
+        let read_only = read_only || backend.is_read_only();
+        Ok(EngineStore {
+            store: Arc::new(backend.read_only(read_only)),
+        })
+    }
+
+    /// Whether the store is remote (an object store): its requests wait, many in flight.
+    #[getter]
+    fn remote(&self) -> bool {
+        self.batched()
     }
 
     /// The stored bytes at each of `keys` as a NumPy `uint8` array (`None`: not stored),
@@ -1365,6 +1496,11 @@ impl LocalFiles {
         keys: Vec<String>,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
         let got = run(py, || {
+            if self.batched() {
+                // every request in flight together
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+                return self.store.get_many(&keys);
+            }
             keys.par_iter()
                 .map(|k| self.store.get(k))
                 .collect::<Result<Vec<_>, _>>()
@@ -1394,6 +1530,15 @@ impl LocalFiles {
         }
         let values: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
         run(py, || {
+            if self.batched() {
+                // every request in flight together
+                let writes: Vec<Write<'_>> = keys
+                    .iter()
+                    .zip(&values)
+                    .map(|(k, v)| v.map_or(Write::Delete(k), |bytes| Write::Set(k, bytes)))
+                    .collect();
+                return self.store.write_each(&writes);
+            }
             keys.par_iter()
                 .zip(values.par_iter())
                 .try_for_each(|(k, v)| match v {

@@ -487,7 +487,7 @@ def _same(x, y):
 
 @pytest.mark.parametrize("kind", ["memory", "local"])
 def test_differential_against_zarr_python_pipeline(kind, tmp_path):
-    # on a LocalStore the engine reads and writes the chunk files itself (LocalFiles), on a
+    # on a LocalStore the engine reads and writes the chunk files itself (EngineStore), on a
     # MemoryStore through zarr-python's getters and setters
     rng = np.random.default_rng(20261207 if kind == "memory" else 20261208)
     cases = 0

@@ -101,10 +101,17 @@ class GroupCore:
     ) -> GroupCore: ...
     def create_array(self, name: str, spec: dict[str, Any]) -> ArrayCore: ...
 
-class LocalFiles:
-    """A LocalStore's directory opened by the engine (zarr_rs.CodecPipeline; pipeline.rs)."""
+class EngineStore:
+    """A store opened by the engine: a LocalStore's directory, or an object store's location
+    (zarr_rs.CodecPipeline; pipeline.rs)."""
 
     def __init__(self, root: str) -> None: ...
+    @staticmethod
+    def open_url(
+        url: str, config: list[tuple[str, str]], read_only: bool = False
+    ) -> EngineStore: ...
+    @property
+    def remote(self) -> bool: ...
     def get_many(self, keys: list[str]) -> list[npt.NDArray[np.uint8] | None]: ...
     def set_many(self, keys: list[str], values: list[bytes | None]) -> None: ...
 
@@ -128,11 +135,11 @@ class ChunkCodec:
         placements: list[tuple[list[int], list[int], list[int]]],
     ) -> list[bool]: ...
     def read_regions(
-        self, files: LocalFiles, keys: list[str], regions: list[tuple[list[int], list[int]]]
+        self, files: EngineStore, keys: list[str], regions: list[tuple[list[int], list[int]]]
     ) -> list[Any | None]: ...
     def read_into(
         self,
-        files: LocalFiles,
+        files: EngineStore,
         keys: list[str],
         out: npt.NDArray[np.uint8],
         out_shape: list[int],
@@ -147,7 +154,7 @@ class ChunkCodec:
     ) -> list[bool]: ...
     def read_points(
         self,
-        files: LocalFiles,
+        files: EngineStore,
         keys: list[str],
         points: list[npt.NDArray[np.uint64]],
         out: npt.NDArray[np.uint8],
@@ -165,7 +172,7 @@ class ChunkCodec:
     ) -> list[bytes | None]: ...
     def write_from(
         self,
-        files: LocalFiles,
+        files: EngineStore,
         keys: list[str],
         value: npt.NDArray[np.uint8],
         value_shape: list[int],

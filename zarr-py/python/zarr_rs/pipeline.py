@@ -8,10 +8,13 @@ or ``ZARR_CODEC_PIPELINE__PATH=zarr_rs.CodecPipeline`` in the environment. zarr-
 its metadata, indexing and stores; every chunk it reads or writes through this pipeline is
 decoded and encoded by the engine (``zarr_rs._core.ChunkCodec``: the codec chain the codecs'
 JSON describes, a v2 array's filters and compressor through the engine's numcodecs map), a
-batch at a time, in parallel with the GIL released. On a ``LocalStore`` the engine reads and
-writes the chunk files itself (``zarr_rs._core.LocalFiles``: each chunk read, decoded,
-encoded and written on one worker thread, no Python call per chunk); on any other store bytes
-are fetched and stored through zarr-python's ``ByteGetter`` / ``ByteSetter``, concurrently. A
+batch at a time, in parallel with the GIL released. On a store it can open itself the engine
+reads and writes the chunks itself (``zarr_rs._core.EngineStore``, no Python call per
+chunk): a ``LocalStore`` (each chunk read, decoded, encoded and written on one worker
+thread), and an ``ObjectStore`` or ``FsspecStore`` over S3, GCS, Azure or HTTP (every request
+of a batch in flight together, up to ``ZARR_CONCURRENCY``, 256 by default, each chunk decoded
+as its bytes arrive). On any other store (``MemoryStore``, ``ZipStore``, a wrapper) bytes are
+fetched and stored through zarr-python's ``ByteGetter`` / ``ByteSetter``, concurrently. A
 selection of a few elements of a chunk (points, strided slices) decodes only what they need
 (a compressed chunk's prefix, the byte spans of an uncompressed one) and the engine puts each
 element in the output; a selection that covers part of a sharded chunk reads the shard index
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +68,7 @@ def stats() -> dict[str, int]:
     the module was loaded: ``{"decoded": n, "partial": n, "encoded": n, "direct": n,
     "from_value": n, "updated": n, "files": n}`` (``direct``: of the decoded, those the engine
     decoded straight into the output array; ``files``: chunks the engine read or wrote itself
-    in a ``LocalStore``'s directory)."""
+    in a store it opened, ``EngineStore``)."""
     return dict(_core.pipeline_stats())
 
 
@@ -467,9 +471,10 @@ def _check_host(buf: Any, what: str) -> None:
         )
 
 
-#: Whether a batch on a `LocalStore` is read and written by the engine itself (`_local_files`);
-#: off, every chunk goes through zarr-python's `ByteGetter` / `ByteSetter` (for measuring the
-#: two paths against each other; the tests cover the other path with a `MemoryStore`).
+#: Whether a batch on a store the engine can open is read and written by the engine itself
+#: (`_engine_store`); off, every chunk goes through zarr-python's `ByteGetter` / `ByteSetter`
+#: (for measuring the two paths against each other; the tests cover the other path with a
+#: `MemoryStore`).
 ENGINE_FILES = True
 
 
@@ -496,15 +501,15 @@ async def _off_loop(small: bool, fn: Any, *args: Any) -> Any:
     return await asyncio.to_thread(fn, *args)
 
 
-def _local_files(getters: list[Any], writing: bool) -> tuple[Any, list[str]] | None:
-    """The engine's handle on the directory of the `LocalStore` that every getter of a batch
-    reads (zarr-python's `StorePath`s of one open `LocalStore`, exactly that class: a
-    subclass or a wrapper may change what its keys hold), and each getter's key; None when
-    they are not that, when writing to a read-only store (zarr-python's `set` raises its own
-    error then), or when the engine cannot open the directory (zarr-python's store says why)."""
+def _engine_store(getters: list[Any], writing: bool) -> tuple[Any, list[str]] | None:
+    """The engine's handle on the store that every getter of a batch reads (zarr-python's
+    `StorePath`s of one open store the engine can open itself: `_engine_of`), and each
+    getter's key; None when they are not that, when writing to a read-only store
+    (zarr-python's `set` raises its own error then), or when the engine cannot open the
+    store (zarr-python's store says why)."""
     if not ENGINE_FILES or not getters:
         return None
-    from zarr.storage import LocalStore, StorePath
+    from zarr.storage import StorePath
 
     store = None
     keys: list[str] = []
@@ -516,14 +521,140 @@ def _local_files(getters: list[Any], writing: bool) -> tuple[Any, list[str]] | N
         elif g.store is not store:
             return None
         keys.append(g.path)
-    if type(store) is not LocalStore or not getattr(store, "_is_open", False):
+    if not getattr(store, "_is_open", False) or (writing and store.read_only):
         return None
-    if writing and store.read_only:
+    engine = _engine_of(store)
+    return None if engine is None else (engine, keys)
+
+
+#: The engine's handle on each remote store it opened (`_engine_of`), by the store's id with
+#: a weak reference to it (zarr-python's stores are not all hashable); the oldest dropped past
+#: `_ENGINES_MAX`. A handle keeps its connections open from one batch to the next.
+_ENGINES: dict[int, tuple[Any, Any]] = {}
+_ENGINES_MAX = 64
+
+
+def _engine_of(store: Any) -> Any:
+    """The engine's own handle on zarr-python's `store` (`_core.EngineStore`), or None when
+    the engine cannot open it itself:
+
+    - a `LocalStore`: its directory;
+    - an `ObjectStore` over obstore's `S3Store`, `GCSStore`, `AzureStore` or `HTTPStore`
+      (with no credential provider, a Python callback), or its `LocalStore`: the same
+      location, with the settings the obstore store reports (`config`, `client_options`);
+    - an `FsspecStore` over `s3fs` (`s3://`: its endpoint, keys, region and `anon`),
+      fsspec's HTTP filesystem (`http(s)://`, with no client or request arguments) or local
+      filesystem.
+
+    Only those exact classes: a subclass or a wrapper may change what its keys hold. Any
+    other store stays with zarr-python's `ByteGetter` / `ByteSetter` (the engine still
+    decodes and encodes every chunk)."""
+    from zarr.storage import FsspecStore, LocalStore, ObjectStore
+
+    kind = type(store)
+    if kind is LocalStore:
+        try:
+            return _core.EngineStore(str(store.root))
+        except StoreError:
+            return None
+    if kind is not ObjectStore and kind is not FsspecStore:
         return None
+    held = _ENGINES.get(id(store))
+    if held is not None and held[0]() is store:
+        return held[1]
     try:
-        return _core.LocalFiles(str(store.root)), keys
-    except StoreError:
+        location = _object_location(store) if kind is ObjectStore else _fsspec_location(store)
+        if location is None:
+            engine = None
+        elif isinstance(location, str):
+            engine = _core.EngineStore(location)
+        else:
+            url, settings = location
+            engine = _core.EngineStore.open_url(url, sorted(settings.items()), store.read_only)
+    except (StoreError, OSError, ValueError, TypeError, AttributeError):
+        # a location or setting the engine does not take: zarr-python's store reads it
+        engine = None
+    if len(_ENGINES) >= _ENGINES_MAX:
+        _ENGINES.pop(next(iter(_ENGINES)))
+    _ENGINES[id(store)] = (weakref.ref(store), engine)
+    return engine
+
+
+def _settings(*parts: Any) -> dict[str, str]:
+    """Settings as the engine takes them: strings, booleans as `true` / `false`."""
+    out: dict[str, str] = {}
+    for part in parts:
+        for key, value in (part or {}).items():
+            if value is None:
+                continue
+            out[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
+
+
+def _object_location(store: Any) -> str | tuple[str, dict[str, str]] | None:
+    """The location of an `ObjectStore`'s obstore store: a directory, or a url and its
+    settings; None for any other obstore store."""
+    inner = store.store
+    kind = type(inner).__name__
+    if type(inner).__module__.split(".")[0] != "obstore":
         return None
+    if kind == "LocalStore":
+        return None if inner.prefix is None else str(inner.prefix)
+    if getattr(inner, "credential_provider", None) is not None:
+        return None
+    if kind == "HTTPStore":
+        return inner.url, _settings(inner.client_options)
+    scheme, bucket_key = {
+        "S3Store": ("s3", "bucket"),
+        "GCSStore": ("gs", "bucket"),
+        "AzureStore": ("az", "container_name"),
+    }.get(kind, (None, None))
+    if scheme is None:
+        return None
+    config = _settings(inner.config, inner.client_options)
+    bucket = config.pop(bucket_key, None)
+    if not bucket:
+        return None
+    prefix = str(inner.prefix or "").strip("/")
+    return f"{scheme}://{bucket}/{prefix}", config
+
+
+def _fsspec_location(store: Any) -> str | tuple[str, dict[str, str]] | None:
+    """The location of an `FsspecStore`: a directory (fsspec's local filesystem), a url and
+    its settings (s3fs, fsspec's HTTP filesystem), or None."""
+    fs = store.fs
+    path = str(store.path)
+    name = type(fs).__name__
+    if name == "AsyncFileSystemWrapper":
+        # zarr-python wraps a synchronous filesystem: the local one is a directory
+        inner = getattr(fs, "sync_fs", None)
+        return path if type(inner).__name__ == "LocalFileSystem" else None
+    if name == "HTTPFileSystem":
+        if fs.kwargs or fs.client_kwargs:
+            return None
+        return path, {}
+    if name == "S3FileSystem":
+        client = dict(getattr(fs, "client_kwargs", None) or {})
+        endpoint = client.pop("endpoint_url", None) or getattr(fs, "endpoint_url", None)
+        region = client.pop("region_name", None)
+        extra = getattr(fs, "config_kwargs", None) or getattr(fs, "s3_additional_kwargs", None)
+        if client or extra:
+            # settings of botocore's the engine has no name for
+            return None
+        settings = _settings(
+            {
+                "endpoint": endpoint,
+                "region": region,
+                "access_key_id": getattr(fs, "key", None),
+                "secret_access_key": getattr(fs, "secret", None),
+                "session_token": getattr(fs, "token", None),
+                "skip_signature": True if getattr(fs, "anon", False) else None,
+            }
+        )
+        if endpoint and str(endpoint).startswith("http://"):
+            settings["allow_http"] = "true"
+        return f"s3://{path.strip('/')}", settings
+    return None
 
 
 class CodecPipeline(_CodecPipelineBase):
@@ -655,9 +786,13 @@ class CodecPipeline(_CodecPipelineBase):
                 out[i] = items[i][1].prototype.buffer.from_bytes(b)
         return out
 
-    def _small(self, batch: list[Any]) -> bool:
-        """Whether the chunks of `batch` hold at most `_INLINE_BYTES` decoded: the engine
-        then works on the event loop's thread (a worker thread's hand-off costs more)."""
+    def _small(self, batch: list[Any], own: tuple[Any, Any] | None = None) -> bool:
+        """Whether the chunks of `batch` hold at most `_INLINE_BYTES` decoded, and the engine
+        reads and writes them in no remote store of its own (`own`): the engine then works
+        on the event loop's thread (a worker thread's hand-off costs more)."""
+        if own is not None and own[0].remote:
+            # its requests wait: the event loop goes on meanwhile
+            return False
         total = 0
         for item in batch:
             chunks = self._chunks_of(item[1])
@@ -735,16 +870,16 @@ class CodecPipeline(_CodecPipelineBase):
         def place(
             group: list[int],
             fetched: list[Buffer | None] | None,
-            local: tuple[Any, dict[int, str]] | None = None,
+            own: tuple[Any, dict[int, str]] | None = None,
         ) -> None:
             """Decodes the chunks `group` into `out`: their bytes `fetched` through
-            zarr-python's getters, or read by the engine from `local` (its files and each
+            zarr-python's getters, or read by the engine from `own` (its files and each
             chunk's key)."""
             bytes_of = {} if fetched is None else dict(zip(group, fetched, strict=True))
 
             def stored(positions: list[int]) -> list[Any]:
-                if local is not None:
-                    return local[0].get_many([local[1][i] for i in positions])
+                if own is not None:
+                    return own[0].get_many([own[1][i] for i in positions])
                 return [
                     None if bytes_of[i] is None else bytes_of[i].as_numpy_array()
                     for i in positions
@@ -766,11 +901,11 @@ class CodecPipeline(_CodecPipelineBase):
                         direct.append((i, p))
                 if direct:
                     # straight into `out`: the engine decodes each chunk into its box (and
-                    # reads it first, from a LocalStore's files)
+                    # reads it first, from a store it opened)
                     boxes = [p for _, p in direct]
-                    if local is not None:
+                    if own is not None:
                         got = chunks.codec.read_into(
-                            local[0], [local[1][i] for i, _ in direct], out_bytes,
+                            own[0], [own[1][i] for i, _ in direct], out_bytes,
                             list(full_shape), boxes,
                         )
                     else:
@@ -789,9 +924,9 @@ class CodecPipeline(_CodecPipelineBase):
                     if picked:
                         pts = [g[0] for g in gathers if g is not None]
                         pos = [g[1] for g in gathers if g is not None]
-                        if local is not None:
+                        if own is not None:
                             got = chunks.codec.read_points(
-                                local[0], [local[1][i] for i in picked], pts, out_bytes, pos
+                                own[0], [own[1][i] for i in picked], pts, out_bytes, pos
                             )
                         else:
                             got = chunks.codec.decode_points(
@@ -814,17 +949,18 @@ class CodecPipeline(_CodecPipelineBase):
                         tmp = tmp.squeeze(axis=drop_axes)
                     out[out_sel] = tmp
 
-        # a LocalStore's chunks are read by the engine itself; on a store failure (a file it
-        # cannot read, a symbolic link its filesystem store refuses) the batch is read again
-        # through zarr-python's getters, which follow LocalStore's rules
-        local = _local_files([g for g, *_ in batch], writing=False)
-        if local is not None:
+        # the chunks of a store the engine opens itself (`_engine_of`) are read by the
+        # engine; on a store failure (a file it cannot read, a symbolic link its filesystem
+        # store refuses, a request refused) the batch is read again through zarr-python's
+        # getters, which follow the store's own rules
+        own = _engine_store([g for g, *_ in batch], writing=False)
+        if own is not None:
             # the engine's chains are built here, on the loop's thread, before the worker
             # thread looks them up
             for i in range(len(batch)):
                 self._chunks_of(batch[i][1])
-            files, keys = local
-            small = self._small(batch)
+            files, keys = own
+            small = self._small(batch, own)
             try:
                 if whole:
                     await _off_loop(
@@ -922,13 +1058,14 @@ class CodecPipeline(_CodecPipelineBase):
         # looks them up
         for i in range(len(batch)):
             self._chunks_of(batch[i][1])
-        # a LocalStore's chunks are read and written by the engine itself; on a store failure
+        # the chunks of a store the engine opens itself are read and written by the engine;
+        # on a store failure
         # the batch is written again through zarr-python's setters (writing a chunk twice
         # leaves what writing it once does)
-        local = _local_files([s for s, *_ in batch], writing=True)
-        if local is not None:
+        own = _engine_store([s for s, *_ in batch], writing=True)
+        if own is not None:
             try:
-                await self._write(batch, value, drop_axes, local)
+                await self._write(batch, value, drop_axes, own)
                 return
             except StoreError:
                 pass
@@ -939,10 +1076,10 @@ class CodecPipeline(_CodecPipelineBase):
         batch: list[tuple[ByteSetter, ArraySpec, SelectorTuple, SelectorTuple, bool]],
         value: NDBuffer,
         drop_axes: tuple[int, ...],
-        local: tuple[Any, list[str]] | None,
+        own: tuple[Any, list[str]] | None,
     ) -> None:
-        """`write` through zarr-python's setters, or through `local` (the engine's handle on a
-        LocalStore's files and each chunk's key)."""
+        """`write` through zarr-python's setters, or through `own` (the engine's handle on the
+        store, `_engine_store`, and each chunk's key)."""
         val = value.as_ndarray_like()
         if (
             isinstance(val, np.ndarray)
@@ -954,7 +1091,7 @@ class CodecPipeline(_CodecPipelineBase):
             # a view (`a[box] = data[box]`): one C-order copy, so that the engine encodes
             # and updates chunks straight from it rather than through NumPy
             val = np.ascontiguousarray(val)
-        small = self._small(batch)
+        small = self._small(batch, own)
 
         # the stored chunks a write covers in part are read and merged first
         def takes_whole(i: int) -> bool:
@@ -970,8 +1107,8 @@ class CodecPipeline(_CodecPipelineBase):
         reading = set(to_read)
         fetch = [i for i in to_read if not batch[i][4]]
         existing_bytes: dict[int, np.ndarray[Any, Any] | None]
-        if local is not None:
-            files, keys = local
+        if own is not None:
+            files, keys = own
             got = await _off_loop(small, files.get_many, [keys[i] for i in fetch])
             existing_bytes = dict(zip(fetch, got, strict=True))
         else:
@@ -1012,11 +1149,11 @@ class CodecPipeline(_CodecPipelineBase):
 
         # chunks a write covers whole, from a value of the engine's element type: encoded by
         # the engine straight from the value's buffer (no copy per chunk when the chunk is
-        # a contiguous run of it), the empty-chunk check made there too; on a LocalStore the
-        # engine stores them as it encodes them (`written`)
+        # a contiguous run of it), the empty-chunk check made there too; in a store of its
+        # own the engine stores them itself (`written`)
         written: set[int] = set()
         from_value = await _off_loop(
-            small, self._encode_from_value, batch, val, drop_axes, encoded, local, written
+            small, self._encode_from_value, batch, val, drop_axes, encoded, own, written
         )
         done = from_value | updated
 
@@ -1069,8 +1206,8 @@ class CodecPipeline(_CodecPipelineBase):
                     encoded[i] = b
 
         todo = [i for i in range(len(batch)) if i not in written]
-        if local is not None:
-            files, keys = local
+        if own is not None:
+            files, keys = own
             await _off_loop(
                 small, files.set_many, [keys[i] for i in todo], [encoded.get(i) for i in todo]
             )
@@ -1163,14 +1300,14 @@ class CodecPipeline(_CodecPipelineBase):
         val: Any,
         drop_axes: tuple[int, ...],
         encoded: dict[int, bytes],
-        local: tuple[Any, list[str]] | None,
+        own: tuple[Any, list[str]] | None,
         written: set[int],
     ) -> set[int]:
         """Encodes the chunks of `batch` that the value covers whole straight from its buffer
         (`ChunkCodec.encode_from`), when it is a C-contiguous NumPy array of the engine's
         element type; an empty chunk (all fill value, `write_empty_chunks` off) gets no entry
-        in `encoded` (it is deleted). With `local` (the engine's handle on a LocalStore's files
-        and each chunk's key) the engine stores or deletes each chunk itself
+        in `encoded` (it is deleted). With `own` (the engine's handle on the store and each
+        chunk's key) the engine stores or deletes each chunk itself
         (`ChunkCodec.write_from`) and adds it to `written`. Returns the chunks done. Runs on a
         worker thread."""
         if not isinstance(val, np.ndarray) or val.ndim == 0 or not val.flags.c_contiguous:
@@ -1206,8 +1343,8 @@ class CodecPipeline(_CodecPipelineBase):
                 by_fill.setdefault(fill, []).append((i, p))
             for fill, its in by_fill.items():
                 boxes = [p for _, p in its]
-                if local is not None:
-                    files, keys = local
+                if own is not None:
+                    files, keys = own
                     chunks.codec.write_from(
                         files, [keys[i] for i, _ in its], flat, full_shape, boxes, fill
                     )

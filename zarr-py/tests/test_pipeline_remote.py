@@ -1,0 +1,238 @@
+"""zarr-python on the engine over remote stores: with ``zarr_rs.CodecPipeline`` the engine
+opens an ``ObjectStore`` (obstore's ``S3Store``, ``HTTPStore``...) or an ``FsspecStore`` (s3fs,
+fsspec's HTTP filesystem) itself, and reads and writes their chunks with every request of a
+batch in flight together. Checked against zarr-python's own pipeline on the local S3 server
+(a seeded differential test of writes and reads), and over HTTP with a delay before every
+answer (requests in flight, against zarr-python's ten). The mapping of a store's settings
+to the engine's is checked without a server."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+zarr = pytest.importorskip("zarr")
+obstore_store = pytest.importorskip("obstore.store")
+pytest.importorskip("s3fs")
+
+from test_remote import _serve  # noqa: E402
+from zarr.storage import FsspecStore, ObjectStore  # noqa: E402
+
+import zarr_rs  # noqa: E402
+from zarr_rs import pipeline  # noqa: E402
+from zarr_rs.pipeline import stats  # noqa: E402
+
+RS = "zarr_rs.CodecPipeline"
+DEFAULT = "zarr.core.codec_pipeline.BatchedCodecPipeline"
+
+
+def _pipeline(path):
+    return zarr.config.set({"codec_pipeline.path": path})
+
+
+def _s3_store(kind, s3_url, name, read_only=False):
+    """A new zarr-python store object of `kind` at `name` below `s3_url` (the local server's)."""
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    bucket, prefix = s3_url[len("s3://") :].split("/", 1)
+    if kind == "obstore":
+        inner = obstore_store.S3Store(
+            bucket,
+            prefix=f"{prefix}/{name}",
+            endpoint=endpoint,
+            access_key_id="test",
+            secret_access_key="test",
+            region="us-east-1",
+            client_options={"allow_http": True},
+        )
+        return ObjectStore(inner, read_only=read_only)
+    return FsspecStore.from_url(
+        f"{s3_url}/{name}",
+        storage_options={"endpoint_url": endpoint, "key": "test", "secret": "test"},
+        read_only=read_only,
+    )
+
+
+def _random_box(rng, shape):
+    start = [int(rng.integers(0, n)) for n in shape]
+    stop = [int(rng.integers(s + 1, n + 1)) for s, n in zip(start, shape)]
+    return tuple(slice(a, b) for a, b in zip(start, stop))
+
+
+@pytest.mark.parametrize("kind", ["obstore", "fsspec"])
+def test_engine_writes_and_reads_s3_itself(kind, s3_url):
+    """Seeded: arrays written through the pipeline (the engine's own requests) read back by
+    zarr-python's own pipeline (zarr-python's requests), and the other way round, with
+    random boxes written and random boxes, points and orthogonal selections read; the values,
+    shapes and the chunks the engine moved itself checked."""
+    rng = np.random.default_rng(20261208)
+    layouts = [
+        {"chunks": (8, 8), "compressors": None},
+        {"chunks": (8, 8), "compressors": zarr.codecs.ZstdCodec(level=1)},
+        {"chunks": (4, 4), "shards": (8, 16), "compressors": zarr.codecs.ZstdCodec(level=1)},
+    ]
+    cases = 0
+    for n, layout in enumerate(layouts):
+        shape = (int(rng.integers(9, 30)), int(rng.integers(9, 30)))
+        expected = np.zeros(shape, dtype="int32")
+        name = f"a{n}.zarr"
+        with _pipeline(RS):
+            a = zarr.create_array(
+                _s3_store(kind, s3_url, name), shape=shape, dtype="int32", fill_value=0, **layout
+            )
+        for step in range(8):
+            box = _random_box(rng, shape)
+            value = rng.integers(-1000, 1000, size=expected[box].shape, dtype="int32")
+            expected[box] = value
+            # writes alternate: the engine's, zarr-python's
+            writer = RS if step % 2 == 0 else DEFAULT
+            with _pipeline(writer):
+                w = zarr.open_array(_s3_store(kind, s3_url, name), mode="r+")
+                before = stats()["files"]
+                w[box] = value
+                if writer == RS:
+                    assert stats()["files"] > before, "the engine wrote no chunk itself"
+            with _pipeline(RS):
+                r = zarr.open_array(_s3_store(kind, s3_url, name, read_only=True), mode="r")
+                before = stats()["files"]
+                read_box = _random_box(rng, shape)
+                np.testing.assert_array_equal(r[read_box], expected[read_box])
+                pts = tuple(rng.integers(0, d, size=7) for d in shape)
+                np.testing.assert_array_equal(r.vindex[pts], expected[pts])
+                rows = sorted(set(rng.integers(0, shape[0], size=3).tolist()))
+                np.testing.assert_array_equal(
+                    r.oindex[rows, :], expected[rows, :]
+                )
+                assert stats()["files"] > before, "the engine read no chunk itself"
+            cases += 1
+        with _pipeline(DEFAULT):
+            ref = zarr.open_array(_s3_store(kind, s3_url, name), mode="r")
+            np.testing.assert_array_equal(ref[...], expected)
+    assert cases == 24
+
+
+def test_a_store_the_engine_cannot_open_stays_with_zarr_python(s3_url):
+    """An obstore store with a credential provider (a Python callback) and an s3fs store with
+    botocore settings the engine has no name for: zarr-python's store moves the bytes, the
+    engine still decodes and encodes them."""
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    bucket, prefix = s3_url[len("s3://") :].split("/", 1)
+
+    def credentials():
+        return {"access_key_id": "test", "secret_access_key": "test", "token": None,
+                "expires_at": None}
+
+    stores = [
+        ObjectStore(
+            obstore_store.S3Store(
+                bucket, prefix=f"{prefix}/p.zarr", endpoint=endpoint, region="us-east-1",
+                client_options={"allow_http": True}, credential_provider=credentials,
+            )
+        ),
+        FsspecStore.from_url(
+            f"{s3_url}/q.zarr",
+            storage_options={"endpoint_url": endpoint, "key": "test", "secret": "test",
+                             "config_kwargs": {"max_pool_connections": 20}},
+        ),
+    ]
+    data = np.arange(12 * 10, dtype="float64").reshape(12, 10)
+    for store in stores:
+        with _pipeline(RS):
+            a = zarr.create_array(store, shape=data.shape, chunks=(5, 5), dtype="float64")
+            before = stats()
+            a[...] = data
+            np.testing.assert_array_equal(a[2:11, 3:], data[2:11, 3:])
+            after = stats()
+        assert after["files"] == before["files"]
+        assert after["encoded"] - before["encoded"] == 6  # 3 x 2 chunks
+        assert after["decoded"] > before["decoded"]
+
+
+@pytest.mark.parametrize("kind", ["obstore", "fsspec"])
+def test_a_plane_over_http_keeps_many_requests_in_flight(kind, tmp_path):
+    """A plane of 144 chunks behind a 200 ms round trip: zarr-python's own pipeline keeps
+    ten requests in flight (`async.concurrency`); on the engine's own requests, far more."""
+    server, url, data = _serve(tmp_path, 0.2)
+    try:
+        if kind == "obstore":
+            inner = obstore_store.HTTPStore.from_url(url, client_options={"allow_http": True})
+            store = ObjectStore(inner, read_only=True)
+        else:
+            store = FsspecStore.from_url(url, read_only=True)
+        with _pipeline(RS):
+            a = zarr.open_array(store, mode="r")
+            before = stats()["files"]
+            server.reset()
+            np.testing.assert_array_equal(a[1], data[1])
+            assert stats()["files"] - before == 144
+        assert server.peak >= 64, server.peak
+    finally:
+        server.close()
+
+
+def test_settings_of_obstore_and_fsspec_stores_map_to_the_engines():
+    """Without a server: each store the engine takes gives its location and settings (the
+    engine builds its client without contacting anything), and one it does not take, none."""
+    gcs = ObjectStore(obstore_store.GCSStore("bkt", prefix="p/q", skip_signature=True))
+    assert pipeline._object_location(gcs) == ("gs://bkt/p/q", {"skip_signature": "true"})
+    az = ObjectStore(obstore_store.AzureStore("ctr", account_name="acc", skip_signature=True))
+    url, settings = pipeline._object_location(az)
+    assert url == "az://ctr/" and settings == {"account_name": "acc", "skip_signature": "true"}
+    s3 = ObjectStore(
+        obstore_store.S3Store("bkt", endpoint="http://127.0.0.1:1", region="eu-west-1",
+                              skip_signature=True, client_options={"allow_http": True})
+    )
+    url, settings = pipeline._object_location(s3)
+    assert url == "s3://bkt/"
+    assert settings == {"endpoint": "http://127.0.0.1:1", "region": "eu-west-1",
+                        "skip_signature": "true", "allow_http": "true"}
+    for store in (gcs, az, s3):
+        engine = pipeline._engine_of(store)
+        assert engine is not None and engine.remote
+        # one handle per store object, kept from one batch to the next
+        assert pipeline._engine_of(store) is engine
+    mem = ObjectStore(obstore_store.MemoryStore())
+    assert pipeline._engine_of(mem) is None
+    fs_http = FsspecStore.from_url("http://127.0.0.1:1/x.zarr", read_only=True)
+    assert pipeline._fsspec_location(fs_http) == ("http://127.0.0.1:1/x.zarr", {})
+    fs_s3 = FsspecStore.from_url(
+        "s3://bkt/x.zarr",
+        storage_options={"endpoint_url": "http://127.0.0.1:1", "anon": True},
+    )
+    assert pipeline._fsspec_location(fs_s3) == (
+        "s3://bkt/x.zarr",
+        {"endpoint": "http://127.0.0.1:1", "skip_signature": "true", "allow_http": "true"},
+    )
+    # a setting the engine's client does not know, a bucket that is not the url's: refused
+    with pytest.raises(zarr_rs.errors.StoreError, match="no setting"):
+        zarr_rs._core.EngineStore.open_url("s3://bkt", [("no_such_setting", "1")])
+    with pytest.raises(zarr_rs.errors.StoreError, match="not the url"):
+        zarr_rs._core.EngineStore.open_url("s3://bkt", [("bucket", "other")])
+
+
+@pytest.mark.parametrize("kind", ["obstore", "fsspec"])
+def test_local_directories_of_obstore_and_fsspec_stores(kind, tmp_path):
+    """obstore's `LocalStore` and fsspec's local filesystem are directories the engine reads
+    and writes itself, as it does a `LocalStore`'s; zarr-python's own pipeline reads back
+    what it wrote."""
+    root = tmp_path / "d.zarr"
+    root.mkdir()
+
+    def store():
+        if kind == "obstore":
+            return ObjectStore(obstore_store.LocalStore(root))
+        return FsspecStore.from_url(f"file://{root}")
+
+    data = np.arange(20 * 14, dtype="uint16").reshape(20, 14)
+    with _pipeline(RS):
+        a = zarr.create_array(store(), shape=data.shape, chunks=(6, 4), dtype="uint16")
+        before = stats()["files"]
+        a[...] = data
+        a[3:9, 2:5] = 7
+        data[3:9, 2:5] = 7
+        np.testing.assert_array_equal(a[1:19, 1:13], data[1:19, 1:13])
+        # 16 chunks written, 4 read and written again, 16 read
+        assert stats()["files"] - before == 16 + 4 + 4 + 16
+    with _pipeline(DEFAULT):
+        np.testing.assert_array_equal(zarr.open_array(store(), mode="r")[...], data)
