@@ -233,57 +233,48 @@ impl ObjectStoreBackend {
         // The HTTP clients are made inside the runtime that will drive them.
         let _runtime = runtime()?.enter();
         let (store, read_only) = match parsed.scheme() {
-            "s3" => (
-                built(
-                    configured(
-                        object_store::aws::AmazonS3Builder::from_env()
-                            .with_url(base)
-                            .with_config(S3Key::Client(ClientConfigKey::Timeout), timeout)
-                            .with_config(S3Key::Client(ClientConfigKey::ConnectTimeout), connect)
-                            .with_retry(retry.clone()),
-                        (url, host, &config),
-                        &[S3Key::Bucket],
-                        object_store::aws::AmazonS3Builder::with_config,
-                    )?
-                    .build()
-                        .map(|s| Arc::new(s) as _),
-                )?,
-                false,
-            ),
-            "gs" => (
-                built(
-                    configured(
-                        object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                            .with_url(base)
-                            .with_config(GcsKey::Client(ClientConfigKey::Timeout), timeout)
-                            .with_config(GcsKey::Client(ClientConfigKey::ConnectTimeout), connect)
-                            .with_retry(retry.clone()),
-                        (url, host, &config),
-                        &[GcsKey::Bucket],
-                        object_store::gcp::GoogleCloudStorageBuilder::with_config,
-                    )?
-                    .build()
-                        .map(|s| Arc::new(s) as _),
-                )?,
-                false,
-            ),
-            "az" | "azure" => (
-                built(
-                    configured(
-                        object_store::azure::MicrosoftAzureBuilder::from_env()
-                            .with_url(base)
-                            .with_config(AzureKey::Client(ClientConfigKey::Timeout), timeout)
-                            .with_config(AzureKey::Client(ClientConfigKey::ConnectTimeout), connect)
-                            .with_retry(retry.clone()),
-                        (url, host, &config),
-                        &[AzureKey::ContainerName],
-                        object_store::azure::MicrosoftAzureBuilder::with_config,
-                    )?
-                    .build()
-                        .map(|s| Arc::new(s) as _),
-                )?,
-                false,
-            ),
+            "s3" => {
+                let builder = object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(base)
+                    .with_config(S3Key::Client(ClientConfigKey::Timeout), timeout)
+                    .with_config(S3Key::Client(ClientConfigKey::ConnectTimeout), connect)
+                    .with_retry(retry.clone());
+                let builder = configured(
+                    builder,
+                    (url, host, &config),
+                    &[S3Key::Bucket],
+                    object_store::aws::AmazonS3Builder::with_config,
+                )?;
+                (built(builder.build().map(|s| Arc::new(s) as _))?, false)
+            }
+            "gs" => {
+                let builder = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_url(base)
+                    .with_config(GcsKey::Client(ClientConfigKey::Timeout), timeout)
+                    .with_config(GcsKey::Client(ClientConfigKey::ConnectTimeout), connect)
+                    .with_retry(retry.clone());
+                let builder = configured(
+                    builder,
+                    (url, host, &config),
+                    &[GcsKey::Bucket],
+                    object_store::gcp::GoogleCloudStorageBuilder::with_config,
+                )?;
+                (built(builder.build().map(|s| Arc::new(s) as _))?, false)
+            }
+            "az" | "azure" => {
+                let builder = object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_url(base)
+                    .with_config(AzureKey::Client(ClientConfigKey::Timeout), timeout)
+                    .with_config(AzureKey::Client(ClientConfigKey::ConnectTimeout), connect)
+                    .with_retry(retry.clone());
+                let builder = configured(
+                    builder,
+                    (url, host, &config),
+                    &[AzureKey::ContainerName],
+                    object_store::azure::MicrosoftAzureBuilder::with_config,
+                )?;
+                (built(builder.build().map(|s| Arc::new(s) as _))?, false)
+            }
             "http" | "https" => {
                 let mut builder = configured(
                     object_store::http::HttpBuilder::new()
