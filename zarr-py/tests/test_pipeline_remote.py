@@ -109,7 +109,50 @@ def test_engine_writes_and_reads_s3_itself(kind, s3_url):
         with _pipeline(DEFAULT):
             ref = zarr.open_array(_s3_store(kind, s3_url, name), mode="r")
             np.testing.assert_array_equal(ref[...], expected)
+        # all fill value: every chunk deleted by the engine's own requests
+        with _pipeline(RS):
+            w = zarr.open_array(_s3_store(kind, s3_url, name), mode="r+")
+            w[...] = 0
+        with _pipeline(DEFAULT):
+            ref = zarr.open_array(_s3_store(kind, s3_url, name), mode="r")
+            assert ref.nchunks_initialized == 0
+            np.testing.assert_array_equal(ref[...], 0)
     assert cases == 24
+
+
+@pytest.mark.parametrize("kind", ["obstore", "fsspec"])
+def test_strings_and_v2_arrays_on_s3(kind, s3_url):
+    """Variable-length strings (v3) and a v2 array with a numcodecs compressor, written
+    through the engine's own requests and read back by zarr-python's own pipeline, and the
+    other way round."""
+    words = np.array([f"w{i}" * (i % 5) for i in range(60)], dtype=object).reshape(6, 10)
+    numbers = np.arange(60, dtype="<f8").reshape(6, 10) / 7
+    for name, data, kwargs in [
+        ("s.zarr", words, {"dtype": str}),
+        ("v2.zarr", numbers, {"dtype": "<f8", "zarr_format": 2,
+                              "compressors": {"id": "zlib", "level": 1}}),
+    ]:
+        for writer, reader in [(RS, DEFAULT), (DEFAULT, RS)]:
+            with _pipeline(writer):
+                a = zarr.create_array(
+                    _s3_store(kind, s3_url, f"{writer[:4]}-{name}"), shape=data.shape,
+                    chunks=(4, 4), overwrite=True, **kwargs,
+                )
+                before = stats()["files"]
+                a[...] = data
+                a[1:3, 2:9] = data[2:4, 1:8]
+                if writer == RS:
+                    assert stats()["files"] > before
+            want = data.copy()
+            want[1:3, 2:9] = data[2:4, 1:8]
+            with _pipeline(reader):
+                r = zarr.open_array(_s3_store(kind, s3_url, f"{writer[:4]}-{name}"), mode="r")
+                before = stats()["files"]
+                got = r[...]
+                assert got.tolist() == want.tolist(), (name, writer)
+                assert r[2, 3:7].tolist() == want[2, 3:7].tolist()
+                if reader == RS:
+                    assert stats()["files"] > before
 
 
 def test_a_store_the_engine_cannot_open_stays_with_zarr_python(s3_url):
