@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use futures_util::stream::{self, FuturesUnordered, StreamExt, TryStreamExt};
@@ -831,22 +831,35 @@ fn remote(key: &str, op: &'static str, source: object_store::Error) -> StoreErro
     }
 }
 
-/// The tokio runtime every [`ObjectStoreBackend`] blocks on, started at first use.
+/// The tokio runtime every [`ObjectStoreBackend`] blocks on, started at first use, one per
+/// process: a process forked from one that used it (`multiprocessing`'s fork, a Dask worker)
+/// has none of its threads, so that no request would ever be answered; the first call in
+/// the child starts a runtime of its own (the parent's is left as it is, never shut down).
+/// Stores opened in the parent keep their clients, bound to the parent's runtime: open them
+/// again in the child.
 fn runtime() -> Result<&'static Runtime> {
-    static RUNTIME: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
-    let runtime = RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .thread_name("zarr-store-io")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    });
-    runtime.as_ref().map_err(|message| StoreError::Io {
-        key: String::new(),
-        source: std::io::Error::other(format!(
-            "cannot start the tokio runtime of the object store: {message}"
-        )),
-    })
+    static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut held = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((owner, runtime)) = *held {
+        if owner == pid {
+            return Ok(runtime);
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("zarr-store-io")
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Io {
+            key: String::new(),
+            source: std::io::Error::other(format!(
+                "cannot start the tokio runtime of the object store: {e}"
+            )),
+        })?;
+    // one runtime per process, for as long as it runs
+    let runtime: &'static Runtime = Box::leak(Box::new(runtime));
+    *held = Some((pid, runtime));
+    Ok(runtime)
 }
 
 /// Runs `future` to completion on the shared runtime, from any thread.
