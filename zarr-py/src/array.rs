@@ -196,8 +196,7 @@ impl ArrayCore {
         per_block: u64,
     ) -> PyResult<Vec<(u64, u64)>> {
         let a = &self.inner;
-        py.detach(|| engine::block_spans(a, axis, per_block))
-            .py_err()
+        crate::threads::detach(py, || engine::block_spans(a, axis, per_block))?.py_err()
     }
 
     /// The number of chunks along each axis.
@@ -209,7 +208,7 @@ impl ArrayCore {
     /// The stored chunks as `(grid index, stored bytes)`.
     fn stored_chunk_sizes(&self, py: Python<'_>) -> PyResult<Vec<(Vec<i64>, u64)>> {
         let a = &self.inner;
-        py.detach(|| engine::stored_chunk_sizes(a)).py_err()
+        crate::threads::detach(py, || engine::stored_chunk_sizes(a))?.py_err()
     }
 
     /// The Zarr format of the array's metadata: 3 (`zarr.json`) or 2 (`.zarray`).
@@ -246,7 +245,7 @@ impl ArrayCore {
         self.writable()?;
         let map = parse_json_map(text)?;
         let a = &mut self.inner;
-        py.detach(|| engine::set_attributes(a, map)).py_err()
+        crate::threads::detach(py, || engine::set_attributes(a, map))?.py_err()
     }
 
     /// The shape a selection reads (and a write through it takes): `kind` is `"basic"`,
@@ -319,8 +318,7 @@ impl ArrayCore {
         let dst = rw
             .as_slice_mut()
             .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
-        py.detach(|| engine::read_selection_bytes_into(a, &sel, dst))
-            .py_err()?;
+        crate::threads::detach(py, || engine::read_selection_bytes_into(a, &sel, dst))?.py_err()?;
         Ok(out)
     }
 
@@ -337,8 +335,7 @@ impl ArrayCore {
         let sel = key::selection(kind, key)?;
         let src = bytes(&data)?;
         let a = &self.inner;
-        py.detach(|| engine::write_selection_bytes(a, &sel, src))
-            .py_err()
+        crate::threads::detach(py, || engine::write_selection_bytes(a, &sel, src))?.py_err()
     }
 
     /// Reads a selection of a `string` / `variable_length_bytes` array: `(shape, list)` of
@@ -351,9 +348,8 @@ impl ArrayCore {
     ) -> PyResult<(Vec<u64>, Bound<'py, PyList>)> {
         let sel = key::selection(kind, key)?;
         let a = &self.inner;
-        let (shape, items) = py
-            .detach(|| engine::read_vlen_selection(a, &sel))
-            .py_err()?;
+        let (shape, items) =
+            crate::threads::detach(py, || engine::read_vlen_selection(a, &sel))?.py_err()?;
         Ok((shape, vlen_list(py, items)?))
     }
 
@@ -370,8 +366,7 @@ impl ArrayCore {
         let sel = key::selection(kind, key)?;
         let a = &self.inner;
         let items = vlen_items(a, items)?;
-        py.detach(|| engine::write_vlen_selection(a, &sel, items))
-            .py_err()
+        crate::threads::detach(py, || engine::write_vlen_selection(a, &sel, items))?.py_err()
     }
 
     /// Appends `items` (a list of `str` / `bytes`, C order) of `shape` after the end of
@@ -386,8 +381,7 @@ impl ArrayCore {
         self.writable()?;
         let items = vlen_items(&self.inner, items)?;
         let a = &mut self.inner;
-        py.detach(|| engine::append_vlen(a, &shape, items, axis))
-            .py_err()
+        crate::threads::detach(py, || engine::append_vlen(a, &shape, items, axis))?.py_err()
     }
 
     /// Prepends `items` (a list of `str` / `bytes`, C order) of `shape` before position 0
@@ -402,15 +396,14 @@ impl ArrayCore {
         self.writable()?;
         let items = vlen_items(&self.inner, items)?;
         let a = &mut self.inner;
-        py.detach(|| engine::prepend_vlen(a, &shape, items, axis))
-            .py_err()
+        crate::threads::detach(py, || engine::prepend_vlen(a, &shape, items, axis))?.py_err()
     }
 
     /// Changes the shape.
     fn resize(&mut self, py: Python<'_>, shape: Vec<u64>) -> PyResult<()> {
         self.writable()?;
         let a = &mut self.inner;
-        py.detach(|| engine::resize(a, &shape)).py_err()
+        crate::threads::detach(py, || engine::resize(a, &shape))?.py_err()
     }
 
     /// Appends data of `shape` after the end of `axis`.
@@ -424,7 +417,7 @@ impl ArrayCore {
         self.writable()?;
         let src = bytes(&data)?;
         let a = &mut self.inner;
-        py.detach(|| engine::append(a, &shape, src, axis)).py_err()
+        crate::threads::detach(py, || engine::append(a, &shape, src, axis))?.py_err()
     }
 
     /// Prepends data of `shape` before position 0 of `axis` (`regular_bounded`).
@@ -438,7 +431,7 @@ impl ArrayCore {
         self.writable()?;
         let src = bytes(&data)?;
         let a = &mut self.inner;
-        py.detach(|| engine::prepend(a, &shape, src, axis)).py_err()
+        crate::threads::detach(py, || engine::prepend(a, &shape, src, axis))?.py_err()
     }
 
     /// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, every array owning
@@ -508,13 +501,11 @@ impl ArrayCore {
     /// Copies the array onto a `regular` grid at `location` (a path or url of a new node).
     fn to_regular(&self, py: Python<'_>, location: &str, path: &str) -> PyResult<ArrayCore> {
         let a = &self.inner;
-        let copy = py
-            .detach(|| {
-                let (store, path) =
-                    engine::open_located(location, path, engine::Access::Create, true)?;
-                engine::to_regular(a, store, &path)
-            })
-            .py_err()?;
+        let copy = crate::threads::detach(py, || {
+            let (store, path) = engine::open_located(location, path, engine::Access::Create, true)?;
+            engine::to_regular(a, store, &path)
+        })?
+        .py_err()?;
         Ok(ArrayCore::new(copy, false))
     }
 }

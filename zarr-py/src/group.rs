@@ -60,20 +60,20 @@ impl GroupCore {
         self.writable()?;
         let map = parse_json_map(text)?;
         let g = &mut self.inner;
-        py.detach(|| engine::set_group_attributes(g, map)).py_err()
+        crate::threads::detach(py, || engine::set_group_attributes(g, map))?.py_err()
     }
 
     /// The direct children: `[(name, kind, reason)]`, sorted by name; `kind` is `"array"`,
     /// `"group"` or `"unreadable"` (metadata this build cannot read; `reason` says why).
     fn members(&self, py: Python<'_>) -> PyResult<Vec<engine::Member>> {
         let g = &self.inner;
-        py.detach(|| engine::group_members(g)).py_err()
+        crate::threads::detach(py, || engine::group_members(g))?.py_err()
     }
 
     /// Every node below the group, as `members` gives them, by relative path (`"a/b"`).
     fn members_recursive(&self, py: Python<'_>) -> PyResult<Vec<engine::Member>> {
         let g = &self.inner;
-        py.detach(|| engine::group_members_recursive(g)).py_err()
+        crate::threads::detach(py, || engine::group_members_recursive(g))?.py_err()
     }
 
     /// Whether the group was opened through consolidated metadata.
@@ -89,7 +89,7 @@ impl GroupCore {
     /// Opens the child `name` (an `ArrayCore` or a `GroupCore`).
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let g = &self.inner;
-        let node = py.detach(|| engine::open_child(g, name)).py_err()?;
+        let node = crate::threads::detach(py, || engine::open_child(g, name))?.py_err()?;
         node_to_py(py, node, self.read_only)
     }
 
@@ -105,9 +105,10 @@ impl GroupCore {
         self.writable()?;
         let attrs = spec::attributes(attributes.as_ref())?;
         let g = &self.inner;
-        let inner = py
-            .detach(|| engine::create_child_group(g, name, attrs, zarr_format))
-            .py_err()?;
+        let inner = crate::threads::detach(py, || {
+            engine::create_child_group(g, name, attrs, zarr_format)
+        })?
+        .py_err()?;
         Ok(GroupCore {
             inner,
             read_only: false,
@@ -124,9 +125,8 @@ impl GroupCore {
         self.writable()?;
         let spec = CreateArray::read(spec)?;
         let g = &self.inner;
-        let a = py
-            .detach(|| engine::create_child_array(g, name, &spec))
-            .py_err()?;
+        let a =
+            crate::threads::detach(py, || engine::create_child_array(g, name, &spec))?.py_err()?;
         Ok(ArrayCore::new(a, false))
     }
 }

@@ -19,6 +19,7 @@ mod pipeline;
 mod sparse;
 mod sparse_io;
 mod spec;
+mod threads;
 
 /// Every allocation of the engine in this module (chunk buffers, the vectors handed to NumPy,
 /// which free them through it again) comes from mimalloc, which reuses freed pages where
@@ -62,13 +63,12 @@ fn open_node(
     concurrency: Option<usize>,
 ) -> PyResult<Py<PyAny>> {
     let ro = read_only(mode)?;
-    let node = py
-        .detach(|| {
-            let (store, path) =
-                engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
-            engine::open_node(store, &path)
-        })
-        .py_err()?;
+    let node = crate::threads::detach(py, || {
+        let (store, path) =
+            engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
+        engine::open_node(store, &path)
+    })?
+    .py_err()?;
     node_to_py(py, node, ro)
 }
 
@@ -84,13 +84,12 @@ fn open_array(
     concurrency: Option<usize>,
 ) -> PyResult<ArrayCore> {
     let ro = read_only(mode)?;
-    let a = py
-        .detach(|| {
-            let (store, path) =
-                engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
-            engine::open_array(store, &path)
-        })
-        .py_err()?;
+    let a = crate::threads::detach(py, || {
+        let (store, path) =
+            engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
+        engine::open_array(store, &path)
+    })?
+    .py_err()?;
     Ok(ArrayCore::new(a, ro))
 }
 
@@ -108,12 +107,11 @@ fn open_group(
     zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
     let ro = read_only(mode)?;
-    let inner = py
-        .detach(|| {
-            let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
-            engine::open_group(store, &path, use_consolidated, zarr_format)
-        })
-        .py_err()?;
+    let inner = crate::threads::detach(py, || {
+        let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
+        engine::open_group(store, &path, use_consolidated, zarr_format)
+    })?
+    .py_err()?;
     Ok(GroupCore {
         inner,
         read_only: ro,
@@ -124,12 +122,11 @@ fn open_group(
 /// as zarr-python's `consolidate_metadata` does; returns the group, opened through it.
 #[pyfunction]
 fn consolidate_metadata(py: Python<'_>, location: &str, path: &str) -> PyResult<GroupCore> {
-    let inner = py
-        .detach(|| {
-            let store = engine::open_store(location, Access::Existing)?;
-            engine::consolidate(store, path)
-        })
-        .py_err()?;
+    let inner = crate::threads::detach(py, || {
+        let store = engine::open_store(location, Access::Existing)?;
+        engine::consolidate(store, path)
+    })?
+    .py_err()?;
     Ok(GroupCore {
         inner,
         read_only: false,
@@ -149,12 +146,11 @@ fn create_group(
     zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
     let attrs = spec::attributes(attributes.as_ref())?;
-    let inner = py
-        .detach(|| {
-            let (store, path) = engine::open_located(location, path, Access::Create, true)?;
-            engine::create_group(store, &path, attrs, overwrite, zarr_format)
-        })
-        .py_err()?;
+    let inner = crate::threads::detach(py, || {
+        let (store, path) = engine::open_located(location, path, Access::Create, true)?;
+        engine::create_group(store, &path, attrs, overwrite, zarr_format)
+    })?
+    .py_err()?;
     Ok(GroupCore {
         inner,
         read_only: false,
@@ -171,12 +167,11 @@ fn create_array(
     spec: &Bound<'_, PyAny>,
 ) -> PyResult<ArrayCore> {
     let spec = spec::CreateArray::read(spec)?;
-    let a = py
-        .detach(|| {
-            let (store, path) = engine::open_located(location, path, Access::Create, true)?;
-            engine::create_array(store, &path, &spec)
-        })
-        .py_err()?;
+    let a = crate::threads::detach(py, || {
+        let (store, path) = engine::open_located(location, path, Access::Create, true)?;
+        engine::create_array(store, &path, &spec)
+    })?
+    .py_err()?;
     Ok(ArrayCore::new(a, false))
 }
 

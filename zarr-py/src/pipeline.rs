@@ -14,15 +14,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
-use rayon::{ThreadPool, ThreadPoolBuilder};
 use zarr_array::fetch::for_each_fetched;
 use zarr_array::zarr_codecs::vlen::VlenChunk;
 use zarr_array::zarr_codecs::Block;
@@ -36,6 +34,7 @@ use zarr_array::zarr_store::{
 use zarr_array::{Array, ArrayError, DataType, Region, StoreSource};
 
 use crate::error::{IntoPy, InvalidArgumentError, StoreError};
+use crate::threads::detach as run;
 
 /// Chunks decoded and encoded by [`ChunkCodec`] since the module was loaded (`stats()`), so
 /// that a test can tell that zarr-python's arrays went through the engine.
@@ -53,40 +52,6 @@ static UPDATED: AtomicU64 = AtomicU64::new(0);
 /// Chunks the engine read or wrote itself, in a store it opened ([`EngineStore`]),
 /// rather than through zarr-python's `ByteGetter` / `ByteSetter`.
 static FILES: AtomicU64 = AtomicU64::new(0);
-
-/// The thread pool batches are decoded and encoded on (the engine's own parallel work, such
-/// as a shard's inner chunks, runs on it too), one per process: a process forked from one
-/// that used it (`multiprocessing`'s fork) has none of its threads, so the first batch in the
-/// child builds a new pool instead of waiting forever on the parent's.
-static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
-
-fn pool() -> PyResult<Arc<ThreadPool>> {
-    let pid = std::process::id();
-    let mut guard = POOL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((owner, pool)) = guard.as_ref() {
-        if *owner == pid {
-            return Ok(pool.clone());
-        }
-    }
-    let pool = ThreadPoolBuilder::new()
-        .thread_name(|i| format!("zarr-rs-pipeline-{i}"))
-        .build()
-        .map_err(|e| PyRuntimeError::new_err(format!("starting the pipeline's threads: {e}")))?;
-    let pool = Arc::new(pool);
-    if let Some(inherited) = guard.replace((pid, pool.clone())) {
-        // the parent's pool: its threads do not exist here, so it is never shut down
-        std::mem::forget(inherited);
-    }
-    Ok(pool)
-}
-
-/// Runs `f` with the GIL released on the pipeline's thread pool ([`pool`]).
-fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    let pool = pool()?;
-    Ok(py.detach(|| pool.install(f)))
-}
 
 fn codec_err(context: &str, source: CodecError) -> ArrayError {
     ArrayError::Codec {
@@ -149,13 +114,12 @@ impl ChunkCodec {
                 "metadata document {name:?} (use \"zarr.json\" or \".zarray\")"
             )));
         }
-        let array = py
-            .detach(|| {
-                let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-                store.set(name, document.as_bytes())?;
-                Array::open(store, "")
-            })
-            .py_err()?;
+        let array = crate::threads::detach(py, || {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            store.set(name, document.as_bytes())?;
+            Array::open(store, "")
+        })?
+        .py_err()?;
         let elements = match array.data_type() {
             DataType::String => Elements::Text,
             DataType::Bytes => Elements::Bytes,
@@ -1457,7 +1421,7 @@ impl EngineStore {
     /// The existing directory `root` (a `LocalStore`'s `root`).
     #[new]
     fn new(py: Python<'_>, root: PathBuf) -> PyResult<Self> {
-        py.detach(|| FilesystemStore::open(&root))
+        crate::threads::detach(py, || FilesystemStore::open(&root))?
             .map(|store| EngineStore {
                 store: Arc::new(store),
             })

@@ -79,10 +79,11 @@ pub(crate) fn import_sparse(
         temp_dir,
         progress: None,
     };
-    let (store, path) = py
-        .detach(|| engine::open_located(location, path, Access::Create, true))
-        .py_err()?;
-    let result = py.detach(|| {
+    let (store, path) = crate::threads::detach(py, || {
+        engine::open_located(location, path, Access::Create, true)
+    })?
+    .py_err()?;
+    let result = crate::threads::detach(py, || {
         let mut create = |p: &zarr_sparse_io::Proposed| {
             engine::create_proposed(store.clone(), &path, p).map_err(Into::into)
         };
@@ -97,7 +98,7 @@ pub(crate) fn import_sparse(
                 }),
             },
         }
-    });
+    })?;
     result.map(|_| ()).map_err(sparse_to_py)
 }
 
@@ -130,13 +131,12 @@ pub(crate) fn export_sparse(
         temp_dir,
         progress: None,
     };
-    let array = py
-        .detach(|| {
-            let (store, path) = engine::open_located(location, path, Access::Existing, false)?;
-            engine::open_array(store, &path)
-        })
-        .py_err()?;
-    py.detach(|| match kind {
+    let array = crate::threads::detach(py, || {
+        let (store, path) = engine::open_located(location, path, Access::Existing, false)?;
+        engine::open_array(store, &path)
+    })?
+    .py_err()?;
+    crate::threads::detach(py, || match kind {
         "mtx" => zarr_sparse_io::export_mtx(&array, Path::new(dest), &opts),
         "npz" => zarr_sparse_io::export_npz(&array, Path::new(dest), layout, &opts),
         _ => {
@@ -163,6 +163,6 @@ pub(crate) fn export_sparse(
                 }),
             }
         }
-    })
+    })?
     .map_err(sparse_to_py)
 }

@@ -279,3 +279,38 @@ def test_local_directories_of_obstore_and_fsspec_stores(kind, tmp_path):
         assert stats()["files"] - before == 16 + 4 + 4 + 16
     with _pipeline(DEFAULT):
         np.testing.assert_array_equal(zarr.open_array(store(), mode="r")[...], data)
+
+
+def _read_plane_in_child(url):
+    """In a forked child: the array opened anew (zarr-python's stores and zarr_rs's arrays
+    are not shared across a fork) through the pipeline and through zarr_rs."""
+    with _pipeline(RS):
+        before = stats()["files"]
+        a = zarr.open_array(FsspecStore.from_url(url, read_only=True), mode="r")
+        plane = a[2]
+        engine_read = stats()["files"] - before
+    return plane, engine_read, zarr_rs.open(url, mode="r")[3]
+
+
+def test_a_forked_child_reads_through_the_engine(tmp_path):
+    """The parent reads over HTTP with the engine's own requests, through the pipeline and
+    through zarr_rs (its I/O runtime and its threads started, its connections open); a child
+    forked from it (multiprocessing's fork, the default on Linux) starts a runtime and a
+    pool of its own rather than waiting forever on the parent's threads, which it does not
+    have."""
+    import multiprocessing
+
+    server, url, data = _serve(tmp_path, 0.001)
+    try:
+        with _pipeline(RS):
+            a = zarr.open_array(FsspecStore.from_url(url, read_only=True), mode="r")
+            np.testing.assert_array_equal(a[1], data[1])
+        np.testing.assert_array_equal(zarr_rs.open(url, mode="r")[0], data[0])
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            results = pool.map_async(_read_plane_in_child, [url, url]).get(timeout=120)
+        for plane, engine_read, other in results:
+            np.testing.assert_array_equal(plane, data[2])
+            assert engine_read == 144
+            np.testing.assert_array_equal(other, data[3])
+    finally:
+        server.close()

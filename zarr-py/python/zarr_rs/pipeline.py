@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -528,9 +529,11 @@ def _engine_store(getters: list[Any], writing: bool) -> tuple[Any, list[str]] | 
 
 
 #: The engine's handle on each remote store it opened (`_engine_of`), by the store's id with
-#: a weak reference to it (zarr-python's stores are not all hashable); the oldest dropped past
-#: `_ENGINES_MAX`. A handle keeps its connections open from one batch to the next.
-_ENGINES: dict[int, tuple[Any, Any]] = {}
+#: a weak reference to it (zarr-python's stores are not all hashable) and the process that
+#: opened it (a forked child opens its own: the parent's connections are not its); the oldest
+#: dropped past `_ENGINES_MAX`. A handle keeps its connections open from one batch to the
+#: next.
+_ENGINES: dict[int, tuple[Any, Any, int]] = {}
 _ENGINES_MAX = 64
 
 
@@ -560,7 +563,7 @@ def _engine_of(store: Any) -> Any:
     if kind is not ObjectStore and kind is not FsspecStore:
         return None
     held = _ENGINES.get(id(store))
-    if held is not None and held[0]() is store:
+    if held is not None and held[0]() is store and held[2] == os.getpid():
         return held[1]
     try:
         location = _object_location(store) if kind is ObjectStore else _fsspec_location(store)
@@ -576,7 +579,7 @@ def _engine_of(store: Any) -> Any:
         engine = None
     if len(_ENGINES) >= _ENGINES_MAX:
         _ENGINES.pop(next(iter(_ENGINES)))
-    _ENGINES[id(store)] = (weakref.ref(store), engine)
+    _ENGINES[id(store)] = (weakref.ref(store), engine, os.getpid())
     return engine
 
 
