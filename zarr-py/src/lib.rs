@@ -185,6 +185,7 @@ fn numpy_dtype(dtype: &Bound<'_, PyAny>) -> PyResult<String> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    threads::loaded();
     error::import(m.py())?;
     m.add_class::<ArrayCore>()?;
     m.add_class::<GroupCore>()?;
