@@ -18,6 +18,7 @@ use crate::engine::{self, Error, VlenItems};
 use crate::error::{DataTypeError, IntoPy, InvalidArgumentError, ReadOnlyError, TooLargeError};
 use crate::key;
 use crate::sparse;
+use crate::threads::detach;
 
 /// A Zarr array opened by the Rust engine (private: use `zarr_rs.Array`).
 #[pyclass(module = "zarr_rs._core")]
@@ -196,7 +197,7 @@ impl ArrayCore {
         per_block: u64,
     ) -> PyResult<Vec<(u64, u64)>> {
         let a = &self.inner;
-        crate::threads::detach(py, || engine::block_spans(a, axis, per_block))?.py_err()
+        detach(py, || engine::block_spans(a, axis, per_block))?.py_err()
     }
 
     /// The number of chunks along each axis.
@@ -208,7 +209,7 @@ impl ArrayCore {
     /// The stored chunks as `(grid index, stored bytes)`.
     fn stored_chunk_sizes(&self, py: Python<'_>) -> PyResult<Vec<(Vec<i64>, u64)>> {
         let a = &self.inner;
-        crate::threads::detach(py, || engine::stored_chunk_sizes(a))?.py_err()
+        detach(py, || engine::stored_chunk_sizes(a))?.py_err()
     }
 
     /// The Zarr format of the array's metadata: 3 (`zarr.json`) or 2 (`.zarray`).
@@ -245,7 +246,7 @@ impl ArrayCore {
         self.writable()?;
         let map = parse_json_map(text)?;
         let a = &mut self.inner;
-        crate::threads::detach(py, || engine::set_attributes(a, map))?.py_err()
+        detach(py, || engine::set_attributes(a, map))?.py_err()
     }
 
     /// The shape a selection reads (and a write through it takes): `kind` is `"basic"`,
@@ -318,7 +319,7 @@ impl ArrayCore {
         let dst = rw
             .as_slice_mut()
             .map_err(|e| InvalidArgumentError::new_err(format!("output buffer: {e}")))?;
-        crate::threads::detach(py, || engine::read_selection_bytes_into(a, &sel, dst))?.py_err()?;
+        detach(py, || engine::read_selection_bytes_into(a, &sel, dst))?.py_err()?;
         Ok(out)
     }
 
@@ -335,7 +336,7 @@ impl ArrayCore {
         let sel = key::selection(kind, key)?;
         let src = bytes(&data)?;
         let a = &self.inner;
-        crate::threads::detach(py, || engine::write_selection_bytes(a, &sel, src))?.py_err()
+        detach(py, || engine::write_selection_bytes(a, &sel, src))?.py_err()
     }
 
     /// Reads a selection of a `string` / `variable_length_bytes` array: `(shape, list)` of
@@ -348,8 +349,7 @@ impl ArrayCore {
     ) -> PyResult<(Vec<u64>, Bound<'py, PyList>)> {
         let sel = key::selection(kind, key)?;
         let a = &self.inner;
-        let (shape, items) =
-            crate::threads::detach(py, || engine::read_vlen_selection(a, &sel))?.py_err()?;
+        let (shape, items) = detach(py, || engine::read_vlen_selection(a, &sel))?.py_err()?;
         Ok((shape, vlen_list(py, items)?))
     }
 
@@ -366,7 +366,7 @@ impl ArrayCore {
         let sel = key::selection(kind, key)?;
         let a = &self.inner;
         let items = vlen_items(a, items)?;
-        crate::threads::detach(py, || engine::write_vlen_selection(a, &sel, items))?.py_err()
+        detach(py, || engine::write_vlen_selection(a, &sel, items))?.py_err()
     }
 
     /// Appends `items` (a list of `str` / `bytes`, C order) of `shape` after the end of
@@ -381,7 +381,7 @@ impl ArrayCore {
         self.writable()?;
         let items = vlen_items(&self.inner, items)?;
         let a = &mut self.inner;
-        crate::threads::detach(py, || engine::append_vlen(a, &shape, items, axis))?.py_err()
+        detach(py, || engine::append_vlen(a, &shape, items, axis))?.py_err()
     }
 
     /// Prepends `items` (a list of `str` / `bytes`, C order) of `shape` before position 0
@@ -396,14 +396,14 @@ impl ArrayCore {
         self.writable()?;
         let items = vlen_items(&self.inner, items)?;
         let a = &mut self.inner;
-        crate::threads::detach(py, || engine::prepend_vlen(a, &shape, items, axis))?.py_err()
+        detach(py, || engine::prepend_vlen(a, &shape, items, axis))?.py_err()
     }
 
     /// Changes the shape.
     fn resize(&mut self, py: Python<'_>, shape: Vec<u64>) -> PyResult<()> {
         self.writable()?;
         let a = &mut self.inner;
-        crate::threads::detach(py, || engine::resize(a, &shape))?.py_err()
+        detach(py, || engine::resize(a, &shape))?.py_err()
     }
 
     /// Appends data of `shape` after the end of `axis`.
@@ -417,7 +417,7 @@ impl ArrayCore {
         self.writable()?;
         let src = bytes(&data)?;
         let a = &mut self.inner;
-        crate::threads::detach(py, || engine::append(a, &shape, src, axis))?.py_err()
+        detach(py, || engine::append(a, &shape, src, axis))?.py_err()
     }
 
     /// Prepends data of `shape` before position 0 of `axis` (`regular_bounded`).
@@ -431,7 +431,7 @@ impl ArrayCore {
         self.writable()?;
         let src = bytes(&data)?;
         let a = &mut self.inner;
-        crate::threads::detach(py, || engine::prepend(a, &shape, src, axis))?.py_err()
+        detach(py, || engine::prepend(a, &shape, src, axis))?.py_err()
     }
 
     /// The 2-d region `start`/`shape` as CSR: `(indptr, indices, data)`, every array owning
@@ -501,7 +501,7 @@ impl ArrayCore {
     /// Copies the array onto a `regular` grid at `location` (a path or url of a new node).
     fn to_regular(&self, py: Python<'_>, location: &str, path: &str) -> PyResult<ArrayCore> {
         let a = &self.inner;
-        let copy = crate::threads::detach(py, || {
+        let copy = detach(py, || {
             let (store, path) = engine::open_located(location, path, engine::Access::Create, true)?;
             engine::to_regular(a, store, &path)
         })?

@@ -9,6 +9,7 @@ use crate::array::{parse_json_map, ArrayCore};
 use crate::engine::{self, Node};
 use crate::error::{IntoPy, ReadOnlyError};
 use crate::spec::{self, CreateArray};
+use crate::threads::detach;
 
 /// A Zarr group opened by the Rust engine (private: use `zarr_rs.Group`).
 #[pyclass(module = "zarr_rs._core")]
@@ -60,20 +61,20 @@ impl GroupCore {
         self.writable()?;
         let map = parse_json_map(text)?;
         let g = &mut self.inner;
-        crate::threads::detach(py, || engine::set_group_attributes(g, map))?.py_err()
+        detach(py, || engine::set_group_attributes(g, map))?.py_err()
     }
 
     /// The direct children: `[(name, kind, reason)]`, sorted by name; `kind` is `"array"`,
     /// `"group"` or `"unreadable"` (metadata this build cannot read; `reason` says why).
     fn members(&self, py: Python<'_>) -> PyResult<Vec<engine::Member>> {
         let g = &self.inner;
-        crate::threads::detach(py, || engine::group_members(g))?.py_err()
+        detach(py, || engine::group_members(g))?.py_err()
     }
 
     /// Every node below the group, as `members` gives them, by relative path (`"a/b"`).
     fn members_recursive(&self, py: Python<'_>) -> PyResult<Vec<engine::Member>> {
         let g = &self.inner;
-        crate::threads::detach(py, || engine::group_members_recursive(g))?.py_err()
+        detach(py, || engine::group_members_recursive(g))?.py_err()
     }
 
     /// Whether the group was opened through consolidated metadata.
@@ -89,7 +90,7 @@ impl GroupCore {
     /// Opens the child `name` (an `ArrayCore` or a `GroupCore`).
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let g = &self.inner;
-        let node = crate::threads::detach(py, || engine::open_child(g, name))?.py_err()?;
+        let node = detach(py, || engine::open_child(g, name))?.py_err()?;
         node_to_py(py, node, self.read_only)
     }
 
@@ -105,7 +106,7 @@ impl GroupCore {
         self.writable()?;
         let attrs = spec::attributes(attributes.as_ref())?;
         let g = &self.inner;
-        let inner = crate::threads::detach(py, || {
+        let inner = detach(py, || {
             engine::create_child_group(g, name, attrs, zarr_format)
         })?
         .py_err()?;
@@ -125,8 +126,7 @@ impl GroupCore {
         self.writable()?;
         let spec = CreateArray::read(spec)?;
         let g = &self.inner;
-        let a =
-            crate::threads::detach(py, || engine::create_child_array(g, name, &spec))?.py_err()?;
+        let a = detach(py, || engine::create_child_array(g, name, &spec))?.py_err()?;
         Ok(ArrayCore::new(a, false))
     }
 }

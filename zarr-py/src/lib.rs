@@ -35,6 +35,7 @@ use crate::array::ArrayCore;
 use crate::engine::Access;
 use crate::error::{IntoPy, InvalidArgumentError};
 use crate::group::{node_to_py, GroupCore};
+use crate::threads::detach;
 
 fn read_only(mode: &str) -> PyResult<bool> {
     match mode {
@@ -63,7 +64,7 @@ fn open_node(
     concurrency: Option<usize>,
 ) -> PyResult<Py<PyAny>> {
     let ro = read_only(mode)?;
-    let node = crate::threads::detach(py, || {
+    let node = detach(py, || {
         let (store, path) =
             engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
         engine::open_node(store, &path)
@@ -84,7 +85,7 @@ fn open_array(
     concurrency: Option<usize>,
 ) -> PyResult<ArrayCore> {
     let ro = read_only(mode)?;
-    let a = crate::threads::detach(py, || {
+    let a = detach(py, || {
         let (store, path) =
             engine::open_located_with(location, path, Access::Existing, !ro, concurrency)?;
         engine::open_array(store, &path)
@@ -107,7 +108,7 @@ fn open_group(
     zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
     let ro = read_only(mode)?;
-    let inner = crate::threads::detach(py, || {
+    let inner = detach(py, || {
         let (store, path) = engine::open_located(location, path, Access::Existing, !ro)?;
         engine::open_group(store, &path, use_consolidated, zarr_format)
     })?
@@ -122,7 +123,7 @@ fn open_group(
 /// as zarr-python's `consolidate_metadata` does; returns the group, opened through it.
 #[pyfunction]
 fn consolidate_metadata(py: Python<'_>, location: &str, path: &str) -> PyResult<GroupCore> {
-    let inner = crate::threads::detach(py, || {
+    let inner = detach(py, || {
         let store = engine::open_store(location, Access::Existing)?;
         engine::consolidate(store, path)
     })?
@@ -146,7 +147,7 @@ fn create_group(
     zarr_format: Option<u8>,
 ) -> PyResult<GroupCore> {
     let attrs = spec::attributes(attributes.as_ref())?;
-    let inner = crate::threads::detach(py, || {
+    let inner = detach(py, || {
         let (store, path) = engine::open_located(location, path, Access::Create, true)?;
         engine::create_group(store, &path, attrs, overwrite, zarr_format)
     })?
@@ -167,7 +168,7 @@ fn create_array(
     spec: &Bound<'_, PyAny>,
 ) -> PyResult<ArrayCore> {
     let spec = spec::CreateArray::read(spec)?;
-    let a = crate::threads::detach(py, || {
+    let a = detach(py, || {
         let (store, path) = engine::open_located(location, path, Access::Create, true)?;
         engine::create_array(store, &path, &spec)
     })?

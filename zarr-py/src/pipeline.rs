@@ -114,7 +114,7 @@ impl ChunkCodec {
                 "metadata document {name:?} (use \"zarr.json\" or \".zarray\")"
             )));
         }
-        let array = crate::threads::detach(py, || {
+        let array = run(py, || {
             let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
             store.set(name, document.as_bytes())?;
             Array::open(store, "")
@@ -1421,7 +1421,7 @@ impl EngineStore {
     /// The existing directory `root` (a `LocalStore`'s `root`).
     #[new]
     fn new(py: Python<'_>, root: PathBuf) -> PyResult<Self> {
-        crate::threads::detach(py, || FilesystemStore::open(&root))?
+        run(py, || FilesystemStore::open(&root))?
             .map(|store| EngineStore {
                 store: Arc::new(store),
             })

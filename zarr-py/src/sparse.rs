@@ -10,6 +10,7 @@ use zarr_array::{DataType, Promote, SparseElement, SparseScalar};
 use crate::array::{unsupported, ArrayCore};
 use crate::engine;
 use crate::error::{DataTypeError, IntoPy, InvalidArgumentError};
+use crate::threads::detach;
 
 /// Runs `$body` with `$t` bound to the Rust element type of data type `$dt` (every numeric
 /// type; `bool` and raw bits have no sparse form).
@@ -102,8 +103,7 @@ fn csr_arrays<'py, T: SparseElement + NpElement, I: SpIndex + NpElement + bytemu
     a: &zarr_array::Array,
     region: &zarr_array::zarr_grid::geometry::Region,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (indptr, indices, data) =
-        crate::threads::detach(py, || engine::read_csr::<T, I>(a, region))?.py_err()?;
+    let (indptr, indices, data) = detach(py, || engine::read_csr::<T, I>(a, region))?.py_err()?;
     let out = (
         PyArray1::from_vec(py, indptr),
         PyArray1::from_vec(py, indices),
@@ -118,8 +118,7 @@ fn read_coo_typed<'py, T: SparseElement + NpElement>(
     region: &zarr_array::zarr_grid::geometry::Region,
 ) -> PyResult<Bound<'py, PyAny>> {
     let a = &core.inner;
-    let (coords, values) =
-        crate::threads::detach(py, || engine::read_coo::<T>(a, region))?.py_err()?;
+    let (coords, values) = detach(py, || engine::read_coo::<T>(a, region))?.py_err()?;
     let ndim = coords.nrows();
     let (flat, offset) = coords.into_raw_vec_and_offset();
     debug_assert_eq!(offset.unwrap_or(0), 0);
@@ -150,7 +149,7 @@ fn write_compressed_typed<T: SparseElement + NpElement, I: SpIndex + NpElement>(
     let i = contiguous("indices", indices.as_slice())?;
     let d = contiguous("data", data.as_slice())?;
     let a = &core.inner;
-    crate::threads::detach(py, || {
+    detach(py, || {
         engine::write_compressed(a, csr, shape, (p, i, d), &offset)
     })?
     .py_err()
@@ -173,7 +172,7 @@ fn write_coo_typed<T: SparseElement + NpElement>(
         .map_err(|e| InvalidArgumentError::new_err(format!("values: {e}")))?;
     let c = coords.as_array();
     let a = &core.inner;
-    crate::threads::detach(py, || engine::write_coo(a, c, v))?.py_err()
+    detach(py, || engine::write_coo(a, c, v))?.py_err()
 }
 
 fn sum_typed<'py, T>(py: Python<'py>, core: &ArrayCore) -> PyResult<Bound<'py, PyAny>>
@@ -182,7 +181,7 @@ where
     T::Sum: NpElement,
 {
     let a = &core.inner;
-    let s = crate::threads::detach(py, || engine::sum::<T>(a))?.py_err()?;
+    let s = detach(py, || engine::sum::<T>(a))?.py_err()?;
     // a 1-element array: Python takes its element, a NumPy scalar of NumPy's sum dtype
     Ok(PyArray1::from_vec(py, vec![s]).into_any())
 }
@@ -202,7 +201,7 @@ where
         .as_slice()
         .map_err(|e| InvalidArgumentError::new_err(format!("x: {e}")))?;
     let a = &core.inner;
-    let y = crate::threads::detach(py, || engine::spmv::<A, R>(a, xs))?.py_err()?;
+    let y = detach(py, || engine::spmv::<A, R>(a, xs))?.py_err()?;
     Ok(PyArray1::from_vec(py, y).into_any())
 }
 
@@ -294,7 +293,7 @@ pub(crate) fn write_coo(
 /// The number of stored entries inside the array (chunk-parallel).
 pub(crate) fn nnz(core: &ArrayCore, py: Python<'_>) -> PyResult<u64> {
     let a = &core.inner;
-    crate::threads::detach(py, || engine::nnz(a))?.py_err()
+    detach(py, || engine::nnz(a))?.py_err()
 }
 
 /// The sum of the stored entries, as a 1-element array of NumPy's dtype for the sum of the

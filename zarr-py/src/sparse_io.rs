@@ -10,6 +10,7 @@ use zarr_sparse_io::{ExportOptions, GroupKind, ImportOptions, Layout, SparseIoEr
 
 use crate::engine::{self, Access};
 use crate::error::{sparse_to_py, IntoPy, InvalidArgumentError};
+use crate::threads::detach;
 
 /// The format of `name`: `given`, else from its extension (`mtx` for `.mtx` / `.mtx.gz`,
 /// `npz`), else `group` (an anndata element or a binsparse group).
@@ -79,11 +80,11 @@ pub(crate) fn import_sparse(
         temp_dir,
         progress: None,
     };
-    let (store, path) = crate::threads::detach(py, || {
+    let (store, path) = detach(py, || {
         engine::open_located(location, path, Access::Create, true)
     })?
     .py_err()?;
-    let result = crate::threads::detach(py, || {
+    let result = detach(py, || {
         let mut create = |p: &zarr_sparse_io::Proposed| {
             engine::create_proposed(store.clone(), &path, p).map_err(Into::into)
         };
@@ -131,12 +132,12 @@ pub(crate) fn export_sparse(
         temp_dir,
         progress: None,
     };
-    let array = crate::threads::detach(py, || {
+    let array = detach(py, || {
         let (store, path) = engine::open_located(location, path, Access::Existing, false)?;
         engine::open_array(store, &path)
     })?
     .py_err()?;
-    crate::threads::detach(py, || match kind {
+    detach(py, || match kind {
         "mtx" => zarr_sparse_io::export_mtx(&array, Path::new(dest), &opts),
         "npz" => zarr_sparse_io::export_npz(&array, Path::new(dest), layout, &opts),
         _ => {
