@@ -247,6 +247,9 @@ def test_settings_of_obstore_and_fsspec_stores_map_to_the_engines():
         "s3://bkt/x.zarr",
         {"endpoint": "http://127.0.0.1:1", "skip_signature": "true", "allow_http": "true"},
     )
+    # an AWS profile's credentials, which only botocore reads: zarr-python's store
+    profiled = FsspecStore.from_url("s3://bkt/x.zarr", storage_options={"profile": "p"})
+    assert pipeline._fsspec_location(profiled) is None
     # a setting the engine's client does not know, a bucket that is not the url's: refused
     with pytest.raises(zarr_rs.errors.StoreError, match="no setting"):
         zarr_rs._core.EngineStore.open_url("s3://bkt", [("no_such_setting", "1")])
@@ -314,3 +317,50 @@ def test_a_forked_child_reads_through_the_engine(tmp_path):
             np.testing.assert_array_equal(other, data[3])
     finally:
         server.close()
+
+
+def test_a_store_the_engine_fails_on_goes_to_zarr_python_after(tmp_path):
+    """A server that refuses the engine's requests (here by their client; in life, a store
+    whose credentials only zarr-python's store finds): the batch is read again through
+    zarr-python's store, and the later batches go there directly."""
+    import functools
+    import http.server
+    import threading
+
+    data = np.arange(12 * 12, dtype="int16").reshape(12, 12)
+    a = zarr_rs.create_array(str(tmp_path / "a.zarr"), shape=data.shape, chunks=(4, 4),
+                             dtype="int16")
+    a[...] = data
+    refused = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the base class' name)
+            if "aiohttp" not in self.headers.get("User-Agent", ""):
+                refused.append(self.path)
+                self.send_error(403)
+                return
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(tmp_path))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/a.zarr"
+        with _pipeline(RS):
+            z = zarr.open_array(FsspecStore.from_url(url, read_only=True), mode="r")
+            before = stats()
+            np.testing.assert_array_equal(z[...], data)
+            assert refused, "the engine made no request"
+            n = len(refused)
+            np.testing.assert_array_equal(z[2:9, 3:], data[2:9, 3:])
+            assert len(refused) == n, "the engine was asked again"
+            after = stats()
+        assert after["files"] == before["files"]
+        assert after["decoded"] - before["decoded"] >= 9 + 6
+    finally:
+        server.shutdown()
+        server.server_close()

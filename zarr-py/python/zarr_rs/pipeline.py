@@ -583,6 +583,15 @@ def _engine_of(store: Any) -> Any:
     return engine
 
 
+def _engine_failed(store: Any, engine: Any) -> None:
+    """After the engine's own requests to a remote `store` failed (and the batch went
+    through zarr-python's store instead): its later batches go there directly. The store's
+    credentials are likely ones only zarr-python's store finds (an AWS profile, say), and a
+    request the engine retried until it gave up would most likely fail again."""
+    if engine.remote:
+        _ENGINES[id(store)] = (weakref.ref(store), None, os.getpid())
+
+
 def _settings(*parts: Any) -> dict[str, str]:
     """Settings as the engine takes them: strings, booleans as `true` / `false`."""
     out: dict[str, str] = {}
@@ -640,9 +649,11 @@ def _fsspec_location(store: Any) -> str | tuple[str, dict[str, str]] | None:
         client = dict(getattr(fs, "client_kwargs", None) or {})
         endpoint = client.pop("endpoint_url", None) or getattr(fs, "endpoint_url", None)
         region = client.pop("region_name", None)
-        extra = getattr(fs, "config_kwargs", None) or getattr(fs, "s3_additional_kwargs", None)
-        if client or extra:
-            # settings of botocore's the engine has no name for
+        given = getattr(fs, "storage_options", None) or {}
+        extra = [getattr(fs, "config_kwargs", None), getattr(fs, "s3_additional_kwargs", None),
+                 given.get("profile"), given.get("session")]
+        if client or any(extra):
+            # settings of botocore's the engine has no name for, credentials of a profile
             return None
         settings = _settings(
             {
@@ -975,7 +986,7 @@ class CodecPipeline(_CodecPipelineBase):
                     )
                 return
             except StoreError:
-                pass
+                _engine_failed(batch[0][0].store, own[0])
 
         if whole:
             # in groups: the next group is fetched on the event loop while a worker thread
@@ -1071,7 +1082,7 @@ class CodecPipeline(_CodecPipelineBase):
                 await self._write(batch, value, drop_axes, own)
                 return
             except StoreError:
-                pass
+                _engine_failed(batch[0][0].store, own[0])
         await self._write(batch, value, drop_axes, None)
 
     async def _write(
