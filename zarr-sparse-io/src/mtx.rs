@@ -342,7 +342,9 @@ fn fast_line<T: IoValue>(
     }
 }
 
-/// Parses the entry lines of `text` (whole lines), the first being line `line`.
+/// Parses the entry lines of `text` (whole lines), the first being line `line`; returns the
+/// number of the line after its last (the lines are counted as they are read, so that the
+/// caller need not count them first).
 ///
 /// This is the import's hot loop: it works on the bytes (the indices parsed by hand, only a
 /// value field and a comment line checked as UTF-8), where a `str` per line cost a UTF-8
@@ -353,7 +355,7 @@ fn parse_piece<T: IoValue>(
     field_kind: Field,
     shape: [u64; 2],
     out: &mut Vec<(u64, u64, T)>,
-) -> std::result::Result<(), LineError> {
+) -> std::result::Result<u64, LineError> {
     // the trimmed line, for messages
     fn shown(s: &[u8]) -> String {
         format!("{:?}", String::from_utf8_lossy(s).trim())
@@ -459,7 +461,7 @@ fn parse_piece<T: IoValue>(
         }
         out.push((r - 1, c - 1, v));
     }
-    Ok(())
+    Ok(line)
 }
 
 impl EntrySource for MtxSource {
@@ -570,25 +572,30 @@ impl EntrySource for MtxSource {
                     }
                 }
                 cuts.push(buf.len() + 1);
-                let mut firsts = Vec::with_capacity(cuts.len());
-                let mut line = self.line;
-                for w in cuts.windows(2) {
-                    firsts.push(line);
-                    let end = (w[1] - 1).min(buf.len());
-                    line += buf[w[0]..end].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-                }
-                self.line = line;
                 let field = self.field;
-                let parsed: Vec<_> = cuts
-                    .par_windows(2)
-                    .zip(firsts.par_iter())
-                    .map(|(w, &first)| {
-                        let end = (w[1] - 1).min(buf.len());
-                        let mut out = Vec::new();
-                        parse_piece::<T>(&buf[w[0]..end], first, field, shape, &mut out)
-                            .map(|()| out)
+                // each piece numbered from 0, its lines counted as it is parsed; then the
+                // numbers made the file's, piece by piece
+                let mut parsed: Vec<std::result::Result<(Vec<(u64, u64, T)>, u64), LineError>> =
+                    cuts.par_windows(2)
+                        .map(|w| {
+                            let end = (w[1] - 1).min(buf.len());
+                            let mut out = Vec::new();
+                            parse_piece::<T>(&buf[w[0]..end], 0, field, shape, &mut out)
+                                .map(|lines| (out, lines))
+                        })
+                        .collect();
+                let mut line = self.line;
+                let parsed: Vec<Parsed<T>> = parsed
+                    .drain(..)
+                    .map(|piece| match piece {
+                        Ok((out, lines)) => {
+                            line += lines;
+                            Ok(out)
+                        }
+                        Err((at, reason, out)) => Err((line + at, reason, out)),
                     })
                     .collect();
+                self.line = line;
                 drop(buf);
                 if ptx.send(parsed).is_err() {
                     // the sink's thread stopped at an error: that error
@@ -631,8 +638,12 @@ fn read_blocks(
 ) {
     let mut carry: Vec<u8> = Vec::new();
     loop {
+        let want = block.saturating_sub(carry.len()).max(1 << 12);
         let mut buf = std::mem::take(&mut carry);
-        let want = block.saturating_sub(buf.len()).max(1 << 12);
+        // room for the whole block at once (a carried line start has only its own size): grown
+        // by the read, each block would be copied as it doubled; a line longer than a block
+        // still grows by doubling
+        buf.reserve(want);
         let got = match reader.take(want as u64).read_to_end(&mut buf) {
             Ok(n) => n,
             Err(e) => {
@@ -998,7 +1009,7 @@ mod tests {
             let lines: Vec<Vec<u8>> = (0..n).map(|_| line(&mut rng)).collect();
             let text = lines.join(&b'\n');
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            let fast = parse_piece::<T>(&text, 5, field, shape, &mut a);
+            let fast = parse_piece::<T>(&text, 5, field, shape, &mut a).map(drop);
             let slow = reference::<T>(&text, 5, field, shape, &mut b);
             let shown = String::from_utf8_lossy(&text);
             match (&fast, &slow) {

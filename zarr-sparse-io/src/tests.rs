@@ -216,6 +216,44 @@ fn bad_mtx_input_is_refused_with_its_place_and_leaves_nothing() {
 }
 
 #[test]
+fn a_bad_line_deep_in_a_file_of_many_blocks_is_named_by_its_number() {
+    // 300000 entries in blocks of 64 KiB (the smallest budget), each block parsed in pieces
+    // on several threads: every line number counted where its piece is parsed
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols, n) = (1000u64, 1000u64, 300_000usize);
+    for bad in [3 + 17, 3 + 123_457, 3 + n - 1] {
+        let mut text =
+            format!("%%MatrixMarket matrix coordinate real general\n{rows} {cols} {n}\n");
+        for k in 0..n {
+            let line = 3 + k;
+            if line == bad {
+                text.push_str("1 1 x\n");
+            } else {
+                let k = k as u64;
+                text.push_str(&format!("{} {} 0.5\n", k % rows + 1, (k / rows) % cols + 1));
+            }
+        }
+        let p = dir.path().join("deep.mtx");
+        std::fs::write(&p, &text).unwrap();
+        let err = imp_mtx(
+            &p,
+            &mem(),
+            &ImportOptions {
+                max_memory: MIN_MAX_MEMORY,
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(&format!("line {bad}: \"x\" is not a value of float64")),
+            "{bad}: {err}"
+        );
+    }
+}
+
+#[test]
 fn symmetric_and_pattern_and_integer_files() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
