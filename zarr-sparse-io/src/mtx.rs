@@ -575,18 +575,18 @@ impl EntrySource for MtxSource {
                 let field = self.field;
                 // each piece numbered from 0, its lines counted as it is parsed; then the
                 // numbers made the file's, piece by piece
-                let mut parsed: Vec<std::result::Result<(Vec<(u64, u64, T)>, u64), LineError>> =
-                    cuts.par_windows(2)
-                        .map(|w| {
-                            let end = (w[1] - 1).min(buf.len());
-                            let mut out = Vec::new();
-                            parse_piece::<T>(&buf[w[0]..end], 0, field, shape, &mut out)
-                                .map(|lines| (out, lines))
-                        })
-                        .collect();
+                let pieces: Vec<_> = cuts
+                    .par_windows(2)
+                    .map(|w| {
+                        let end = (w[1] - 1).min(buf.len());
+                        let mut out = Vec::new();
+                        parse_piece::<T>(&buf[w[0]..end], 0, field, shape, &mut out)
+                            .map(|lines| (out, lines))
+                    })
+                    .collect();
                 let mut line = self.line;
-                let parsed: Vec<Parsed<T>> = parsed
-                    .drain(..)
+                let parsed: Vec<Parsed<T>> = pieces
+                    .into_iter()
                     .map(|piece| match piece {
                         Ok((out, lines)) => {
                             line += lines;
