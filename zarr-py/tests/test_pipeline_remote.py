@@ -3,8 +3,11 @@ opens an ``ObjectStore`` (obstore's ``S3Store``, ``HTTPStore``...) or an ``Fsspe
 fsspec's HTTP filesystem) itself, and reads and writes their chunks with every request of a
 batch in flight together. Checked against zarr-python's own pipeline on the local S3 server
 (a seeded differential test of writes and reads), and over HTTP with a delay before every
-answer (requests in flight, against zarr-python's ten). The mapping of a store's settings
-to the engine's is checked without a server."""
+answer (requests in flight, against zarr-python's ten). Also: the stores the engine must
+leave to zarr-python (a credential callback, botocore settings, a server refusing the
+engine's requests: the batch is read again there, and the later ones go there directly),
+obstore's and fsspec's local directories, a forked child reading after its parent did, and
+the mapping of a store's settings to the engine's, without a server."""
 
 from __future__ import annotations
 
