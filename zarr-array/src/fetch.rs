@@ -20,11 +20,12 @@ use zarr_store::{
 
 use crate::error::{ArrayError, Result};
 
-/// Whether reads of `store` should go through [`run_fetched`]: it serves more than one
-/// request at once to good effect (an object store, whatever its concurrency: the batches
-/// keep to it, where the pool's loops would keep a request per thread in flight). Local
-/// stores keep the pool's loops, where each thread reads and decodes.
-pub(crate) fn batched(store: &dyn Store) -> bool {
+/// Whether reads of `store` go through its batches ([`for_each_fetched`] on an object store):
+/// it serves more than one request at once to good effect (an object store, whatever its
+/// concurrency: the batches keep to it, where the pool's loops would keep a request per
+/// thread in flight). Local stores keep the pool's loops, where each thread reads and
+/// decodes; writes of many values follow the same rule ([`Store::write_each`]).
+pub fn batched(store: &dyn Store) -> bool {
     store.fetch_concurrency() > 1
 }
 

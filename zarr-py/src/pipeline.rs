@@ -1412,7 +1412,7 @@ impl EngineStore {
 
     /// Whether the store serves many requests at once to good effect (an object store).
     fn batched(&self) -> bool {
-        self.store.fetch_concurrency() > 1
+        zarr_array::fetch::batched(self.store())
     }
 }
 
@@ -1459,17 +1459,17 @@ impl EngineStore {
         py: Python<'py>,
         keys: Vec<String>,
     ) -> PyResult<Vec<Option<Bound<'py, PyArray1<u8>>>>> {
-        let got = run(py, || {
-            if self.batched() {
-                // every request in flight together
-                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-                return self.store.get_many(&keys);
-            }
-            keys.par_iter()
-                .map(|k| self.store.get(k))
-                .collect::<Result<Vec<_>, _>>()
+        // on an object store every request in flight together, else on the pool's threads
+        let mut slots: Vec<(&str, Option<Vec<u8>>)> =
+            keys.iter().map(|k| (k.as_str(), None)).collect();
+        run(py, || {
+            for_each_fetched(self.store(), &mut slots, &|store, (key, value)| {
+                *value = store.get(key)?;
+                Ok(())
+            })
         })?
-        .map_err(|e| files_err(e.into()))?;
+        .map_err(files_err)?;
+        let got: Vec<Option<Vec<u8>>> = slots.into_iter().map(|(_, v)| v).collect();
         FILES.fetch_add(count(&got), Ordering::Relaxed);
         Ok(got
             .into_iter()

@@ -157,8 +157,10 @@ impl ObjectStoreBackend {
     /// `secret_access_key`, `session_token`, `skip_signature` for `s3://`; `service_account`,
     /// `skip_signature`... for `gs://`; `account_name`, `access_key`... for `az://`; and for
     /// every scheme the HTTP client's (`allow_http`, `timeout`, `user_agent`...). They apply
-    /// over the environment's, and over the timeouts of `options`; `bucket` (or
-    /// `container_name`) must agree with the url's when given.
+    /// over the environment's, and over the timeouts of `options` (except for a plain
+    /// `http://` store, whose requests keep those of `options`: see
+    /// [`from_url`](Self::from_url)); `bucket` (or `container_name`) must agree with the
+    /// url's when given.
     ///
     /// ```
     /// # #[cfg(feature = "object-store")] {
